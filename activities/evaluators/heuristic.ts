@@ -1,0 +1,13 @@
+/** The offline, deterministic evaluator (rules in src/domain/heuristic.ts). The default. */
+import { heuristicVerdict } from '../../src/domain/heuristic.js';
+import { formatVerdict } from '../../src/domain/verdict.js';
+import type { Evaluator } from './types.js';
+
+export function heuristicEvaluator(): Evaluator {
+  return {
+    name: 'heuristic',
+    async evaluate(req) {
+      return formatVerdict(heuristicVerdict({ task: req.task, turns: req.turns, reason: req.reason }));
+    },
+  };
+}

@@ -1,0 +1,12 @@
+/** All activities the warden worker registers, built around one pino logger. */
+import type { Logger } from 'pino';
+import type { WardenActivities } from '../src/domain/activity-types.js';
+import { makeEvaluate } from './evaluate.js';
+import { makeNotifyWebhook } from './notify.js';
+
+export function createActivities(log: Logger): WardenActivities {
+  return {
+    evaluate: makeEvaluate(log),
+    notifyWebhook: makeNotifyWebhook(log),
+  };
+}

@@ -1,0 +1,240 @@
+/**
+ * The typed warden client: what the CLI uses, and what other services import to start, report to,
+ * signal and query supervised agents.
+ *
+ *   const warden = await WardenClient.connect();           // TEMPORAL_ADDRESS etc. from the env
+ *   await warden.start({ agentId: 'x', task: 'fix the build' });
+ *   const reply = await warden.reportTurn('x', { id: 't1', text: '…', toolCalls: [] });
+ *   await warden.signal('x', 'resume', {});
+ */
+import {
+  Client,
+  Connection,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  type WorkflowHandle,
+} from '@temporalio/client';
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { connectionSettings } from '../config/connection.js';
+import {
+  AgentIdSchema,
+  AgentSpecSchema,
+  SIGNAL_SCHEMAS,
+  TurnSchema,
+  describeZodError,
+  type AgentSpec,
+  type AgentSpecInput,
+  type SignalName,
+  type SignalPayload,
+  type TurnInput,
+  type Whisper,
+} from '../domain/schemas.js';
+import { SEARCH_ATTRIBUTES, WardenEscalationStep, WardenPaused, WardenState } from '../domain/search-attributes.js';
+import type { AgentStatus, ReportTurnResult } from '../domain/status.js';
+
+export const WORKFLOW_TYPE = 'agentWorkflow';
+export const workflowIdFor = (agentId: string) => `agent-${agentId}`;
+export const agentIdFrom = (workflowId: string) => workflowId.replace(/^agent-/, '');
+
+/** The input was wrong (CLI exit code 2). `field` names what was wrong. */
+export class InvalidInputError extends Error {
+  override name = 'InvalidInputError';
+}
+/** No workflow for that agent (CLI exit code 3). */
+export class AgentNotFoundError extends Error {
+  override name = 'AgentNotFoundError';
+  constructor(readonly agentId: string) {
+    super(`no such agent: ${agentId} (workflow ${workflowIdFor(agentId)} not found)`);
+  }
+}
+export class AgentAlreadyRunningError extends Error {
+  override name = 'AgentAlreadyRunningError';
+  constructor(readonly agentId: string) {
+    super(`agent ${agentId} is already running (workflow ${workflowIdFor(agentId)}); pick another id or stop it first`);
+  }
+}
+
+export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
+  const r = schema.safeParse(value);
+  if (!r.success) throw new InvalidInputError(`invalid ${what}: ${describeZodError(r.error)}`);
+  return r.data;
+}
+
+export interface AgentSummary {
+  agentId: string;
+  workflowId: string;
+  runId: string;
+  status: string;
+  state: string | null;
+  escalationStep: number | null;
+  paused: boolean | null;
+  startTime: string;
+  closeTime: string | null;
+}
+
+export class WardenClient {
+  constructor(
+    readonly client: Client,
+    readonly taskQueue: string,
+    private readonly ownsConnection: Connection | null = null,
+  ) {}
+
+  /** Connect using the standard Temporal environment (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, …). */
+  static async connect(overrides: { address?: string; namespace?: string; taskQueue?: string } = {}): Promise<WardenClient> {
+    const settings = connectionSettings(overrides);
+    let connection: Connection;
+    try {
+      connection = await Connection.connect({ ...settings.connectionOptions, connectTimeout: 5_000 } as Parameters<typeof Connection.connect>[0]);
+    } catch (err) {
+      throw new Error(
+        `cannot reach Temporal at ${settings.connectionOptions.address} (${err instanceof Error ? err.message : String(err)}). Start one with \`warden dev\` or set TEMPORAL_ADDRESS.`,
+      );
+    }
+    return new WardenClient(new Client({ connection, namespace: settings.namespace }), settings.taskQueue, connection);
+  }
+
+  async close(): Promise<void> {
+    await this.ownsConnection?.close();
+  }
+
+  get namespace(): string {
+    return this.client.options.namespace;
+  }
+
+  handle(agentId: string): WorkflowHandle {
+    parseOrThrow(AgentIdSchema, agentId, 'agentId');
+    return this.client.workflow.getHandle(workflowIdFor(agentId));
+  }
+
+  /** Which of warden's search attributes the namespace has registered. */
+  async registeredSearchAttributes(): Promise<string[]> {
+    try {
+      const res = await this.client.connection.operatorService.listSearchAttributes({ namespace: this.namespace });
+      return Object.keys(res.customAttributes ?? {}).filter((k) => k in SEARCH_ATTRIBUTES);
+    } catch {
+      return [];
+    }
+  }
+
+  /** Start supervising an agent. Refuses a second start of a running agent id. */
+  async start(input: AgentSpecInput): Promise<{ spec: AgentSpec; workflowId: string; runId: string; searchAttributes: boolean }> {
+    const spec = parseOrThrow(AgentSpecSchema, input, 'AgentSpec');
+    const registered = await this.registeredSearchAttributes();
+    const searchAttributes = spec.searchAttributes && registered.length === Object.keys(SEARCH_ATTRIBUTES).length;
+    const finalSpec: AgentSpec = { ...spec, searchAttributes };
+    try {
+      const handle = await this.client.workflow.start(WORKFLOW_TYPE, {
+        taskQueue: this.taskQueue,
+        workflowId: workflowIdFor(spec.agentId),
+        args: [finalSpec],
+        workflowIdConflictPolicy: 'FAIL',
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+        staticSummary: `Supervising ${spec.agentId}: ${spec.task.split('\n')[0]!.slice(0, 180)}`,
+        staticDetails: `evaluator **${spec.evaluator.kind}** · window ${spec.supervisor.windowSize} · every ${spec.supervisor.evalInterval} turns · escalate at step ${spec.supervisor.escalationThreshold}`,
+        ...(searchAttributes
+          ? {
+              typedSearchAttributes: [
+                { key: WardenState, value: 'spawning' },
+                { key: WardenEscalationStep, value: 0 },
+                { key: WardenPaused, value: false },
+              ],
+            }
+          : {}),
+      } as Parameters<Client['workflow']['start']>[1]);
+      return { spec: finalSpec, workflowId: handle.workflowId, runId: handle.firstExecutionRunId, searchAttributes };
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError) throw new AgentAlreadyRunningError(spec.agentId);
+      throw err;
+    }
+  }
+
+  /** Report one turn of an externally running agent; the reply carries every queued whisper. */
+  async reportTurn(agentId: string, turn: TurnInput): Promise<ReportTurnResult> {
+    const parsed = parseOrThrow(TurnSchema, turn, 'turn');
+    const handle = this.handle(agentId);
+    try {
+      // The turn id doubles as the update id, so a retried report is deduplicated by Temporal too.
+      return await handle.executeUpdate<ReportTurnResult, [TurnInput]>('reportTurn', {
+        args: [parsed],
+        updateId: parsed.id ? `turn-${parsed.id}` : randomUUID(),
+      });
+    } catch (err) {
+      throw this.translate(agentId, err);
+    }
+  }
+
+  async signal<N extends SignalName>(agentId: string, name: N, payload: SignalPayload<N> = {} as SignalPayload<N>): Promise<void> {
+    const parsed = parseOrThrow(SIGNAL_SCHEMAS[name] as z.ZodType, payload, `${name} payload`);
+    const handle = this.handle(agentId);
+    try {
+      await this.ensureRunning(handle, agentId);
+      await handle.signal(name, parsed);
+    } catch (err) {
+      throw this.translate(agentId, err);
+    }
+  }
+
+  async status(agentId: string): Promise<AgentStatus> {
+    const handle = this.handle(agentId);
+    try {
+      return await handle.query<AgentStatus>('status');
+    } catch (err) {
+      throw this.translate(agentId, err);
+    }
+  }
+
+  async pendingWhispers(agentId: string): Promise<Whisper[]> {
+    try {
+      return await this.handle(agentId).query<Whisper[]>('pendingWhispers');
+    } catch (err) {
+      throw this.translate(agentId, err);
+    }
+  }
+
+  /** Agents known to the namespace (newest first), from visibility. */
+  async list(opts: { query?: string; limit?: number } = {}): Promise<AgentSummary[]> {
+    const q = [`WorkflowType = '${WORKFLOW_TYPE}'`, opts.query ? `(${opts.query})` : ''].filter(Boolean).join(' AND ');
+    const out: AgentSummary[] = [];
+    for await (const wf of this.client.workflow.list({ query: q })) {
+      const sa = wf.typedSearchAttributes;
+      out.push({
+        agentId: agentIdFrom(wf.workflowId),
+        workflowId: wf.workflowId,
+        runId: wf.runId,
+        status: wf.status.name,
+        state: (sa.get(WardenState as never) as string | undefined) ?? null,
+        escalationStep: (sa.get(WardenEscalationStep as never) as number | undefined) ?? null,
+        paused: (sa.get(WardenPaused as never) as boolean | undefined) ?? null,
+        startTime: wf.startTime.toISOString(),
+        closeTime: wf.closeTime?.toISOString() ?? null,
+      });
+      if (out.length >= (opts.limit ?? 100)) break;
+    }
+    return out;
+  }
+
+  private async ensureRunning(handle: WorkflowHandle, agentId: string): Promise<void> {
+    const d = await handle.describe();
+    if (d.status.name !== 'RUNNING') {
+      throw new InvalidInputError(`agent ${agentId} is not running (workflow ${d.status.name.toLowerCase()})`);
+    }
+  }
+
+  private translate(agentId: string, err: unknown): unknown {
+    if (err instanceof WorkflowNotFoundError) return new AgentNotFoundError(agentId);
+    const e = err as { code?: number; message?: string; cause?: { message?: string } };
+    if (e?.code === 5 /* NOT_FOUND */ || /workflow not found|not found for ID/i.test(e?.message ?? '')) return new AgentNotFoundError(agentId);
+    if (err instanceof WorkflowUpdateFailedError) {
+      return new InvalidInputError(e.cause?.message ?? e.message ?? 'update rejected');
+    }
+    if (/workflow execution already completed/i.test(e?.message ?? '')) {
+      return new InvalidInputError(`agent ${agentId} has ended; it takes no more reports or signals`);
+    }
+    return err;
+  }
+}
+
+export type { AgentStatus, ReportTurnResult } from '../domain/status.js';
+export type { AgentSpec, AgentSpecInput, Turn, TurnInput, Whisper } from '../domain/schemas.js';

@@ -1,0 +1,193 @@
+/**
+ * The public contract as zod schemas: AgentSpec, Turn, Whisper, signal and update payloads,
+ * status. Pure: imported by workflows, activities, the client and the CLI alike.
+ */
+import { z } from 'zod';
+import {
+  MAX_REASON_TEXT,
+  MAX_TASK_TEXT,
+  MAX_TOOL_CALLS,
+  MAX_TOOL_FIELD,
+  MAX_TURN_TEXT,
+  MAX_WHISPER_TEXT,
+  truncate,
+} from './limits.js';
+
+const cut = (max: number) => z.string().transform((s) => truncate(s, max));
+
+/** Anything JSON-ish shown as text to the evaluator; objects are stringified and bounded. */
+const looseText = z
+  .unknown()
+  .transform((v) => (v === undefined ? undefined : truncate(typeof v === 'string' ? v : JSON.stringify(v) ?? String(v), MAX_TOOL_FIELD)));
+
+export const ToolCallSchema = z.object({
+  name: z.string().min(1, 'tool call name must not be empty').max(200),
+  args: looseText.optional(),
+  result: looseText.optional(),
+  ok: z.boolean().optional(),
+});
+export type ToolCall = z.output<typeof ToolCallSchema>;
+
+export const TurnSchema = z.object({
+  id: z.string().min(1).max(200).optional(),
+  text: cut(MAX_TURN_TEXT),
+  toolCalls: z
+    .array(ToolCallSchema)
+    .max(MAX_TOOL_CALLS * 4)
+    .optional()
+    .transform((calls) => calls?.slice(-MAX_TOOL_CALLS)),
+  tokensIn: z.number().int().nonnegative().optional(),
+  tokensOut: z.number().int().nonnegative().optional(),
+  costUsd: z.number().nonnegative().optional(),
+  at: z.string().max(64).optional(),
+});
+export type TurnInput = z.input<typeof TurnSchema>;
+export type Turn = z.output<typeof TurnSchema>;
+
+export const WHISPER_TYPES = ['CORRECTION', 'THINK_DEEPER', 'ESCALATION', 'STEERING'] as const;
+export type WhisperType = (typeof WHISPER_TYPES)[number];
+export const WhisperSchema = z.object({
+  id: z.string(),
+  type: z.enum(WHISPER_TYPES),
+  text: z.string(),
+  createdAt: z.string(),
+});
+export type Whisper = z.output<typeof WhisperSchema>;
+
+export const VERDICT_KINDS = ['OK', 'CORRECTION', 'THINK_DEEPER', 'ESCALATION'] as const;
+export type VerdictKind = (typeof VERDICT_KINDS)[number];
+export const PATTERNS = ['SPIRALING', 'DRIFT', 'STALLING', 'SHALLOW', 'REWARD_HACKING'] as const;
+export type Pattern = (typeof PATTERNS)[number];
+export const VerdictSchema = z.object({
+  kind: z.enum(VERDICT_KINDS),
+  pattern: z.enum(PATTERNS).nullable(),
+  message: z.string(),
+});
+export type Verdict = z.output<typeof VerdictSchema>;
+
+/** Durations: a number of milliseconds or a string like "30s", "10m", "1h". */
+export const DurationSchema = z.union([
+  z.number().int().nonnegative(),
+  z
+    .string()
+    .regex(/^\d+(ms|s|m|h)$/, 'a duration like 500ms, 30s, 10m or 1h')
+    .transform((s) => parseDuration(s)),
+]);
+export function parseDuration(s: string): number {
+  const m = /^(\d+)(ms|s|m|h)$/.exec(s);
+  if (!m) throw new Error(`not a duration: ${s}`);
+  const n = Number(m[1]);
+  const unit = m[2] as 'ms' | 's' | 'm' | 'h';
+  return n * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[unit];
+}
+
+export const SupervisorConfigSchema = z
+  .object({
+    model: z.string().min(1).default('gpt-5.4'),
+    windowSize: z.number().int().min(1).max(200).default(20),
+    evalInterval: z.number().int().min(1).max(1000).default(5),
+    /** Never below 3: the supervisor needs two failed whispers before it escalates. */
+    escalationThreshold: z.number().int().min(3, 'escalationThreshold is never below 3').max(20).default(3),
+    /** Idle watchdog: evaluate once after this much silence. 0 disables it. */
+    idleAfterMs: DurationSchema.default(600_000),
+    /** Start-to-close timeout of one evaluation; 30 s by design, lower it only for tests. */
+    evalTimeoutMs: DurationSchema.pipe(z.number().min(1000).max(30_000)).default(30_000),
+  })
+  .strict();
+export type SupervisorConfig = z.output<typeof SupervisorConfigSchema>;
+
+export const EvaluatorConfigSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('heuristic') }).strict(),
+  z
+    .object({
+      kind: z.literal('codex'),
+      /** Path of the codex binary; default: `codex` on PATH, else the project's own. */
+      codexPath: z.string().optional(),
+      /** Extra `-c key=value` overrides passed to `codex exec` (e.g. a model provider). */
+      config: z.array(z.string()).default([]),
+      /** CODEX_HOME whose credentials are copied into each throwaway home; default $CODEX_HOME or ~/.codex. */
+      credentialsHome: z.string().optional(),
+    })
+    .strict(),
+  z
+    .object({
+      kind: z.literal('command'),
+      /** argv: the program and its arguments. It reads the prompt on stdin and prints a verdict line. */
+      command: z.array(z.string()).min(1, 'command needs at least the program'),
+      cwd: z.string().optional(),
+    })
+    .strict(),
+]);
+export type EvaluatorConfig = z.output<typeof EvaluatorConfigSchema>;
+
+export const WebhookChannelSchema = z
+  .object({
+    url: z.url({ protocol: /^https?$/ }),
+    /** Name of an environment variable holding the HMAC secret (the secret never enters history). */
+    secretEnv: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name')
+      .optional(),
+  })
+  .strict();
+export type WebhookChannel = z.output<typeof WebhookChannelSchema>;
+
+export const NotifyConfigSchema = z
+  .object({
+    webhooks: z.array(WebhookChannelSchema).default([]),
+    /** A structured log line on escalation (always on; kept as a switch for quiet setups). */
+    log: z.boolean().default(true),
+  })
+  .strict();
+export type NotifyConfig = z.output<typeof NotifyConfigSchema>;
+
+export const AGENT_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+export const AgentIdSchema = z
+  .string()
+  .regex(AGENT_ID_RE, 'agentId: letters, digits, ".", "_" or "-", at most 100, starting with a letter or digit');
+
+export const AgentSpecSchema = z
+  .object({
+    agentId: AgentIdSchema,
+    task: z.string().min(1, 'task must not be empty').transform((s) => truncate(s, MAX_TASK_TEXT)),
+    supervisor: SupervisorConfigSchema.default(SupervisorConfigSchema.parse({})),
+    evaluator: EvaluatorConfigSchema.default({ kind: 'heuristic' }),
+    notify: NotifyConfigSchema.default(NotifyConfigSchema.parse({})),
+    /** Upsert the Warden* search attributes (the client turns this off if they are not registered). */
+    searchAttributes: z.boolean().default(true),
+  })
+  .strict();
+export type AgentSpecInput = z.input<typeof AgentSpecSchema>;
+export type AgentSpec = z.output<typeof AgentSpecSchema>;
+
+// ---- signal payloads: every field optional, so a bare `temporal workflow signal --name X` works.
+const reason = cut(MAX_REASON_TEXT).optional();
+export const SteerSchema = z.object({ text: cut(MAX_WHISPER_TEXT).pipe(z.string().min(1, 'text must not be empty')) }).partial();
+export const InterruptSchema = z.object({ reason }).partial();
+export const StopSchema = z
+  .object({ reason, drainTimeoutMs: z.number().int().min(0).max(3_600_000) })
+  .partial();
+export const PauseSchema = z.object({ reason }).partial();
+export const ResumeSchema = z.object({ note: cut(MAX_REASON_TEXT) }).partial();
+export const AbortSchema = z.object({ reason }).partial();
+export const HeartbeatSchema = z.object({ at: z.string().max(64) }).partial();
+
+export const SIGNAL_SCHEMAS = {
+  steer: SteerSchema,
+  interrupt: InterruptSchema,
+  stop: StopSchema,
+  pause: PauseSchema,
+  resume: ResumeSchema,
+  abort: AbortSchema,
+  heartbeat: HeartbeatSchema,
+} as const;
+export type SignalName = keyof typeof SIGNAL_SCHEMAS;
+export const SIGNAL_NAMES = Object.keys(SIGNAL_SCHEMAS) as SignalName[];
+export type SignalPayload<N extends SignalName> = z.input<(typeof SIGNAL_SCHEMAS)[N]>;
+
+/** Render a zod error as one line naming every bad field: `text: expected string, received number`. */
+export function describeZodError(err: z.ZodError): string {
+  return err.issues
+    .map((i) => `${i.path.length ? i.path.join('.') : '(payload)'}: ${i.message}`)
+    .join('; ');
+}

@@ -1,0 +1,21 @@
+/**
+ * warden's custom search attributes. Plain key objects (no runtime import), so workflow code and the
+ * client share them. `warden dev`/`warden server` register them on the dev server; on a production
+ * cluster run the `temporal operator search-attribute create` commands in the README.
+ */
+/** Same shape as @temporalio/common's SearchAttributeKey. */
+export interface SearchAttributeKey<T extends string> {
+  name: string;
+  type: T;
+}
+
+export const WardenState: SearchAttributeKey<'KEYWORD'> = { name: 'WardenState', type: 'KEYWORD' };
+export const WardenEscalationStep: SearchAttributeKey<'INT'> = { name: 'WardenEscalationStep', type: 'INT' };
+export const WardenPaused: SearchAttributeKey<'BOOL'> = { name: 'WardenPaused', type: 'BOOL' };
+
+/** name → the type word `temporal server start-dev --search-attribute` and `operator` expect. */
+export const SEARCH_ATTRIBUTES: Record<string, 'Keyword' | 'Int' | 'Bool'> = {
+  WardenState: 'Keyword',
+  WardenEscalationStep: 'Int',
+  WardenPaused: 'Bool',
+};

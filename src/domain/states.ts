@@ -1,0 +1,103 @@
+/**
+ * The agent state machine (seed 002): eleven states and the legal transitions as one table
+ * `(state, event) -> state`. Anything not in the table is illegal and refused with a reason.
+ */
+
+export const STATES = [
+  'spawning',
+  'queued',
+  'running',
+  'awaiting-input',
+  'blocked',
+  'paused-by-user',
+  'compacting',
+  'cancelling',
+  'done',
+  'failed',
+  'orphaned',
+] as const;
+export type AgentState = (typeof STATES)[number];
+
+export const EVENTS = [
+  'slot-granted', // queued -> spawning: a concurrency slot opened
+  'started', // spawning -> running: the agent's first turn or heartbeat arrived
+  'escalate', // the ladder reached its threshold: wait for a human
+  'interrupt', // the current turn is abandoned; wait for input
+  'input', // steering text arrived for an interrupted agent
+  'pause', // a human froze the agent
+  'resume', // a human thawed it (or answered an escalation)
+  'block', // waiting on an external dependency
+  'unblock',
+  'compact', // summarising context
+  'compacted',
+  'stop', // graceful drain requested
+  'drained', // the drain finished (or timed out)
+  'complete', // the agent finished its task
+  'fail', // unrecoverable error in this attempt
+  'abort', // a human ended the task now
+  'heartbeat-lost', // no heartbeat for twice the interval
+  'retry', // a new attempt (never a resurrection of the old one)
+] as const;
+export type AgentEvent = (typeof EVENTS)[number];
+
+export const TERMINAL_STATES: readonly AgentState[] = ['done', 'failed'];
+/** States in which the agent may take new turns and evaluations run. */
+export const ACTIVE_STATES: readonly AgentState[] = ['spawning', 'running'];
+
+type Table = Partial<Record<AgentState, Partial<Record<AgentEvent, AgentState>>>>;
+
+const LIVE = ['spawning', 'queued', 'running', 'awaiting-input', 'blocked', 'paused-by-user', 'compacting', 'orphaned'] as const;
+
+function fromEach(states: readonly AgentState[], event: AgentEvent, to: AgentState): Table {
+  const t: Table = {};
+  for (const s of states) t[s] = { [event]: to };
+  return t;
+}
+
+function merge(...tables: Table[]): Table {
+  const out: Table = {};
+  for (const t of tables) for (const [s, row] of Object.entries(t)) out[s as AgentState] = { ...out[s as AgentState], ...row };
+  return out;
+}
+
+/** The whole table. Read it row by row: from this state, this event leads there. */
+export const TRANSITIONS: Table = merge(
+  { queued: { 'slot-granted': 'spawning' } }, // queued -> running must pass through spawning
+  { spawning: { started: 'running', fail: 'failed', 'heartbeat-lost': 'orphaned' } },
+  {
+    running: {
+      escalate: 'awaiting-input',
+      interrupt: 'awaiting-input',
+      block: 'blocked',
+      compact: 'compacting',
+      complete: 'done',
+      fail: 'failed',
+      'heartbeat-lost': 'orphaned',
+    },
+  },
+  { 'awaiting-input': { input: 'running', resume: 'running', fail: 'failed', 'heartbeat-lost': 'orphaned' } },
+  { blocked: { unblock: 'running', fail: 'failed', 'heartbeat-lost': 'orphaned' } },
+  { 'paused-by-user': { resume: 'running' } }, // never paused-by-user -> done: a paused agent did not finish
+  { compacting: { compacted: 'running', fail: 'failed' } }, // never compacting -> done directly
+  { cancelling: { drained: 'done', fail: 'failed' } },
+  { failed: { retry: 'spawning' } }, // a new attempt, never failed -> running
+  fromEach(['spawning', 'queued', 'running', 'awaiting-input', 'blocked', 'compacting'], 'pause', 'paused-by-user'),
+  fromEach(LIVE, 'stop', 'cancelling'),
+  fromEach([...LIVE, 'cancelling'], 'abort', 'failed'),
+  // done is terminal: nothing leaves it.
+);
+
+export type TransitionResult = { ok: true; to: AgentState } | { ok: false; reason: string };
+
+export function transition(from: AgentState, event: AgentEvent): TransitionResult {
+  const to = TRANSITIONS[from]?.[event];
+  if (to) return { ok: true, to };
+  if (from === 'done') return { ok: false, reason: `agent is done; nothing follows '${event}' from a terminal state` };
+  if (from === 'failed') return { ok: false, reason: `agent has failed; '${event}' needs a new attempt (retry), not a resurrection` };
+  const legal = Object.keys(TRANSITIONS[from] ?? {});
+  return { ok: false, reason: `'${event}' is not allowed while ${from} (allowed: ${legal.join(', ') || 'none'})` };
+}
+
+export function isTerminal(s: AgentState): boolean {
+  return TERMINAL_STATES.includes(s);
+}

@@ -1,0 +1,53 @@
+/** Shapes returned by the status query and the reportTurn update. */
+import type { AgentState, AgentEvent } from './states.js';
+import type { Verdict, Whisper } from './schemas.js';
+
+export interface TransitionRecord {
+  from: AgentState;
+  to: AgentState;
+  event: AgentEvent;
+  cause: string;
+  at: string;
+}
+
+export interface RefusalRecord {
+  what: string;
+  reason: string;
+  at: string;
+}
+
+export interface AgentStatus {
+  agentId: string;
+  state: AgentState;
+  stateReason: string | null;
+  paused: boolean;
+  pauseReason: string | null;
+  escalationStep: number;
+  escalationThreshold: number;
+  escalations: number;
+  turns: number;
+  evaluations: { total: number; ok: number; flagged: number; skipped: number };
+  lastVerdict: (Verdict & { at: string }) | null;
+  lastSkipReason: string | null;
+  pendingWhispers: number;
+  whispersDelivered: number;
+  tokens: { in: number; out: number; total: number };
+  costUsd: number;
+  lastTurnAt: string | null;
+  lastHeartbeatAt: string | null;
+  stopRequested: boolean;
+  transitions: TransitionRecord[];
+  refused: RefusalRecord[];
+  invalidSignals: number;
+  runs: number;
+}
+
+export interface ReportTurnResult {
+  accepted: boolean;
+  duplicate: boolean;
+  whispers: Whisper[];
+  paused: boolean;
+  stop: boolean;
+  interrupt: boolean;
+  state: AgentState;
+}

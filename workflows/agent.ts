@@ -1,0 +1,544 @@
+/**
+ * agentWorkflow: one long-lived workflow per supervised agent (externally running mode).
+ *
+ * The agent runs elsewhere and reports each turn with the `reportTurn` update; the reply carries
+ * every whisper queued for it. Every `evalInterval` turns (and once after `idleAfterMs` of silence)
+ * the workflow runs one evaluation activity over the window and the task, and feeds the verdict to
+ * the escalation ladder (src/domain/ladder.ts). State changes go through the transition table
+ * (src/domain/states.ts). All state lives here, so it survives worker and server crashes by replay,
+ * and it is carried across continue-as-new.
+ *
+ * Deterministic code only: @temporalio/workflow, zod and src/domain.
+ */
+import {
+  ApplicationFailure,
+  condition,
+  continueAsNew,
+  log,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+  allHandlersFinished,
+} from '@temporalio/workflow';
+import type { z } from 'zod';
+import {
+  AgentSpecSchema,
+  SIGNAL_SCHEMAS,
+  TurnSchema,
+  describeZodError,
+  type AgentSpec,
+  type AgentSpecInput,
+  type SignalName,
+  type Turn,
+  type Verdict,
+  type Whisper,
+  type WhisperType,
+} from '../src/domain/schemas.js';
+import { applyOutcome, effectiveThreshold, initialLadder, resetLadder, type LadderState } from '../src/domain/ladder.js';
+import { evaluationDue, pushWindow, rememberId } from '../src/domain/window.js';
+import { isTerminal, transition, type AgentEvent, type AgentState } from '../src/domain/states.js';
+import type { AgentStatus, RefusalRecord, ReportTurnResult, TransitionRecord } from '../src/domain/status.js';
+import type { EvaluateResult, NotificationEvent, WardenActivities } from '../src/domain/activity-types.js';
+import { formatVerdict } from '../src/domain/verdict.js';
+import { WardenEscalationStep, WardenPaused, WardenState } from '../src/domain/search-attributes.js';
+import * as m from './messages.js';
+
+
+/** Continue-as-new at the server's suggestion, or at this many events, whichever comes first. */
+const MAX_HISTORY_EVENTS = 10_000;
+const DEFAULT_DRAIN_MS = 30_000;
+const KEEP_RECORDS = 10;
+const KEEP_DELIVERIES = 20;
+
+interface EvalJob {
+  reason: 'interval' | 'idle';
+  turns: Turn[];
+  idleMs?: number;
+}
+
+/** Everything the agent's supervision needs, carried verbatim across continue-as-new. */
+export interface CarriedState {
+  state: AgentState;
+  stateReason: string | null;
+  pauseReason: string | null;
+  /** Why the agent is awaiting input: the ladder escalated, or a human interrupted it. */
+  awaitingCause: 'escalation' | 'interrupt' | null;
+  ladder: LadderState;
+  window: Turn[];
+  recentIds: string[];
+  deliveries: { turnId: string; whispers: Whisper[] }[];
+  turns: number;
+  turnsSinceEval: number;
+  evaluations: AgentStatus['evaluations'];
+  lastVerdict: AgentStatus['lastVerdict'];
+  lastSkipReason: string | null;
+  pendingWhispers: Whisper[];
+  whispersDelivered: number;
+  whisperSeq: number;
+  tokensIn: number;
+  tokensOut: number;
+  costUsd: number;
+  evalQueue: EvalJob[];
+  stopDeadline: number | null;
+  stopReason: string | null;
+  drained: boolean;
+  interruptPending: boolean;
+  lastTurnAt: number | null;
+  lastHeartbeatAt: number | null;
+  idleChecked: boolean;
+  transitions: TransitionRecord[];
+  refused: RefusalRecord[];
+  invalidSignals: number;
+  runs: number;
+}
+
+function freshState(): CarriedState {
+  return {
+    state: 'spawning',
+    stateReason: 'workflow started',
+    pauseReason: null,
+    awaitingCause: null,
+    ladder: initialLadder(),
+    window: [],
+    recentIds: [],
+    deliveries: [],
+    turns: 0,
+    turnsSinceEval: 0,
+    evaluations: { total: 0, ok: 0, flagged: 0, skipped: 0 },
+    lastVerdict: null,
+    lastSkipReason: null,
+    pendingWhispers: [],
+    whispersDelivered: 0,
+    whisperSeq: 0,
+    tokensIn: 0,
+    tokensOut: 0,
+    costUsd: 0,
+    evalQueue: [],
+    stopDeadline: null,
+    stopReason: null,
+    drained: false,
+    interruptPending: false,
+    lastTurnAt: null,
+    lastHeartbeatAt: null,
+    idleChecked: false,
+    transitions: [],
+    refused: [],
+    invalidSignals: 0,
+    runs: 1,
+  };
+}
+
+const keepLast = <T>(list: T[], item: T, n = KEEP_RECORDS): T[] => [...list, item].slice(-n);
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export async function agentWorkflow(specInput: AgentSpecInput, carried?: CarriedState): Promise<AgentStatus> {
+  const parsed = AgentSpecSchema.safeParse(specInput);
+  if (!parsed.success) {
+    throw ApplicationFailure.nonRetryable(`invalid AgentSpec: ${describeZodError(parsed.error)}`, 'InvalidAgentSpec');
+  }
+  const spec: AgentSpec = parsed.data;
+  const threshold = effectiveThreshold(spec.supervisor.escalationThreshold);
+  const s: CarriedState = carried ? { ...carried, runs: carried.runs + 1 } : freshState();
+  let evaluating = false;
+  let pendingNotifications = 0;
+  /** Bumped whenever a human intervenes, so an evaluation that started before it is not applied. */
+  let epoch = 0;
+
+  const activities = proxyActivities<WardenActivities>({
+    startToCloseTimeout: spec.supervisor.evalTimeoutMs,
+    retry: { maximumAttempts: 1 },
+  });
+  const notifications = proxyActivities<WardenActivities>({
+    startToCloseTimeout: '15s',
+    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 8 },
+  });
+
+  // ---------- state, whispers, visibility ----------
+
+  const now = () => Date.now();
+  const paused = () => s.state === 'paused-by-user' || s.state === 'awaiting-input';
+
+  function fire(event: AgentEvent, cause: string): boolean {
+    const r = transition(s.state, event);
+    if (!r.ok) {
+      s.refused = keepLast(s.refused, { what: event, reason: r.reason, at: iso(now()) });
+      log.warn('refused event', { agentId: spec.agentId, event, state: s.state, reason: r.reason });
+      return false;
+    }
+    if (r.to !== s.state) {
+      s.transitions = keepLast(s.transitions, { from: s.state, to: r.to, event, cause, at: iso(now()) });
+    }
+    s.state = r.to;
+    s.stateReason = cause;
+    publish();
+    return true;
+  }
+
+  function queueWhisper(type: WhisperType, text: string): Whisper {
+    s.whisperSeq += 1;
+    const w: Whisper = { id: `${spec.agentId}-w${s.whisperSeq}`, type, text, createdAt: iso(now()) };
+    s.pendingWhispers.push(w);
+    publish();
+    return w;
+  }
+
+  let published = { state: '', step: -1, paused: false, details: '' };
+  function publish(): void {
+    const details = [
+      `**state** ${s.state}${s.stateReason ? ` (${s.stateReason})` : ''}`,
+      `**escalation step** ${s.ladder.step}/${threshold}`,
+      `**last verdict** ${s.lastVerdict ? formatVerdict(s.lastVerdict) : '—'}`,
+      `**turns** ${s.turns} · **evaluations** ${s.evaluations.total} (${s.evaluations.flagged} flagged, ${s.evaluations.skipped} skipped)`,
+      `**whispers pending** ${s.pendingWhispers.length} · delivered ${s.whispersDelivered}`,
+      `**tokens** ${s.tokensIn + s.tokensOut} · **cost** $${s.costUsd.toFixed(4)}`,
+    ].join('\n');
+    if (details !== published.details) setCurrentDetails(details);
+    if (spec.searchAttributes && (published.state !== s.state || published.step !== s.ladder.step || published.paused !== paused())) {
+      upsertSearchAttributes([
+        { key: WardenState, value: s.state },
+        { key: WardenEscalationStep, value: s.ladder.step },
+        { key: WardenPaused, value: paused() },
+      ]);
+    }
+    published = { state: s.state, step: s.ladder.step, paused: paused(), details };
+  }
+
+  function status(): AgentStatus {
+    return {
+      agentId: spec.agentId,
+      state: s.state,
+      stateReason: s.stateReason,
+      paused: paused(),
+      pauseReason: paused() ? s.pauseReason : null,
+      escalationStep: s.ladder.step,
+      escalationThreshold: threshold,
+      escalations: s.ladder.escalations,
+      turns: s.turns,
+      evaluations: { ...s.evaluations },
+      lastVerdict: s.lastVerdict,
+      lastSkipReason: s.lastSkipReason,
+      pendingWhispers: s.pendingWhispers.length,
+      whispersDelivered: s.whispersDelivered,
+      tokens: { in: s.tokensIn, out: s.tokensOut, total: s.tokensIn + s.tokensOut },
+      costUsd: s.costUsd,
+      lastTurnAt: s.lastTurnAt === null ? null : iso(s.lastTurnAt),
+      lastHeartbeatAt: s.lastHeartbeatAt === null ? null : iso(s.lastHeartbeatAt),
+      stopRequested: s.stopDeadline !== null,
+      transitions: s.transitions,
+      refused: s.refused,
+      invalidSignals: s.invalidSignals,
+      runs: s.runs,
+    };
+  }
+
+  // ---------- the supervision cycle ----------
+
+  function escalate(verdict: Verdict, text: string): void {
+    queueWhisper('ESCALATION', text);
+    s.awaitingCause = 'escalation';
+    s.pauseReason = `escalated: ${verdict.pattern ?? verdict.kind} — ${verdict.message}`;
+    s.evalQueue = [];
+    fire('escalate', s.pauseReason);
+    log.warn('agent escalated to humans', {
+      event: 'escalation',
+      agentId: spec.agentId,
+      step: s.ladder.step,
+      verdict: formatVerdict(verdict),
+      channels: spec.notify.webhooks.length,
+    });
+    const info = workflowInfo();
+    const event: NotificationEvent = {
+      event: 'escalation',
+      agentId: spec.agentId,
+      workflowId: info.workflowId,
+      runId: info.runId,
+      task: spec.task,
+      step: s.ladder.step,
+      verdict,
+      whisper: text,
+      at: iso(now()),
+    };
+    for (const channel of spec.notify.webhooks) {
+      pendingNotifications += 1;
+      notifications.notifyWebhook
+        .executeWithOptions(
+          {
+            startToCloseTimeout: '15s',
+            retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 8 },
+            summary: `escalation webhook → ${channel.url.replace(/^https?:\/\/([^/?#]+).*$/, '$1')}`,
+          },
+          [{ channel, event }],
+        )
+        .catch((err: unknown) => {
+          log.error('webhook notification failed after retries', { agentId: spec.agentId, url: channel.url, error: String(err) });
+        })
+        .finally(() => {
+          pendingNotifications -= 1;
+        });
+    }
+  }
+
+  function applyResult(result: EvaluateResult, startedEpoch: number): void {
+    s.evaluations.total += 1;
+    if (result.kind === 'skipped' || startedEpoch !== epoch || s.state !== 'running') {
+      s.evaluations.skipped += 1;
+      s.lastSkipReason = result.kind === 'skipped' ? result.reason : `superseded: the agent became ${s.state} during the evaluation`;
+      publish();
+      return;
+    }
+    const verdict = result.verdict;
+    s.lastVerdict = { ...verdict, at: iso(now()) };
+    if (verdict.kind === 'OK') s.evaluations.ok += 1;
+    else s.evaluations.flagged += 1;
+    const { state: ladder, action } = applyOutcome(s.ladder, { kind: 'verdict', verdict }, threshold);
+    s.ladder = ladder;
+    switch (action.kind) {
+      case 'whisper':
+        queueWhisper(action.type, action.text);
+        break;
+      case 'escalate':
+        escalate(verdict, action.text);
+        break;
+      default:
+        publish();
+    }
+  }
+
+  async function runEvaluation(job: EvalJob): Promise<void> {
+    evaluating = true;
+    const startedEpoch = epoch;
+    let result: EvaluateResult;
+    try {
+      result = await activities.evaluate.executeWithOptions(
+        {
+          startToCloseTimeout: spec.supervisor.evalTimeoutMs,
+          retry: { maximumAttempts: 1 },
+          summary: `${job.reason} evaluation of ${job.turns.length} turns by ${spec.evaluator.kind}`,
+        },
+        [
+          {
+            agentId: spec.agentId,
+            task: spec.task,
+            turns: job.turns,
+            reason: job.reason,
+            idleMs: job.idleMs,
+            evaluator: spec.evaluator,
+            model: spec.supervisor.model,
+            timeoutMs: spec.supervisor.evalTimeoutMs,
+          },
+        ],
+      );
+    } catch (err) {
+      // Timeout, worker crash or activity error: the evaluation is skipped, never a verdict.
+      const cause = err instanceof Error ? ((err as { cause?: Error }).cause?.message ?? err.message) : String(err);
+      result = { kind: 'skipped', reason: `evaluation activity failed: ${cause}`, evaluator: spec.evaluator.kind, durationMs: 0 };
+    } finally {
+      evaluating = false;
+    }
+    applyResult(result, startedEpoch);
+  }
+
+  // ---------- handlers ----------
+
+  function onSignal<N extends SignalName>(name: N, apply: (payload: z.output<(typeof SIGNAL_SCHEMAS)[N]>) => void) {
+    return (raw?: unknown) => {
+      const r = SIGNAL_SCHEMAS[name].safeParse(raw ?? {});
+      if (!r.success) {
+        // Recorded and ignored: a throwing handler would wedge the workflow.
+        s.invalidSignals += 1;
+        const reason = `invalid ${name} payload: ${describeZodError(r.error)}`;
+        s.refused = keepLast(s.refused, { what: name, reason, at: iso(now()) });
+        log.warn('invalid signal ignored', { agentId: spec.agentId, signal: name, reason });
+        return;
+      }
+      apply(r.data as z.output<(typeof SIGNAL_SCHEMAS)[N]>);
+    };
+  }
+
+  function refuse(what: string, reason: string): void {
+    s.refused = keepLast(s.refused, { what, reason, at: iso(now()) });
+    log.warn('refused signal', { agentId: spec.agentId, signal: what, reason });
+  }
+
+  setHandler(
+    m.steerSignal,
+    onSignal('steer', (p) => {
+      if (isTerminal(s.state)) return refuse('steer', `agent is ${s.state}`);
+      if (!p.text) return refuse('steer', 'text: steering needs text');
+      queueWhisper('STEERING', p.text);
+      if (s.state === 'awaiting-input' && s.awaitingCause === 'interrupt') {
+        epoch += 1;
+        s.awaitingCause = null;
+        s.pauseReason = null;
+        fire('input', 'steered after an interrupt');
+      }
+    }),
+  );
+  setHandler(
+    m.interruptSignal,
+    onSignal('interrupt', (p) => {
+      if (fire('interrupt', p.reason ?? 'interrupted by a human')) {
+        epoch += 1;
+        s.interruptPending = true;
+        s.awaitingCause = 'interrupt';
+        s.pauseReason = p.reason ?? 'interrupted: waiting for input';
+        s.evalQueue = [];
+        publish();
+      }
+    }),
+  );
+  setHandler(
+    m.stopSignal,
+    onSignal('stop', (p) => {
+      if (fire('stop', p.reason ?? 'stop requested')) {
+        epoch += 1;
+        s.stopReason = p.reason ?? 'stop requested';
+        s.stopDeadline = now() + (p.drainTimeoutMs ?? DEFAULT_DRAIN_MS);
+        s.evalQueue = [];
+      }
+    }),
+  );
+  setHandler(
+    m.pauseSignal,
+    onSignal('pause', (p) => {
+      if (fire('pause', p.reason ?? 'paused by a human')) {
+        epoch += 1;
+        s.pauseReason = p.reason ?? 'paused by a human';
+        s.evalQueue = [];
+        publish();
+      }
+    }),
+  );
+  setHandler(
+    m.resumeSignal,
+    onSignal('resume', (p) => {
+      if (fire('resume', p.note ? `resumed: ${p.note}` : 'resumed by a human')) {
+        epoch += 1;
+        s.ladder = resetLadder(s.ladder);
+        s.awaitingCause = null;
+        s.pauseReason = null;
+        s.turnsSinceEval = 0;
+        s.evalQueue = [];
+        s.idleChecked = false;
+        publish();
+      }
+    }),
+  );
+  setHandler(
+    m.abortSignal,
+    onSignal('abort', (p) => {
+      if (fire('abort', `aborted: ${p.reason ?? 'by a human'}`)) {
+        epoch += 1;
+        s.evalQueue = [];
+      }
+    }),
+  );
+  setHandler(
+    m.heartbeatSignal,
+    onSignal('heartbeat', () => {
+      s.lastHeartbeatAt = now();
+      if (s.state === 'spawning') fire('started', 'first heartbeat');
+    }),
+  );
+
+  setHandler(
+    m.reportTurnUpdate,
+    (input) => {
+      const r = TurnSchema.safeParse(input);
+      const turn = r.data as Turn;
+      s.lastTurnAt = now();
+      s.idleChecked = false;
+      if (turn.id !== undefined && s.recentIds.includes(turn.id)) {
+        const earlier = s.deliveries.find((d) => d.turnId === turn.id);
+        return reply(false, true, earlier?.whispers ?? []);
+      }
+      if (turn.id !== undefined) s.recentIds = rememberId(s.recentIds, turn.id);
+      if (s.state === 'spawning') fire('started', 'first turn reported');
+      s.turns += 1;
+      s.tokensIn += turn.tokensIn ?? 0;
+      s.tokensOut += turn.tokensOut ?? 0;
+      s.costUsd += turn.costUsd ?? 0;
+      s.window = pushWindow(s.window, turn, spec.supervisor.windowSize);
+      if (s.state === 'cancelling') s.drained = true;
+      if (s.state === 'running') {
+        s.turnsSinceEval += 1;
+        if (evaluationDue(s.turnsSinceEval, spec.supervisor.evalInterval)) {
+          s.turnsSinceEval = 0;
+          s.evalQueue.push({ reason: 'interval', turns: [...s.window] });
+        }
+      }
+      const whispers = s.pendingWhispers;
+      s.pendingWhispers = [];
+      s.whispersDelivered += whispers.length;
+      if (turn.id !== undefined && whispers.length > 0) {
+        s.deliveries = keepLast(s.deliveries, { turnId: turn.id, whispers }, KEEP_DELIVERIES);
+      }
+      publish();
+      return reply(true, false, whispers);
+    },
+    {
+      validator: (input) => {
+        // Synchronous: throwing here rejects the update before it enters history.
+        const r = TurnSchema.safeParse(input);
+        if (!r.success) throw new Error(`invalid turn: ${describeZodError(r.error)}`);
+        if (isTerminal(s.state)) throw new Error(`agent ${spec.agentId} is ${s.state}; it takes no more turns`);
+      },
+    },
+  );
+
+  function reply(accepted: boolean, duplicate: boolean, whispers: Whisper[]): ReportTurnResult {
+    const interrupt = s.interruptPending;
+    if (accepted) s.interruptPending = false;
+    return { accepted, duplicate, whispers, paused: paused(), stop: s.state === 'cancelling', interrupt, state: s.state };
+  }
+
+  setHandler(m.statusQuery, () => status());
+  setHandler(m.pendingWhispersQuery, () => [...s.pendingWhispers]);
+
+  // ---------- the main loop ----------
+
+  publish();
+  const idleAfter = spec.supervisor.idleAfterMs;
+  const shouldContinueAsNew = () =>
+    workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= MAX_HISTORY_EVENTS;
+  const canEvaluate = () => s.state === 'running' && !evaluating;
+
+  while (!isTerminal(s.state)) {
+    if (s.state === 'cancelling') {
+      // Graceful drain: wait for the agent to reach a turn boundary, at most until the deadline.
+      const remaining = Math.max(0, (s.stopDeadline ?? now()) - now());
+      const reached = await condition(() => s.drained || isTerminal(s.state), remaining);
+      if (!isTerminal(s.state)) fire('drained', reached ? `stopped: ${s.stopReason}` : `stopped after drain timeout: ${s.stopReason}`);
+      break;
+    }
+    if (s.evalQueue.length > 0 && canEvaluate()) {
+      await runEvaluation(s.evalQueue.shift()!);
+      continue;
+    }
+    if (shouldContinueAsNew()) {
+      await condition(() => allHandlersFinished() && pendingNotifications === 0);
+      log.info('continuing as new', { agentId: spec.agentId, historyLength: workflowInfo().historyLength });
+      return await continueAsNew<typeof agentWorkflow>(specInput, { ...s });
+    }
+    const wake = () =>
+      isTerminal(s.state) || s.state === 'cancelling' || (s.evalQueue.length > 0 && canEvaluate()) || shouldContinueAsNew();
+    const idleArmed = idleAfter > 0 && s.state === 'running' && !s.idleChecked;
+    if (!idleArmed) {
+      await condition(wake);
+      continue;
+    }
+    const since = s.lastTurnAt ?? s.lastHeartbeatAt ?? now();
+    const woke = await condition(wake, Math.max(1, since + idleAfter - now()));
+    const idleFor = now() - (s.lastTurnAt ?? s.lastHeartbeatAt ?? now());
+    if (!woke && s.state === 'running' && !s.idleChecked && idleFor >= idleAfter) {
+      s.idleChecked = true;
+      s.evalQueue.push({ reason: 'idle', turns: [...s.window], idleMs: idleFor });
+    }
+  }
+
+  await condition(() => allHandlersFinished() && pendingNotifications === 0);
+  publish();
+  return status();
+}

@@ -1,0 +1,2 @@
+/** The workflow bundle's entry: every workflow type the warden worker registers. */
+export { agentWorkflow } from './agent.js';
