@@ -1,12 +1,312 @@
-/** PLACEHOLDER — being written (codex exec evaluator). */
+/**
+ * The `codex` evaluator: one short-lived `codex exec` per evaluation (seed 000).
+ *
+ * - read-only sandbox, `-m <model>`, `--skip-git-repo-check`, `--ephemeral`, the prompt on stdin
+ *   (`-`), the final message captured with `--output-last-message <file>`;
+ * - a throwaway CODEX_HOME per evaluation (mkdtemp), into which the credentials (`auth.json`, and
+ *   `config.toml` if present) are copied from `credentialsHome ?? $CODEX_HOME ?? ~/.codex`; it is
+ *   removed in a `finally`, also on timeout and cancellation;
+ * - everything that would reach a host other than the configured model provider is switched off
+ *   (analytics, OTel metrics export, plugin sync, apps, hosted web search, MCP servers and `notify`
+ *   from a copied config.toml); the `config` overrides of the spec come last, so they can undo that;
+ * - codex runs in its own process group (the npm `codex` is a Node wrapper that spawns the native
+ *   binary): on abort the whole group gets SIGTERM, then SIGKILL after a grace period, and
+ *   `evaluate` returns only once every process of that group (and every process still carrying
+ *   this evaluation's CODEX_HOME) is gone and the home directory is removed.
+ *
+ * Secrets never go into argv: credentials travel as files in the throwaway home, API keys through
+ * the inherited environment (a provider's `env_key`).
+ */
+import { execa } from 'execa';
+import { accessSync, constants as fsConstants, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { homedir, tmpdir } from 'node:os';
+import { delimiter, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { EvaluatorConfig } from '../../src/domain/schemas.js';
 import type { Evaluator } from './types.js';
 
-export function codexEvaluator(_config: Extract<EvaluatorConfig, { kind: 'codex' }>): Evaluator {
+export type CodexEvaluatorConfig = Extract<EvaluatorConfig, { kind: 'codex' }>;
+
+/** Grace period between SIGTERM and SIGKILL when an evaluation is aborted. */
+export const CODEX_KILL_GRACE_MS = 2_000;
+/** Files copied from the credentials home into each throwaway CODEX_HOME, when they exist. */
+export const CODEX_CREDENTIAL_FILES = ['auth.json', 'config.toml'] as const;
+const STDERR_TAIL_LINES = 12;
+
+/**
+ * `-c` overrides that keep an evaluation offline except for the model provider. Unknown keys are
+ * ignored by codex with a warning (unlike `--disable <feature>`, which fails on an unknown name),
+ * so these survive codex upgrades.
+ */
+export const CODEX_QUIET_OVERRIDES: readonly string[] = [
+  'analytics.enabled=false',
+  'otel.metrics_exporter="none"',
+  'check_for_update_on_startup=false',
+  'web_search="disabled"',
+  'notify=[]',
+  'features.plugins=false',
+  'features.remote_plugin=false',
+  'features.apps=false',
+  'features.hooks=false',
+];
+
+export interface CodexArgsInput {
+  model: string;
+  /** Where codex writes its final message. */
+  lastMessageFile: string;
+  /** The (empty) working directory codex runs in. */
+  workDir: string;
+  /** Overrides derived from the copied config.toml (e.g. MCP servers switched off). */
+  derivedOverrides?: readonly string[];
+  /** The spec's own `-c` overrides; last, so they win. */
+  overrides?: readonly string[];
+}
+
+/** The argv for `codex exec`, after the binary. The prompt is not in it: it goes on stdin (`-`). */
+export function buildCodexArgs(input: CodexArgsInput): string[] {
+  const args = [
+    'exec',
+    '--sandbox',
+    'read-only',
+    '--skip-git-repo-check',
+    '--ephemeral',
+    '--color',
+    'never',
+    '-m',
+    input.model,
+    '-C',
+    input.workDir,
+    '--output-last-message',
+    input.lastMessageFile,
+  ];
+  for (const o of [...CODEX_QUIET_OVERRIDES, ...(input.derivedOverrides ?? []), ...(input.overrides ?? [])]) args.push('-c', o);
+  args.push('-');
+  return args;
+}
+
+/**
+ * `-c mcp_servers.<name>.enabled=false` for every MCP server a copied config.toml declares with a
+ * `[mcp_servers.<name>]` table header (an override of `mcp_servers={}` does not remove them). An
+ * evaluator only reads a transcript: it has no use for the user's tools.
+ */
+export function mcpServerOverrides(configToml: string): string[] {
+  const names = new Set<string>();
+  const re = /^\s*\[\s*mcp_servers\s*\.\s*(?:"([^"]+)"|'([^']+)'|([A-Za-z0-9_-]+))\s*[\].]/gm;
+  for (const m of configToml.matchAll(re)) names.add((m[1] ?? m[2] ?? m[3])!);
+  return [...names].map((n) => `mcp_servers.${/^[A-Za-z0-9_-]+$/.test(n) ? n : JSON.stringify(n)}.enabled=false`);
+}
+
+const HERE = fileURLToPath(new URL('.', import.meta.url));
+
+/** The project's own codex: from dist/activities/evaluators or from activities/evaluators. */
+export const PROJECT_CODEX_CANDIDATES: readonly string[] = [
+  resolve(HERE, '../../../node_modules/.bin/codex'),
+  resolve(HERE, '../../node_modules/.bin/codex'),
+];
+
+function isExecutableFile(p: string): boolean {
+  try {
+    if (!statSync(p).isFile()) return false;
+    accessSync(p, fsConstants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Find the codex binary: `config.codexPath`, else `$WARDEN_CODEX_PATH`, else `codex` on PATH, else
+ * the project's own `node_modules/.bin/codex`. Throws when there is none.
+ */
+export function resolveCodexBinary(
+  config: Pick<CodexEvaluatorConfig, 'codexPath'>,
+  env: NodeJS.ProcessEnv = process.env,
+  projectCandidates: readonly string[] = PROJECT_CODEX_CANDIDATES,
+): string {
+  if (config.codexPath) return config.codexPath;
+  if (env.WARDEN_CODEX_PATH) return env.WARDEN_CODEX_PATH;
+  for (const dir of (env.PATH ?? '').split(delimiter)) {
+    if (!dir) continue;
+    const p = join(dir, 'codex');
+    if (isExecutableFile(p)) return p;
+  }
+  for (const p of projectCandidates) if (isExecutableFile(p)) return p;
+  throw new Error(
+    'codex binary not found: set evaluator.codexPath or WARDEN_CODEX_PATH, put `codex` on PATH, or install @openai/codex',
+  );
+}
+
+/** Where credentials are copied from: `credentialsHome`, else `$CODEX_HOME`, else `~/.codex`. */
+export function credentialsSource(config: Pick<CodexEvaluatorConfig, 'credentialsHome'>, env: NodeJS.ProcessEnv = process.env): string {
+  return config.credentialsHome ?? env.CODEX_HOME ?? join(homedir(), '.codex');
+}
+
+export function codexEvaluator(config: CodexEvaluatorConfig): Evaluator {
   return {
     name: 'codex',
-    async evaluate() {
-      throw new Error('codex evaluator not implemented yet');
+    async evaluate(req, ctx) {
+      if (ctx.signal.aborted) throw new Error('codex evaluation aborted before it started');
+      const file = resolveCodexBinary(config);
+      const root = await mkdtemp(join(tmpdir(), 'warden-codex-'));
+      const codexHome = join(root, 'home');
+      const workDir = join(root, 'work');
+      const lastMessageFile = join(root, 'last-message.txt');
+      let pid: number | undefined;
+      try {
+        await mkdir(codexHome, { mode: 0o700 });
+        await mkdir(workDir);
+        const source = credentialsSource(config);
+        const copied: string[] = [];
+        let derivedOverrides: string[] = [];
+        for (const name of CODEX_CREDENTIAL_FILES) {
+          const from = join(source, name);
+          if (!existsSync(from)) continue;
+          await copyFile(from, join(codexHome, name));
+          copied.push(name);
+          if (name === 'config.toml') derivedOverrides = mcpServerOverrides(await readFile(from, 'utf8'));
+        }
+
+        const args = buildCodexArgs({ model: req.model, lastMessageFile, workDir, derivedOverrides, overrides: config.config });
+        const started = Date.now();
+        const child = execa(file, args, {
+          input: req.prompt,
+          cwd: workDir,
+          env: { CODEX_HOME: codexHome, NO_COLOR: '1' },
+          detached: true, // its own process group, so the native codex under the npm wrapper dies too
+          stdout: 'pipe',
+          stderr: 'pipe',
+          maxBuffer: 20_000_000,
+          stripFinalNewline: false,
+          reject: false,
+        });
+        pid = child.pid;
+        if (pid !== undefined) live.add(pid);
+        ctx.log.debug({ codexHome, pid, file, copied, credentialsFrom: source }, 'codex exec started');
+
+        let timer: NodeJS.Timeout | undefined;
+        const onAbort = () => {
+          if (pid === undefined) return;
+          signalGroup(pid, 'SIGTERM');
+          timer = setTimeout(() => signalGroup(pid!, 'SIGKILL'), CODEX_KILL_GRACE_MS);
+          timer.unref();
+        };
+        ctx.signal.addEventListener('abort', onAbort, { once: true });
+        let result;
+        try {
+          result = await child;
+        } finally {
+          ctx.signal.removeEventListener('abort', onAbort);
+          if (timer) clearTimeout(timer);
+          // The wrapper may be gone while its children linger: make sure the whole tree is dead.
+          if (pid !== undefined) await reapTree(pid, codexHome);
+          if (pid !== undefined) live.delete(pid);
+        }
+        const ms = Date.now() - started;
+        if (ctx.signal.aborted) throw new Error(`codex exec stopped after ${ms} ms: ${abortReason(ctx.signal)}`);
+        if (result.failed && result.exitCode === undefined && !result.signal) {
+          throw new Error(`could not run ${file}: ${result.shortMessage ?? result.message}`);
+        }
+        if (result.exitCode !== 0) {
+          const how = result.exitCode !== undefined ? `exited with code ${result.exitCode}` : `was killed by ${result.signal}`;
+          throw new Error(`codex exec ${how} after ${ms} ms; stderr: ${tail(String(result.stderr ?? ''))}`);
+        }
+        const last = existsSync(lastMessageFile) ? (await readFile(lastMessageFile, 'utf8')).trim() : '';
+        const answer = last || String(result.stdout ?? '').trim();
+        if (!answer) throw new Error(`codex exec produced no final message; stderr: ${tail(String(result.stderr ?? ''))}`);
+        ctx.log.debug({ codexHome, pid, ms }, 'codex exec finished');
+        return answer;
+      } finally {
+        await rm(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+        ctx.log.debug({ codexHome, pid }, 'codex home removed');
+      }
     },
   };
+}
+
+function abortReason(signal: AbortSignal): string {
+  const r: unknown = signal.reason;
+  if (r instanceof Error) return r.name === 'TimeoutError' ? 'deadline reached' : r.message;
+  return r === undefined ? 'aborted' : String(r);
+}
+
+function tail(stderr: string): string {
+  const lines = stderr.split(/\r?\n/).filter((l) => l.trim() !== '');
+  const t = lines.slice(-STDERR_TAIL_LINES).join('\n');
+  return t ? (t.length > 2_000 ? `…${t.slice(-2_000)}` : t) : '(empty)';
+}
+
+// ---------- process tree ----------
+
+/** Process groups of running evaluations: killed if the worker process exits under them. */
+const live = new Set<number>();
+process.once('exit', () => {
+  for (const pgid of live) signalGroup(pgid, 'SIGKILL');
+});
+
+function signalGroup(pgid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, sig);
+  } catch {
+    /* ESRCH: the group is already gone */
+  }
+}
+
+/**
+ * Living processes (not zombies) of group `pgid`, plus any process still carrying this
+ * evaluation's CODEX_HOME in its environment (a sandboxed child may start its own session).
+ * Linux only (reads /proc); elsewhere, `null`.
+ */
+function treeMembers(pgid: number, codexHome: string): number[] | null {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return null;
+  }
+  const marker = `CODEX_HOME=${codexHome}\0`;
+  const found: number[] = [];
+  for (const e of entries) {
+    if (!/^\d+$/.test(e)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${e}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    // pid (comm) state ppid pgrp ... — comm may contain spaces and parentheses.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (fields[0] === 'Z' || fields[0] === 'X') continue;
+    if (Number(fields[2]) === pgid) {
+      found.push(Number(e));
+      continue;
+    }
+    try {
+      if (readFileSync(`/proc/${e}/environ`, 'latin1').includes(marker)) found.push(Number(e));
+    } catch {
+      /* not ours to read */
+    }
+  }
+  return found;
+}
+
+/** SIGKILL whatever is left of the evaluation's processes and wait (bounded) until none runs. */
+async function reapTree(pgid: number, codexHome: string): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    const members = treeMembers(pgid, codexHome);
+    if (members === null) {
+      signalGroup(pgid, 'SIGKILL');
+      return;
+    }
+    if (members.length === 0) return;
+    signalGroup(pgid, 'SIGKILL');
+    for (const p of members) {
+      try {
+        process.kill(p, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+    }
+    await new Promise((r) => setTimeout(r, 30));
+  }
 }

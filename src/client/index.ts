@@ -181,7 +181,12 @@ export class WardenClient {
     try {
       return await handle.query<AgentStatus>('status');
     } catch (err) {
-      throw this.translate(agentId, err);
+      const translated = this.translate(agentId, err);
+      if (translated !== err) throw translated;
+      const e = err as { message?: string; cause?: { message?: string } };
+      throw new Error(
+        `status query for agent ${agentId} failed (${e.cause?.message ?? e.message}); queries are answered by a worker — is \`warden worker\` running on task queue ${this.taskQueue}?`,
+      );
     }
   }
 

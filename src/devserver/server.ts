@@ -24,6 +24,10 @@ export interface DevServerOptions {
   logLevel?: 'debug' | 'info' | 'warn' | 'error';
   /** Where the server's own output goes (default: discarded). */
   output?: 'inherit' | 'ignore' | 'pipe';
+  /** Append the server's output to this file instead. */
+  logFile?: string;
+  /** Own process group, so a terminal's Ctrl-C reaches only warden, which then stops the server in order. */
+  detached?: boolean;
   say?: (msg: string) => void;
   startTimeoutMs?: number;
 }
@@ -68,8 +72,8 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
   for (const [k, v] of Object.entries(opts.dynamicConfig ?? {})) args.push('--dynamic-config-value', `${k}=${JSON.stringify(v)}`);
 
-  const output = opts.output ?? 'ignore';
-  const child = execa(cli, args, { stdin: 'ignore', stdout: output, stderr: output, reject: false, cleanup: true });
+  const output = opts.logFile ? { file: opts.logFile, append: true } : (opts.output ?? 'ignore');
+  const child = execa(cli, args, { stdin: 'ignore', stdout: output, stderr: output, reject: false, cleanup: true, detached: opts.detached ?? false });
   const address = `${ip}:${port}`;
   let exited: string | null = null;
   void child.then((r) => {

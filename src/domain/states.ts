@@ -81,7 +81,9 @@ export const TRANSITIONS: Table = merge(
   { compacting: { compacted: 'running', fail: 'failed' } }, // never compacting -> done directly
   { cancelling: { drained: 'done', fail: 'failed' } },
   { failed: { retry: 'spawning' } }, // a new attempt, never failed -> running
-  fromEach(['spawning', 'queued', 'running', 'awaiting-input', 'blocked', 'compacting'], 'pause', 'paused-by-user'),
+  // Not from queued: resume always leads to running, so queued -> paused-by-user -> running would
+  // skip spawning (seed 002 forbids queued -> running without spawning).
+  fromEach(['spawning', 'running', 'awaiting-input', 'blocked', 'compacting'], 'pause', 'paused-by-user'),
   fromEach(LIVE, 'stop', 'cancelling'),
   fromEach([...LIVE, 'cancelling'], 'abort', 'failed'),
   // done is terminal: nothing leaves it.
@@ -90,11 +92,13 @@ export const TRANSITIONS: Table = merge(
 export type TransitionResult = { ok: true; to: AgentState } | { ok: false; reason: string };
 
 export function transition(from: AgentState, event: AgentEvent): TransitionResult {
-  const to = TRANSITIONS[from]?.[event];
+  // Own keys only: an inherited key ('toString', 'constructor') is not a state or an event.
+  const row = Object.hasOwn(TRANSITIONS, from) ? TRANSITIONS[from] : undefined;
+  const to = row && Object.hasOwn(row, event) ? row[event] : undefined;
   if (to) return { ok: true, to };
   if (from === 'done') return { ok: false, reason: `agent is done; nothing follows '${event}' from a terminal state` };
   if (from === 'failed') return { ok: false, reason: `agent has failed; '${event}' needs a new attempt (retry), not a resurrection` };
-  const legal = Object.keys(TRANSITIONS[from] ?? {});
+  const legal = Object.keys(row ?? {});
   return { ok: false, reason: `'${event}' is not allowed while ${from} (allowed: ${legal.join(', ') || 'none'})` };
 }
 

@@ -9,7 +9,8 @@ import { PATTERNS, type Pattern, type Verdict, type VerdictKind } from './schema
 import { truncate, MAX_WHISPER_TEXT } from './limits.js';
 
 const KIND_RE = /^(OK|CORRECTION|THINK[_ ]DEEPER|ESCALATION)\b/i;
-const PATTERN_RE = new RegExp(`^[\\[(]?(${PATTERNS.join('|')})[\\])]?\\s*[:\\-–—]?\\s*`, 'i');
+// `(?![A-Za-z0-9_])`: a pattern is a whole word ("Drifting away" is a message, not DRIFT + "ing away").
+const PATTERN_RE = new RegExp(`^[\\[(]?(${PATTERNS.join('|')})(?![A-Za-z0-9_])[\\])]?\\s*[:\\-–—]?\\s*`, 'i');
 
 function cleanLine(raw: string): string {
   return raw
@@ -32,8 +33,18 @@ function takePattern(rest: string): { pattern: Pattern | null; rest: string } {
   return { pattern: m[1]!.toUpperCase() as Pattern, rest: rest.slice(m[0].length) };
 }
 
+/**
+ * Strip separators and stray markup (a bold closer, a wrapping backtick or quote) from the ends of
+ * a message. A marker run is stray only when its character does not occur in the rest of the
+ * message: "run `npm test`" and 'say "hi"' keep their closers, "msg**" loses its.
+ */
 function tidyMessage(msg: string): string {
-  return truncate(msg.replace(/[*_`"']+$/, '').replace(/^[:\-–—\s*_`]+/, '').trim(), MAX_WHISPER_TEXT);
+  let m = msg.trim().replace(/^[:\-–—\s]+/, '');
+  const lead = /^[*_`"']+/.exec(m)?.[0] ?? '';
+  if (lead && ![...new Set(lead)].some((c) => m.slice(lead.length).includes(c))) m = m.slice(lead.length);
+  const tail = /[*_`"']+$/.exec(m)?.[0] ?? '';
+  if (tail && ![...new Set(tail)].some((c) => m.slice(0, m.length - tail.length).includes(c))) m = m.slice(0, m.length - tail.length);
+  return truncate(m.replace(/^[:\-–—\s]+/, '').trim(), MAX_WHISPER_TEXT);
 }
 
 /** Parse one line; null when it is not a verdict line. */

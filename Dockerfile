@@ -1,0 +1,35 @@
+# syntax=docker/dockerfile:1
+# The warden worker image: `docker build -t warden .` (docker-compose.yml builds it as warden-worker).
+# Debian (glibc), not Alpine: @temporalio/core-bridge ships prebuilt binaries for linux-gnu only.
+ARG NODE_IMAGE=node:20.20.2-bookworm-slim
+
+# --- build: full dependency tree, compile TypeScript, then drop the dev dependencies -------------
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+# --ignore-scripts: nothing warden needs runs an install script (the Temporal core bridge and swc
+# ship prebuilt platform packages), and npm 11 would not run them unapproved anyway.
+RUN npm ci --ignore-scripts --no-audit --no-fund
+# Exactly what tsconfig.json compiles ("include"); test/unit/compose.test.ts keeps the two in step.
+COPY tsconfig.json ./
+COPY src ./src
+COPY workflows ./workflows
+COPY activities ./activities
+COPY workers ./workers
+COPY bench ./bench
+RUN npm run build \
+ && npm prune --omit=dev --ignore-scripts --no-audit --no-fund \
+ && npm cache clean --force
+
+# --- runtime: compiled JavaScript + production node_modules, as the unprivileged `node` user ------
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production
+WORKDIR /app
+# Owned by root and read-only to the worker: the process cannot rewrite its own code.
+COPY --from=build /app/package.json /app/package-lock.json ./
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+USER node
+# Connection: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, WARDEN_TASK_QUEUE. Secrets come from the
+# environment at run time (compose env_file), never from this image.
+CMD ["node", "dist/workers/main.js"]

@@ -1,0 +1,41 @@
+/** `warden report <agentId>`: report one turn (JSON on stdin or --file); prints the reply with whispers. */
+import type { Command } from 'commander';
+import { readFileSync } from 'node:fs';
+import { withClient, globals } from '../context.js';
+import { UsageError } from '../exit.js';
+import { print, printJson, readStdin } from '../output.js';
+
+export function register(program: Command): void {
+  program
+    .command('report')
+    .description('report one turn of an externally running agent; prints the whispers queued for it')
+    .argument('<agentId>')
+    .option('--file <path>', 'read the Turn JSON from a file instead of stdin')
+    .option('--json', 'print the reply as JSON')
+    .addHelpText(
+      'after',
+      `
+Turn JSON: {"id"?: "t1", "text": "…", "toolCalls"?: [{"name","args"?,"result"?,"ok"?}], "tokensIn"?, "tokensOut"?, "costUsd"?, "at"?}
+Example:
+  echo '{"id":"t1","text":"running tests","toolCalls":[{"name":"shell","args":"npm test","ok":false}]}' | warden report fixer`,
+    )
+    .action(async (agentId: string, o: { file?: string }, cmd: Command) => {
+      let text: string;
+      try {
+        text = o.file ? readFileSync(o.file, 'utf8') : await readStdin();
+      } catch (err) {
+        throw new UsageError(`cannot read ${o.file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+      }
+      if (!text.trim()) throw new UsageError('no turn given: pipe a Turn as JSON on stdin or use --file');
+      let turn: unknown;
+      try {
+        turn = JSON.parse(text);
+      } catch (err) {
+        throw new UsageError(`the turn is not valid JSON: ${(err as Error).message}`);
+      }
+      const reply = await withClient(cmd, (c) => c.reportTurn(agentId, turn as never));
+      if (globals(cmd).json) return printJson(reply);
+      print(`${reply.duplicate ? 'duplicate turn (already recorded)' : 'turn recorded'}; state ${reply.state}${reply.paused ? ' (paused)' : ''}${reply.stop ? ' — STOP requested' : ''}${reply.interrupt ? ' — INTERRUPTED' : ''}`);
+      for (const w of reply.whispers) print(`[${w.type === 'STEERING' ? 'steering' : w.type}] ${w.text}`);
+    });
+}

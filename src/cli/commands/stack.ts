@@ -1,0 +1,121 @@
+/** `warden dev` (dev server + worker + a demo), `warden server`, `warden worker`. */
+import type { Command } from 'commander';
+import { join, resolve } from 'node:path';
+import { startDevServer, type DevServer } from '../../devserver/server.js';
+import { createLogger } from '../../logger.js';
+import { startWorker } from '../../../workers/main.js';
+import { UsageError } from '../exit.js';
+import { print } from '../output.js';
+import { globals } from '../context.js';
+import { runDemo } from '../demo.js';
+
+const port = (name: string) => (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1 || n > 65535) throw new UsageError(`${name} must be a port number, got ${JSON.stringify(v)}`);
+  return n;
+};
+
+interface ServerFlags {
+  port: number;
+  uiPort: number;
+  db: string;
+  ip: string;
+  headless?: boolean;
+  ui?: boolean;
+}
+
+function addServerFlags(c: Command): Command {
+  return c
+    .option('--port <port>', 'Temporal frontend (gRPC) port', port('--port'), 7233)
+    .option('--ui-port <port>', 'Temporal Web UI port', port('--ui-port'), 8233)
+    .option('--db <file>', 'SQLite file; state survives restarts', '.warden/temporal.db')
+    .option('--ip <ip>', 'address to bind', '127.0.0.1')
+    .option('--headless', 'no Web UI');
+}
+
+async function startServer(o: ServerFlags): Promise<DevServer> {
+  const db = resolve(o.db);
+  print(`starting Temporal dev server (db ${db}) …`);
+  return startDevServer({
+    port: o.port,
+    uiPort: o.headless ? false : o.uiPort,
+    dbFile: db,
+    ip: o.ip,
+    logFile: join(resolve(db, '..'), 'server.log'),
+    detached: true,
+    say: (m) => print(m),
+  });
+}
+
+function untilSignal(): Promise<NodeJS.Signals> {
+  return new Promise((res) => {
+    const on = (s: NodeJS.Signals) => res(s);
+    process.once('SIGINT', on);
+    process.once('SIGTERM', on);
+  });
+}
+
+export function register(program: Command): void {
+  addServerFlags(
+    program
+      .command('dev')
+      .description('the embedded stack: Temporal dev server (with Web UI) + warden worker, then a short demo of supervision')
+      .option('--no-demo', 'skip the demo agent'),
+  ).action(async (o: ServerFlags & { demo: boolean }, cmd: Command) => {
+    const server = await startServer(o);
+    const log = createLogger('warden-worker', process.env.WARDEN_LOG_LEVEL ?? 'warn');
+    let worker;
+    try {
+      worker = await startWorker({ address: server.address, namespace: server.namespace, taskQueue: globals(cmd).taskQueue, log });
+    } catch (err) {
+      await server.stop();
+      throw err;
+    }
+    const env = server.address === '127.0.0.1:7233' ? '' : `TEMPORAL_ADDRESS=${server.address} `;
+    print('');
+    print(`warden is up: Temporal at ${server.address}, worker on task queue ${worker.settings.taskQueue}`);
+    if (server.uiUrl) print(`Web UI: ${server.uiUrl}/namespaces/${server.namespace}/workflows`);
+    print(`server log: ${join(resolve(server.dbFile, '..'), 'server.log')}`);
+    print('');
+    print('Try, in another terminal:');
+    print(`  ${env}warden start my-agent --task "make the failing build pass"`);
+    print(`  echo '{"id":"t1","text":"retrying","toolCalls":[{"name":"shell","args":"npm run build","ok":false}]}' | ${env}warden report my-agent`);
+    print(`  ${env}warden status my-agent`);
+    print('');
+    const stopping = untilSignal();
+    if (o.demo) {
+      try {
+        await runDemo(server, worker.settings.taskQueue, stopping);
+      } catch (err) {
+        print(`demo failed: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+    print('Ctrl-C stops the worker and the server.');
+    await stopping;
+    print('\nshutting down: worker …');
+    await worker.shutdown();
+    print('shutting down: Temporal dev server …');
+    await server.stop();
+    print('stopped.');
+  });
+
+  addServerFlags(program.command('server').description('only the Temporal dev server (with Web UI and warden search attributes)')).action(
+    async (o: ServerFlags) => {
+      const server = await startServer(o);
+      print(`Temporal dev server at ${server.address}${server.uiUrl ? `, Web UI ${server.uiUrl}` : ''}; Ctrl-C stops it.`);
+      await untilSignal();
+      await server.stop();
+      print('stopped.');
+    },
+  );
+
+  program
+    .command('worker')
+    .description('only the warden worker (connects with TEMPORAL_ADDRESS / --address)')
+    .action(async (_o: unknown, cmd: Command) => {
+      const g = globals(cmd);
+      const worker = await startWorker({ address: g.address, namespace: g.namespace, taskQueue: g.taskQueue, log: createLogger('warden-worker') });
+      print(`worker running on task queue ${worker.settings.taskQueue} at ${worker.settings.connectionOptions.address}; Ctrl-C stops it.`);
+      await worker.done; // the SDK shuts the worker down gracefully on SIGINT/SIGTERM
+    });
+}

@@ -1,0 +1,108 @@
+/** `warden start <agentId> --task TEXT`: start supervising an agent (config file, then flags). */
+import { Command, Option } from 'commander';
+import { loadConfigFile, specFromConfig } from '../../config/file.js';
+import type { AgentSpecInput } from '../../domain/schemas.js';
+import { parseDuration } from '../../domain/schemas.js';
+import { withClient, globals } from '../context.js';
+import { UsageError } from '../exit.js';
+import { print, printJson } from '../output.js';
+
+const int = (name: string) => (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n)) throw new UsageError(`${name} must be an integer, got ${JSON.stringify(v)}`);
+  return n;
+};
+const duration = (name: string) => (v: string) => {
+  if (/^\d+$/.test(v)) return Number(v);
+  try {
+    return parseDuration(v);
+  } catch {
+    throw new UsageError(`${name} must be a duration like 30s, 10m or a number of ms, got ${JSON.stringify(v)}`);
+  }
+};
+const collect = (v: string, prev: string[] = []) => [...prev, v];
+
+interface StartOptions {
+  task?: string;
+  config?: string;
+  evaluator?: 'heuristic' | 'codex' | 'command';
+  evaluatorCommand?: string;
+  codexConfig?: string[];
+  model?: string;
+  windowSize?: number;
+  evalInterval?: number;
+  escalationThreshold?: number;
+  idleAfter?: number;
+  evalTimeout?: number;
+  webhook?: string[];
+  webhookSecretEnv?: string;
+}
+
+export function buildSpec(agentId: string, o: StartOptions): AgentSpecInput {
+  const fromFile = o.config ? specFromConfig(loadConfigFile(o.config)) : {};
+  if (!o.task) throw new UsageError('--task is required: what the agent was asked to do');
+  const supervisor = {
+    ...(fromFile.supervisor ?? {}),
+    ...(o.model !== undefined && { model: o.model }),
+    ...(o.windowSize !== undefined && { windowSize: o.windowSize }),
+    ...(o.evalInterval !== undefined && { evalInterval: o.evalInterval }),
+    ...(o.escalationThreshold !== undefined && { escalationThreshold: o.escalationThreshold }),
+    ...(o.idleAfter !== undefined && { idleAfterMs: o.idleAfter }),
+    ...(o.evalTimeout !== undefined && { evalTimeoutMs: o.evalTimeout }),
+  };
+  let evaluator = fromFile.evaluator;
+  if (o.evaluator === 'heuristic') evaluator = { kind: 'heuristic' };
+  if (o.evaluator === 'codex') evaluator = { kind: 'codex', config: o.codexConfig ?? [] };
+  if (o.evaluator === 'command') {
+    if (!o.evaluatorCommand) throw new UsageError('--evaluator command needs --evaluator-command "program args…"');
+    evaluator = { kind: 'command', command: o.evaluatorCommand.split(/\s+/).filter(Boolean) };
+  } else if (o.evaluatorCommand) {
+    throw new UsageError('--evaluator-command only goes with --evaluator command');
+  }
+  const notify = { ...(fromFile.notify ?? {}) };
+  if (o.webhook?.length) {
+    notify.webhooks = [
+      ...(notify.webhooks ?? []),
+      ...o.webhook.map((url) => ({ url, ...(o.webhookSecretEnv && { secretEnv: o.webhookSecretEnv }) })),
+    ];
+  }
+  return { agentId, task: o.task, supervisor, ...(evaluator && { evaluator }), notify };
+}
+
+export function register(program: Command): void {
+  program
+    .command('start')
+    .description('start supervising an agent (workflow agent-<agentId>)')
+    .argument('<agentId>', 'the agent id: letters, digits, . _ -')
+    .option('--task <text>', 'the original task the agent was given (required)')
+    .option('--config <file>', 'YAML config file with supervisor defaults and channels (flags override it)')
+    .addOption(new Option('--evaluator <kind>', 'who judges the window').choices(['heuristic', 'codex', 'command']))
+    .option('--evaluator-command <argv>', 'for --evaluator command: the program and its args (prompt on stdin, verdict line on stdout)')
+    .option('--codex-config <key=value>', 'for --evaluator codex: a `-c` override passed to codex exec (repeatable)', collect)
+    .option('--model <name>', 'evaluator model (default gpt-5.4)')
+    .option('--window-size <n>', 'turns of history to evaluate (default 20)', int('--window-size'))
+    .option('--eval-interval <n>', 'evaluate every N turns (default 5)', int('--eval-interval'))
+    .option('--escalation-threshold <n>', 'non-OK verdicts in a row before escalating (default 3, never below 3)', int('--escalation-threshold'))
+    .option('--idle-after <duration>', 'evaluate once after this much silence, e.g. 10m (0 disables)', duration('--idle-after'))
+    .option('--eval-timeout <duration>', 'evaluation timeout (default and maximum 30s)', duration('--eval-timeout'))
+    .option('--webhook <url>', 'POST escalations to this URL (repeatable)', collect)
+    .option('--webhook-secret-env <name>', 'env var on the worker holding the HMAC secret for --webhook')
+    .option('--json', 'print the result as JSON')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  warden start fixer --task "make the failing build pass"
+  warden start fixer --task "…" --config warden.yaml --webhook http://127.0.0.1:9000/hook
+  warden start fixer --task "…" --evaluator command --evaluator-command "python3 judge.py"`,
+    )
+    .action(async (agentId: string, o: StartOptions, cmd: Command) => {
+      const spec = buildSpec(agentId, o);
+      const r = await withClient(cmd, (c) => c.start(spec));
+      if (globals(cmd).json) return printJson({ agentId, workflowId: r.workflowId, runId: r.runId, spec: r.spec, searchAttributes: r.searchAttributes });
+      print(`started ${r.workflowId} (run ${r.runId})`);
+      print(`  evaluator ${r.spec.evaluator.kind}, every ${r.spec.supervisor.evalInterval} turns over the last ${r.spec.supervisor.windowSize}, escalates at step ${r.spec.supervisor.escalationThreshold}`);
+      if (!r.searchAttributes) print('  note: Warden* search attributes are not registered on this namespace; list/filters by state are unavailable');
+      print(`  report turns: echo '{"text":"…"}' | warden report ${agentId}`);
+    });
+}

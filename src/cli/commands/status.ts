@@ -1,0 +1,50 @@
+/** `warden status <agentId>` and `warden list`. */
+import type { Command } from 'commander';
+import type { AgentStatus } from '../../domain/status.js';
+import { formatVerdict } from '../../domain/verdict.js';
+import { withClient, globals } from '../context.js';
+import { print, printJson } from '../output.js';
+
+export function formatStatus(s: AgentStatus): string[] {
+  const lines = [
+    `agent ${s.agentId}: ${s.state}${s.paused ? ` — paused: ${s.pauseReason}` : ''}`,
+    `  escalation step ${s.escalationStep}/${s.escalationThreshold} (escalations so far: ${s.escalations})`,
+    `  turns ${s.turns}; evaluations ${s.evaluations.total} (ok ${s.evaluations.ok}, flagged ${s.evaluations.flagged}, skipped ${s.evaluations.skipped})`,
+    `  last verdict: ${s.lastVerdict ? formatVerdict(s.lastVerdict) : '—'}`,
+    `  whispers: ${s.pendingWhispers} pending, ${s.whispersDelivered} delivered`,
+    `  tokens ${s.tokens.total} (in ${s.tokens.in}, out ${s.tokens.out}); cost $${s.costUsd.toFixed(4)}`,
+  ];
+  if (s.lastSkipReason) lines.push(`  last skipped evaluation: ${s.lastSkipReason}`);
+  if (s.refused.length) lines.push(`  last refused: ${s.refused.at(-1)!.what} — ${s.refused.at(-1)!.reason}`);
+  return lines;
+}
+
+export function register(program: Command): void {
+  program
+    .command('status')
+    .description("show an agent's supervision state (the workflow's status query)")
+    .argument('<agentId>')
+    .option('--json', 'print the status as JSON')
+    .action(async (agentId: string, _o: unknown, cmd: Command) => {
+      const s = await withClient(cmd, (c) => c.status(agentId));
+      if (globals(cmd).json) return printJson(s);
+      for (const l of formatStatus(s)) print(l);
+    });
+
+  program
+    .command('list')
+    .description('list supervised agents (newest first)')
+    .option('--query <visibility query>', `extra filter, e.g. "WardenState = 'awaiting-input'"`)
+    .option('--limit <n>', 'at most this many', '100')
+    .option('--json', 'print the list as JSON')
+    .action(async (o: { query?: string; limit: string }, cmd: Command) => {
+      const rows = await withClient(cmd, (c) => c.list({ query: o.query, limit: Number(o.limit) || 100 }));
+      if (globals(cmd).json) return printJson(rows);
+      if (!rows.length) return print('no agents');
+      print(['AGENT'.padEnd(24), 'WORKFLOW'.padEnd(10), 'STATE'.padEnd(16), 'STEP', 'PAUSED', 'STARTED'].join(' '));
+      for (const r of rows)
+        print(
+          [r.agentId.padEnd(24), r.status.toLowerCase().padEnd(10), (r.state ?? '?').padEnd(16), String(r.escalationStep ?? '?').padEnd(4), String(r.paused ?? '?').padEnd(6), r.startTime].join(' '),
+        );
+    });
+}

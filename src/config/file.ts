@@ -1,0 +1,120 @@
+/**
+ * The warden config file (YAML). Seed 000's supervisor keys in snake_case, the evaluator, and
+ * notification channels. Validated strictly: an unknown key is an error naming it. Flags override it.
+ *
+ *   supervisor:
+ *     model: gpt-5.4
+ *     window_size: 20          # turns of history to evaluate
+ *     eval_interval: 5         # evaluate every N turns
+ *     escalation_threshold: 3  # non-OK verdicts before escalation (never below 3)
+ *     idle_after: 10m          # idle watchdog (0 disables)
+ *     eval_timeout: 30s
+ *   evaluator:
+ *     kind: heuristic          # heuristic | codex | command
+ *   notify:
+ *     log: true
+ *     webhooks:
+ *       - url: https://hooks.example.com/warden
+ *         secret_env: WARDEN_WEBHOOK_SECRET
+ */
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml, YAMLParseError } from 'yaml';
+import { z } from 'zod';
+import { DurationSchema, describeZodError, type AgentSpecInput } from '../domain/schemas.js';
+
+const SupervisorFile = z
+  .object({
+    model: z.string().min(1),
+    window_size: z.number().int().min(1).max(200),
+    eval_interval: z.number().int().min(1).max(1000),
+    escalation_threshold: z.number().int().min(3, 'escalation_threshold is never below 3').max(20),
+    idle_after: DurationSchema,
+    eval_timeout: DurationSchema,
+  })
+  .partial()
+  .strict();
+
+const EvaluatorFile = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('heuristic') }).strict(),
+  z
+    .object({
+      kind: z.literal('codex'),
+      codex_path: z.string().optional(),
+      config: z.array(z.string()).optional(),
+      credentials_home: z.string().optional(),
+    })
+    .strict(),
+  z.object({ kind: z.literal('command'), command: z.array(z.string()).min(1), cwd: z.string().optional() }).strict(),
+]);
+
+const NotifyFile = z
+  .object({
+    log: z.boolean(),
+    webhooks: z.array(z.object({ url: z.string(), secret_env: z.string().optional() }).strict()),
+  })
+  .partial()
+  .strict();
+
+export const ConfigFileSchema = z
+  .object({ supervisor: SupervisorFile, evaluator: EvaluatorFile, notify: NotifyFile })
+  .partial()
+  .strict();
+export type ConfigFile = z.output<typeof ConfigFileSchema>;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export function parseConfig(text: string, source = 'config'): ConfigFile {
+  let data: unknown;
+  try {
+    data = parseYaml(text) ?? {};
+  } catch (err) {
+    throw new ConfigError(`${source}: not valid YAML: ${err instanceof YAMLParseError ? err.message : String(err)}`);
+  }
+  const r = ConfigFileSchema.safeParse(data);
+  if (!r.success) throw new ConfigError(`${source}: ${describeZodError(r.error)}`);
+  return r.data;
+}
+
+export function loadConfigFile(path: string): ConfigFile {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`cannot read config file ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+  return parseConfig(text, path);
+}
+
+/** The AgentSpec fields a config file sets (camelCase, as the workflow takes them). */
+export function specFromConfig(cfg: ConfigFile): Omit<Partial<AgentSpecInput>, 'agentId' | 'task'> {
+  const out: Omit<Partial<AgentSpecInput>, 'agentId' | 'task'> = {};
+  if (cfg.supervisor) {
+    const s = cfg.supervisor;
+    out.supervisor = {
+      ...(s.model !== undefined && { model: s.model }),
+      ...(s.window_size !== undefined && { windowSize: s.window_size }),
+      ...(s.eval_interval !== undefined && { evalInterval: s.eval_interval }),
+      ...(s.escalation_threshold !== undefined && { escalationThreshold: s.escalation_threshold }),
+      ...(s.idle_after !== undefined && { idleAfterMs: s.idle_after }),
+      ...(s.eval_timeout !== undefined && { evalTimeoutMs: s.eval_timeout }),
+    };
+  }
+  if (cfg.evaluator) {
+    const e = cfg.evaluator;
+    out.evaluator =
+      e.kind === 'codex'
+        ? { kind: 'codex', codexPath: e.codex_path, config: e.config ?? [], credentialsHome: e.credentials_home }
+        : e.kind === 'command'
+          ? { kind: 'command', command: e.command, cwd: e.cwd }
+          : { kind: 'heuristic' };
+  }
+  if (cfg.notify) {
+    out.notify = {
+      ...(cfg.notify.log !== undefined && { log: cfg.notify.log }),
+      webhooks: (cfg.notify.webhooks ?? []).map((w) => ({ url: w.url, ...(w.secret_env && { secretEnv: w.secret_env }) })),
+    };
+  }
+  return out;
+}

@@ -1,0 +1,16 @@
+/** JSON Schemas generated from the zod schemas (the input side: what a caller may send). */
+import { z } from 'zod';
+import { AgentSpecSchema, SIGNAL_SCHEMAS, TurnSchema } from './schemas.js';
+
+export function jsonSchemas(): Record<string, unknown> {
+  const gen = (schema: z.ZodType, title: string) => ({
+    ...(z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>),
+    title,
+  });
+  const out: Record<string, unknown> = {
+    'agent-spec': gen(AgentSpecSchema, 'AgentSpec (input of workflow type agentWorkflow)'),
+    turn: gen(TurnSchema, 'Turn (argument of the reportTurn update)'),
+  };
+  for (const [name, schema] of Object.entries(SIGNAL_SCHEMAS)) out[`signal-${name}`] = gen(schema, `payload of the ${name} signal`);
+  return out;
+}

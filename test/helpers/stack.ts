@@ -1,0 +1,87 @@
+/**
+ * Test stack: a real `temporal server start-dev` on free ports with a fresh SQLite file, and a real
+ * warden worker (in-process with a once-per-file bundle, or as a separate process that tests can
+ * SIGKILL).
+ */
+import { bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { execa, type ResultPromise } from 'execa';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pino } from 'pino';
+import { WardenClient } from '../../src/client/index.js';
+import { startDevServer, type DevServer, type DevServerOptions } from '../../src/devserver/server.js';
+import { freePort } from '../../src/devserver/ports.js';
+import { startWorker, WORKFLOWS_PATH, type WorkerHandle } from '../../workers/main.js';
+
+export const ROOT = resolve(import.meta.dirname, '../..');
+export const quietLog = pino({ level: process.env.WARDEN_TEST_LOG ?? 'silent' });
+
+export interface TestServer extends DevServer {
+  dir: string;
+  restart(): Promise<TestServer>;
+}
+
+export async function startTestServer(opts: Partial<DevServerOptions> = {}): Promise<TestServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'warden-test-'));
+  const dbFile = opts.dbFile ?? join(dir, 'temporal.db');
+  const port = opts.port ?? (await freePort());
+  const server = await startDevServer({ uiPort: false, ...opts, port, dbFile });
+  const wrap = (s: DevServer): TestServer => ({
+    ...s,
+    dir,
+    async restart() {
+      await s.stop();
+      return wrap(await startDevServer({ uiPort: false, ...opts, port, dbFile }));
+    },
+  });
+  return wrap(server);
+}
+
+let bundle: Promise<WorkflowBundleWithSourceMap> | null = null;
+/** The workflow bundle, built once per test file. */
+export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
+  bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } as never });
+  return bundle;
+}
+
+export async function inProcessWorker(server: DevServer, taskQueue = 'warden'): Promise<WorkerHandle> {
+  return startWorker({ address: server.address, namespace: server.namespace, taskQueue, log: quietLog, workflowBundle: await workflowBundle() });
+}
+
+/** A worker in its own process (node dist/workers/main.js), so a test can SIGKILL it. */
+export function workerProcess(server: DevServer, env: Record<string, string> = {}): ResultPromise {
+  return execa('node', [join(ROOT, 'dist/workers/main.js')], {
+    env: { TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: server.namespace, WARDEN_LOG_LEVEL: 'warn', ...env },
+    stdin: 'ignore',
+    stdout: 'ignore',
+    stderr: 'pipe',
+    reject: false,
+    cleanup: true,
+  });
+}
+
+export async function clientFor(server: DevServer, taskQueue = 'warden'): Promise<WardenClient> {
+  return WardenClient.connect({ address: server.address, namespace: server.namespace, taskQueue });
+}
+
+/** Poll `fn` until it returns a truthy value or the time runs out. */
+export async function eventually<T>(fn: () => Promise<T>, opts: { timeoutMs?: number; intervalMs?: number; what?: string } = {}): Promise<NonNullable<T>> {
+  const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v as NonNullable<T>;
+      last = v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${opts.what ?? 'condition'}; last: ${last instanceof Error ? last.message : JSON.stringify(last)}`);
+    await new Promise((r) => setTimeout(r, opts.intervalMs ?? 100));
+  }
+}
+
+export function cleanup(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+}
