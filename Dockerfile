@@ -29,7 +29,8 @@ WORKDIR /app
 COPY --from=build /app/package.json /app/package-lock.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
-USER node
+# The image's `node` user, by number so runAsNonRoot-style checks can verify it.
+USER 1000:1000
 # Connection: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, WARDEN_TASK_QUEUE. Secrets come from the
 # environment at run time (compose env_file), never from this image.
 CMD ["node", "dist/workers/main.js"]

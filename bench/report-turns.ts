@@ -257,10 +257,39 @@ interface Resources {
   server: DevServer | null;
   worker: WorkerProc | null;
   client: WardenClient | null;
+  /** Every agent id the run has tried to start (pushed before the start call). */
   agentIds: string[];
+  /** Client calls in flight; teardown lets them settle before it terminates and disconnects. */
+  inFlight: Set<Promise<unknown>>;
+  /** Set by teardown: the run issues no new calls. */
+  stopping: boolean;
+}
+
+class Stopping extends Error {
+  constructor() {
+    super('stopping');
+  }
+}
+
+/** Run one client call unless the run is stopping; teardown waits for it. */
+function tracked<T>(r: Resources, fn: () => Promise<T>): Promise<T> {
+  if (r.stopping) return Promise.reject(new Stopping());
+  const p = fn();
+  const settled = p.then(
+    () => undefined,
+    () => undefined,
+  );
+  r.inFlight.add(settled);
+  void settled.then(() => r.inFlight.delete(settled));
+  return p;
 }
 
 async function teardown(r: Resources, concurrency: number): Promise<void> {
+  r.stopping = true;
+  if (r.inFlight.size > 0) {
+    say(`waiting for ${r.inFlight.size} calls in flight`);
+    await Promise.race([Promise.all(r.inFlight), sleep(15_000)]);
+  }
   if (r.client && r.agentIds.length > 0) {
     say(`terminating ${r.agentIds.length} agents`);
     let terminated = 0;
@@ -333,9 +362,10 @@ async function run(o: Options, r: Resources): Promise<{ result: Record<string, u
   // A workflow task per agent has run (the worker has it cached) once a status query answers.
   const startAll = (ids: string[]) =>
     pool(ids, o.concurrency, async (id) => {
+      if (r.stopping) throw new Stopping();
       r.agentIds.push(id);
-      await client.start(spec(id));
-      await client.status(id);
+      await tracked(r, () => client.start(spec(id)));
+      await tracked(r, () => client.status(id));
     });
   const reportAll = async (ids: string[], turns: number, onLatency: ((ms: number) => void) | null) => {
     let whispers = 0;
@@ -343,7 +373,7 @@ async function run(o: Options, r: Resources): Promise<{ result: Record<string, u
       ids.map(async (id, a) => {
         for (let t = 0; t < turns; t++) {
           const t0 = performance.now();
-          const reply = await client.reportTurn(id, makeTurn(tag, a, t));
+          const reply = await tracked(r, () => client.reportTurn(id, makeTurn(tag, a, t)));
           const ms = performance.now() - t0;
           if (!reply.accepted || reply.duplicate) throw new Error(`turn ${t} of ${id} not accepted: ${JSON.stringify(reply)}`);
           whispers += reply.whispers.length;
@@ -379,7 +409,7 @@ async function run(o: Options, r: Resources): Promise<{ result: Record<string, u
   const settleDeadline = Date.now() + 60_000;
   let evals = { total: 0, ok: 0, flagged: 0, skipped: 0 };
   for (;;) {
-    const statuses = await pool(ids, o.concurrency, (id) => client.status(id));
+    const statuses = await pool(ids, o.concurrency, (id) => tracked(r, () => client.status(id)));
     evals = statuses.reduce(
       (acc, s) => ({
         total: acc.total + s.evaluations.total,
@@ -389,7 +419,12 @@ async function run(o: Options, r: Resources): Promise<{ result: Record<string, u
       }),
       { total: 0, ok: 0, flagged: 0, skipped: 0 },
     );
-    if (evals.total >= expected) break;
+    if (evals.total >= expected) {
+      // A skipped evaluation (timeout, crash, superseded) is counted, not a verdict: say why.
+      const reasons = [...new Set(statuses.filter((st) => st.evaluations.skipped > 0).map((st) => st.lastSkipReason ?? '(no reason)'))];
+      if (reasons.length > 0) say(`skipped evaluations, last reasons: ${reasons.slice(0, 5).join(' | ')}`);
+      break;
+    }
     if (Date.now() > settleDeadline) {
       say(`only ${evals.total} of ${expected} evaluations finished within 60 s`);
       break;
@@ -397,6 +432,7 @@ async function run(o: Options, r: Resources): Promise<{ result: Record<string, u
     await sleep(250);
   }
   worker.stopSampling();
+  if (r.stopping) throw new Stopping();
 
   latencies.sort((a, b) => a - b);
   const turns = latencies.length;
@@ -440,15 +476,32 @@ async function main(): Promise<number> {
     throw err;
   }
 
-  const r: Resources = { tmp: null, server: null, worker: null, client: null, agentIds: [] };
+  const r: Resources = { tmp: null, server: null, worker: null, client: null, agentIds: [], inFlight: new Set(), stopping: false };
   let cleaning: Promise<void> | null = null;
   const cleanup = () => (cleaning ??= teardown(r, o.concurrency));
+  // `on`, not `once`: while a listener of ours stays registered, execa's signal-exit hook does not
+  // re-raise the signal and kill this process before the teardown has finished.
+  let signalled = false;
   const onSignal = (sig: NodeJS.Signals) => {
+    if (signalled) return;
+    signalled = true;
     say(`${sig}: tearing down`);
-    void cleanup().finally(() => process.exit(130));
+    void cleanup().finally(() => process.exit(sig === 'SIGINT' ? 130 : 143));
   };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  // Once tearing down, a straggling gRPC call failing on a closed channel must not kill this
+  // process before the worker and the dev server are stopped.
+  const straggler = (err: unknown) => {
+    if (!r.stopping) {
+      say(`fatal: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      void cleanup().finally(() => process.exit(1));
+      return;
+    }
+    say(`ignored during teardown: ${err instanceof Error ? err.message : String(err)}`);
+  };
+  process.on('uncaughtException', straggler);
+  process.on('unhandledRejection', straggler);
 
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
@@ -461,6 +514,7 @@ async function main(): Promise<number> {
     if (!ok) say('not every expected evaluation ran: failing the run');
     return ok ? 0 : 1;
   } catch (err) {
+    if (signalled) return new Promise<number>(() => {}); // the signal handler exits once torn down
     say(`failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     await cleanup().catch((e) => say(`teardown: ${String(e)}`));
     return 1;

@@ -417,6 +417,8 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
       if (fire('resume', p.note ? `resumed: ${p.note}` : 'resumed by a human')) {
         epoch += 1;
         s.ladder = resetLadder(s.ladder);
+        // The human has judged what came before: later evaluations look only at turns after this.
+        s.window = [];
         s.awaitingCause = null;
         s.pauseReason = null;
         s.turnsSinceEval = 0;

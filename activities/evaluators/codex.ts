@@ -98,12 +98,11 @@ export function mcpServerOverrides(configToml: string): string[] {
 }
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
+/** The project root: three levels up from dist/activities/evaluators, two from activities/evaluators. */
+const PROJECT_ROOT = resolve(HERE, /[\\/]dist[\\/]activities[\\/]evaluators[\\/]?$/.test(HERE) ? '../../..' : '../..');
 
-/** The project's own codex: from dist/activities/evaluators or from activities/evaluators. */
-export const PROJECT_CODEX_CANDIDATES: readonly string[] = [
-  resolve(HERE, '../../../node_modules/.bin/codex'),
-  resolve(HERE, '../../node_modules/.bin/codex'),
-];
+/** The project's own codex (the `@openai/codex` devDependency). */
+export const PROJECT_CODEX_CANDIDATES: readonly string[] = [join(PROJECT_ROOT, 'node_modules', '.bin', 'codex')];
 
 function isExecutableFile(p: string): boolean {
   try {
@@ -177,7 +176,6 @@ export function codexEvaluator(config: CodexEvaluatorConfig): Evaluator {
           stdout: 'pipe',
           stderr: 'pipe',
           maxBuffer: 20_000_000,
-          stripFinalNewline: false,
           reject: false,
         });
         pid = child.pid;
@@ -192,7 +190,8 @@ export function codexEvaluator(config: CodexEvaluatorConfig): Evaluator {
           timer.unref();
         };
         ctx.signal.addEventListener('abort', onAbort, { once: true });
-        let result;
+        if (ctx.signal.aborted) onAbort(); // aborted while we were preparing the home
+        let result: Awaited<typeof child>;
         try {
           result = await child;
         } finally {
@@ -217,8 +216,12 @@ export function codexEvaluator(config: CodexEvaluatorConfig): Evaluator {
         ctx.log.debug({ codexHome, pid, ms }, 'codex exec finished');
         return answer;
       } finally {
-        await rm(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
-        ctx.log.debug({ codexHome, pid }, 'codex home removed');
+        try {
+          await rm(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+          ctx.log.debug({ codexHome, pid }, 'codex home removed');
+        } catch (err) {
+          ctx.log.warn({ codexHome, err: String(err) }, 'could not remove the throwaway codex home');
+        }
       }
     },
   };
@@ -299,7 +302,7 @@ async function reapTree(pgid: number, codexHome: string): Promise<void> {
       return;
     }
     if (members.length === 0) return;
-    signalGroup(pgid, 'SIGKILL');
+    // Signal the members found, not the group id: once the group is empty its id could be reused.
     for (const p of members) {
       try {
         process.kill(p, 'SIGKILL');

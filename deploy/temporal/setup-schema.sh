@@ -19,31 +19,34 @@ SCHEMA_ROOT="${TEMPORAL_SCHEMA_ROOT:-/etc/temporal/schema/postgresql/v12}"
 ATTEMPTS="${WAIT_ATTEMPTS:-30}"
 SLEEP="${WAIT_SECONDS:-2}"
 
-# The compose healthcheck already waits for PostgreSQL; this covers a database that is still
+# The compose healthcheck already waits for PostgreSQL; retries cover a database that is still
 # finishing its first start when the job begins.
-i=1
-until nc -z -w 5 "$SQL_HOST" "$SQL_PORT"; do
-  if [ "$i" -ge "$ATTEMPTS" ]; then
-    echo "PostgreSQL at $SQL_HOST:$SQL_PORT did not accept connections after $ATTEMPTS attempts" >&2
-    exit 1
+retry() {
+  i=1
+  until "$@"; do
+    if [ "$i" -ge "$ATTEMPTS" ]; then
+      echo "failed after $ATTEMPTS attempts: $*" >&2
+      return 1
+    fi
+    i=$((i + 1))
+    sleep "$SLEEP"
+  done
+}
+
+# `create-database` fails when the database exists, which is the normal case on every start after
+# the first, so its failure is not an error; `setup-schema` then fails only if the database really
+# is unreachable or missing, and is retried (with the create) until it is there.
+create_and_setup() { # <database>
+  if temporal-sql-tool --db "$1" create-database >/dev/null 2>&1; then
+    echo "created database $1"
   fi
-  i=$((i + 1))
-  sleep "$SLEEP"
-done
+  temporal-sql-tool --db "$1" setup-schema -v 0.0
+}
 
 setup() { # <database> <schema subdirectory>
-  db="$1"
-  dir="$SCHEMA_ROOT/$2/versioned"
-  # `create` fails when the database already exists; that is the normal case on every start after
-  # the first. A real connection problem makes setup-schema fail just below, so nothing is hidden.
-  if temporal-sql-tool --db "$db" create-database; then
-    echo "created database $db"
-  else
-    echo "database $db not created (it probably exists already); continuing"
-  fi
-  temporal-sql-tool --db "$db" setup-schema -v 0.0
-  temporal-sql-tool --db "$db" update-schema -d "$dir"
-  echo "schema of $db is up to date"
+  retry create_and_setup "$1"
+  retry temporal-sql-tool --db "$1" update-schema -d "$SCHEMA_ROOT/$2/versioned"
+  echo "schema of $1 is up to date"
 }
 
 setup temporal temporal

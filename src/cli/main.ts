@@ -6,6 +6,7 @@ import { register as registerEvaluate } from './commands/evaluate.js';
 import { register as registerReport } from './commands/report.js';
 import { register as registerSchemas } from './commands/schemas.js';
 import { register as registerSignals } from './commands/signals.js';
+import { register as registerSetup } from './commands/setup.js';
 import { register as registerStack } from './commands/stack.js';
 import { register as registerStart } from './commands/start.js';
 import { register as registerStatus } from './commands/status.js';
@@ -40,6 +41,7 @@ Quick start:
   registerStatus(program);
   registerEvaluate(program);
   registerSchemas(program);
+  registerSetup(program);
   return program;
 }
 

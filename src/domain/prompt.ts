@@ -20,7 +20,7 @@ const neutralise = (s: string) => s.replaceAll('<<<', '‹‹‹').replaceAll('>
 export function formatTranscript(turns: readonly Turn[]): string {
   const lines: string[] = [];
   turns.forEach((t, i) => {
-    lines.push(`--- turn ${i + 1}${t.id ? ` (id ${t.id})` : ''} ---`);
+    lines.push(`--- turn ${i + 1}${t.id ? ` (id ${neutralise(t.id)})` : ''} ---`);
     lines.push(`agent: ${neutralise(t.text)}`);
     for (const c of t.toolCalls ?? []) {
       const status = c.ok === undefined ? '' : c.ok ? ' [ok]' : ' [FAILED]';

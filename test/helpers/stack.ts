@@ -55,7 +55,7 @@ export function workerProcess(server: DevServer, env: Record<string, string> = {
     env: { TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: server.namespace, WARDEN_LOG_LEVEL: 'warn', ...env },
     stdin: 'ignore',
     stdout: 'ignore',
-    stderr: 'pipe',
+    stderr: process.env.WARDEN_TEST_LOG ? 'inherit' : 'ignore',
     reject: false,
     cleanup: true,
   });

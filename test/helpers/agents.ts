@@ -1,0 +1,56 @@
+/** Scripted turns for externally running test agents, and waits on supervision progress. */
+import type { WardenClient } from '../../src/client/index.js';
+import type { TurnInput } from '../../src/domain/schemas.js';
+import type { AgentStatus, ReportTurnResult } from '../../src/domain/status.js';
+import { eventually } from './stack.js';
+
+/** The same failing build, again and again: what the heuristic evaluator calls SPIRALING. */
+export function spiralTurn(i: number): TurnInput {
+  return {
+    id: `spiral-${i}`,
+    text: 'The build failed again, retrying the build.',
+    toolCalls: [{ name: 'shell', args: 'npm run build', result: "error TS2307: Cannot find module './config'", ok: false }],
+    tokensIn: 1000,
+    tokensOut: 100,
+    costUsd: 0.01,
+  };
+}
+
+/** Varied, productive turns: the heuristic evaluator says OK. */
+export function productiveTurn(i: number): TurnInput {
+  return {
+    id: `work-${i}`,
+    text: `Step ${i}: edited module ${i} and ran its tests; they pass, moving on to the next module.`,
+    toolCalls: [
+      { name: 'apply_patch', args: `*** Update File: src/module${i}.ts`, ok: true },
+      { name: 'shell', args: `npm test -- module${i}`, result: `1 passed`, ok: true },
+    ],
+  };
+}
+
+export async function waitForEvaluations(client: WardenClient, agentId: string, n: number, timeoutMs = 30_000): Promise<AgentStatus> {
+  return eventually(
+    async () => {
+      const s = await client.status(agentId);
+      return s.evaluations.total >= n ? s : null;
+    },
+    { timeoutMs, what: `${n} evaluations of ${agentId}` },
+  );
+}
+
+/** Report `turns`, waiting after every `every`-th for its evaluation to finish; returns the replies. */
+export async function reportWithEvaluations(
+  client: WardenClient,
+  agentId: string,
+  turns: TurnInput[],
+  every = 5,
+  startEvaluations = 0,
+): Promise<ReportTurnResult[]> {
+  const replies: ReportTurnResult[] = [];
+  let evals = startEvaluations;
+  for (let i = 0; i < turns.length; i++) {
+    replies.push(await client.reportTurn(agentId, turns[i]!));
+    if ((i + 1) % every === 0) await waitForEvaluations(client, agentId, ++evals);
+  }
+  return replies;
+}
