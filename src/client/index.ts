@@ -62,6 +62,17 @@ export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, wha
   return r.data;
 }
 
+/** Update errors that mean "try again": the workflow task failed or the run closed (continue-as-new). */
+export function isTransientUpdateError(err: unknown): boolean {
+  const e = err as { code?: number; message?: string; cause?: { code?: number; message?: string } };
+  const text = `${e?.message ?? ''} ${e?.cause?.message ?? ''}`;
+  const code = e?.code ?? e?.cause?.code;
+  return (
+    (code === 9 /* FAILED_PRECONDITION */ && /workflow task fail|workflow is closing|update.*abort/i.test(text)) ||
+    /workflow update was aborted|workflow is closing|WorkflowUpdateRPCTimeoutOrCancelled/i.test(text)
+  );
+}
+
 export interface AgentSummary {
   agentId: string;
   workflowId: string;
@@ -150,18 +161,30 @@ export class WardenClient {
     }
   }
 
-  /** Report one turn of an externally running agent; the reply carries every queued whisper. */
+  /**
+   * Report one turn of an externally running agent; the reply carries every queued whisper.
+   * A turn without an id gets one, so that a retry is recognised as the same turn. The turn id
+   * doubles as the update id (Temporal dedupes within a run; the workflow remembers recent ids
+   * across continue-as-new). An update that meets a failed or superseded workflow task — as
+   * happens when the workflow continues-as-new under it — is retried with the same id.
+   */
   async reportTurn(agentId: string, turn: TurnInput): Promise<ReportTurnResult> {
     const parsed = parseOrThrow(TurnSchema, turn, 'turn');
+    const withId = { ...turn, id: parsed.id ?? randomUUID() };
     const handle = this.handle(agentId);
-    try {
-      // The turn id doubles as the update id, so a retried report is deduplicated by Temporal too.
-      return await handle.executeUpdate<ReportTurnResult, [TurnInput]>('reportTurn', {
-        args: [parsed],
-        updateId: parsed.id ? `turn-${parsed.id}` : randomUUID(),
-      });
-    } catch (err) {
-      throw this.translate(agentId, err);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await handle.executeUpdate<ReportTurnResult, [TurnInput]>('reportTurn', {
+          args: [withId],
+          updateId: `turn-${withId.id}`,
+        });
+      } catch (err) {
+        if (attempt < 8 && isTransientUpdateError(err)) {
+          await new Promise((r) => setTimeout(r, Math.min(2_000, 50 * 2 ** attempt)));
+          continue;
+        }
+        throw await this.translate(agentId, err);
+      }
     }
   }
 
@@ -172,7 +195,7 @@ export class WardenClient {
       await this.ensureRunning(handle, agentId);
       await handle.signal(name, parsed);
     } catch (err) {
-      throw this.translate(agentId, err);
+      throw await this.translate(agentId, err);
     }
   }
 
@@ -181,7 +204,7 @@ export class WardenClient {
     try {
       return await handle.query<AgentStatus>('status');
     } catch (err) {
-      const translated = this.translate(agentId, err);
+      const translated = await this.translate(agentId, err);
       if (translated !== err) throw translated;
       const e = err as { message?: string; cause?: { message?: string } };
       throw new Error(
@@ -194,7 +217,7 @@ export class WardenClient {
     try {
       return await this.handle(agentId).query<Whisper[]>('pendingWhispers');
     } catch (err) {
-      throw this.translate(agentId, err);
+      throw await this.translate(agentId, err);
     }
   }
 
@@ -227,17 +250,22 @@ export class WardenClient {
     }
   }
 
-  private translate(agentId: string, err: unknown): unknown {
-    if (err instanceof WorkflowNotFoundError) return new AgentNotFoundError(agentId);
+  /** Map SDK errors to warden's: unknown agent (exit 3), ended agent or rejected input (exit 2). */
+  private async translate(agentId: string, err: unknown): Promise<unknown> {
     const e = err as { code?: number; message?: string; cause?: { message?: string } };
-    if (e?.code === 5 /* NOT_FOUND */ || /workflow not found|not found for ID/i.test(e?.message ?? '')) return new AgentNotFoundError(agentId);
-    if (err instanceof WorkflowUpdateFailedError) {
-      return new InvalidInputError(e.cause?.message ?? e.message ?? 'update rejected');
+    if (err instanceof WorkflowUpdateFailedError) return new InvalidInputError(e.cause?.message ?? e.message ?? 'update rejected');
+    const notFound = err instanceof WorkflowNotFoundError || e?.code === 5 || /not found|already completed/i.test(e?.message ?? '');
+    if (!notFound) return err;
+    // NOT_FOUND also means "that run has closed": tell an ended agent from one that never existed.
+    try {
+      const d = await this.client.workflow.getHandle(workflowIdFor(agentId)).describe();
+      if (d.status.name !== 'RUNNING') {
+        return new InvalidInputError(`agent ${agentId} has ended (workflow ${d.status.name.toLowerCase()}); it takes no more reports or signals`);
+      }
+      return err;
+    } catch {
+      return new AgentNotFoundError(agentId);
     }
-    if (/workflow execution already completed/i.test(e?.message ?? '')) {
-      return new InvalidInputError(`agent ${agentId} has ended; it takes no more reports or signals`);
-    }
-    return err;
   }
 }
 

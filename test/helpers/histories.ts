@@ -1,19 +1,22 @@
 /**
  * Replay histories: integration scenarios save their workflow histories under test/histories/
- * when WARDEN_RECORD_HISTORIES=1 (`npm run record-histories`); test/integration/replay.test.ts
- * replays every committed file against the current workflow code.
+ * when WARDEN_RECORD_HISTORIES=1 (`npm run record-histories`), using the platform's own tool
+ * (`temporal workflow show --output json`); test/integration/replay.test.ts replays every
+ * committed file against the current workflow code.
  */
 import type { WorkflowHandle } from '@temporalio/client';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './stack.js';
+import { temporalCli } from './temporal-cli.js';
 
 export const HISTORIES_DIR = join(ROOT, 'test/histories');
 
-export async function recordHistory(handle: WorkflowHandle, name: string): Promise<void> {
+export async function recordHistory(address: string, handle: WorkflowHandle, name: string): Promise<void> {
   if (process.env.WARDEN_RECORD_HISTORIES !== '1') return;
-  const history = await handle.fetchHistory();
+  const r = await temporalCli(address, ['workflow', 'show', '--workflow-id', handle.workflowId, '--output', 'json']);
+  if (r.exitCode !== 0) throw new Error(`temporal workflow show failed: ${r.all}`);
+  JSON.parse(String(r.stdout)); // must be JSON
   mkdirSync(HISTORIES_DIR, { recursive: true });
-  writeFileSync(join(HISTORIES_DIR, `${name}.json`), historyToJSON(history));
+  writeFileSync(join(HISTORIES_DIR, `${name}.json`), String(r.stdout));
 }

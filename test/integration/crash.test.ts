@@ -97,5 +97,5 @@ test('paused state and undelivered whispers survive a worker SIGKILL and a serve
   await warden.signal(agentId, 'stop', { reason: 'done testing', drainTimeoutMs: 0 });
   const final = (await warden.handle(agentId).result()) as { state: string };
   expect(final.state).toBe('done');
-  await recordHistory(warden.handle(agentId), 'crash-sigkill-restart');
+  await recordHistory(server.address, warden.handle(agentId), 'crash-sigkill-restart');
 });

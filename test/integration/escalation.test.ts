@@ -113,5 +113,5 @@ test('whisper, stronger whisper, escalation with webhook and pause; resume via t
   const final = (await handle.result()) as { state: string; stateReason: string };
   expect(final.state).toBe('failed');
   expect(final.stateReason).toMatch(/aborted: test over/);
-  await recordHistory(handle, 'escalation-resume-abort');
+  await recordHistory(server.address, handle, 'escalation-resume-abort');
 });
