@@ -15,6 +15,7 @@ import {
   condition,
   continueAsNew,
   log,
+  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -524,10 +525,18 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
       log.info('continuing as new', { agentId: spec.agentId, historyLength: workflowInfo().historyLength });
       return await continueAsNew<typeof agentWorkflow>(specInput, { ...s });
     }
+    const idleArmed = () => idleAfter > 0 && s.state === 'running' && !s.idleChecked;
+    const armedNow = idleArmed();
+    // Histories recorded before this patch waited without re-arming the idle timer when the
+    // agent started running; they keep replaying that way.
+    const rearmIdle = patched('idle-timer-rearms');
     const wake = () =>
-      isTerminal(s.state) || s.state === 'cancelling' || (s.evalQueue.length > 0 && canEvaluate()) || shouldContinueAsNew();
-    const idleArmed = idleAfter > 0 && s.state === 'running' && !s.idleChecked;
-    if (!idleArmed) {
+      isTerminal(s.state) ||
+      s.state === 'cancelling' ||
+      (s.evalQueue.length > 0 && canEvaluate()) ||
+      shouldContinueAsNew() ||
+      (rearmIdle && idleArmed() !== armedNow); // (re)arm or disarm the idle timer
+    if (!armedNow) {
       await condition(wake);
       continue;
     }

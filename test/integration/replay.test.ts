@@ -12,8 +12,8 @@ import { workflowBundle } from '../helpers/stack.js';
 
 const files = readdirSync(HISTORIES_DIR).filter((f) => f.endsWith('.json')).sort();
 
-test('committed histories exist (escalation, crash, continue-as-new, bad input)', () => {
-  expect(files.length).toBeGreaterThanOrEqual(4);
+test('committed histories exist (escalation, crash, continue-as-new, bad input, idle, stop)', () => {
+  expect(files.length).toBeGreaterThanOrEqual(7);
 });
 
 test.each(files)('replays %s', async (file) => {
