@@ -63,6 +63,14 @@ test('whisper, stronger whisper, escalation with webhook and pause; resume via t
   expect(s.pauseReason).toMatch(/escalated: SPIRALING/);
   const pending = await warden.pendingWhispers(agentId);
   expect(pending.map((w) => w.type)).toEqual(['ESCALATION']);
+  // The Web UI's "current details" (the built-in metadata query) and the static summary follow along.
+  const meta = (await warden.handle(agentId).query('__temporal_workflow_metadata')) as { currentDetails: string; definition: { signalDefinitions: { name: string }[] } };
+  expect(meta.currentDetails).toMatch(/\*\*state\*\* awaiting-input/);
+  expect(meta.currentDetails).toMatch(/\*\*escalation step\*\* 3\/3/);
+  expect(meta.currentDetails).toMatch(/\*\*last verdict\*\* CORRECTION SPIRALING/);
+  expect(meta.definition.signalDefinitions.map((d) => d.name).sort()).toEqual(['abort', 'heartbeat', 'interrupt', 'pause', 'resume', 'steer', 'stop']);
+  const described = await temporalCli(server.address, ['workflow', 'describe', '--workflow-id', 'agent-spiral', '--output', 'json']);
+  expect(described.stdout).toContain('Supervising spiral: Make `npm run build` pass.');
 
   // The webhook: first delivery answered 503, retried with backoff, then accepted — signed.
   const delivered = await eventually(async () => (hook.accepted().length > 0 ? hook.accepted() : null), { what: 'webhook delivery' });
