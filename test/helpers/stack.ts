@@ -3,6 +3,7 @@
  * warden worker (in-process with a once-per-file bundle, or as a separate process that tests can
  * SIGKILL).
  */
+import { afterAll, beforeAll } from 'vitest';
 import { bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { execa, type ResultPromise } from 'execa';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -84,4 +85,29 @@ export async function eventually<T>(fn: () => Promise<T>, opts: { timeoutMs?: nu
 
 export function cleanup(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
+}
+
+export interface Stack {
+  server: TestServer;
+  worker: WorkerHandle;
+  warden: WardenClient;
+}
+
+/**
+ * A dev server, an in-process worker and a client for the enclosing file or describe block:
+ * started in beforeAll, stopped in afterAll. Read the fields inside tests (they are set by then).
+ */
+export function useStack(opts: Partial<DevServerOptions> = {}): Stack {
+  const stack = {} as Stack;
+  beforeAll(async () => {
+    stack.server = await startTestServer(opts);
+    stack.worker = await inProcessWorker(stack.server);
+    stack.warden = await clientFor(stack.server);
+  });
+  afterAll(async () => {
+    await stack.warden?.close();
+    await stack.worker?.shutdown();
+    await stack.server?.stop();
+  });
+  return stack;
 }

@@ -6,34 +6,20 @@
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { execa } from 'execa';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import type { WardenClient } from '../../src/client/index.js';
-import type { WorkerHandle } from '../../workers/main.js';
+import { expect, test } from 'vitest';
 import { recordHistory } from '../helpers/histories.js';
-import { ROOT, clientFor, eventually, inProcessWorker, startTestServer, type TestServer } from '../helpers/stack.js';
+import { ROOT, eventually, useStack } from '../helpers/stack.js';
 import { temporalCli } from '../helpers/temporal-cli.js';
 
-let server: TestServer;
-let worker: WorkerHandle;
-let warden: WardenClient;
+const stack = useStack();
 
-beforeAll(async () => {
-  server = await startTestServer();
-  worker = await inProcessWorker(server);
-  warden = await clientFor(server);
-});
-afterAll(async () => {
-  await warden?.close();
-  await worker?.shutdown();
-  await server?.stop();
-});
 
 const cli = (args: string[], input?: string) =>
-  execa('node', [join(ROOT, 'dist/src/cli/main.js'), '--address', server.address, ...args], { reject: false, input });
+  execa('node', [join(ROOT, 'dist/src/cli/main.js'), '--address', stack.server.address, ...args], { reject: false, input });
 
 test('invalid update payload is rejected by the validator, naming the field, and leaves no trace', async () => {
-  await warden.start({ agentId: 'strict', task: 'anything' });
-  const handle = warden.handle('strict');
+  await stack.warden.start({ agentId: 'strict', task: 'anything' });
+  const handle = stack.warden.handle('strict');
   // Bypass the client's own validation: this is what a buggy service in another language would send.
   const err = await handle.executeUpdate('reportTurn', { args: [{ text: 42, toolCalls: [{ args: 'x' }] }] }).catch((e: unknown) => e);
   expect(err).toBeInstanceOf(WorkflowUpdateFailedError);
@@ -43,24 +29,24 @@ test('invalid update payload is rejected by the validator, naming the field, and
   const history = await handle.fetchHistory();
   const types = history.events!.map((e) => String(e.eventType));
   expect(types.some((t) => /UPDATE_ACCEPTED|UpdateAccepted|47/.test(t))).toBe(false);
-  const s = await warden.status('strict');
+  const s = await stack.warden.status('strict');
   expect(s.turns).toBe(0);
   // The workflow is healthy: a valid turn goes through.
-  const ok = await warden.reportTurn('strict', { id: 'good', text: 'a proper turn' });
+  const ok = await stack.warden.reportTurn('strict', { id: 'good', text: 'a proper turn' });
   expect(ok).toMatchObject({ accepted: true, state: 'running' });
 });
 
 test('invalid signal payloads are recorded and ignored; the workflow stays healthy', async () => {
-  await warden.start({ agentId: 'noisy', task: 'anything' });
-  const handle = warden.handle('noisy');
+  await stack.warden.start({ agentId: 'noisy', task: 'anything' });
+  const handle = stack.warden.handle('noisy');
   await handle.signal('steer', { text: 123 });
   await handle.signal('stop', { drainTimeoutMs: 'soon' });
   await handle.signal('pause', 'not an object');
   // A bare resume on a running agent is an illegal event: refused, not applied.
-  const r = await temporalCli(server.address, ['workflow', 'signal', '--workflow-id', 'agent-noisy', '--name', 'resume']);
+  const r = await temporalCli(stack.server.address, ['workflow', 'signal', '--workflow-id', 'agent-noisy', '--name', 'resume']);
   expect(r.exitCode, r.all).toBe(0);
   const s = await eventually(async () => {
-    const st = await warden.status('noisy');
+    const st = await stack.warden.status('noisy');
     return st.refused.length >= 4 ? st : null;
   });
   expect(s.invalidSignals).toBe(3);
@@ -70,19 +56,19 @@ test('invalid signal payloads are recorded and ignored; the workflow stays healt
   expect(s.refused[3]!.reason).toMatch(/not allowed while spawning/);
   expect(s).toMatchObject({ state: 'spawning', pendingWhispers: 0, stopRequested: false, paused: false });
   // Nothing wedged: reports and valid signals still work.
-  await warden.reportTurn('noisy', { id: 'n1', text: 'working' });
-  await warden.signal('noisy', 'steer', { text: 'focus on the failing test' });
-  const reply = await warden.reportTurn('noisy', { id: 'n2', text: 'working more' });
+  await stack.warden.reportTurn('noisy', { id: 'n1', text: 'working' });
+  await stack.warden.signal('noisy', 'steer', { text: 'focus on the failing test' });
+  const reply = await stack.warden.reportTurn('noisy', { id: 'n2', text: 'working more' });
   expect(reply.whispers.map((w) => w.text)).toEqual(['focus on the failing test']);
   const d = await handle.describe();
   expect(d.status.name).toBe('RUNNING');
-  await recordHistory(server.address, handle, 'bad-input-signals');
+  await recordHistory(stack.server.address, handle, 'bad-input-signals');
 });
 
 test('an ended agent refuses reports and signals with a clear message', async () => {
-  await warden.start({ agentId: 'ended', task: 'anything' });
-  await warden.signal('ended', 'abort', { reason: 'no longer needed' });
-  await warden.handle('ended').result();
+  await stack.warden.start({ agentId: 'ended', task: 'anything' });
+  await stack.warden.signal('ended', 'abort', { reason: 'no longer needed' });
+  await stack.warden.handle('ended').result();
   const rep = await cli(['report', 'ended'], '{"text":"late turn"}');
   expect(rep.exitCode).toBe(2);
   expect(rep.stderr).toMatch(/ended|failed|completed/i);
@@ -102,7 +88,7 @@ test('CLI: unknown agent exits 3, bad input exits 2 naming the field', async () 
   const json = await cli(['status', 'ghost', '--json']);
   expect(JSON.parse(json.stdout)).toMatchObject({ exitCode: 3, error: expect.stringMatching(/no such agent/) });
 
-  await warden.start({ agentId: 'cli-bad', task: 'anything' });
+  await stack.warden.start({ agentId: 'cli-bad', task: 'anything' });
   const badJson = await cli(['report', 'cli-bad'], '{not json');
   expect(badJson.exitCode).toBe(2);
   expect(badJson.stderr).toMatch(/not valid JSON/);

@@ -7,10 +7,9 @@ import { execa } from 'execa';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { freePort, isPortFree } from '../../src/devserver/ports.js';
-import type { WorkerHandle } from '../../workers/main.js';
-import { ROOT, eventually, inProcessWorker, startTestServer, type TestServer } from '../helpers/stack.js';
+import { ROOT, eventually, useStack } from '../helpers/stack.js';
 import { spiralTurn } from '../helpers/agents.js';
 
 const MAIN = join(ROOT, 'dist/src/cli/main.js');
@@ -44,18 +43,9 @@ test('warden dev: dev server + Web UI + worker + demo reaching escalation; Ctrl-
 });
 
 describe('verbs against a running stack', () => {
-  let server: TestServer;
-  let worker: WorkerHandle;
-  const cli = (args: string[], input?: string) => execa('node', [MAIN, '--address', server.address, ...args], { reject: false, input });
+  const stack = useStack();
+  const cli = (args: string[], input?: string) => execa('node', [MAIN, '--address', stack.server.address, ...args], { reject: false, input });
 
-  beforeAll(async () => {
-    server = await startTestServer();
-    worker = await inProcessWorker(server);
-  });
-  afterAll(async () => {
-    await worker?.shutdown();
-    await server?.stop();
-  });
 
   test('start (config file + flags), report, steer, status, list — all with --json', async () => {
     const config = join(tmp, 'warden.yaml');

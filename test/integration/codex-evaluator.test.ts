@@ -11,10 +11,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { makeEvaluate } from '../../activities/evaluate.js';
 import type { EvaluateInput } from '../../src/domain/activity-types.js';
 import type { EvaluatorConfig, Turn } from '../../src/domain/schemas.js';
-import type { WardenClient } from '../../src/client/index.js';
-import type { WorkerHandle } from '../../workers/main.js';
 import { inputTexts, message, stall, startModelServer, type ModelServer } from '../fixtures/model-server.js';
-import { cleanup, clientFor, eventually, inProcessWorker, startTestServer, type TestServer } from '../helpers/stack.js';
+import { cleanup, eventually, useStack } from '../helpers/stack.js';
 
 const VERDICT_LINE = 'CORRECTION SPIRALING: stop retrying npm run build';
 const TASK = 'Make the CI build pass for the billing service (task marker T-4711)';
@@ -210,37 +208,29 @@ describe('codex evaluator, activity called directly', () => {
 // ---------- 2. through the workflow ----------
 
 describe('codex evaluator, through agentWorkflow on a dev server', () => {
-  let server: TestServer;
-  let worker: WorkerHandle;
-  let warden: WardenClient;
+  const stack = useStack();
   let model: ModelServer;
 
   beforeAll(async () => {
     model = await startModelServer();
-    server = await startTestServer();
-    worker = await inProcessWorker(server);
-    warden = await clientFor(server);
   });
   afterAll(async () => {
-    await warden?.close();
-    await worker?.shutdown();
-    await server?.stop();
     await model?.close();
   });
 
   test('the verdict comes back and is applied: lastVerdict, step 1, a whisper with the model message', async () => {
     model.setScript([message(VERDICT_LINE)]);
-    await warden.start({
+    await stack.warden.start({
       agentId: 'codex-wf',
       task: TASK,
       evaluator: codexConfig(model),
       supervisor: { evalInterval: 2, evalTimeoutMs: 20_000, model: MODEL },
     });
-    for (const t of turns(2)) await warden.reportTurn('codex-wf', t);
+    for (const t of turns(2)) await stack.warden.reportTurn('codex-wf', t);
 
     const st = await eventually(
       async () => {
-        const s = await warden.status('codex-wf');
+        const s = await stack.warden.status('codex-wf');
         return s.evaluations.total >= 1 ? s : null;
       },
       { timeoutMs: 60_000, what: 'an evaluation' },
@@ -250,7 +240,7 @@ describe('codex evaluator, through agentWorkflow on a dev server', () => {
     expect(st.lastVerdict).toMatchObject({ kind: 'CORRECTION', pattern: 'SPIRALING', message: 'stop retrying npm run build' });
     expect(st.escalationStep).toBe(1);
     expect(st.pendingWhispers).toBe(1);
-    const [w] = await warden.pendingWhispers('codex-wf');
+    const [w] = await stack.warden.pendingWhispers('codex-wf');
     expect(w).toMatchObject({ type: 'CORRECTION' });
     expect(w!.text).toContain('stop retrying npm run build');
 
@@ -260,7 +250,7 @@ describe('codex evaluator, through agentWorkflow on a dev server', () => {
     expect(userText).toContain(TASK);
     expect(userText).toContain('trying the build again, attempt 2');
 
-    const reply = await warden.reportTurn('codex-wf', { id: 't3', text: 'ok, reading the error instead' });
+    const reply = await stack.warden.reportTurn('codex-wf', { id: 't3', text: 'ok, reading the error instead' });
     expect(reply.whispers.map((x) => x.text)).toEqual([w!.text]);
   });
 });

@@ -3,57 +3,43 @@
  * ladder, the pause, pending whispers, counters and recent turn ids cross the boundary, and
  * signals and updates sent while the workflow switches runs are neither lost nor doubled.
  */
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import type { WardenClient } from '../../src/client/index.js';
+import { expect, test } from 'vitest';
 import type { Whisper } from '../../src/domain/schemas.js';
-import type { WorkerHandle } from '../../workers/main.js';
 import { reportWithEvaluations, spiralTurn } from '../helpers/agents.js';
 import { recordHistory } from '../helpers/histories.js';
-import { clientFor, eventually, inProcessWorker, startTestServer, type TestServer } from '../helpers/stack.js';
+import { eventually, useStack } from '../helpers/stack.js';
 
-let server: TestServer;
-let worker: WorkerHandle;
-let warden: WardenClient;
+const stack = useStack({ dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': 60 } });
 
-beforeAll(async () => {
-  server = await startTestServer({ dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': 60 } });
-  worker = await inProcessWorker(server);
-  warden = await clientFor(server);
-});
-afterAll(async () => {
-  await warden?.close();
-  await worker?.shutdown();
-  await server?.stop();
-});
 
 test('state, pending whispers and signals sent during the switch survive continue-as-new', async () => {
   const agentId = 'longlived';
-  await warden.start({ agentId, task: 'Make `npm run build` pass.' });
+  await stack.warden.start({ agentId, task: 'Make `npm run build` pass.' });
   const received: Whisper[] = [];
-  const replies = await reportWithEvaluations(warden, agentId, Array.from({ length: 15 }, (_, i) => spiralTurn(i + 1)));
+  const replies = await reportWithEvaluations(stack.warden, agentId, Array.from({ length: 15 }, (_, i) => spiralTurn(i + 1)));
   for (const r of replies) received.push(...r.whispers);
-  const escalated = await warden.status(agentId);
+  const escalated = await stack.warden.status(agentId);
   expect(escalated).toMatchObject({ state: 'awaiting-input', escalationStep: 3, escalations: 1, turns: 15, pendingWhispers: 1 });
   expect(escalated.runs).toBeGreaterThanOrEqual(2); // the ladder itself already crossed a boundary
 
   // A barrage of signals and updates, racing the continue-as-new switches.
   const steers = Array.from({ length: 25 }, (_, i) => `steer-${i + 1}`);
   const signalling = (async () => {
-    for (const text of steers) await warden.signal(agentId, 'steer', { text });
+    for (const text of steers) await stack.warden.signal(agentId, 'steer', { text });
   })();
   const reporting = (async () => {
     for (let i = 1; i <= 25; i++) {
-      const r = await warden.reportTurn(agentId, { id: `paused-${i}`, text: `waiting for a human (${i})` });
+      const r = await stack.warden.reportTurn(agentId, { id: `paused-${i}`, text: `waiting for a human (${i})` });
       expect(r.paused).toBe(true);
       received.push(...r.whispers);
     }
   })();
   await Promise.all([signalling, reporting]);
-  const final = await warden.reportTurn(agentId, { id: 'last', text: 'still waiting' });
+  const final = await stack.warden.reportTurn(agentId, { id: 'last', text: 'still waiting' });
   received.push(...final.whispers);
-  received.push(...(await warden.pendingWhispers(agentId)));
+  received.push(...(await stack.warden.pendingWhispers(agentId)));
 
-  const s = await warden.status(agentId);
+  const s = await stack.warden.status(agentId);
   expect(s.runs).toBeGreaterThanOrEqual(3);
   expect(s).toMatchObject({ state: 'awaiting-input', paused: true, escalationStep: 3, escalations: 1, turns: 41 });
   expect(s.evaluations).toMatchObject({ total: 3, flagged: 3 });
@@ -67,14 +53,14 @@ test('state, pending whispers and signals sent during the switch survive continu
   expect(received.filter((w) => w.type === 'STEERING').map((w) => w.text)).toEqual(steers);
 
   // Turn ids from an earlier run are still recognised.
-  const dup = await warden.reportTurn(agentId, spiralTurn(1));
+  const dup = await stack.warden.reportTurn(agentId, spiralTurn(1));
   expect(dup).toMatchObject({ accepted: false, duplicate: true });
-  expect((await warden.status(agentId)).turns).toBe(41);
+  expect((await stack.warden.status(agentId)).turns).toBe(41);
 
-  await warden.signal(agentId, 'resume', {});
-  await eventually(async () => (await warden.status(agentId)).state === 'running');
-  const info = await warden.handle(agentId).describe();
+  await stack.warden.signal(agentId, 'resume', {});
+  await eventually(async () => (await stack.warden.status(agentId)).state === 'running');
+  const info = await stack.warden.handle(agentId).describe();
   expect(info.status.name).toBe('RUNNING');
-  await recordHistory(server.address, warden.handle(agentId), 'continue-as-new-carried');
-  await warden.signal(agentId, 'abort', { reason: 'test over' });
+  await recordHistory(stack.server.address, stack.warden.handle(agentId), 'continue-as-new-carried');
+  await stack.warden.signal(agentId, 'abort', { reason: 'test over' });
 });
