@@ -52,6 +52,11 @@ const MAX_HISTORY_EVENTS = 10_000;
 const DEFAULT_DRAIN_MS = 30_000;
 const KEEP_RECORDS = 10;
 const KEEP_DELIVERIES = 20;
+/** Webhooks retry with exponential backoff: 1 s doubling to 1 min, 8 attempts. */
+const WEBHOOK_ACTIVITY_OPTIONS = {
+  startToCloseTimeout: '15s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 8 },
+} as const;
 
 interface EvalJob {
   reason: 'interval' | 'idle';
@@ -147,14 +152,8 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
   /** Bumped whenever a human intervenes, so an evaluation that started before it is not applied. */
   let epoch = 0;
 
-  const activities = proxyActivities<WardenActivities>({
-    startToCloseTimeout: spec.supervisor.evalTimeoutMs,
-    retry: { maximumAttempts: 1 },
-  });
-  const notifications = proxyActivities<WardenActivities>({
-    startToCloseTimeout: '15s',
-    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 8 },
-  });
+  // Options are given per call (with a summary for the Web UI): evaluations never retry, webhooks do.
+  const activities = proxyActivities<WardenActivities>({ startToCloseTimeout: spec.supervisor.evalTimeoutMs, retry: { maximumAttempts: 1 } });
 
   // ---------- state, whispers, visibility ----------
 
@@ -263,11 +262,10 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
     };
     for (const channel of spec.notify.webhooks) {
       pendingNotifications += 1;
-      notifications.notifyWebhook
+      activities.notifyWebhook
         .executeWithOptions(
           {
-            startToCloseTimeout: '15s',
-            retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 8 },
+            ...WEBHOOK_ACTIVITY_OPTIONS,
             summary: `escalation webhook → ${channel.url.replace(/^https?:\/\/([^/?#]+).*$/, '$1')}`,
           },
           [{ channel, event }],

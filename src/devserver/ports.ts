@@ -13,9 +13,13 @@ export function freePort(): Promise<number> {
   });
 }
 
-export async function freePorts(n: number): Promise<number[]> {
+/** `n` distinct free ports, none of them in `exclude` (ports already promised to someone else). */
+export async function freePorts(n: number, exclude: readonly number[] = []): Promise<number[]> {
   const out = new Set<number>();
-  while (out.size < n) out.add(await freePort());
+  while (out.size < n) {
+    const p = await freePort();
+    if (!exclude.includes(p)) out.add(p);
+  }
   return [...out];
 }
 

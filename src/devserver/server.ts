@@ -54,7 +54,7 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   }
   const uiPort = opts.uiPort === false ? null : (opts.uiPort ?? 8233);
   if (uiPort !== null && !(await isPortFree(uiPort, ip))) throw new Error(`Web UI port ${uiPort} is in use (use --ui-port)`);
-  const [httpPort, metricsPort] = await freePorts(2);
+  const [httpPort, metricsPort] = await freePorts(2, uiPort === null ? [port] : [port, uiPort]);
   const dbFile = resolve(opts.dbFile);
   mkdirSync(dirname(dbFile), { recursive: true });
   const args = [

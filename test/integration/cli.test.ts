@@ -8,7 +8,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { freePort, isPortFree } from '../../src/devserver/ports.js';
+import { freePorts, isPortFree } from '../../src/devserver/ports.js';
 import { ROOT, eventually, useStack } from '../helpers/stack.js';
 import { spiralTurn } from '../helpers/agents.js';
 
@@ -16,7 +16,7 @@ const MAIN = join(ROOT, 'dist/src/cli/main.js');
 const tmp = mkdtempSync(join(tmpdir(), 'warden-cli-'));
 
 test('warden dev: dev server + Web UI + worker + demo reaching escalation; Ctrl-C stops everything', async () => {
-  const [port, uiPort] = [await freePort(), await freePort()];
+  const [port, uiPort] = await freePorts(2);
   const dev = execa('node', [MAIN, 'dev', '--port', String(port), '--ui-port', String(uiPort), '--db', join(tmp, 'dev/temporal.db')], {
     reject: false,
     all: true,
