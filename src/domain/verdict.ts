@@ -57,13 +57,19 @@ export function parseVerdictLine(raw: string): Verdict | null {
   const m = KIND_RE.exec(line);
   if (!m) return null;
   const kind = normaliseKind(m[1]!);
+  // Upper case is the verdict form. A lower- or mixed-case kind word is prose ("Escalation is not
+  // needed.", "Ok, let me look") unless the line still reads as a verdict: a bare "ok", or a kind
+  // followed by a separator or a pattern tag ("correction: …", "correction spiraling: …").
+  const shouted = m[1] === m[1]!.toUpperCase();
   let rest = line.slice(m[0].length).replace(/^[*_`]+/, '');
   if (kind === 'OK') {
     // "OK" alone, or "OK - looks fine" / "OK." — but not "Okay" or "OK-ish words" glued on.
     if (rest && !/^[\s.:,;!\-–—)]/.test(rest)) return null;
+    if (!shouted && !/^[\s.!]*$/.test(rest)) return null;
     return { kind, pattern: null, message: tidyMessage(rest) };
   }
   const tagged = takePattern(rest.replace(/^\s*[:\-–—]?\s*/, ''));
+  if (!shouted && !lead.pattern && !tagged.pattern && !/^\s*[:\-–—]/.test(rest)) return null;
   const pattern = lead.pattern ?? tagged.pattern;
   const message = tidyMessage(tagged.rest);
   if (!message) return null; // non-OK verdicts must say what is wrong

@@ -161,3 +161,30 @@ describe('formatVerdict', () => {
     expect(parseVerdict(formatVerdict(verdict))).toEqual(verdict);
   });
 });
+
+describe('prose that merely starts with a verdict word is not a verdict', () => {
+  it.each([
+    ['Escalation is not needed.'],
+    ['Correction would be premature here.'],
+    ['Ok, let me look at the transcript.'],
+    ['Think deeper about it? Maybe later.'],
+  ])('%j → null', (input) => {
+    expect(parseVerdict(input)).toBeNull();
+  });
+
+  it('prose first, then the real verdict line', () => {
+    expect(parseVerdict('Escalation is not needed.\nCORRECTION STALLING: run the next command')).toEqual({
+      kind: 'CORRECTION',
+      pattern: 'STALLING',
+      message: 'run the next command',
+    });
+  });
+
+  it.each([
+    ['correction: stop retrying', 'CORRECTION', null, 'stop retrying'],
+    ['Escalation - a human must decide', 'ESCALATION', null, 'a human must decide'],
+    ['correction spiraling: stop retrying', 'CORRECTION', 'SPIRALING', 'stop retrying'],
+  ])('%j still parses', (input, kind, pattern, message) => {
+    expect(parseVerdict(input)).toEqual({ kind, pattern, message });
+  });
+});
