@@ -17,14 +17,14 @@
  * Secrets never go into argv: credentials travel as files in the throwaway home, API keys through
  * the inherited environment (a provider's `env_key`).
  */
-import { execa } from 'execa';
-import { accessSync, constants as fsConstants, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { accessSync, constants as fsConstants, existsSync, statSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { EvaluatorConfig } from '../../src/domain/schemas.js';
 import type { Evaluator } from './types.js';
+import { runInGroup } from '../process-group.js';
 
 export type CodexEvaluatorConfig = Extract<EvaluatorConfig, { kind: 'codex' }>;
 
@@ -168,39 +168,20 @@ export function codexEvaluator(config: CodexEvaluatorConfig): Evaluator {
 
         const args = buildCodexArgs({ model: req.model, lastMessageFile, workDir, derivedOverrides, overrides: config.config });
         const started = Date.now();
-        const child = execa(file, args, {
-          input: req.prompt,
-          cwd: workDir,
-          env: { CODEX_HOME: codexHome, NO_COLOR: '1' },
-          detached: true, // its own process group, so the native codex under the npm wrapper dies too
-          stdout: 'pipe',
-          stderr: 'pipe',
-          maxBuffer: 20_000_000,
-          reject: false,
-        });
-        pid = child.pid;
-        if (pid !== undefined) live.add(pid);
-        ctx.log.debug({ codexHome, pid, file, copied, credentialsFrom: source }, 'codex exec started');
-
-        let timer: NodeJS.Timeout | undefined;
-        const onAbort = () => {
-          if (pid === undefined) return;
-          signalGroup(pid, 'SIGTERM');
-          timer = setTimeout(() => signalGroup(pid!, 'SIGKILL'), CODEX_KILL_GRACE_MS);
-          timer.unref();
-        };
-        ctx.signal.addEventListener('abort', onAbort, { once: true });
-        if (ctx.signal.aborted) onAbort(); // aborted while we were preparing the home
-        let result: Awaited<typeof child>;
-        try {
-          result = await child;
-        } finally {
-          ctx.signal.removeEventListener('abort', onAbort);
-          if (timer) clearTimeout(timer);
-          // The wrapper may be gone while its children linger: make sure the whole tree is dead.
-          if (pid !== undefined) await reapTree(pid, codexHome);
-          if (pid !== undefined) live.delete(pid);
-        }
+        const result = await runInGroup(
+          file,
+          args,
+          { input: req.prompt, cwd: workDir, env: { CODEX_HOME: codexHome, NO_COLOR: '1' }, stdout: 'pipe', stderr: 'pipe', maxBuffer: 20_000_000 },
+          {
+            signal: ctx.signal,
+            killGraceMs: CODEX_KILL_GRACE_MS,
+            marker: `CODEX_HOME=${codexHome}`,
+            onSpawn: (p) => {
+              pid = p;
+              ctx.log.debug({ codexHome, pid, file, copied, credentialsFrom: source }, 'codex exec started');
+            },
+          },
+        );
         const ms = Date.now() - started;
         if (ctx.signal.aborted) throw new Error(`codex exec stopped after ${ms} ms: ${abortReason(ctx.signal)}`);
         if (result.failed && result.exitCode === undefined && !result.signal) {
@@ -237,79 +218,4 @@ function tail(stderr: string): string {
   const lines = stderr.split(/\r?\n/).filter((l) => l.trim() !== '');
   const t = lines.slice(-STDERR_TAIL_LINES).join('\n');
   return t ? (t.length > 2_000 ? `…${t.slice(-2_000)}` : t) : '(empty)';
-}
-
-// ---------- process tree ----------
-
-/** Process groups of running evaluations: killed if the worker process exits under them. */
-const live = new Set<number>();
-process.once('exit', () => {
-  for (const pgid of live) signalGroup(pgid, 'SIGKILL');
-});
-
-function signalGroup(pgid: number, sig: NodeJS.Signals): void {
-  try {
-    process.kill(-pgid, sig);
-  } catch {
-    /* ESRCH: the group is already gone */
-  }
-}
-
-/**
- * Living processes (not zombies) of group `pgid`, plus any process still carrying this
- * evaluation's CODEX_HOME in its environment (a sandboxed child may start its own session).
- * Linux only (reads /proc); elsewhere, `null`.
- */
-function treeMembers(pgid: number, codexHome: string): number[] | null {
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return null;
-  }
-  const marker = `CODEX_HOME=${codexHome}\0`;
-  const found: number[] = [];
-  for (const e of entries) {
-    if (!/^\d+$/.test(e)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${e}/stat`, 'utf8');
-    } catch {
-      continue;
-    }
-    // pid (comm) state ppid pgrp ... — comm may contain spaces and parentheses.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (fields[0] === 'Z' || fields[0] === 'X') continue;
-    if (Number(fields[2]) === pgid) {
-      found.push(Number(e));
-      continue;
-    }
-    try {
-      if (readFileSync(`/proc/${e}/environ`, 'latin1').includes(marker)) found.push(Number(e));
-    } catch {
-      /* not ours to read */
-    }
-  }
-  return found;
-}
-
-/** SIGKILL whatever is left of the evaluation's processes and wait (bounded) until none runs. */
-async function reapTree(pgid: number, codexHome: string): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    const members = treeMembers(pgid, codexHome);
-    if (members === null) {
-      signalGroup(pgid, 'SIGKILL');
-      return;
-    }
-    if (members.length === 0) return;
-    // Signal the members found, not the group id: once the group is empty its id could be reused.
-    for (const p of members) {
-      try {
-        process.kill(p, 'SIGKILL');
-      } catch {
-        /* gone */
-      }
-    }
-    await new Promise((r) => setTimeout(r, 30));
-  }
 }

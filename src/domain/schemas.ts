@@ -111,6 +111,21 @@ export const EvaluatorConfigSchema = z.discriminatedUnion('kind', [
     .strict(),
   z
     .object({
+      kind: z.literal('openai'),
+      /** An OpenAI-compatible chat-completions server: OpenAI, vLLM, Ollama, llama.cpp … e.g. http://127.0.0.1:11434/v1 */
+      baseUrl: z.url({ protocol: /^https?$/ }),
+      /** Model name sent to the server; default: the supervisor's `model`. */
+      model: z.string().min(1).optional(),
+      /** Name of the environment variable (on the worker) holding the API key; none for keyless servers. */
+      apiKeyEnv: z
+        .string()
+        .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name')
+        .optional(),
+      temperature: z.number().min(0).max(2).default(0),
+    })
+    .strict(),
+  z
+    .object({
       kind: z.literal('command'),
       /** argv: the program and its arguments. It reads the prompt on stdin and prints a verdict line. */
       command: z.array(z.string()).min(1, 'command needs at least the program'),
@@ -141,6 +156,69 @@ export const NotifyConfigSchema = z
   .strict();
 export type NotifyConfig = z.output<typeof NotifyConfigSchema>;
 
+/**
+ * How a driven agent's turns run (AgentSpec.driver). Without a driver the agent runs elsewhere and
+ * reports its turns (external mode).
+ */
+export const DriverConfigSchema = z.discriminatedUnion('kind', [
+  z
+    .object({
+      kind: z.literal('codex'),
+      codexPath: z.string().optional(),
+      model: z.string().min(1).optional(),
+      /** Extra `-c key=value` overrides for `codex exec` (model provider, …). */
+      config: z.array(z.string()).default([]),
+      sandbox: z.enum(['read-only', 'workspace-write', 'danger-full-access']).default('workspace-write'),
+      /** CODEX_HOME whose credentials are copied into the agent's own home; default $CODEX_HOME or ~/.codex. */
+      credentialsHome: z.string().optional(),
+    })
+    .strict(),
+  z
+    .object({
+      kind: z.literal('claude'),
+      claudePath: z.string().optional(),
+      model: z.string().min(1).optional(),
+      /** Extra CLI arguments for `claude -p` (e.g. --allowedTools). */
+      args: z.array(z.string()).default([]),
+    })
+    .strict(),
+  z
+    .object({
+      kind: z.literal('command'),
+      /** argv of a program speaking warden's turn protocol: TurnRequest JSON on stdin, TurnResult JSON on stdout. */
+      command: z.array(z.string()).min(1, 'command needs at least the program'),
+    })
+    .strict(),
+  z
+    .object({
+      kind: z.literal('scripted'),
+      /** The turns to play, in order; the agent is done after the last one. */
+      turns: z.array(TurnSchema).min(1),
+      /** How long each turn takes (ms), so demos and tests can interrupt one. */
+      turnDelayMs: z.number().int().min(0).max(600_000).default(0),
+    })
+    .strict(),
+]);
+export type DriverConfig = z.output<typeof DriverConfigSchema>;
+
+export const DrivenConfigSchema = z
+  .object({
+    /** Working directory for the agent; default a per-agent directory under $WARDEN_HOME/agents/<agentId>/work. */
+    workDir: z.string().optional(),
+    /** Start-to-close timeout of one turn. */
+    turnTimeoutMs: DurationSchema.default(1_800_000),
+    /** A turn that stops heartbeating this long is retried on another worker. */
+    heartbeatTimeoutMs: DurationSchema.pipe(z.number().min(1000)).default(30_000),
+    /** SIGTERM, then SIGKILL of the whole process group after this long. */
+    killGraceMs: DurationSchema.default(5_000),
+    /** A codex/claude turn whose final message starts with this marker means the task is complete. */
+    doneMarker: z.string().min(1).default('TASK COMPLETE'),
+    /** Stop after this many turns (the budgets of a later issue go further). */
+    maxTurns: z.number().int().min(1).max(10_000).default(50),
+  })
+  .strict();
+export type DrivenConfig = z.output<typeof DrivenConfigSchema>;
+
 export const AGENT_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 export const AgentIdSchema = z
   .string()
@@ -155,6 +233,9 @@ export const AgentSpecSchema = z
     notify: NotifyConfigSchema.default(NotifyConfigSchema.parse({})),
     /** Upsert the Warden* search attributes (the client turns this off if they are not registered). */
     searchAttributes: z.boolean().default(true),
+    /** Driven mode: warden runs the agent's turns itself. Absent: the agent runs elsewhere and reports. */
+    driver: DriverConfigSchema.optional(),
+    driven: DrivenConfigSchema.default(DrivenConfigSchema.parse({})),
   })
   .strict();
 export type AgentSpecInput = z.input<typeof AgentSpecSchema>;
