@@ -57,6 +57,9 @@ export async function startWorker(
     activities: createActivities(log),
     maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivityTaskExecutions ?? 50,
     shutdownGraceTime: '10s',
+    // Cancellation reaches a running turn with a heartbeat reply; the default throttle (80% of the
+    // heartbeat timeout) would delay an interrupt by ~24 s. One heartbeat a second per running turn.
+    maxHeartbeatThrottleInterval: '1s',
   });
   log.info({ address: settings.connectionOptions.address, namespace: settings.namespace, taskQueue: settings.taskQueue }, 'worker started');
   const done = worker.run().finally(() => connection.close());

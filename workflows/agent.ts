@@ -11,8 +11,11 @@
  * Deterministic code only: @temporalio/workflow, zod and src/domain.
  */
 import {
+  ActivityCancellationType,
   ApplicationFailure,
+  CancellationScope,
   condition,
+  isCancellation,
   continueAsNew,
   log,
   patched,
@@ -31,6 +34,7 @@ import {
   describeZodError,
   type AgentSpec,
   type AgentSpecInput,
+  type DriverConfig,
   type SignalName,
   type Turn,
   type Verdict,
@@ -41,7 +45,8 @@ import { applyOutcome, effectiveThreshold, initialLadder, resetLadder, type Ladd
 import { evaluationDue, pushWindow, rememberId } from '../src/domain/window.js';
 import { isTerminal, transition, type AgentEvent, type AgentState } from '../src/domain/states.js';
 import type { AgentStatus, RefusalRecord, ReportTurnResult, TransitionRecord } from '../src/domain/status.js';
-import type { EvaluateResult, NotificationEvent, WardenActivities } from '../src/domain/activity-types.js';
+import type { DriverSession, EvaluateResult, NotificationEvent, TurnResult, WardenActivities } from '../src/domain/activity-types.js';
+import { turnInput } from '../src/domain/turn-input.js';
 import { formatVerdict } from '../src/domain/verdict.js';
 import { WardenEscalationStep, WardenPaused, WardenState } from '../src/domain/search-attributes.js';
 import * as m from './messages.js';
@@ -98,6 +103,10 @@ export interface CarriedState {
   refused: RefusalRecord[];
   invalidSignals: number;
   runs: number;
+  /** Driven mode: the driver's session (e.g. a codex session id), carried from turn to turn. */
+  session: DriverSession | null;
+  /** Driven mode: the stop's drain timeout passed and the running turn was cancelled. */
+  drainTimedOut: boolean;
 }
 
 function freshState(): CarriedState {
@@ -133,6 +142,8 @@ function freshState(): CarriedState {
     refused: [],
     invalidSignals: 0,
     runs: 1,
+    session: null,
+    drainTimedOut: false,
   };
 }
 
@@ -146,7 +157,10 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
   }
   const spec: AgentSpec = parsed.data;
   const threshold = effectiveThreshold(spec.supervisor.escalationThreshold);
-  const s: CarriedState = carried ? { ...carried, runs: carried.runs + 1 } : freshState();
+  const s: CarriedState = carried ? { ...freshState(), ...carried, runs: carried.runs + 1 } : freshState();
+  const driver: DriverConfig | undefined = spec.driver;
+  /** The running driven turn, so interrupt/stop/abort can cancel it. */
+  let turnScope: CancellationScope | null = null;
   let evaluating = false;
   let pendingNotifications = 0;
   /** Bumped whenever a human intervenes, so an evaluation that started before it is not applied. */
@@ -230,6 +244,8 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
       refused: s.refused,
       invalidSignals: s.invalidSignals,
       runs: s.runs,
+      driver: driver?.kind ?? null,
+      turnRunning: turnScope !== null,
     };
   }
 
@@ -380,6 +396,7 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
     onSignal('interrupt', (p) => {
       if (fire('interrupt', p.reason ?? 'interrupted by a human')) {
         epoch += 1;
+        turnScope?.cancel(); // driven: abandon the running turn; the session is kept
         s.interruptPending = true;
         s.awaitingCause = 'interrupt';
         s.pauseReason = p.reason ?? 'interrupted: waiting for input';
@@ -432,6 +449,7 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
     onSignal('abort', (p) => {
       if (fire('abort', `aborted: ${p.reason ?? 'by a human'}`)) {
         epoch += 1;
+        turnScope?.cancel(); // driven: end the running turn now (the process still gets its grace period)
         s.evalQueue = [];
       }
     }),
@@ -455,21 +473,8 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
         const earlier = s.deliveries.find((d) => d.turnId === turn.id);
         return reply(false, true, earlier?.whispers ?? []);
       }
-      if (turn.id !== undefined) s.recentIds = rememberId(s.recentIds, turn.id);
       if (s.state === 'spawning') fire('started', 'first turn reported');
-      s.turns += 1;
-      s.tokensIn += turn.tokensIn ?? 0;
-      s.tokensOut += turn.tokensOut ?? 0;
-      s.costUsd += turn.costUsd ?? 0;
-      s.window = pushWindow(s.window, turn, spec.supervisor.windowSize);
-      if (s.state === 'cancelling') s.drained = true;
-      if (s.state === 'running') {
-        s.turnsSinceEval += 1;
-        if (evaluationDue(s.turnsSinceEval, spec.supervisor.evalInterval)) {
-          s.turnsSinceEval = 0;
-          s.evalQueue.push({ reason: 'interval', turns: [...s.window] });
-        }
-      }
+      recordTurn(turn);
       const whispers = s.pendingWhispers;
       s.pendingWhispers = [];
       s.whispersDelivered += whispers.length;
@@ -485,9 +490,28 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
         const r = TurnSchema.safeParse(input);
         if (!r.success) throw new Error(`invalid turn: ${describeZodError(r.error)}`);
         if (isTerminal(s.state)) throw new Error(`agent ${spec.agentId} is ${s.state}; it takes no more turns`);
+        if (driver) throw new Error(`agent ${spec.agentId} is driven by warden (driver ${driver.kind}); it takes no reported turns`);
       },
     },
   );
+
+  /** A turn happened (reported, or run by the driver): count it, window it, maybe schedule an evaluation. */
+  function recordTurn(turn: Turn): void {
+    if (turn.id !== undefined) s.recentIds = rememberId(s.recentIds, turn.id);
+    s.turns += 1;
+    s.tokensIn += turn.tokensIn ?? 0;
+    s.tokensOut += turn.tokensOut ?? 0;
+    s.costUsd += turn.costUsd ?? 0;
+    s.window = pushWindow(s.window, turn, spec.supervisor.windowSize);
+    if (s.state === 'cancelling') s.drained = true;
+    if (s.state === 'running') {
+      s.turnsSinceEval += 1;
+      if (evaluationDue(s.turnsSinceEval, spec.supervisor.evalInterval)) {
+        s.turnsSinceEval = 0;
+        s.evalQueue.push({ reason: 'interval', turns: [...s.window] });
+      }
+    }
+  }
 
   function reply(accepted: boolean, duplicate: boolean, whispers: Whisper[]): ReportTurnResult {
     const interrupt = s.interruptPending;
@@ -497,6 +521,90 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
 
   setHandler(m.statusQuery, () => status());
   setHandler(m.pendingWhispersQuery, () => [...s.pendingWhispers]);
+  setHandler(m.windowQuery, () => [...s.window]);
+
+  // ---------- driven mode: warden runs the agent's turns ----------
+
+  async function runDrivenTurn(d: DriverConfig): Promise<void> {
+    const whispers = s.pendingWhispers;
+    s.pendingWhispers = [];
+    s.whispersDelivered += whispers.length;
+    const turnNumber = s.turns + 1;
+    const scope = new CancellationScope();
+    turnScope = scope;
+    publish();
+    let settled = false;
+    const running = scope.run(() =>
+      activities.runTurn.executeWithOptions(
+        {
+          startToCloseTimeout: spec.driven.turnTimeoutMs,
+          heartbeatTimeout: spec.driven.heartbeatTimeoutMs,
+          cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+          retry: { initialInterval: '1s', maximumAttempts: 3, nonRetryableErrorTypes: ['TurnProtocolError'] },
+          summary: `turn ${turnNumber} of ${spec.agentId} (${d.kind})${whispers.length ? `, delivering ${whispers.length} whisper(s)` : ''}`,
+        },
+        [
+          {
+            agentId: spec.agentId,
+            task: spec.task,
+            turnNumber,
+            input: turnInput({ task: spec.task, turnNumber, whispers, doneMarker: spec.driven.doneMarker }),
+            whispers,
+            session: s.session,
+            driver: d,
+            workDir: spec.driven.workDir,
+            killGraceMs: spec.driven.killGraceMs,
+            doneMarker: spec.driven.doneMarker,
+          },
+        ],
+      ),
+    );
+    running.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    // A stop drains: the turn may finish until the drain deadline; after that it is cancelled.
+    while (!settled) {
+      if (s.state === 'cancelling' && s.stopDeadline !== null) {
+        const finished = await condition(() => settled, Math.max(1, s.stopDeadline - now()));
+        if (!finished) {
+          s.drainTimedOut = true;
+          scope.cancel();
+        }
+        break;
+      }
+      await condition(() => settled || s.state === 'cancelling');
+    }
+    let result: TurnResult | null = null;
+    try {
+      result = await running;
+    } catch (err) {
+      if (isCancellation(err)) {
+        const details = (err as { cause?: { details?: unknown[] } }).cause?.details;
+        result = (details?.[0] as TurnResult | undefined) ?? null;
+      } else {
+        const cause = err instanceof Error ? ((err as { cause?: Error }).cause?.message ?? err.message) : String(err);
+        turnScope = null;
+        fire('fail', `turn ${turnNumber} failed: ${cause}`);
+        return;
+      }
+    } finally {
+      turnScope = null;
+    }
+    if (result) {
+      recordTurn({ ...result.turn, id: result.turn.id ?? `${spec.agentId}-turn-${turnNumber}` });
+      if (result.session) s.session = result.session;
+    }
+    if (s.state !== 'running') {
+      publish(); // interrupted, stopped or aborted meanwhile: the signal handlers set the state
+      return;
+    }
+    if (result?.done) fire('complete', `the agent reported the task complete after ${s.turns} turns`);
+    else if (s.turns >= spec.driven.maxTurns && fire('stop', `max turns (${spec.driven.maxTurns}) reached`)) {
+      s.stopReason = `max turns (${spec.driven.maxTurns}) reached`;
+      s.drained = true;
+    } else publish();
+  }
 
   // ---------- the main loop ----------
 
@@ -508,6 +616,11 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
 
   while (!isTerminal(s.state)) {
     if (s.state === 'cancelling') {
+      if (driver) {
+        // No turn is running here: the drain already happened in runDrivenTurn.
+        fire('drained', s.drainTimedOut ? `stopped after drain timeout: ${s.stopReason}` : `stopped: ${s.stopReason}`);
+        break;
+      }
       // Graceful drain: wait for the agent to reach a turn boundary, at most until the deadline.
       const remaining = Math.max(0, (s.stopDeadline ?? now()) - now());
       const reached = await condition(() => s.drained || isTerminal(s.state), remaining);
@@ -522,6 +635,16 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
       await condition(() => allHandlersFinished() && pendingNotifications === 0);
       log.info('continuing as new', { agentId: spec.agentId, historyLength: workflowInfo().historyLength });
       return await continueAsNew<typeof agentWorkflow>(specInput, { ...s });
+    }
+    if (driver) {
+      if (s.state === 'spawning') fire('started', `driven by warden (${driver.kind})`);
+      if (s.state === 'running') {
+        await runDrivenTurn(driver);
+        continue;
+      }
+      // Paused, escalated or interrupted: no new turn starts until a human lets it.
+      await condition(() => isTerminal(s.state) || s.state === 'running' || s.state === 'cancelling' || shouldContinueAsNew());
+      continue;
     }
     const idleArmed = () => idleAfter > 0 && s.state === 'running' && !s.idleChecked;
     const armedNow = idleArmed();

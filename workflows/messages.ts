@@ -1,6 +1,6 @@
 /** Message definitions of agentWorkflow: signals, the reportTurn update, queries. */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { SignalPayload, TurnInput, Whisper } from '../src/domain/schemas.js';
+import type { SignalPayload, Turn, TurnInput, Whisper } from '../src/domain/schemas.js';
 import type { AgentStatus, ReportTurnResult } from '../src/domain/status.js';
 
 export const steerSignal = defineSignal<[SignalPayload<'steer'>?]>('steer');
@@ -15,3 +15,4 @@ export const reportTurnUpdate = defineUpdate<ReportTurnResult, [TurnInput]>('rep
 
 export const statusQuery = defineQuery<AgentStatus>('status');
 export const pendingWhispersQuery = defineQuery<Whisper[]>('pendingWhispers');
+export const windowQuery = defineQuery<Turn[]>('window');

@@ -3,10 +3,10 @@
  * and describe what happened as a Turn. The workflow runs one turn at a time as an activity.
  */
 import type { Logger } from 'pino';
+import type { DriverSession, TurnResult } from '../../src/domain/activity-types.js';
 import type { DriverConfig, Turn, Whisper } from '../../src/domain/schemas.js';
 
-/** Opaque per-agent state a driver carries from turn to turn (e.g. a codex/claude session id). */
-export type DriverSession = Record<string, string | number | boolean | null>;
+export type { DriverSession, TurnResult };
 
 export interface TurnRequest {
   agentId: string;
@@ -30,15 +30,6 @@ export interface TurnRequest {
   homeDir: string;
   /** The marker a model-driven agent puts at the start of its final message when the task is done. */
   doneMarker: string;
-}
-
-export interface TurnResult {
-  turn: Turn;
-  session: DriverSession | null;
-  /** The agent says the task is complete. */
-  done: boolean;
-  /** The turn was cut short by cancellation; `turn` holds the partial output. */
-  interrupted?: boolean;
 }
 
 export interface DriverContext {

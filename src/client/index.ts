@@ -28,6 +28,7 @@ import {
   type AgentSpecInput,
   type SignalName,
   type SignalPayload,
+  type Turn,
   type TurnInput,
   type Whisper,
 } from '../domain/schemas.js';
@@ -216,6 +217,15 @@ export class WardenClient {
   async pendingWhispers(agentId: string): Promise<Whisper[]> {
     try {
       return await this.handle(agentId).query<Whisper[]>('pendingWhispers');
+    } catch (err) {
+      throw await this.translate(agentId, err);
+    }
+  }
+
+  /** The turns the supervisor currently evaluates (the rolling window). */
+  async window(agentId: string): Promise<Turn[]> {
+    try {
+      return await this.handle(agentId).query<Turn[]>('window');
     } catch (err) {
       throw await this.translate(agentId, err);
     }

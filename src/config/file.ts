@@ -10,7 +10,12 @@
  *     idle_after: 10m          # idle watchdog (0 disables)
  *     eval_timeout: 30s
  *   evaluator:
- *     kind: heuristic          # heuristic | codex | command
+ *     kind: heuristic          # heuristic | codex | command | openai
+ *     # kind: openai           # any OpenAI-compatible chat-completions server
+ *     # base_url: http://127.0.0.1:11434/v1
+ *     # model: llama3.2         # default: supervisor.model
+ *     # api_key_env: OPENAI_API_KEY   # env var on the worker; omit for keyless servers
+ *     # temperature: 0
  *   notify:
  *     log: true
  *     webhooks:
@@ -45,6 +50,15 @@ const EvaluatorFile = z.discriminatedUnion('kind', [
     })
     .strict(),
   z.object({ kind: z.literal('command'), command: z.array(z.string()).min(1), cwd: z.string().optional() }).strict(),
+  z
+    .object({
+      kind: z.literal('openai'),
+      base_url: z.string(),
+      model: z.string().optional(),
+      api_key_env: z.string().optional(),
+      temperature: z.number().optional(),
+    })
+    .strict(),
 ]);
 
 const NotifyFile = z
@@ -108,7 +122,15 @@ export function specFromConfig(cfg: ConfigFile): Omit<Partial<AgentSpecInput>, '
         ? { kind: 'codex', codexPath: e.codex_path, config: e.config ?? [], credentialsHome: e.credentials_home }
         : e.kind === 'command'
           ? { kind: 'command', command: e.command, cwd: e.cwd }
-          : { kind: 'heuristic' };
+          : e.kind === 'openai'
+            ? {
+                kind: 'openai',
+                baseUrl: e.base_url,
+                ...(e.model !== undefined && { model: e.model }),
+                ...(e.api_key_env !== undefined && { apiKeyEnv: e.api_key_env }),
+                ...(e.temperature !== undefined && { temperature: e.temperature }),
+              }
+            : { kind: 'heuristic' };
   }
   if (cfg.notify) {
     out.notify = {

@@ -1,5 +1,5 @@
 /** The activity contract between the workflow (deterministic) and activities/ (side effects). */
-import type { EvaluatorConfig, Turn, Verdict, WebhookChannel } from './schemas.js';
+import type { DriverConfig, EvaluatorConfig, Turn, Verdict, WebhookChannel, Whisper } from './schemas.js';
 
 export interface EvaluateInput {
   agentId: string;
@@ -35,7 +35,35 @@ export interface NotifyWebhookInput {
   event: NotificationEvent;
 }
 
+/** Opaque per-agent state a driver carries from turn to turn (e.g. a codex/claude session id). */
+export type DriverSession = Record<string, string | number | boolean | null>;
+
+/** One driven turn, as the workflow asks for it (activities/turn.ts resolves the directories). */
+export interface RunTurnInput {
+  agentId: string;
+  task: string;
+  turnNumber: number;
+  input: string;
+  whispers: Whisper[];
+  session: DriverSession | null;
+  driver: DriverConfig;
+  /** Explicit working directory, else a per-agent one under $WARDEN_HOME. */
+  workDir?: string;
+  killGraceMs: number;
+  doneMarker: string;
+}
+
+export interface TurnResult {
+  turn: Turn;
+  session: DriverSession | null;
+  /** The agent says the task is complete. */
+  done: boolean;
+  /** The turn was cut short by cancellation; `turn` holds the partial output. */
+  interrupted?: boolean;
+}
+
 export interface WardenActivities {
   evaluate(input: EvaluateInput): Promise<EvaluateResult>;
   notifyWebhook(input: NotifyWebhookInput): Promise<{ status: number }>;
+  runTurn(input: RunTurnInput): Promise<TurnResult>;
 }

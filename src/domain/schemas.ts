@@ -34,8 +34,8 @@ export const TurnSchema = z.object({
   toolCalls: z
     .array(ToolCallSchema)
     .max(MAX_TOOL_CALLS * 4)
-    .optional()
-    .transform((calls) => calls?.slice(-MAX_TOOL_CALLS)),
+    .transform((calls) => calls.slice(-MAX_TOOL_CALLS))
+    .optional(),
   tokensIn: z.number().int().nonnegative().optional(),
   tokensOut: z.number().int().nonnegative().optional(),
   costUsd: z.number().nonnegative().optional(),

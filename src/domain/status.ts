@@ -40,6 +40,10 @@ export interface AgentStatus {
   refused: RefusalRecord[];
   invalidSignals: number;
   runs: number;
+  /** Driven mode: the driver's kind; null for an agent that reports its own turns. */
+  driver: string | null;
+  /** Driven mode: a turn is running now. */
+  turnRunning: boolean;
 }
 
 export interface ReportTurnResult {

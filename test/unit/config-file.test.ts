@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { buildSpec } from '../../src/cli/commands/start.js';
+import { UsageError } from '../../src/cli/exit.js';
 import { ConfigError, loadConfigFile, parseConfig, specFromConfig } from '../../src/config/file.js';
 import { AgentSpecSchema } from '../../src/domain/schemas.js';
 
@@ -46,6 +47,43 @@ describe('parseConfig', () => {
     expect(() => parseConfig(text, 'warden.yaml')).toThrow(re);
   });
 
+  test('an openai evaluator: snake_case keys onto the spec; only base_url is required', () => {
+    const full = parseConfig('evaluator:\n  kind: openai\n  base_url: http://127.0.0.1:11434/v1\n  model: llama3.2\n  api_key_env: OLLAMA_KEY\n  temperature: 0.3\n');
+    expect(AgentSpecSchema.parse({ agentId: 'a', task: 't', ...specFromConfig(full) }).evaluator).toEqual({
+      kind: 'openai',
+      baseUrl: 'http://127.0.0.1:11434/v1',
+      model: 'llama3.2',
+      apiKeyEnv: 'OLLAMA_KEY',
+      temperature: 0.3,
+    });
+    const minimal = parseConfig('evaluator:\n  kind: openai\n  base_url: https://api.openai.com/v1\n');
+    expect(AgentSpecSchema.parse({ agentId: 'a', task: 't', ...specFromConfig(minimal) }).evaluator).toEqual({
+      kind: 'openai',
+      baseUrl: 'https://api.openai.com/v1',
+      temperature: 0,
+    });
+  });
+
+  test.each([
+    ['evaluator:\n  kind: openai\n', /evaluator\.base_url/],
+    // the key itself has no place in the file (it would end up in workflow history): only its variable's name
+    ['evaluator:\n  kind: openai\n  base_url: http://127.0.0.1:8000/v1\n  api_key: sk-abc\n', /api_key/],
+    ['evaluator:\n  kind: openai\n  base_url: http://127.0.0.1:8000/v1\n  temperature: warm\n', /evaluator\.temperature/],
+  ])('rejects the openai evaluator %j naming the problem', (text, re) => {
+    expect(() => parseConfig(text, 'warden.yaml')).toThrow(ConfigError);
+    expect(() => parseConfig(text, 'warden.yaml')).toThrow(re);
+  });
+
+  test('an openai evaluator whose base_url or api_key_env is malformed fails spec validation, naming the field', () => {
+    const bad = (yaml: string) => AgentSpecSchema.safeParse({ agentId: 'a', task: 't', ...specFromConfig(parseConfig(yaml)) });
+    const url = bad('evaluator:\n  kind: openai\n  base_url: 127.0.0.1:11434\n');
+    expect(url.success).toBe(false);
+    expect(url.error?.issues.map((i) => i.path.join('.'))).toEqual(['evaluator.baseUrl']);
+    const env = bad('evaluator:\n  kind: openai\n  base_url: http://127.0.0.1:11434/v1\n  api_key_env: sk-not-a-name\n');
+    expect(env.success).toBe(false);
+    expect(env.error?.issues.map((i) => i.path.join('.'))).toEqual(['evaluator.apiKeyEnv']);
+  });
+
   test('an empty file is an empty config', () => {
     expect(parseConfig('')).toEqual({});
   });
@@ -73,6 +111,50 @@ describe('warden start: flags override the config file', () => {
     const spec = AgentSpecSchema.parse(buildSpec('fixer', { task: 'fix it' }));
     expect(spec.supervisor).toMatchObject({ model: 'gpt-5.4', windowSize: 20, evalInterval: 5, escalationThreshold: 3 });
     expect(spec.evaluator).toEqual({ kind: 'heuristic' });
+  });
+
+  test('--evaluator openai: base URL and key variable from flags, the model from --model', () => {
+    const spec = AgentSpecSchema.parse(
+      buildSpec('fixer', { task: 'fix it', evaluator: 'openai', openaiBaseUrl: 'http://127.0.0.1:8000/v1', openaiApiKeyEnv: 'VLLM_KEY', model: 'qwen3' }),
+    );
+    expect(spec.evaluator).toEqual({ kind: 'openai', baseUrl: 'http://127.0.0.1:8000/v1', apiKeyEnv: 'VLLM_KEY', temperature: 0 });
+    expect(spec.supervisor.model).toBe('qwen3');
+    const keyless = AgentSpecSchema.parse(buildSpec('fixer', { task: 'fix it', evaluator: 'openai', openaiBaseUrl: 'http://127.0.0.1:11434/v1' }));
+    expect(keyless.evaluator).toEqual({ kind: 'openai', baseUrl: 'http://127.0.0.1:11434/v1', temperature: 0 });
+  });
+
+  test('--evaluator openai without a base URL, or openai flags with another evaluator, is a usage error', () => {
+    expect(() => buildSpec('fixer', { task: 'fix it', evaluator: 'openai' })).toThrow(UsageError);
+    expect(() => buildSpec('fixer', { task: 'fix it', evaluator: 'openai' })).toThrow(/--evaluator openai needs --openai-base-url/);
+    expect(() => buildSpec('fixer', { task: 'fix it', evaluator: 'codex', openaiBaseUrl: 'http://127.0.0.1:8000/v1' })).toThrow(
+      /--openai-base-url and --openai-api-key-env only go with --evaluator openai/,
+    );
+    expect(() => buildSpec('fixer', { task: 'fix it', config: file, openaiApiKeyEnv: 'K' })).toThrow(/only go with --evaluator openai/);
+  });
+
+  test('openai flags override an openai evaluator from the file, field by field', () => {
+    const ofile = join(dir, 'openai.yaml');
+    writeFileSync(ofile, 'evaluator:\n  kind: openai\n  base_url: http://127.0.0.1:11434/v1\n  model: llama3.2\n  api_key_env: FILE_KEY\n  temperature: 0.5\n');
+    expect(AgentSpecSchema.parse(buildSpec('fixer', { task: 'fix it', config: ofile })).evaluator).toEqual({
+      kind: 'openai',
+      baseUrl: 'http://127.0.0.1:11434/v1',
+      model: 'llama3.2',
+      apiKeyEnv: 'FILE_KEY',
+      temperature: 0.5,
+    });
+    expect(AgentSpecSchema.parse(buildSpec('fixer', { task: 'fix it', config: ofile, openaiBaseUrl: 'http://10.0.0.2:8000/v1' })).evaluator).toEqual({
+      kind: 'openai',
+      baseUrl: 'http://10.0.0.2:8000/v1',
+      model: 'llama3.2',
+      apiKeyEnv: 'FILE_KEY',
+      temperature: 0.5,
+    });
+    expect(AgentSpecSchema.parse(buildSpec('fixer', { task: 'fix it', config: ofile, evaluator: 'openai', openaiApiKeyEnv: 'FLAG_KEY' })).evaluator).toMatchObject({
+      baseUrl: 'http://127.0.0.1:11434/v1',
+      apiKeyEnv: 'FLAG_KEY',
+    });
+    // another evaluator on the command line replaces the file's
+    expect(AgentSpecSchema.parse(buildSpec('fixer', { task: 'fix it', config: ofile, evaluator: 'heuristic' })).evaluator).toEqual({ kind: 'heuristic' });
   });
 
   test('--task is required', () => {

@@ -25,8 +25,10 @@ const collect = (v: string, prev: string[] = []) => [...prev, v];
 interface StartOptions {
   task?: string;
   config?: string;
-  evaluator?: 'heuristic' | 'codex' | 'command';
+  evaluator?: 'heuristic' | 'codex' | 'command' | 'openai';
   evaluatorCommand?: string;
+  openaiBaseUrl?: string;
+  openaiApiKeyEnv?: string;
   codexConfig?: string[];
   model?: string;
   windowSize?: number;
@@ -59,6 +61,7 @@ export function buildSpec(agentId: string, o: StartOptions): AgentSpecInput {
   } else if (o.evaluatorCommand) {
     throw new UsageError('--evaluator-command only goes with --evaluator command');
   }
+  evaluator = openaiEvaluatorFromFlags(o, evaluator);
   const notify = { ...(fromFile.notify ?? {}) };
   if (o.webhook?.length) {
     notify.webhooks = [
@@ -69,6 +72,29 @@ export function buildSpec(agentId: string, o: StartOptions): AgentSpecInput {
   return { agentId, task: o.task, supervisor, ...(evaluator && { evaluator }), notify };
 }
 
+type EvaluatorInput = NonNullable<AgentSpecInput['evaluator']>;
+
+/**
+ * `--evaluator openai` with `--openai-base-url` / `--openai-api-key-env` (the model is `--model`).
+ * The flags also override the fields of an `openai` evaluator from the config file; with any other
+ * evaluator they are a usage error. Shared with `warden evaluate`.
+ */
+export function openaiEvaluatorFromFlags(
+  o: { evaluator?: string; openaiBaseUrl?: string; openaiApiKeyEnv?: string },
+  current: EvaluatorInput | undefined,
+): EvaluatorInput | undefined {
+  const flags = o.openaiBaseUrl !== undefined || o.openaiApiKeyEnv !== undefined;
+  const fromFile = current?.kind === 'openai' ? current : undefined;
+  if (o.evaluator !== 'openai' && !(fromFile && flags)) {
+    if (flags) throw new UsageError('--openai-base-url and --openai-api-key-env only go with --evaluator openai');
+    return current;
+  }
+  const baseUrl = o.openaiBaseUrl ?? fromFile?.baseUrl;
+  if (!baseUrl) throw new UsageError('--evaluator openai needs --openai-base-url URL, e.g. http://127.0.0.1:11434/v1');
+  const apiKeyEnv = o.openaiApiKeyEnv ?? fromFile?.apiKeyEnv;
+  return { ...fromFile, kind: 'openai', baseUrl, ...(apiKeyEnv !== undefined && { apiKeyEnv }) };
+}
+
 export function register(program: Command): void {
   program
     .command('start')
@@ -76,8 +102,10 @@ export function register(program: Command): void {
     .argument('<agentId>', 'the agent id: letters, digits, . _ -')
     .option('--task <text>', 'the original task the agent was given (required)')
     .option('--config <file>', 'YAML config file with supervisor defaults and channels (flags override it)')
-    .addOption(new Option('--evaluator <kind>', 'who judges the window').choices(['heuristic', 'codex', 'command']))
+    .addOption(new Option('--evaluator <kind>', 'who judges the window').choices(['heuristic', 'codex', 'command', 'openai']))
     .option('--evaluator-command <argv>', 'for --evaluator command: the program and its args (prompt on stdin, verdict line on stdout)')
+    .option('--openai-base-url <url>', 'for --evaluator openai: an OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1 (model: --model)')
+    .option('--openai-api-key-env <name>', 'for --evaluator openai: env var on the worker holding the API key (omit for keyless servers)')
     .option('--codex-config <key=value>', 'for --evaluator codex: a `-c` override passed to codex exec (repeatable)', collect)
     .option('--model <name>', 'evaluator model (default gpt-5.4)')
     .option('--window-size <n>', 'turns of history to evaluate (default 20)', int('--window-size'))
@@ -94,7 +122,8 @@ export function register(program: Command): void {
 Examples:
   warden start fixer --task "make the failing build pass"
   warden start fixer --task "…" --config warden.yaml --webhook http://127.0.0.1:9000/hook
-  warden start fixer --task "…" --evaluator command --evaluator-command "python3 judge.py"`,
+  warden start fixer --task "…" --evaluator command --evaluator-command "python3 judge.py"
+  warden start fixer --task "…" --evaluator openai --openai-base-url http://127.0.0.1:11434/v1 --model llama3.2`,
     )
     .action(async (agentId: string, o: StartOptions, cmd: Command) => {
       const spec = buildSpec(agentId, o);

@@ -1,0 +1,89 @@
+/**
+ * The `command` driver: any program that speaks warden's turn protocol, so teams can wrap their own
+ * agent in any language.
+ *
+ * Protocol, one process per turn:
+ *   stdin   one JSON object: {agentId, task, turnNumber, input, whispers, session, workDir, doneMarker}
+ *   stdout  JSON lines. Optional progress lines {"partial": {text?, toolCalls?}} (each one is a
+ *           heartbeat and the partial turn kept if the turn is cancelled); the LAST line is the
+ *           result: {"turn": Turn, "session"?: object, "done"?: boolean}
+ *   exit    0. Anything else fails the turn (stderr's tail is in the error).
+ *   signals on interrupt/stop-after-drain/abort the process group gets SIGTERM, then SIGKILL after
+ *           the grace period.
+ * The program runs in the agent's working directory with WARDEN_AGENT_ID and WARDEN_TURN set.
+ */
+import { z } from 'zod';
+import { describeZodError, type DriverConfig, ToolCallSchema, TurnSchema } from '../../src/domain/schemas.js';
+import { runInGroup } from '../process-group.js';
+import type { Driver } from './types.js';
+
+const ResultLine = z.object({
+  turn: TurnSchema,
+  session: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])).nullish(),
+  done: z.boolean().default(false),
+});
+const PartialLine = z.object({ partial: z.object({ text: z.string().default(''), toolCalls: z.array(ToolCallSchema).optional() }) });
+
+export class TurnProtocolError extends Error {
+  override name = 'TurnProtocolError';
+}
+
+export function commandDriver(config: Extract<DriverConfig, { kind: 'command' }>): Driver {
+  const [file, ...args] = config.command;
+  return {
+    name: 'command',
+    async runTurn(req, ctx) {
+      let partial: z.output<typeof PartialLine>['partial'] = { text: '' };
+      let last: string | null = null;
+      const stdin = JSON.stringify({
+        agentId: req.agentId,
+        task: req.task,
+        turnNumber: req.turnNumber,
+        input: req.input,
+        whispers: req.whispers,
+        session: req.session,
+        workDir: req.workDir,
+        doneMarker: req.doneMarker,
+      });
+      const r = await runInGroup(
+        file!,
+        args,
+        { input: stdin, cwd: req.workDir, env: { WARDEN_AGENT_ID: req.agentId, WARDEN_TURN: String(req.turnNumber) }, stdout: 'pipe', stderr: 'pipe', maxBuffer: 20_000_000 },
+        {
+          signal: ctx.signal,
+          killGraceMs: ctx.killGraceMs,
+          onStdoutLine: (line) => {
+            last = line;
+            try {
+              const p = PartialLine.safeParse(JSON.parse(line));
+              if (p.success) {
+                partial = p.data.partial;
+                ctx.heartbeat(partial);
+              }
+            } catch {
+              /* not JSON: ignored, except as the last line */
+            }
+          },
+        },
+      );
+      const id = `${req.agentId}-turn-${req.turnNumber}`;
+      if (r.aborted) {
+        return { turn: TurnSchema.parse({ ...partial, id, text: partial.text || '(interrupted)' }), session: req.session, done: false, interrupted: true };
+      }
+      if (r.exitCode !== 0) {
+        const tail = String(r.stderr ?? '').trim().split('\n').slice(-8).join('\n');
+        throw new Error(`agent command ${r.exitCode === undefined ? `was killed by ${r.signal}` : `exited with code ${r.exitCode}`}: ${tail || '(no stderr)'}`);
+      }
+      if (!last) throw new TurnProtocolError('agent command printed no result line');
+      let json: unknown;
+      try {
+        json = JSON.parse(last);
+      } catch {
+        throw new TurnProtocolError(`the last stdout line is not JSON: ${JSON.stringify(String(last).slice(0, 200))}`);
+      }
+      const parsed = ResultLine.safeParse(json);
+      if (!parsed.success) throw new TurnProtocolError(`invalid turn result: ${describeZodError(parsed.error)}`);
+      return { turn: { ...parsed.data.turn, id: parsed.data.turn.id ?? id }, session: parsed.data.session ?? req.session, done: parsed.data.done };
+    },
+  };
+}

@@ -1,0 +1,26 @@
+/** Driver registry: one file per driver, chosen by `AgentSpec.driver.kind`. */
+import type { DriverConfig } from '../../src/domain/schemas.js';
+import { commandDriver } from './command.js';
+import { scriptedDriver } from './scripted.js';
+import type { Driver } from './types.js';
+
+const pending = (name: string): Driver => ({
+  name,
+  async runTurn() {
+    throw new Error(`the ${name} driver is not available in this build`);
+  },
+});
+
+export async function driverFor(config: DriverConfig): Promise<Driver> {
+  switch (config.kind) {
+    case 'scripted':
+      return scriptedDriver(config);
+    case 'command':
+      return commandDriver(config);
+    case 'codex':
+      return pending('codex');
+    case 'claude':
+      return pending('claude');
+  }
+}
+export type { Driver, DriverContext, TurnRequest } from './types.js';

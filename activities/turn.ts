@@ -1,0 +1,66 @@
+/**
+ * The driven-turn activity: run one turn of the agent through its driver. Heartbeats (so a dead
+ * worker's turn is retried elsewhere after the heartbeat timeout) and turns Temporal cancellation
+ * into the driver's abort signal; a cancelled turn ends as a CancelledFailure carrying the partial
+ * turn, so the workflow keeps what the agent did before it was stopped.
+ */
+import { CancelledFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { mkdirSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { Logger } from 'pino';
+import type { RunTurnInput, TurnResult } from '../src/domain/activity-types.js';
+import type { Turn } from '../src/domain/schemas.js';
+import { TurnProtocolError } from './drivers/command.js';
+import { driverFor } from './drivers/index.js';
+
+export function wardenHome(): string {
+  return process.env.WARDEN_HOME ?? join(homedir(), '.warden');
+}
+
+/** The agent's working and state directories, stable across turns and worker restarts. */
+export function agentDirs(agentId: string, workDir?: string): { workDir: string; homeDir: string } {
+  const base = join(wardenHome(), 'agents', agentId);
+  return { workDir: resolve(workDir ?? join(base, 'work')), homeDir: join(base, 'home') };
+}
+
+export function makeRunTurn(log: Logger) {
+  return async function runTurn(input: RunTurnInput): Promise<TurnResult> {
+    const ctx = Context.current();
+    const dirs = agentDirs(input.agentId, input.workDir);
+    mkdirSync(dirs.workDir, { recursive: true });
+    mkdirSync(dirs.homeDir, { recursive: true, mode: 0o700 });
+    const tlog = log.child({ agentId: input.agentId, turn: input.turnNumber, driver: input.driver.kind, attempt: ctx.info.attempt });
+    const driver = await driverFor(input.driver);
+    // Heartbeat on a timer too, so a quiet agent still proves the worker is alive and cancellation arrives.
+    let lastPartial: Partial<Turn> | undefined;
+    const beat = setInterval(() => ctx.heartbeat(lastPartial), 1_000);
+    tlog.info('turn started');
+    try {
+      const result = await driver.runTurn(
+        { ...input, ...dirs },
+        {
+          signal: ctx.cancellationSignal,
+          killGraceMs: input.killGraceMs,
+          heartbeat: (partial) => {
+            lastPartial = partial;
+            ctx.heartbeat(partial);
+          },
+          log: tlog,
+        },
+      );
+      if (result.interrupted || ctx.cancellationSignal.aborted) {
+        tlog.info('turn cancelled; partial turn kept');
+        throw new CancelledFailure('turn cancelled', [{ ...result, interrupted: true }]);
+      }
+      tlog.info({ done: result.done, toolCalls: result.turn.toolCalls?.length ?? 0 }, 'turn finished');
+      return result;
+    } catch (err) {
+      if (err instanceof TurnProtocolError) throw ApplicationFailure.nonRetryable(err.message, 'TurnProtocolError');
+      throw err;
+    } finally {
+      clearInterval(beat);
+    }
+  };
+}
