@@ -161,3 +161,33 @@ describe('warden start: flags override the config file', () => {
     expect(() => buildSpec('fixer', {})).toThrow(/--task is required/);
   });
 });
+
+describe('warden start: driven mode flags', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'warden-drv-'));
+  test('--driver command / scripted / codex build the driver; --work-dir and --max-turns go to driven', () => {
+    const cmd = AgentSpecSchema.parse(buildSpec('a', { task: 't', driver: 'command', driverCommand: 'python3 agent.py --fast', workDir: '/tmp/w', maxTurns: 7 }));
+    expect(cmd.driver).toEqual({ kind: 'command', command: ['python3', 'agent.py', '--fast'] });
+    expect(cmd.driven).toMatchObject({ workDir: '/tmp/w', maxTurns: 7, doneMarker: 'TASK COMPLETE' });
+    const script = join(dir, 'script.json');
+    writeFileSync(script, JSON.stringify([{ text: 'one' }, { text: 'two' }]));
+    expect(AgentSpecSchema.parse(buildSpec('a', { task: 't', driver: 'scripted', script })).driver).toMatchObject({ kind: 'scripted', turns: [{ text: 'one' }, { text: 'two' }] });
+    expect(AgentSpecSchema.parse(buildSpec('a', { task: 't', driver: 'codex', driverModel: 'gpt-5.4', driverConfig: ['a=1'] })).driver).toMatchObject({
+      kind: 'codex',
+      model: 'gpt-5.4',
+      config: ['a=1'],
+      sandbox: 'workspace-write',
+    });
+    expect(AgentSpecSchema.parse(buildSpec('a', { task: 't' })).driver).toBeUndefined();
+  });
+
+  test.each([
+    [{ driver: 'command' as const }, /--driver command needs --driver-command/],
+    [{ driver: 'scripted' as const }, /--driver scripted needs --script/],
+    [{ driverCommand: 'x' }, /--driver-command only goes with --driver command/],
+    [{ driver: 'codex' as const, script: 'x' }, /--script only goes with --driver scripted/],
+    [{ maxTurns: 3 }, /--max-turns only goes with --driver/],
+    [{ driver: 'scripted' as const, script: '/nonexistent.json' }, /cannot read --script/],
+  ])('%j is a usage error', (flags, re) => {
+    expect(() => buildSpec('a', { task: 't', ...flags })).toThrow(re);
+  });
+});

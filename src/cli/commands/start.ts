@@ -1,5 +1,6 @@
 /** `warden start <agentId> --task TEXT`: start supervising an agent (config file, then flags). */
 import { Command, Option } from 'commander';
+import { readFileSync } from 'node:fs';
 import { loadConfigFile, specFromConfig } from '../../config/file.js';
 import type { AgentSpecInput } from '../../domain/schemas.js';
 import { parseDuration } from '../../domain/schemas.js';
@@ -38,6 +39,47 @@ interface StartOptions {
   evalTimeout?: number;
   webhook?: string[];
   webhookSecretEnv?: string;
+  driver?: 'codex' | 'claude' | 'command' | 'scripted';
+  driverCommand?: string;
+  driverModel?: string;
+  driverConfig?: string[];
+  script?: string;
+  workDir?: string;
+  maxTurns?: number;
+}
+
+/** Driven mode from flags: `--driver codex|claude|command|scripted` and its options. */
+export function driverFromFlags(o: StartOptions): Pick<AgentSpecInput, 'driver' | 'driven'> {
+  const only = (flag: string, value: unknown, kinds: string[]) => {
+    if (value !== undefined && (!o.driver || !kinds.includes(o.driver))) throw new UsageError(`${flag} only goes with --driver ${kinds.join('|')}`);
+  };
+  only('--driver-command', o.driverCommand, ['command']);
+  only('--script', o.script, ['scripted']);
+  only('--driver-model', o.driverModel, ['codex', 'claude']);
+  only('--driver-config', o.driverConfig, ['codex']);
+  only('--work-dir', o.workDir, ['codex', 'claude', 'command', 'scripted']);
+  only('--max-turns', o.maxTurns, ['codex', 'claude', 'command', 'scripted']);
+  if (!o.driver) return {};
+  const driven = { ...(o.workDir && { workDir: o.workDir }), ...(o.maxTurns !== undefined && { maxTurns: o.maxTurns }) };
+  switch (o.driver) {
+    case 'command':
+      if (!o.driverCommand) throw new UsageError('--driver command needs --driver-command "program args…"');
+      return { driver: { kind: 'command', command: o.driverCommand.split(/\s+/).filter(Boolean) }, driven };
+    case 'scripted': {
+      if (!o.script) throw new UsageError('--driver scripted needs --script FILE (a JSON array of turns)');
+      let turns: unknown;
+      try {
+        turns = JSON.parse(readFileSync(o.script, 'utf8'));
+      } catch (err) {
+        throw new UsageError(`cannot read --script ${o.script}: ${(err as Error).message}`);
+      }
+      return { driver: { kind: 'scripted', turns: turns as never }, driven };
+    }
+    case 'codex':
+      return { driver: { kind: 'codex', config: o.driverConfig ?? [], ...(o.driverModel && { model: o.driverModel }) }, driven };
+    case 'claude':
+      return { driver: { kind: 'claude', args: [], ...(o.driverModel && { model: o.driverModel }) }, driven };
+  }
 }
 
 export function buildSpec(agentId: string, o: StartOptions): AgentSpecInput {
@@ -69,7 +111,7 @@ export function buildSpec(agentId: string, o: StartOptions): AgentSpecInput {
       ...o.webhook.map((url) => ({ url, ...(o.webhookSecretEnv && { secretEnv: o.webhookSecretEnv }) })),
     ];
   }
-  return { agentId, task: o.task, supervisor, ...(evaluator && { evaluator }), notify };
+  return { agentId, task: o.task, supervisor, ...(evaluator && { evaluator }), notify, ...driverFromFlags(o) };
 }
 
 type EvaluatorInput = NonNullable<AgentSpecInput['evaluator']>;
@@ -115,6 +157,13 @@ export function register(program: Command): void {
     .option('--eval-timeout <duration>', 'evaluation timeout (default and maximum 30s)', duration('--eval-timeout'))
     .option('--webhook <url>', 'POST escalations to this URL (repeatable)', collect)
     .option('--webhook-secret-env <name>', 'env var on the worker holding the HMAC secret for --webhook')
+    .addOption(new Option('--driver <kind>', 'driven mode: warden runs the agent itself').choices(['codex', 'claude', 'command', 'scripted']))
+    .option('--driver-command <argv>', 'for --driver command: a program speaking the turn protocol (README)')
+    .option('--script <file>', 'for --driver scripted: a JSON array of turns to play')
+    .option('--driver-model <name>', 'for --driver codex|claude: the agent model')
+    .option('--driver-config <key=value>', 'for --driver codex: a `-c` override for codex exec (repeatable)', collect)
+    .option('--work-dir <dir>', "driven mode: the agent's working directory (default $WARDEN_HOME/agents/<id>/work)")
+    .option('--max-turns <n>', 'driven mode: stop after this many turns (default 50)', int('--max-turns'))
     .option('--json', 'print the result as JSON')
     .addHelpText(
       'after',
@@ -123,6 +172,7 @@ Examples:
   warden start fixer --task "make the failing build pass"
   warden start fixer --task "…" --config warden.yaml --webhook http://127.0.0.1:9000/hook
   warden start fixer --task "…" --evaluator command --evaluator-command "python3 judge.py"
+  warden start bot --task "…" --driver command --driver-command "python3 my_agent.py" --work-dir ./repo
   warden start fixer --task "…" --evaluator openai --openai-base-url http://127.0.0.1:11434/v1 --model llama3.2`,
     )
     .action(async (agentId: string, o: StartOptions, cmd: Command) => {

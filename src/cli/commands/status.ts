@@ -8,6 +8,7 @@ import { print, printJson } from '../output.js';
 export function formatStatus(s: AgentStatus): string[] {
   const lines = [
     `agent ${s.agentId}: ${s.state}${s.paused ? ` — paused: ${s.pauseReason}` : ''}`,
+    ...(s.driver ? [`  driven by warden (${s.driver})${s.turnRunning ? ', a turn is running' : ''}`] : []),
     `  escalation step ${s.escalationStep}/${s.escalationThreshold} (escalations so far: ${s.escalations})`,
     `  turns ${s.turns}; evaluations ${s.evaluations.total} (ok ${s.evaluations.ok}, flagged ${s.evaluations.flagged}, skipped ${s.evaluations.skipped})`,
     `  last verdict: ${s.lastVerdict ? formatVerdict(s.lastVerdict) : '—'}`,
