@@ -3,6 +3,7 @@
 import { Command, CommanderError } from 'commander';
 import { readFileSync } from 'node:fs';
 import { register as registerEvaluate } from './commands/evaluate.js';
+import { register as registerHook } from './commands/hook.js';
 import { register as registerReport } from './commands/report.js';
 import { register as registerSchemas } from './commands/schemas.js';
 import { register as registerSignals } from './commands/signals.js';
@@ -42,6 +43,7 @@ Quick start:
   registerEvaluate(program);
   registerSchemas(program);
   registerSetup(program);
+  registerHook(program);
   return program;
 }
 

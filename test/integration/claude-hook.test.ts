@@ -1,0 +1,370 @@
+/**
+ * `warden hook claude` with the real Claude Code binary (the project's dependency) running by
+ * itself, non-interactively (`claude -p … --output-format json`), against a scripted Anthropic
+ * Messages API on 127.0.0.1, with its project hooks (.claude/settings.json) wired to the built
+ * `warden` CLI and a real dev server + worker:
+ *
+ *  - a tool call is reported as a turn (read back from the workflow's own history), and whispers
+ *    reach Claude's next model request: one queued before the session (UserPromptSubmit), one
+ *    queued while the model was thinking (PostToolUse);
+ *  - a paused agent's tool call is denied before it runs, with the pause reason;
+ *  - a whisper that arrives as Claude finishes blocks the stop once, and Claude goes on with it;
+ *    a stop already continued by a hook is never blocked again;
+ *  - a stop signal ends Claude's turn after the tool call that learns of it;
+ *  - with Temporal unreachable or the agent unknown the hook says nothing and exits 0 (unless --strict).
+ */
+import { execa } from 'execa';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
+import type { TurnInput } from '../../src/domain/schemas.js';
+import type { AgentStatus } from '../../src/domain/status.js';
+import { messageTexts, startAnthropicServer, text, toolResults, toolUse, type AnthropicScript, type AnthropicServer } from '../fixtures/anthropic-server.js';
+import { ROOT, cleanup, eventually, useStack } from '../helpers/stack.js';
+
+const stack = useStack();
+const WARDEN = join(ROOT, 'dist/src/cli/main.js');
+
+/** The native `claude` of the platform package (npm runs no postinstall here, so bin/claude.exe stays a stub). */
+function claudeBinary(): string {
+  if (process.env.WARDEN_TEST_CLAUDE) return process.env.WARDEN_TEST_CLAUDE;
+  const scope = join(ROOT, 'node_modules/@anthropic-ai');
+  const musl = process.platform === 'linux' && !(process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header?.glibcVersionRuntime;
+  const candidates = [
+    join(scope, `claude-code-${process.platform}-${process.arch}${musl ? '-musl' : ''}`, process.platform === 'win32' ? 'claude.exe' : 'claude'),
+    join(scope, 'claude-code/bin/claude.exe'), // when the postinstall did run, the native binary is copied here
+  ];
+  const found = candidates.find((p) => existsSync(p) && statSync(p).size > 1_000_000);
+  if (!found) throw new Error(`no native claude binary in node_modules (looked at ${candidates.join(', ')}); run npm install`);
+  return found;
+}
+
+let scratch: string;
+let model: AnthropicServer | null = null;
+
+beforeAll(() => {
+  scratch = mkdtempSync(join(tmpdir(), 'warden-claude-hook-'));
+});
+afterEach(async () => {
+  await model?.close();
+  model = null;
+});
+afterAll(() => cleanup(scratch));
+
+const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/** A throwaway project (with its hook settings) and home for one Claude run. */
+function project(name: string, agentId: string, opts: { address?: string; extra?: string[] } = {}) {
+  const dir = join(scratch, name);
+  const work = join(dir, 'work');
+  const home = join(dir, 'home');
+  const hookLog = join(dir, 'hook-stderr.log');
+  mkdirSync(join(work, '.claude'), { recursive: true });
+  mkdirSync(home, { recursive: true });
+  writeFileSync(hookLog, '');
+  const command = [
+    q(process.execPath),
+    q(WARDEN),
+    'hook',
+    'claude',
+    '--agent',
+    q(agentId),
+    '--address',
+    q(opts.address ?? stack.server.address),
+    '--namespace',
+    q(stack.server.namespace),
+    ...(opts.extra ?? []),
+    `2>>${q(hookLog)}`,
+  ].join(' ');
+  const hook = [{ type: 'command', command, timeout: 30 }];
+  const settings = {
+    hooks: {
+      UserPromptSubmit: [{ hooks: hook }],
+      PreToolUse: [{ matcher: '*', hooks: hook }],
+      PostToolUse: [{ matcher: '*', hooks: hook }],
+      PostToolUseFailure: [{ matcher: '*', hooks: hook }],
+      Stop: [{ hooks: hook }],
+    },
+  };
+  writeFileSync(join(work, '.claude/settings.json'), JSON.stringify(settings, null, 2));
+  return { dir, work, home, hookLog: () => readFileSync(hookLog, 'utf8') };
+}
+
+interface ClaudeResult {
+  exitCode: number | undefined;
+  json: { result?: string; is_error?: boolean; session_id?: string; num_turns?: number } | null;
+  output: string;
+}
+
+async function runClaude(p: ReturnType<typeof project>, server: AnthropicServer, prompt: string): Promise<ClaudeResult> {
+  const r = await execa(claudeBinary(), ['-p', prompt, '--output-format', 'json', '--allowedTools', 'Bash'], {
+    cwd: p.work,
+    extendEnv: false, // none of the developer's own Claude or Anthropic settings
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: p.home,
+      CLAUDE_CONFIG_DIR: join(p.home, '.claude'),
+      ANTHROPIC_BASE_URL: server.url,
+      ANTHROPIC_API_KEY: 'test',
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      DISABLE_AUTOUPDATER: '1',
+      DISABLE_TELEMETRY: '1',
+      DISABLE_ERROR_REPORTING: '1',
+      CLAUDE_CODE_MAX_RETRIES: '0',
+    },
+    stdin: 'ignore',
+    all: true,
+    reject: false,
+    timeout: 90_000,
+  });
+  const stdout = String(r.stdout);
+  let json: ClaudeResult['json'] = null;
+  try {
+    json = JSON.parse(stdout.trim().split('\n').at(-1) ?? '');
+  } catch {
+    json = null;
+  }
+  return { exitCode: r.exitCode, json, output: `${String(r.all)}\n--- hook stderr ---\n${p.hookLog()}` };
+}
+
+/** Every turn the workflow accepted through reportTurn, read from its history. */
+async function reportedTurns(agentId: string): Promise<TurnInput[]> {
+  const history = await stack.warden.handle(agentId).fetchHistory();
+  const turns: TurnInput[] = [];
+  for (const e of history.events ?? []) {
+    const payloads = e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.args?.payloads;
+    if (e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name !== 'reportTurn' || !payloads?.length) continue;
+    turns.push(JSON.parse(Buffer.from(payloads[0]!.data!).toString('utf8')) as TurnInput);
+  }
+  return turns;
+}
+
+const statusWhere = (agentId: string, pred: (s: AgentStatus) => boolean, what: string) =>
+  eventually(async () => {
+    const s = await stack.warden.status(agentId);
+    return pred(s) ? s : null;
+  }, { what });
+
+const allText = (body: unknown) => messageTexts(body).join('\n');
+const quiet = { evalInterval: 1000, idleAfterMs: 0 }; // no evaluations: every whisper here is a test's own
+
+async function steerAndWait(agentId: string, text: string, pending: number): Promise<void> {
+  await stack.warden.signal(agentId, 'steer', { text });
+  await statusWhere(agentId, (s) => s.pendingWhispers === pending, `${pending} pending whisper(s) on ${agentId}`);
+}
+
+test('a tool call becomes a turn; whispers reach the next model request (UserPromptSubmit and PostToolUse)', async () => {
+  const agentId = 'cc-steer';
+  await stack.warden.start({ agentId, task: 'Write the marker file.', supervisor: quiet });
+  await steerAndWait(agentId, 'UNIQUE-EARLY-STEER: mind the marker', 1);
+
+  const script: AnthropicScript = async (_req, i) => {
+    if (i === 0) {
+      // While the model "thinks", a human steers: that whisper must wait for the tool call's hook.
+      await steerAndWait(agentId, 'UNIQUE-STEER-TEXT: use printf next time', 1);
+      return toolUse('Bash', { command: 'echo hi > marker.txt', description: 'Write the marker' }, { id: 'toolu_warden_steer_1' });
+    }
+    return text('done');
+  };
+  model = await startAnthropicServer({ script });
+  const p = project('steer', agentId);
+  const r = await runClaude(p, model, 'Write the marker file.');
+
+  expect(r.exitCode, r.output).toBe(0);
+  expect(r.json?.result, r.output).toBe('done');
+  expect(p.hookLog(), 'the hook warned').toBe('');
+  expect(readFileSync(join(p.work, 'marker.txt'), 'utf8')).toBe('hi\n'); // not paused: the tool ran
+
+  const reqs = model.agentRequests();
+  expect(reqs).toHaveLength(2);
+  // The early whisper arrived with the prompt; the later one only after the tool call's hook ran.
+  expect(allText(reqs[0]!.body)).toContain('[steering] UNIQUE-EARLY-STEER: mind the marker');
+  expect(allText(reqs[0]!.body)).not.toContain('UNIQUE-STEER-TEXT');
+  expect(allText(reqs[1]!.body)).toContain('[steering] UNIQUE-STEER-TEXT: use printf next time');
+  expect(toolResults(reqs[1]!.body)).toEqual([expect.objectContaining({ toolUseId: 'toolu_warden_steer_1', isError: false })]);
+
+  const s = await stack.warden.status(agentId);
+  expect(s.turns).toBe(3); // the prompt that carried a whisper, the tool call, the final answer
+  expect(s.whispersDelivered).toBe(2);
+  expect(s.pendingWhispers).toBe(0);
+  expect(s.state).toBe('running');
+
+  const turns = await reportedTurns(agentId);
+  expect(turns.map((t) => t.toolCalls?.map((c) => c.name) ?? [])).toEqual([[], ['Bash'], []]);
+  const [prompt, tool, stop] = turns;
+  expect(prompt!.text).toBe('User prompt: Write the marker file.');
+  expect(tool!.id).toBe(`claude-${r.json?.session_id}-tool-toolu_warden_steer_1`);
+  expect(tool!.toolCalls![0]).toMatchObject({ name: 'Bash', args: 'echo hi > marker.txt', ok: true });
+  expect(stop!.text).toBe('done');
+
+  // The same tool call reported again is the same turn (the id is stable): nothing is counted
+  // twice, and the reply repeats the whisper delivered the first time.
+  const again = await stack.warden.reportTurn(agentId, { id: tool!.id, text: '' });
+  expect(again.whispers.map((w) => w.text)).toEqual(['UNIQUE-STEER-TEXT: use printf next time']);
+  expect((await stack.warden.status(agentId)).turns).toBe(3);
+  await stack.warden.signal(agentId, 'abort', {});
+});
+
+test('a failing tool call is reported with ok: false (PostToolUseFailure)', async () => {
+  const agentId = 'cc-fail';
+  await stack.warden.start({ agentId, task: 'Run the build.', supervisor: quiet });
+  model = await startAnthropicServer({
+    script: [toolUse('Bash', { command: 'echo broken >&2; exit 3', description: 'Build' }, { id: 'toolu_warden_fail_1' }), text('it failed')],
+  });
+  const p = project('fail', agentId);
+  const r = await runClaude(p, model, 'Run the build.');
+  expect(r.exitCode, r.output).toBe(0);
+  expect(p.hookLog()).toBe('');
+  const tool = (await reportedTurns(agentId)).find((t) => t.toolCalls?.length);
+  expect(tool?.toolCalls?.[0], r.output).toMatchObject({ name: 'Bash', args: 'echo broken >&2; exit 3', ok: false });
+  expect(String(tool?.toolCalls?.[0]?.result)).toMatch(/exit code 3/i);
+  await stack.warden.signal(agentId, 'abort', {});
+});
+
+test('a paused agent: its tool call is denied with the pause reason and never runs', async () => {
+  const agentId = 'cc-paused';
+  await stack.warden.start({ agentId, task: 'Write the marker file.', supervisor: quiet });
+  await stack.warden.signal(agentId, 'pause', { reason: 'UNIQUE-PAUSE-REASON: reviewing the diff' });
+  await statusWhere(agentId, (s) => s.paused, 'paused');
+
+  model = await startAnthropicServer({
+    script: [toolUse('Bash', { command: 'echo ran > marker.txt', description: 'Write the marker' }, { id: 'toolu_warden_paused_1' }), text('I will wait.')],
+  });
+  const p = project('paused', agentId);
+  const r = await runClaude(p, model, 'Write the marker file.');
+
+  expect(r.exitCode, r.output).toBe(0);
+  expect(p.hookLog()).toBe('');
+  expect(existsSync(join(p.work, 'marker.txt')), 'the denied command ran').toBe(false);
+  const reqs = model.agentRequests();
+  expect(reqs).toHaveLength(2);
+  const [result] = toolResults(reqs[1]!.body);
+  expect(result).toMatchObject({ toolUseId: 'toolu_warden_paused_1', isError: true });
+  expect(result!.text).toContain('UNIQUE-PAUSE-REASON: reviewing the diff');
+  expect(result!.text).toContain(`warden resume ${agentId}`);
+  // Nothing ran, so no tool call was reported; the final answer was (reports go through while paused).
+  const turns = await reportedTurns(agentId);
+  expect(turns.flatMap((t) => t.toolCalls ?? [])).toEqual([]);
+  expect(turns.map((t) => t.text)).toEqual(['I will wait.']);
+  expect((await stack.warden.status(agentId)).state).toBe('paused-by-user');
+  await stack.warden.signal(agentId, 'abort', {});
+});
+
+test('a whisper at the finish blocks the stop once; Claude goes on with it; never a second block', async () => {
+  const agentId = 'cc-stop';
+  await stack.warden.start({ agentId, task: 'Answer the question.', supervisor: quiet });
+  const script: AnthropicScript = async (_req, i) => {
+    if (i === 0) {
+      await steerAndWait(agentId, 'UNIQUE-STOP-STEER: also mention the tests', 1);
+      return text('first answer');
+    }
+    // Another whisper as Claude finishes its continuation: this stop must not be blocked again.
+    await steerAndWait(agentId, 'UNIQUE-LATE-STEER: for the next turn', 1);
+    return text('second answer, with the tests');
+  };
+  model = await startAnthropicServer({ script });
+  const p = project('stop', agentId);
+  const r = await runClaude(p, model, 'Answer the question.');
+
+  expect(r.exitCode, r.output).toBe(0);
+  expect(r.json?.result, r.output).toBe('second answer, with the tests');
+  const reqs = model.agentRequests();
+  expect(reqs, r.output).toHaveLength(2);
+  expect(allText(reqs[0]!.body)).not.toContain('UNIQUE-STOP-STEER');
+  expect(allText(reqs[1]!.body)).toContain('[steering] UNIQUE-STOP-STEER: also mention the tests');
+  expect(allText(reqs[1]!.body)).toContain('first answer');
+
+  const s = await stack.warden.status(agentId);
+  expect(s.whispersDelivered).toBe(1);
+  expect(s.pendingWhispers).toBe(1); // the late whisper stays queued for the next prompt or tool call
+  expect((await reportedTurns(agentId)).map((t) => t.text)).toEqual(['first answer']);
+  expect(p.hookLog()).toMatch(/1 whisper\(s\) stay queued for agent cc-stop/);
+  await stack.warden.signal(agentId, 'abort', {});
+});
+
+test('a stop signal ends Claude after the tool call that learns of it, and drains the agent', async () => {
+  const agentId = 'cc-halt';
+  await stack.warden.start({ agentId, task: 'Write two markers.', supervisor: quiet });
+  const script: AnthropicScript = async (_req, i) => {
+    if (i === 0) {
+      await stack.warden.signal(agentId, 'stop', { reason: 'enough', drainTimeoutMs: 600_000 });
+      await statusWhere(agentId, (s) => s.state === 'cancelling', 'cancelling');
+      return toolUse('Bash', { command: 'echo one > one.txt', description: 'First marker' });
+    }
+    if (i === 1) return toolUse('Bash', { command: 'echo two > two.txt', description: 'Second marker' });
+    return text('unexpected');
+  };
+  model = await startAnthropicServer({ script });
+  const p = project('halt', agentId);
+  const r = await runClaude(p, model, 'Write two markers.');
+
+  expect(p.hookLog()).toBe('');
+  expect(existsSync(join(p.work, 'one.txt')), r.output).toBe(true);
+  expect(existsSync(join(p.work, 'two.txt')), 'Claude went on after the stop').toBe(false);
+  expect(model.agentRequests(), r.output).toHaveLength(1);
+  // The tool call was the final turn: the agent drained well before its 10-minute drain timeout.
+  await statusWhere(agentId, (s) => s.state === 'done', 'done');
+});
+
+test('never in the way: Temporal unreachable or the agent unknown -> exit 0, no output, one line on stderr (--strict fails)', async () => {
+  const input = JSON.stringify({
+    hook_event_name: 'PostToolUse',
+    session_id: 's-1',
+    tool_name: 'Bash',
+    tool_input: { command: 'ls' },
+    tool_response: { stdout: '', stderr: '', interrupted: false },
+    tool_use_id: 'toolu_x',
+  });
+  const hook = (args: string[]) => execa(process.execPath, [WARDEN, 'hook', 'claude', ...args], { input, reject: false, timeout: 30_000 });
+
+  const dead = await hook(['--agent', 'ghost', '--address', '127.0.0.1:1', '--timeout', '1500']);
+  expect(dead.exitCode).toBe(0);
+  expect(dead.stdout).toBe('');
+  expect(dead.stderr).toMatch(/^warden hook: cannot reach Temporal at 127\.0\.0\.1:1 .* continuing without supervision\n?$/);
+  expect(dead.stderr.trim().split('\n')).toHaveLength(1);
+
+  const live = ['--address', stack.server.address, '--namespace', stack.server.namespace];
+  const unknown = await hook(['--agent', 'no-such-agent', ...live]);
+  expect(unknown.exitCode).toBe(0);
+  expect(unknown.stdout).toBe('');
+  expect(unknown.stderr).toMatch(/no such agent: no-such-agent/);
+
+  const strict = await hook(['--agent', 'no-such-agent', ...live, '--strict']);
+  expect(strict.exitCode).toBe(3);
+  expect(strict.stderr).toMatch(/no such agent: no-such-agent/);
+
+  // The agent id may come from the environment.
+  await stack.warden.start({ agentId: 'cc-env', task: 'x', supervisor: quiet });
+  const viaEnv = await execa(process.execPath, [WARDEN, 'hook', 'claude', ...live], {
+    input,
+    reject: false,
+    env: { WARDEN_AGENT_ID: 'cc-env' },
+  });
+  expect(viaEnv.exitCode).toBe(0);
+  expect(viaEnv.stderr).toBe('');
+  expect((await stack.warden.status('cc-env')).turns).toBe(1);
+
+  // A Stop event without last_assistant_message: the final text comes from the transcript's tail.
+  const transcript = join(scratch, 'transcript.jsonl');
+  writeFileSync(
+    transcript,
+    [
+      { type: 'user', uuid: 'u1', message: { role: 'user', content: 'Fix it.' } },
+      { type: 'assistant', uuid: 'a1', message: { role: 'assistant', content: [{ type: 'text', text: 'Looking.' }] } },
+      { type: 'assistant', uuid: 'a2', message: { role: 'assistant', content: [{ type: 'text', text: 'UNIQUE-FINAL-TEXT from the transcript' }] } },
+      { type: 'assistant', uuid: 'a3', message: { role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'Bash', input: {} }] } },
+      { type: 'system', uuid: 's1' },
+    ]
+      .map((e) => JSON.stringify(e))
+      .join('\n') + '\n',
+  );
+  const stop = JSON.stringify({ hook_event_name: 'Stop', session_id: 's-1', transcript_path: transcript, stop_hook_active: false });
+  const stopped = await execa(process.execPath, [WARDEN, 'hook', 'claude', '--agent', 'cc-env', ...live], { input: stop, reject: false });
+  expect(stopped.exitCode).toBe(0);
+  expect(stopped.stderr).toBe('');
+  expect(stopped.stdout).toBe(''); // no whisper pending: the stop goes ahead
+  const turns = await reportedTurns('cc-env');
+  expect(turns.at(-1)).toMatchObject({ id: 'claude-s-1-stop-a2', text: 'UNIQUE-FINAL-TEXT from the transcript' });
+  await stack.warden.signal('cc-env', 'abort', {});
+});
