@@ -1,5 +1,6 @@
 /** Driver registry: one file per driver, chosen by `AgentSpec.driver.kind`. */
 import type { DriverConfig } from '../../src/domain/schemas.js';
+import { codexDriver } from './codex.js';
 import { commandDriver } from './command.js';
 import { scriptedDriver } from './scripted.js';
 import type { Driver } from './types.js';
@@ -18,7 +19,7 @@ export async function driverFor(config: DriverConfig): Promise<Driver> {
     case 'command':
       return commandDriver(config);
     case 'codex':
-      return pending('codex');
+      return codexDriver(config);
     case 'claude':
       return pending('claude');
   }

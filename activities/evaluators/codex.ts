@@ -141,6 +141,27 @@ export function credentialsSource(config: Pick<CodexEvaluatorConfig, 'credential
   return config.credentialsHome ?? env.CODEX_HOME ?? join(homedir(), '.codex');
 }
 
+/**
+ * Copy the credential files (`auth.json`, `config.toml`) that exist in `source` into `codexHome`
+ * (which must exist). Returns the names copied.
+ */
+export async function copyCodexCredentials(source: string, codexHome: string): Promise<string[]> {
+  const copied: string[] = [];
+  for (const name of CODEX_CREDENTIAL_FILES) {
+    const from = join(source, name);
+    if (!existsSync(from)) continue;
+    await copyFile(from, join(codexHome, name));
+    copied.push(name);
+  }
+  return copied;
+}
+
+/** The overrides derived from `<codexHome>/config.toml` (its MCP servers switched off); none without one. */
+export async function configTomlOverrides(codexHome: string): Promise<string[]> {
+  const file = join(codexHome, 'config.toml');
+  return existsSync(file) ? mcpServerOverrides(await readFile(file, 'utf8')) : [];
+}
+
 export function codexEvaluator(config: CodexEvaluatorConfig): Evaluator {
   return {
     name: 'codex',
@@ -156,15 +177,8 @@ export function codexEvaluator(config: CodexEvaluatorConfig): Evaluator {
         await mkdir(codexHome, { mode: 0o700 });
         await mkdir(workDir);
         const source = credentialsSource(config);
-        const copied: string[] = [];
-        let derivedOverrides: string[] = [];
-        for (const name of CODEX_CREDENTIAL_FILES) {
-          const from = join(source, name);
-          if (!existsSync(from)) continue;
-          await copyFile(from, join(codexHome, name));
-          copied.push(name);
-          if (name === 'config.toml') derivedOverrides = mcpServerOverrides(await readFile(from, 'utf8'));
-        }
+        const copied = await copyCodexCredentials(source, codexHome);
+        const derivedOverrides = await configTomlOverrides(codexHome);
 
         const args = buildCodexArgs({ model: req.model, lastMessageFile, workDir, derivedOverrides, overrides: config.config });
         const started = Date.now();
@@ -189,11 +203,11 @@ export function codexEvaluator(config: CodexEvaluatorConfig): Evaluator {
         }
         if (result.exitCode !== 0) {
           const how = result.exitCode !== undefined ? `exited with code ${result.exitCode}` : `was killed by ${result.signal}`;
-          throw new Error(`codex exec ${how} after ${ms} ms; stderr: ${tail(String(result.stderr ?? ''))}`);
+          throw new Error(`codex exec ${how} after ${ms} ms; stderr: ${stderrTail(String(result.stderr ?? ''))}`);
         }
         const last = existsSync(lastMessageFile) ? (await readFile(lastMessageFile, 'utf8')).trim() : '';
         const answer = last || String(result.stdout ?? '').trim();
-        if (!answer) throw new Error(`codex exec produced no final message; stderr: ${tail(String(result.stderr ?? ''))}`);
+        if (!answer) throw new Error(`codex exec produced no final message; stderr: ${stderrTail(String(result.stderr ?? ''))}`);
         ctx.log.debug({ codexHome, pid, ms }, 'codex exec finished');
         return answer;
       } finally {
@@ -214,7 +228,8 @@ function abortReason(signal: AbortSignal): string {
   return r === undefined ? 'aborted' : String(r);
 }
 
-function tail(stderr: string): string {
+/** The last lines of a process's stderr, bounded, for an error message. */
+export function stderrTail(stderr: string): string {
   const lines = stderr.split(/\r?\n/).filter((l) => l.trim() !== '');
   const t = lines.slice(-STDERR_TAIL_LINES).join('\n');
   return t ? (t.length > 2_000 ? `…${t.slice(-2_000)}` : t) : '(empty)';
