@@ -47,6 +47,7 @@ import { isTerminal, transition, type AgentEvent, type AgentState } from '../src
 import type { AgentStatus, RefusalRecord, ReportTurnResult, TransitionRecord } from '../src/domain/status.js';
 import type { DriverSession, EvaluateResult, NotificationEvent, TurnResult, WardenActivities } from '../src/domain/activity-types.js';
 import { turnInput } from '../src/domain/turn-input.js';
+import { budgetReport, exhaustedBudget, recordFailure, type Spend } from '../src/domain/budgets.js';
 import { formatVerdict } from '../src/domain/verdict.js';
 import { WardenEscalationStep, WardenPaused, WardenState } from '../src/domain/search-attributes.js';
 import * as m from './messages.js';
@@ -57,6 +58,8 @@ const MAX_HISTORY_EVENTS = 10_000;
 const DEFAULT_DRAIN_MS = 30_000;
 const KEEP_RECORDS = 10;
 const KEEP_DELIVERIES = 20;
+/** States in which a silent external agent can be declared orphaned. */
+const ORPHANABLE: readonly AgentState[] = ['spawning', 'running', 'awaiting-input', 'blocked'];
 /** Webhooks retry with exponential backoff: 1 s doubling to 1 min, 8 attempts. */
 const WEBHOOK_ACTIVITY_OPTIONS = {
   startToCloseTimeout: '15s',
@@ -107,6 +110,14 @@ export interface CarriedState {
   session: DriverSession | null;
   /** Driven mode: the stop's drain timeout passed and the running turn was cancelled. */
   drainTimedOut: boolean;
+  /** When supervision started (wall-clock budget). */
+  startedAt: number;
+  /** Times of recent failed turns (restart intensity). */
+  failures: number[];
+  /** The newest agent generation seen; older reports are stale. */
+  generation: number;
+  /** Driven mode: the whispers of a failed turn, delivered again with its retry. */
+  retryWhispers: Whisper[] | null;
 }
 
 function freshState(): CarriedState {
@@ -144,6 +155,10 @@ function freshState(): CarriedState {
     runs: 1,
     session: null,
     drainTimedOut: false,
+    startedAt: Date.now(),
+    failures: [],
+    generation: 0,
+    retryWhispers: null,
   };
 }
 
@@ -246,6 +261,9 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
       runs: s.runs,
       driver: driver?.kind ?? null,
       turnRunning: turnScope !== null,
+      budgets: budgetReport(spec.budgets, spend()),
+      restarts: s.failures.length,
+      generation: s.generation,
     };
   }
 
@@ -264,25 +282,29 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
       verdict: formatVerdict(verdict),
       channels: spec.notify.webhooks.length,
     });
+    notify({ event: 'escalation', verdict, whisper: text, reason: s.pauseReason });
+  }
+
+  /** Every configured channel hears about it: a webhook activity each (retried), and the log line. */
+  function notify(e: Pick<NotificationEvent, 'event' | 'verdict' | 'whisper' | 'reason'>): void {
     const info = workflowInfo();
     const event: NotificationEvent = {
-      event: 'escalation',
       agentId: spec.agentId,
       workflowId: info.workflowId,
       runId: info.runId,
       task: spec.task,
       step: s.ladder.step,
-      verdict,
-      whisper: text,
       at: iso(now()),
+      ...e,
     };
+    if (e.event !== 'escalation') log.warn(`agent ${e.event}`, { event: e.event, agentId: spec.agentId, reason: e.reason, channels: spec.notify.webhooks.length });
     for (const channel of spec.notify.webhooks) {
       pendingNotifications += 1;
       activities.notifyWebhook
         .executeWithOptions(
           {
             ...WEBHOOK_ACTIVITY_OPTIONS,
-            summary: `escalation webhook → ${channel.url.replace(/^https?:\/\/([^/?#]+).*$/, '$1')}`,
+            summary: `${e.event} webhook → ${channel.url.replace(/^https?:\/\/([^/?#]+).*$/, '$1')}`,
           },
           [{ channel, event }],
         )
@@ -293,6 +315,26 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
           pendingNotifications -= 1;
         });
     }
+  }
+
+  /** Budgets are hard ceilings: reaching one stops the agent (the reason says which) and notifies. */
+  function enforceBudgets(): boolean {
+    if (isTerminal(s.state) || s.state === 'cancelling') return false;
+    const hit = exhaustedBudget(spec.budgets, spend());
+    if (!hit) return false;
+    if (fire('stop', hit.reason)) {
+      s.stopReason = hit.reason;
+      s.stopDeadline = now();
+      s.drained = true; // nothing to wait for: no new turn may start
+      s.evalQueue = [];
+      turnScope?.cancel();
+      notify({ event: 'budget-exhausted', reason: hit.reason });
+    }
+    return true;
+  }
+
+  function spend(): Spend {
+    return { tokens: s.tokensIn + s.tokensOut, costUsd: s.costUsd, turns: s.turns, wallClockMs: now() - s.startedAt };
   }
 
   function applyResult(result: EvaluateResult, startedEpoch: number): void {
@@ -456,7 +498,11 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
   );
   setHandler(
     m.heartbeatSignal,
-    onSignal('heartbeat', () => {
+    onSignal('heartbeat', (p) => {
+      if (p.generation !== undefined) {
+        if (p.generation < s.generation) return refuse('heartbeat', `stale generation ${p.generation} < ${s.generation}`);
+        s.generation = p.generation;
+      }
       s.lastHeartbeatAt = now();
       if (s.state === 'spawning') fire('started', 'first heartbeat');
     }),
@@ -469,12 +515,17 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
       const turn = r.data as Turn;
       s.lastTurnAt = now();
       s.idleChecked = false;
+      if (turn.generation !== undefined) {
+        if (turn.generation < s.generation) return { ...reply(false, false, []), stale: true };
+        s.generation = turn.generation;
+      }
       if (turn.id !== undefined && s.recentIds.includes(turn.id)) {
         const earlier = s.deliveries.find((d) => d.turnId === turn.id);
         return reply(false, true, earlier?.whispers ?? []);
       }
       if (s.state === 'spawning') fire('started', 'first turn reported');
       recordTurn(turn);
+      enforceBudgets(); // before the agent's next turn: the reply says stop
       const whispers = s.pendingWhispers;
       s.pendingWhispers = [];
       s.whispersDelivered += whispers.length;
@@ -526,21 +577,32 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
   // ---------- driven mode: warden runs the agent's turns ----------
 
   async function runDrivenTurn(d: DriverConfig): Promise<void> {
-    const whispers = s.pendingWhispers;
-    s.pendingWhispers = [];
-    s.whispersDelivered += whispers.length;
+    let whispers: Whisper[];
+    if (s.retryWhispers) {
+      whispers = s.retryWhispers; // a retried turn: exactly the input of the failed attempt
+      s.retryWhispers = null;
+    } else {
+      whispers = s.pendingWhispers;
+      s.pendingWhispers = [];
+      s.whispersDelivered += whispers.length;
+    }
     const turnNumber = s.turns + 1;
     const scope = new CancellationScope();
     turnScope = scope;
     publish();
     let settled = false;
+    // Failed turns are retried by the workflow, which counts them (restart intensity); histories
+    // from before this let the activity retry on its own.
+    const countRestarts = patched('turn-restart-intensity');
     const running = scope.run(() =>
       activities.runTurn.executeWithOptions(
         {
           startToCloseTimeout: spec.driven.turnTimeoutMs,
           heartbeatTimeout: spec.driven.heartbeatTimeoutMs,
           cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-          retry: { initialInterval: '1s', maximumAttempts: 3, nonRetryableErrorTypes: ['TurnProtocolError'] },
+          retry: countRestarts
+            ? { maximumAttempts: 1 }
+            : { initialInterval: '1s', maximumAttempts: 3, nonRetryableErrorTypes: ['TurnProtocolError'] },
           summary: `turn ${turnNumber} of ${spec.agentId} (${d.kind})${whispers.length ? `, delivering ${whispers.length} whisper(s)` : ''}`,
         },
         [
@@ -583,9 +645,26 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
         const details = (err as { cause?: { details?: unknown[] } }).cause?.details;
         result = (details?.[0] as TurnResult | undefined) ?? null;
       } else {
-        const cause = err instanceof Error ? ((err as { cause?: Error }).cause?.message ?? err.message) : String(err);
+        const inner = (err as { cause?: { message?: string; type?: string; nonRetryable?: boolean } }).cause;
+        const cause = inner?.message ?? (err instanceof Error ? err.message : String(err));
         turnScope = null;
-        fire('fail', `turn ${turnNumber} failed: ${cause}`);
+        if (!countRestarts || (inner?.nonRetryable && inner.type === 'TurnProtocolError')) {
+          fire('fail', `turn ${turnNumber} failed: ${cause}`);
+          return;
+        }
+        // Restart intensity (OTP): retry the turn, unless too many failed within the window.
+        s.retryWhispers = whispers; // the retry gets the same input; nothing queued is lost or doubled
+        const r = recordFailure(s.failures, now(), spec.safety.maxRestarts, spec.safety.restartWindowMs);
+        s.failures = r.failures;
+        if (r.open) {
+          const reason = `circuit open: ${r.failures.length} failed turns within ${Math.round(spec.safety.restartWindowMs / 1000)} s (max ${spec.safety.maxRestarts}); last: ${cause}`;
+          if (fire('fail', reason)) notify({ event: 'circuit-open', reason });
+        } else {
+          log.warn('turn failed; retrying', { agentId: spec.agentId, turn: turnNumber, failures: r.failures.length, cause });
+          publish();
+          // Back off before the retry (1 s, 2 s, 4 s …), unless a human steps in meanwhile.
+          await condition(() => s.state !== 'running', Math.min(30_000, 1_000 * 2 ** (r.failures.length - 1)));
+        }
         return;
       }
     } finally {
@@ -639,6 +718,7 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
     if (driver) {
       if (s.state === 'spawning') fire('started', `driven by warden (${driver.kind})`);
       if (s.state === 'running') {
+        if (enforceBudgets()) continue; // hard ceilings, before every turn
         await runDrivenTurn(driver);
         continue;
       }
@@ -657,6 +737,25 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
       (s.evalQueue.length > 0 && canEvaluate()) ||
       shouldContinueAsNew() ||
       (rearmIdle && idleArmed() !== armedNow); // (re)arm or disarm the idle timer
+    const hb = spec.safety.heartbeatIntervalMs;
+    if (hb !== undefined && ORPHANABLE.includes(s.state)) {
+      // Heartbeat-based orphan detection: silence for twice the interval makes the agent orphaned (loud).
+      const lastSeen = Math.max(s.lastTurnAt ?? 0, s.lastHeartbeatAt ?? 0, s.startedAt);
+      const orphanAt = lastSeen + 2 * hb;
+      if (now() >= orphanAt) {
+        const reason = `no heartbeat for ${Math.round((now() - lastSeen) / 1000)} s (expected every ${Math.round(hb / 1000)} s)`;
+        if (fire('heartbeat-lost', reason)) notify({ event: 'orphaned', reason });
+        continue;
+      }
+      const idleAt = armedNow ? (s.lastTurnAt ?? s.lastHeartbeatAt ?? now()) + idleAfter : Infinity;
+      const woke = await condition(wake, Math.max(1, Math.min(orphanAt, idleAt) - now()));
+      const idleFor = now() - (s.lastTurnAt ?? s.lastHeartbeatAt ?? now());
+      if (!woke && armedNow && s.state === 'running' && !s.idleChecked && idleFor >= idleAfter) {
+        s.idleChecked = true;
+        s.evalQueue.push({ reason: 'idle', turns: [...s.window], idleMs: idleFor });
+      }
+      continue;
+    }
     if (!armedNow) {
       await condition(wake);
       continue;

@@ -17,7 +17,7 @@ export type EvaluateResult =
   | { kind: 'verdict'; verdict: Verdict; evaluator: string; durationMs: number }
   | { kind: 'skipped'; reason: string; evaluator: string; durationMs: number };
 
-export const NOTIFICATION_EVENTS = ['escalation'] as const;
+export const NOTIFICATION_EVENTS = ['escalation', 'budget-exhausted', 'circuit-open', 'orphaned'] as const;
 export interface NotificationEvent {
   event: (typeof NOTIFICATION_EVENTS)[number];
   agentId: string;
@@ -25,8 +25,11 @@ export interface NotificationEvent {
   runId: string;
   task: string;
   step: number;
-  verdict: Verdict;
-  whisper: string;
+  /** escalation: the verdict that escalated and the ESCALATION whisper. */
+  verdict?: Verdict;
+  whisper?: string;
+  /** Every event: one line saying what happened (which budget, how many failures, how long silent). */
+  reason: string;
   at: string;
 }
 

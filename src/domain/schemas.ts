@@ -40,6 +40,8 @@ export const TurnSchema = z.object({
   tokensOut: z.number().int().nonnegative().optional(),
   costUsd: z.number().nonnegative().optional(),
   at: z.string().max(64).optional(),
+  /** The agent process's generation (bumped when it restarts); reports from an older one are dropped. */
+  generation: z.number().int().nonnegative().optional(),
 });
 export type TurnInput = z.input<typeof TurnSchema>;
 export type Turn = z.output<typeof TurnSchema>;
@@ -219,6 +221,29 @@ export const DrivenConfigSchema = z
   .strict();
 export type DrivenConfig = z.output<typeof DrivenConfigSchema>;
 
+/** Hard ceilings (seed 002), checked before every turn. Reaching one stops the agent and notifies. */
+export const BudgetsSchema = z
+  .object({
+    tokens: z.number().int().positive(),
+    costUsd: z.number().positive(),
+    turns: z.number().int().positive(),
+    wallClockMs: DurationSchema.pipe(z.number().int().positive()),
+  })
+  .partial()
+  .strict();
+export type Budgets = z.output<typeof BudgetsSchema>;
+
+export const SafetySchema = z
+  .object({
+    /** Restart intensity (OTP): more than this many failed turns within `restartWindowMs` opens the circuit. */
+    maxRestarts: z.number().int().min(0).max(100).default(3),
+    restartWindowMs: DurationSchema.default(60_000),
+    /** External agents: expected heartbeat interval; silence for twice as long makes the agent `orphaned`. Unset: off. */
+    heartbeatIntervalMs: DurationSchema.pipe(z.number().int().min(100)).optional(),
+  })
+  .strict();
+export type Safety = z.output<typeof SafetySchema>;
+
 export const AGENT_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 export const AgentIdSchema = z
   .string()
@@ -236,6 +261,8 @@ export const AgentSpecSchema = z
     /** Driven mode: warden runs the agent's turns itself. Absent: the agent runs elsewhere and reports. */
     driver: DriverConfigSchema.optional(),
     driven: DrivenConfigSchema.default(DrivenConfigSchema.parse({})),
+    budgets: BudgetsSchema.default({}),
+    safety: SafetySchema.default(SafetySchema.parse({})),
   })
   .strict();
 export type AgentSpecInput = z.input<typeof AgentSpecSchema>;
@@ -251,7 +278,7 @@ export const StopSchema = z
 export const PauseSchema = z.object({ reason }).partial();
 export const ResumeSchema = z.object({ note: cut(MAX_REASON_TEXT) }).partial();
 export const AbortSchema = z.object({ reason }).partial();
-export const HeartbeatSchema = z.object({ at: z.string().max(64) }).partial();
+export const HeartbeatSchema = z.object({ at: z.string().max(64), generation: z.number().int().nonnegative() }).partial();
 
 export const SIGNAL_SCHEMAS = {
   steer: SteerSchema,

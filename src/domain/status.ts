@@ -44,11 +44,19 @@ export interface AgentStatus {
   driver: string | null;
   /** Driven mode: a turn is running now. */
   turnRunning: boolean;
+  /** Spend against each budget (limit null: no budget). */
+  budgets: Record<'tokens' | 'costUsd' | 'turns' | 'wallClockMs', { used: number; limit: number | null }>;
+  /** Failed turns inside the restart window. */
+  restarts: number;
+  /** The newest agent generation seen. */
+  generation: number;
 }
 
 export interface ReportTurnResult {
   accepted: boolean;
   duplicate: boolean;
+  /** The report came from an older generation of the agent and was dropped. */
+  stale?: boolean;
   whispers: Whisper[];
   paused: boolean;
   stop: boolean;

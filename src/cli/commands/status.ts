@@ -15,6 +15,9 @@ export function formatStatus(s: AgentStatus): string[] {
     `  whispers: ${s.pendingWhispers} pending, ${s.whispersDelivered} delivered`,
     `  tokens ${s.tokens.total} (in ${s.tokens.in}, out ${s.tokens.out}); cost $${s.costUsd.toFixed(4)}`,
   ];
+  const budgets = Object.entries(s.budgets ?? {}).filter(([, b]) => b.limit !== null);
+  if (budgets.length) lines.push(`  budgets: ${budgets.map(([k, b]) => `${k} ${Math.round(b.used * 10000) / 10000}/${b.limit}`).join(', ')}`);
+  if (s.restarts) lines.push(`  failed turns in the restart window: ${s.restarts}`);
   if (s.lastSkipReason) lines.push(`  last skipped evaluation: ${s.lastSkipReason}`);
   if (s.refused.length) lines.push(`  last refused: ${s.refused.at(-1)!.what} — ${s.refused.at(-1)!.reason}`);
   return lines;
