@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { AgentStatus } from '../../src/domain/status.js';
 import { productiveTurn } from '../helpers/agents.js';
+import { recordHistory } from '../helpers/histories.js';
 import { ROOT, eventually, useStack } from '../helpers/stack.js';
 import { temporalCli } from '../helpers/temporal-cli.js';
 import { startWebhookListener, type WebhookListener } from '../helpers/webhook.js';
@@ -57,6 +58,7 @@ describe('budgets', () => {
     expect(budget.used).toBeGreaterThanOrEqual(budget.limit!);
     const [e] = await eventually(async () => (events(agentId, 'budget-exhausted').length ? events(agentId, 'budget-exhausted') : null), { what: 'budget webhook' });
     expect((e!.json as { reason: string }).reason).toMatch(reason);
+    if (name === 'tokens') await recordHistory(stack.server.address, stack.warden.handle(agentId), 'safety-budget-tokens');
   });
 
   test('wall-clock budget', async () => {
@@ -95,6 +97,7 @@ test('restart intensity: a driver that fails every turn opens the circuit after 
   expect(failed.turns).toBe(0);
   const [e] = await eventually(async () => (events('flaky', 'circuit-open').length ? events('flaky', 'circuit-open') : null), { what: 'circuit webhook' });
   expect((e!.json as { reason: string }).reason).toMatch(/circuit open/);
+  await recordHistory(stack.server.address, stack.warden.handle('flaky'), 'safety-circuit-open');
   // A second start of a running id is refused, not doubled (the CLI test covers exit codes).
   await stack.warden.start({ agentId: 'single', task: 'x', supervisor: { idleAfterMs: 0 } });
   await expect(stack.warden.start({ agentId: 'single', task: 'y' })).rejects.toThrow(/already running/);
@@ -130,6 +133,8 @@ test('orphans: silence for twice the heartbeat interval makes an external agent 
   }, { what: 'orphaned in visibility' });
   expect(rows.length).toBeGreaterThanOrEqual(1);
   await stack.warden.signal('ghosty', 'abort', {});
+  await result('ghosty');
+  await recordHistory(stack.server.address, stack.warden.handle('ghosty'), 'safety-orphaned');
 });
 
 test('a done agent refuses resume through the real temporal CLI', async () => {
