@@ -16,9 +16,23 @@
  *    (`decision: "block"`) with the whispers as the reason, so Claude carries on with them. A stop
  *    that a hook already blocked once (`stop_hook_active`) is never blocked again.
  *
+ * `warden hook codex`: the same bridge for the Codex CLI's hooks (0.169: `[hooks]` in config.toml or
+ * hooks.json), whose events and answers follow Claude Code's. The differences, all measured with
+ * the real binary:
+ *
+ *  - PostToolUse carries the command's output only (`tool_response` is a string, no exit status),
+ *    and there is no PostToolUseFailure: whether the call failed is read from the session's
+ *    rollout (`transcript_path`), where codex has already written the finished item with its
+ *    `exit_code` and `status`.
+ *  - `additionalContext` reaches the model as a developer message; a Stop blocked with a reason
+ *    reaches it as a user message. PreToolUse `deny` answers the model with
+ *    "Command blocked by PreToolUse hook: <reason>".
+ *  - `continue: false` after a tool call does not end codex's turn: the model gets the
+ *    `stopReason` in place of the tool's output. The PreToolUse pause check refuses whatever comes next.
+ *
  * The agent must never suffer for its supervisor: when Temporal is unreachable, the agent is
  * unknown or ended, or anything else goes wrong, the hook writes one line to stderr and exits 0
- * with no output, so Claude goes on unsupervised. `--strict` turns that off (the error exits
+ * with no output, so the agent goes on unsupervised. `--strict` turns that off (the error exits
  * non-zero, as in every other verb).
  */
 import { Client, Connection } from '@temporalio/client';
@@ -57,7 +71,18 @@ export interface ClaudeHookInput {
   last_assistant_message?: string;
 }
 
-/** What the hook prints on stdout for Claude Code (nothing at all when there is nothing to say). */
+/** The fields of Codex's hook input that warden reads beyond Claude's (its names are Claude's). */
+export interface CodexHookInput extends ClaudeHookInput {
+  /** The codex turn the event belongs to (every event but SessionStart). */
+  turn_id?: string;
+  model?: string;
+  permission_mode?: string;
+}
+
+/** The coding agents whose hooks warden bridges. */
+export type HookAgent = 'claude' | 'codex';
+
+/** What the hook prints on stdout (nothing at all when there is nothing to say); Codex reads the same shape. */
 export interface ClaudeHookOutput {
   continue?: boolean;
   stopReason?: string;
@@ -71,6 +96,8 @@ export interface ClaudeHookOutput {
     permissionDecisionReason?: string;
   };
 }
+
+export type CodexHookOutput = ClaudeHookOutput;
 
 /** The narrow slice of the client the hook uses (the real WardenClient in production). */
 export type HookClient = Pick<WardenClient, 'reportTurn' | 'status'>;
@@ -107,10 +134,10 @@ function haltFor(agentId: string, reply: ReportTurnResult): Pick<ClaudeHookOutpu
 const hash = (...parts: unknown[]) => createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, 20);
 
 /** A stable turn id (at most 200 characters): the same hook event always reports the same id. */
-function turnId(input: ClaudeHookInput, kind: string, key: string | undefined, ...extra: unknown[]): string {
+function turnId(agent: HookAgent, input: ClaudeHookInput, kind: string, key: string | undefined, ...extra: unknown[]): string {
   const session = input.session_id ?? 'nosession';
-  const plain = key && /^[\w.:-]{1,100}$/.test(key) && session.length <= 80 ? `claude-${session}-${kind}-${key}` : undefined;
-  return plain ?? `claude-${hash(session, kind, key, ...extra)}`;
+  const plain = key && /^[\w.:-]{1,100}$/.test(key) && session.length <= 80 ? `${agent}-${session}-${kind}-${key}` : undefined;
+  return plain ?? `${agent}-${hash(session, kind, key, ...extra)}`;
 }
 
 /** As text, cut to `max` here already: a tool's output can be megabytes, an update payload cannot. */
@@ -137,38 +164,43 @@ export function toolSucceeded(response: unknown): boolean {
 
 /** The last assistant message with text in a Claude Code transcript (JSONL), read from its tail. */
 export function lastAssistantFromTranscript(path: string | undefined): { text: string; uuid?: string } | null {
-  if (!path) return null;
+  const lines = path ? tailLines(path) : null;
+  if (!lines) return null;
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const line = lines[i]!.trim();
+    if (!line.startsWith('{') || !line.includes('"assistant"')) continue;
+    let entry: { type?: string; uuid?: string; message?: { role?: string; content?: unknown } };
+    try {
+      entry = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    if (entry.type !== 'assistant' || entry.message?.role !== 'assistant') continue;
+    const content = entry.message.content;
+    const text =
+      typeof content === 'string'
+        ? content
+        : Array.isArray(content)
+          ? content
+              .filter((c: { type?: string; text?: unknown }) => c?.type === 'text' && typeof c.text === 'string')
+              .map((c: { text: string }) => c.text)
+              .join('\n')
+          : '';
+    if (text.trim()) return { text, uuid: entry.uuid };
+  }
+  return null;
+}
+
+/** The last `limit` bytes of a file as lines (`null` when it cannot be read). */
+function tailLines(path: string, limit = 2 * 1024 * 1024): string[] | null {
   let fd: number | undefined;
   try {
     fd = openSync(path, 'r');
     const size = fstatSync(fd).size;
-    const len = Math.min(size, 2 * 1024 * 1024);
+    const len = Math.min(size, limit);
     const buf = Buffer.alloc(len);
     readSync(fd, buf, 0, len, size - len);
-    const lines = buf.toString('utf8').split('\n');
-    for (let i = lines.length - 1; i >= 0; i--) {
-      const line = lines[i]!.trim();
-      if (!line.startsWith('{') || !line.includes('"assistant"')) continue;
-      let entry: { type?: string; uuid?: string; message?: { role?: string; content?: unknown } };
-      try {
-        entry = JSON.parse(line);
-      } catch {
-        continue;
-      }
-      if (entry.type !== 'assistant' || entry.message?.role !== 'assistant') continue;
-      const content = entry.message.content;
-      const text =
-        typeof content === 'string'
-          ? content
-          : Array.isArray(content)
-            ? content
-                .filter((c: { type?: string; text?: unknown }) => c?.type === 'text' && typeof c.text === 'string')
-                .map((c: { text: string }) => c.text)
-                .join('\n')
-            : '';
-      if (text.trim()) return { text, uuid: entry.uuid };
-    }
-    return null;
+    return buf.toString('utf8').split('\n');
   } catch {
     return null;
   } finally {
@@ -176,14 +208,45 @@ export function lastAssistantFromTranscript(path: string | undefined): { text: s
   }
 }
 
+/**
+ * Whether a codex tool call succeeded, from the session's rollout (JSONL): the `item_completed`
+ * event of the item with the call's id, which codex writes before it runs PostToolUse. `undefined`
+ * when the rollout does not say (then the call counts as succeeded).
+ */
+export function codexToolOutcome(path: string | undefined, toolUseId: string | undefined): boolean | undefined {
+  if (!path || !toolUseId) return undefined;
+  const lines = tailLines(path);
+  if (!lines) return undefined;
+  const needle = JSON.stringify(toolUseId);
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const line = lines[i]!;
+    if (!line.includes('"item_completed"') || !line.includes(needle)) continue;
+    let entry: { payload?: { type?: string; item?: { id?: unknown; status?: unknown; exit_code?: unknown } } };
+    try {
+      entry = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    const item = entry.payload?.type === 'item_completed' ? entry.payload.item : undefined;
+    if (!item || item.id !== toolUseId) continue;
+    if (typeof item.exit_code === 'number') return item.exit_code === 0;
+    if (item.status === 'failed' || item.status === 'declined') return false;
+    if (item.status === 'completed') return true;
+    return undefined;
+  }
+  return undefined;
+}
+
 // ---------- the events ----------
 
 /**
- * Handle one Claude Code hook event: talk to warden, and return what to print on stdout (or
- * `null` for nothing). Errors propagate; the command decides whether they are fatal.
+ * Handle one hook event of a coding agent (Claude Code or Codex): talk to warden, and return what
+ * to print on stdout (or `null` for nothing). Errors propagate; the command decides whether they
+ * are fatal.
  */
-export async function handleClaudeHook(
-  input: ClaudeHookInput,
+export async function handleHook(
+  agent: HookAgent,
+  input: CodexHookInput,
   agentId: string,
   client: () => Promise<HookClient>,
   warn: (line: string) => void = () => {},
@@ -208,15 +271,20 @@ export async function handleClaudeHook(
     case 'PostToolUseFailure': {
       const name = input.tool_name || 'unknown-tool';
       const failed = event === 'PostToolUseFailure';
+      const ok = failed
+        ? false
+        : agent === 'codex'
+          ? (codexToolOutcome(input.transcript_path, input.tool_use_id) ?? true) // its tool_response is the output only
+          : toolSucceeded(input.tool_response);
       const turn: TurnInput = {
-        id: turnId(input, 'tool', input.tool_use_id, name, input.tool_input),
+        id: turnId(agent, input, 'tool', input.tool_use_id, name, input.tool_input),
         text: '',
         toolCalls: [
           {
             name,
             args: toolArgs(name, input.tool_input),
             result: bounded(failed ? (input.error ?? 'tool call failed') : input.tool_response),
-            ok: failed ? false : toolSucceeded(input.tool_response),
+            ok,
           },
         ],
       };
@@ -238,7 +306,7 @@ export async function handleClaudeHook(
       if (s.pendingWhispers === 0) return null;
       const what = truncate(event === 'UserPromptSubmit' ? `User prompt: ${input.prompt ?? ''}` : `Session ${input.source ?? 'start'}.`, MAX_TURN_TEXT);
       const reply = await c.reportTurn(agentId, {
-        id: turnId(input, event === 'UserPromptSubmit' ? 'prompt' : 'session', input.prompt_id, input.prompt, input.source, Date.now()),
+        id: turnId(agent, input, event === 'UserPromptSubmit' ? 'prompt' : 'session', input.prompt_id ?? input.turn_id, input.prompt, input.source, Date.now()),
         text: what,
       });
       const context = whisperContext(agentId, reply.whispers);
@@ -246,7 +314,9 @@ export async function handleClaudeHook(
     }
 
     case 'Stop': {
-      const fromTranscript = lastAssistantFromTranscript(input.transcript_path);
+      // Claude's transcript names its last message (the key of the turn); codex's stop has a turn_id,
+      // the same for a stop that was blocked and the one after it, so its id is a hash of the lot.
+      const fromTranscript = agent === 'claude' ? lastAssistantFromTranscript(input.transcript_path) : null;
       const text = truncate(input.last_assistant_message ?? fromTranscript?.text ?? '', MAX_TURN_TEXT);
       const c = await client();
       if (input.stop_hook_active) {
@@ -259,7 +329,7 @@ export async function handleClaudeHook(
         }
       }
       const reply = await c.reportTurn(agentId, {
-        id: turnId(input, 'stop', fromTranscript?.uuid, input.prompt_id, input.stop_hook_active, text),
+        id: turnId(agent, input, 'stop', fromTranscript?.uuid, input.prompt_id ?? input.turn_id, input.stop_hook_active, text),
         text,
       });
       if (!reply.whispers.length) return null;
@@ -272,6 +342,14 @@ export async function handleClaudeHook(
       return null; // an event warden has nothing to do with
   }
 }
+
+/** One Claude Code hook event (see handleHook). */
+export const handleClaudeHook = (input: ClaudeHookInput, agentId: string, client: () => Promise<HookClient>, warn?: (line: string) => void) =>
+  handleHook('claude', input, agentId, client, warn);
+
+/** One Codex hook event (see handleHook). */
+export const handleCodexHook = (input: CodexHookInput, agentId: string, client: () => Promise<HookClient>, warn?: (line: string) => void) =>
+  handleHook('codex', input, agentId, client, warn);
 
 // ---------- the command ----------
 
@@ -296,20 +374,70 @@ async function connect(cmd: Command, timeoutMs: number): Promise<WardenClient> {
   return new WardenClient(new Client({ connection, namespace: settings.namespace }), settings.taskQueue, connection);
 }
 
+/** The action of `warden hook <agent>`: stdin → handleHook → stdout, never in the agent's way unless --strict. */
+function bridge(agent: HookAgent) {
+  return async (o: HookOptions, cmd: Command): Promise<void> => {
+    const strict = Boolean(o.strict);
+    const timeoutMs = Number(o.timeout);
+    const warn = (line: string) => process.stderr.write(`warden hook: ${line}\n`);
+    const conn: { client: WardenClient | null } = { client: null };
+    try {
+      if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new UsageError(`--timeout must be a positive number of milliseconds, not ${o.timeout}`);
+      const agentId = o.agent ?? process.env.WARDEN_AGENT_ID;
+      if (!agentId) throw new UsageError('no agent: pass --agent <id> or set WARDEN_AGENT_ID');
+      const raw = await readStdin();
+      let input: CodexHookInput;
+      try {
+        input = JSON.parse(raw) as CodexHookInput;
+      } catch (err) {
+        throw new UsageError(`the hook input on stdin is not JSON: ${(err as Error).message}`);
+      }
+      if (!input || typeof input !== 'object') throw new UsageError('the hook input on stdin is not a JSON object');
+
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer from warden within ${timeoutMs} ms (is a worker running?)`)), timeoutMs);
+      });
+      const work = handleHook(agent, input, agentId, async () => (conn.client ??= await connect(cmd, timeoutMs)), warn);
+      work.catch(() => {}); // the deadline may win; the loser's rejection is not news
+      let out: ClaudeHookOutput | null;
+      try {
+        out = await Promise.race([work, deadline]);
+      } finally {
+        clearTimeout(timer);
+      }
+      if (out) process.stdout.write(`${JSON.stringify(out)}\n`);
+    } catch (err) {
+      if (strict) throw err;
+      warn(`${err instanceof Error ? err.message : String(err)} — continuing without supervision`);
+    } finally {
+      // Never wait on a connection that hangs: the process exits right after this (see main.ts).
+      void conn.client?.close().catch(() => {});
+    }
+  };
+}
+
+function bridgeCommand(hook: Command, agent: HookAgent, what: string, help: string): void {
+  hook
+    .command(agent)
+    .description(`a ${what} hook: reads the hook event (JSON) on stdin, reports to warden, prints the hook answer`)
+    .option('--agent <id>', 'the supervised agent (default $WARDEN_AGENT_ID)')
+    .option('--strict', 'fail when warden cannot be reached or the agent is unknown (default: warn on stderr, exit 0, say nothing)')
+    .option('--timeout <ms>', 'give up on warden after this long (then the same as unreachable)', String(DEFAULT_TIMEOUT_MS))
+    .addHelpText('after', help)
+    .action(bridge(agent));
+}
+
 export function register(program: Command): void {
   const hook = program
     .command('hook')
     .description("bridges for coding agents' hooks: report their turns to warden and hand them its whispers");
 
-  hook
-    .command('claude')
-    .description('a Claude Code hook: reads the hook event (JSON) on stdin, reports to warden, prints the hook answer')
-    .option('--agent <id>', 'the supervised agent (default $WARDEN_AGENT_ID)')
-    .option('--strict', 'fail when warden cannot be reached or the agent is unknown (default: warn on stderr, exit 0, say nothing)')
-    .option('--timeout <ms>', 'give up on warden after this long (then the same as unreachable)', String(DEFAULT_TIMEOUT_MS))
-    .addHelpText(
-      'after',
-      `
+  bridgeCommand(
+    hook,
+    'claude',
+    'Claude Code',
+    `
 Events: PreToolUse (deny tool calls while the agent is paused), PostToolUse and PostToolUseFailure
 (report the call as a turn, deliver whispers), UserPromptSubmit and SessionStart (deliver pending
 whispers), Stop (report the final text; block the stop once to deliver whispers).
@@ -317,44 +445,23 @@ Wire it in .claude/settings.json, for example:
   {"hooks": {"PostToolUse": [{"matcher": "*", "hooks": [{"type": "command",
      "command": "warden hook claude --agent fixer"}]}], ...}}
 Start the agent first: warden start fixer --task "…"`,
-    )
-    .action(async (o: HookOptions, cmd: Command) => {
-      const strict = Boolean(o.strict);
-      const timeoutMs = Number(o.timeout);
-      const warn = (line: string) => process.stderr.write(`warden hook: ${line}\n`);
-      const conn: { client: WardenClient | null } = { client: null };
-      try {
-        if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new UsageError(`--timeout must be a positive number of milliseconds, not ${o.timeout}`);
-        const agentId = o.agent ?? process.env.WARDEN_AGENT_ID;
-        if (!agentId) throw new UsageError('no agent: pass --agent <id> or set WARDEN_AGENT_ID');
-        const raw = await readStdin();
-        let input: ClaudeHookInput;
-        try {
-          input = JSON.parse(raw) as ClaudeHookInput;
-        } catch (err) {
-          throw new UsageError(`the hook input on stdin is not JSON: ${(err as Error).message}`);
-        }
-        if (!input || typeof input !== 'object') throw new UsageError('the hook input on stdin is not a JSON object');
+  );
 
-        let timer: NodeJS.Timeout | undefined;
-        const deadline = new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`no answer from warden within ${timeoutMs} ms (is a worker running?)`)), timeoutMs);
-        });
-        const work = handleClaudeHook(input, agentId, async () => (conn.client ??= await connect(cmd, timeoutMs)), warn);
-        work.catch(() => {}); // the deadline may win; the loser's rejection is not news
-        let out: ClaudeHookOutput | null;
-        try {
-          out = await Promise.race([work, deadline]);
-        } finally {
-          clearTimeout(timer);
-        }
-        if (out) process.stdout.write(`${JSON.stringify(out)}\n`);
-      } catch (err) {
-        if (strict) throw err;
-        warn(`${err instanceof Error ? err.message : String(err)} — continuing without supervision`);
-      } finally {
-        // Never wait on a connection that hangs: the process exits right after this (see main.ts).
-        void conn.client?.close().catch(() => {});
-      }
-    });
+  bridgeCommand(
+    hook,
+    'codex',
+    'Codex CLI',
+    `
+Events: PreToolUse (deny tool calls while the agent is paused), PostToolUse (report the call as a
+turn, deliver whispers), UserPromptSubmit and SessionStart (deliver pending whispers), Stop (report
+the final message; block the stop once to deliver whispers).
+Wire it in $CODEX_HOME/config.toml (or .codex/config.toml of a trusted project), for example:
+  [[hooks.PostToolUse]]
+  matcher = "*"
+  [[hooks.PostToolUse.hooks]]
+  type = "command"
+  command = "warden hook codex --agent fixer"
+Codex runs a hook only once it is trusted (/hooks in the TUI), or with --dangerously-bypass-hook-trust.
+Start the agent first: warden start fixer --task "…"`,
+  );
 }
