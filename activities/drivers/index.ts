@@ -1,16 +1,10 @@
 /** Driver registry: one file per driver, chosen by `AgentSpec.driver.kind`. */
 import type { DriverConfig } from '../../src/domain/schemas.js';
 import { codexDriver } from './codex.js';
+import { claudeDriver } from './claude.js';
 import { commandDriver } from './command.js';
 import { scriptedDriver } from './scripted.js';
 import type { Driver } from './types.js';
-
-const pending = (name: string): Driver => ({
-  name,
-  async runTurn() {
-    throw new Error(`the ${name} driver is not available in this build`);
-  },
-});
 
 export async function driverFor(config: DriverConfig): Promise<Driver> {
   switch (config.kind) {
@@ -21,7 +15,7 @@ export async function driverFor(config: DriverConfig): Promise<Driver> {
     case 'codex':
       return codexDriver(config);
     case 'claude':
-      return pending('claude');
+      return claudeDriver(config);
   }
 }
 export type { Driver, DriverContext, TurnRequest } from './types.js';

@@ -56,7 +56,7 @@ export function driverFromFlags(o: StartOptions): Pick<AgentSpecInput, 'driver' 
   only('--driver-command', o.driverCommand, ['command']);
   only('--script', o.script, ['scripted']);
   only('--driver-model', o.driverModel, ['codex', 'claude']);
-  only('--driver-config', o.driverConfig, ['codex']);
+  only('--driver-config', o.driverConfig, ['codex', 'claude']);
   only('--work-dir', o.workDir, ['codex', 'claude', 'command', 'scripted']);
   only('--max-turns', o.maxTurns, ['codex', 'claude', 'command', 'scripted']);
   if (!o.driver) return {};
@@ -78,7 +78,7 @@ export function driverFromFlags(o: StartOptions): Pick<AgentSpecInput, 'driver' 
     case 'codex':
       return { driver: { kind: 'codex', config: o.driverConfig ?? [], ...(o.driverModel && { model: o.driverModel }) }, driven };
     case 'claude':
-      return { driver: { kind: 'claude', args: [], ...(o.driverModel && { model: o.driverModel }) }, driven };
+      return { driver: { kind: 'claude', args: o.driverConfig ?? [], ...(o.driverModel && { model: o.driverModel }) }, driven };
   }
 }
 
@@ -161,7 +161,7 @@ export function register(program: Command): void {
     .option('--driver-command <argv>', 'for --driver command: a program speaking the turn protocol (README)')
     .option('--script <file>', 'for --driver scripted: a JSON array of turns to play')
     .option('--driver-model <name>', 'for --driver codex|claude: the agent model')
-    .option('--driver-config <key=value>', 'for --driver codex: a `-c` override for codex exec (repeatable)', collect)
+    .option('--driver-config <value>', 'for --driver codex: a `-c key=value` override for codex exec; for --driver claude: an extra CLI argument (repeatable)', collect)
     .option('--work-dir <dir>', "driven mode: the agent's working directory (default $WARDEN_HOME/agents/<id>/work)")
     .option('--max-turns <n>', 'driven mode: stop after this many turns (default 50)', int('--max-turns'))
     .option('--json', 'print the result as JSON')
