@@ -49,7 +49,7 @@ import type { DriverSession, EvaluateResult, NotificationEvent, TurnResult, Ward
 import { turnInput } from '../src/domain/turn-input.js';
 import { budgetReport, exhaustedBudget, recordFailure, type Spend } from '../src/domain/budgets.js';
 import { formatVerdict } from '../src/domain/verdict.js';
-import { WardenEscalationStep, WardenPaused, WardenState } from '../src/domain/search-attributes.js';
+import { WardenCostUsd, WardenEscalationStep, WardenPaused, WardenState, WardenTokens } from '../src/domain/search-attributes.js';
 import * as m from './messages.js';
 
 
@@ -58,6 +58,8 @@ const MAX_HISTORY_EVENTS = 10_000;
 const DEFAULT_DRAIN_MS = 30_000;
 const KEEP_RECORDS = 10;
 const KEEP_DELIVERIES = 20;
+/** Publish spend as search attributes at least every this many turns. */
+const SPEND_EVERY = 5;
 /** States in which a silent external agent can be declared orphaned. */
 const ORPHANABLE: readonly AgentState[] = ['spawning', 'running', 'awaiting-input', 'blocked'];
 /** Webhooks retry with exponential backoff: 1 s doubling to 1 min, 8 attempts. */
@@ -213,7 +215,7 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
     return w;
   }
 
-  let published = { state: '', step: -1, paused: false, details: '' };
+  let published = { state: '', step: -1, paused: false, details: '', spendBucket: 0 };
   function publish(): void {
     const details = [
       `**state** ${s.state}${s.stateReason ? ` (${s.stateReason})` : ''}`,
@@ -224,14 +226,27 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
       `**tokens** ${s.tokensIn + s.tokensOut} · **cost** $${s.costUsd.toFixed(4)}`,
     ].join('\n');
     if (details !== published.details) setCurrentDetails(details);
-    if (spec.searchAttributes && (published.state !== s.state || published.step !== s.ladder.step || published.paused !== paused())) {
-      upsertSearchAttributes([
-        { key: WardenState, value: s.state },
-        { key: WardenEscalationStep, value: s.ladder.step },
-        { key: WardenPaused, value: paused() },
-      ]);
+    // Spend is published with every state change and every SPEND_EVERY turns (bounded history).
+    const spendBucket = Math.floor(s.turns / SPEND_EVERY);
+    const changed = published.state !== s.state || published.step !== s.ladder.step || published.paused !== paused();
+    if (spec.searchAttributes && (changed || published.spendBucket !== spendBucket)) {
+      // Histories from before spend was published keep replaying without these upserts.
+      const withSpend = patched('spend-search-attributes');
+      if (changed || withSpend) {
+        upsertSearchAttributes([
+          { key: WardenState, value: s.state },
+          { key: WardenEscalationStep, value: s.ladder.step },
+          { key: WardenPaused, value: paused() },
+          ...(withSpend
+            ? [
+                { key: WardenCostUsd, value: Math.round(s.costUsd * 1e6) / 1e6 },
+                { key: WardenTokens, value: s.tokensIn + s.tokensOut },
+              ]
+            : []),
+        ]);
+      }
     }
-    published = { state: s.state, step: s.ladder.step, paused: paused(), details };
+    published = { state: s.state, step: s.ladder.step, paused: paused(), details, spendBucket };
   }
 
   function status(): AgentStatus {

@@ -32,7 +32,7 @@ import {
   type TurnInput,
   type Whisper,
 } from '../domain/schemas.js';
-import { SEARCH_ATTRIBUTES, WardenEscalationStep, WardenPaused, WardenState } from '../domain/search-attributes.js';
+import { SEARCH_ATTRIBUTES, WardenCostUsd, WardenEscalationStep, WardenPaused, WardenState, WardenTokens } from '../domain/search-attributes.js';
 import type { AgentStatus, ReportTurnResult } from '../domain/status.js';
 
 export const WORKFLOW_TYPE = 'agentWorkflow';
@@ -82,6 +82,8 @@ export interface AgentSummary {
   state: string | null;
   escalationStep: number | null;
   paused: boolean | null;
+  costUsd: number | null;
+  tokens: number | null;
   startTime: string;
   closeTime: string | null;
 }
@@ -151,6 +153,8 @@ export class WardenClient {
                 { key: WardenState, value: 'spawning' },
                 { key: WardenEscalationStep, value: 0 },
                 { key: WardenPaused, value: false },
+                { key: WardenCostUsd, value: 0 },
+                { key: WardenTokens, value: 0 },
               ],
             }
           : {}),
@@ -245,6 +249,8 @@ export class WardenClient {
         state: (sa.get(WardenState as never) as string | undefined) ?? null,
         escalationStep: (sa.get(WardenEscalationStep as never) as number | undefined) ?? null,
         paused: (sa.get(WardenPaused as never) as boolean | undefined) ?? null,
+        costUsd: (sa.get(WardenCostUsd as never) as number | undefined) ?? null,
+        tokens: (sa.get(WardenTokens as never) as number | undefined) ?? null,
         startTime: wf.startTime.toISOString(),
         closeTime: wf.closeTime?.toISOString() ?? null,
       });

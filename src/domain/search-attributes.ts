@@ -12,10 +12,15 @@ export interface SearchAttributeKey<T extends string> {
 export const WardenState: SearchAttributeKey<'KEYWORD'> = { name: 'WardenState', type: 'KEYWORD' };
 export const WardenEscalationStep: SearchAttributeKey<'INT'> = { name: 'WardenEscalationStep', type: 'INT' };
 export const WardenPaused: SearchAttributeKey<'BOOL'> = { name: 'WardenPaused', type: 'BOOL' };
+/** Spend, for finding runaway agents: `WardenCostUsd > 5`, `WardenTokens > 1000000`. */
+export const WardenCostUsd: SearchAttributeKey<'DOUBLE'> = { name: 'WardenCostUsd', type: 'DOUBLE' };
+export const WardenTokens: SearchAttributeKey<'INT'> = { name: 'WardenTokens', type: 'INT' };
 
 /** name → the type word `temporal server start-dev --search-attribute` and `operator` expect. */
-export const SEARCH_ATTRIBUTES: Record<string, 'Keyword' | 'Int' | 'Bool'> = {
+export const SEARCH_ATTRIBUTES: Record<string, 'Keyword' | 'Int' | 'Bool' | 'Double'> = {
   WardenState: 'Keyword',
   WardenEscalationStep: 'Int',
   WardenPaused: 'Bool',
+  WardenCostUsd: 'Double',
+  WardenTokens: 'Int',
 };

@@ -102,7 +102,7 @@ test('whisper, stronger whisper, escalation with webhook and pause; resume via t
 
   // Visibility: the search attributes follow the state.
   await eventually(async () => {
-    const rows = await stack.warden.list({ query: `WardenState = 'running' AND WardenEscalationStep = 0 AND WardenPaused = false` });
+    const rows = await stack.warden.list({ query: `WardenState = 'running' AND WardenEscalationStep = 0 AND WardenPaused = false AND WardenCostUsd >= 0.2 AND WardenTokens >= 22000` });
     return rows.some((r) => r.agentId === agentId);
   }, { what: 'search attributes updated' });
 

@@ -45,10 +45,10 @@ export function register(program: Command): void {
       const rows = await withClient(cmd, (c) => c.list({ query: o.query, limit: Number(o.limit) || 100 }));
       if (globals(cmd).json) return printJson(rows);
       if (!rows.length) return print('no agents');
-      print(['AGENT'.padEnd(24), 'WORKFLOW'.padEnd(10), 'STATE'.padEnd(16), 'STEP', 'PAUSED', 'STARTED'].join(' '));
+      print(['AGENT'.padEnd(24), 'WORKFLOW'.padEnd(10), 'STATE'.padEnd(16), 'STEP', 'PAUSED', 'COST'.padEnd(9), 'STARTED'].join(' '));
       for (const r of rows)
         print(
-          [r.agentId.padEnd(24), r.status.toLowerCase().padEnd(10), (r.state ?? '?').padEnd(16), String(r.escalationStep ?? '?').padEnd(4), String(r.paused ?? '?').padEnd(6), r.startTime].join(' '),
+          [r.agentId.padEnd(24), r.status.toLowerCase().padEnd(10), (r.state ?? '?').padEnd(16), String(r.escalationStep ?? '?').padEnd(4), String(r.paused ?? '?').padEnd(6), (r.costUsd === null ? '?' : `$${r.costUsd.toFixed(4)}`).padEnd(9), r.startTime].join(' '),
         );
     });
 }
