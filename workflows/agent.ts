@@ -12,6 +12,9 @@
  */
 import {
   ActivityCancellationType,
+  ParentClosePolicy,
+  getExternalWorkflowHandle,
+  startChild,
   ApplicationFailure,
   CancellationScope,
   condition,
@@ -29,7 +32,9 @@ import {
 import type { z } from 'zod';
 import {
   AgentSpecSchema,
+  DELEGATION_CAPS,
   SIGNAL_SCHEMAS,
+  TaskSpecSchema,
   TurnSchema,
   describeZodError,
   type AgentSpec,
@@ -45,7 +50,7 @@ import { applyOutcome, effectiveThreshold, initialLadder, resetLadder, type Ladd
 import { evaluationDue, pushWindow, rememberId } from '../src/domain/window.js';
 import { isTerminal, transition, type AgentEvent, type AgentState } from '../src/domain/states.js';
 import type { AgentStatus, RefusalRecord, ReportTurnResult, TransitionRecord } from '../src/domain/status.js';
-import type { DriverSession, EvaluateResult, NotificationEvent, TurnResult, WardenActivities } from '../src/domain/activity-types.js';
+import type { CheckResultOutput, DriverSession, EvaluateResult, NotificationEvent, TurnResult, WardenActivities } from '../src/domain/activity-types.js';
 import { turnInput } from '../src/domain/turn-input.js';
 import { budgetReport, exhaustedBudget, recordFailure, type Spend } from '../src/domain/budgets.js';
 import { formatVerdict } from '../src/domain/verdict.js';
@@ -120,6 +125,22 @@ export interface CarriedState {
   generation: number;
   /** Driven mode: the whispers of a failed turn, delivered again with its retry. */
   retryWhispers: Whisper[] | null;
+  /** Delegation (parent side): the children and what each has spent. */
+  children: ChildRecord[];
+  childSpend: Record<string, { tokens: number; costUsd: number; turns: number }>;
+  /** Delegation (child side): the parent has admitted this queued child. */
+  admitted: boolean;
+  /** A finished child's checked result: inline, or a content-addressed reference. */
+  result: AgentStatus['result'];
+}
+
+interface ChildRecord {
+  agentId: string;
+  workflowId: string;
+  state: 'queued' | 'running' | 'done' | 'failed';
+  reason: string | null;
+  /** A stop was already sent (once is enough; a second could overtake the first's reason). */
+  stopSent?: boolean;
 }
 
 function freshState(): CarriedState {
@@ -161,6 +182,10 @@ function freshState(): CarriedState {
     failures: [],
     generation: 0,
     retryWhispers: null,
+    children: [],
+    childSpend: {},
+    admitted: false,
+    result: null,
   };
 }
 
@@ -175,6 +200,10 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
   const spec: AgentSpec = parsed.data;
   const threshold = effectiveThreshold(spec.supervisor.escalationThreshold);
   const s: CarriedState = carried ? { ...freshState(), ...carried, runs: carried.runs + 1 } : freshState();
+  if (!carried && spec.startQueued) {
+    s.state = 'queued';
+    s.stateReason = 'waiting for a concurrency slot of its parent';
+  }
   const driver: DriverConfig | undefined = spec.driver;
   /** The running driven turn, so interrupt/stop/abort can cancel it. */
   let turnScope: CancellationScope | null = null;
@@ -279,6 +308,10 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
       budgets: budgetReport(spec.budgets, spend()),
       restarts: s.failures.length,
       generation: s.generation,
+      parent: spec.parent?.agentId ?? null,
+      children: s.children.map((c) => ({ agentId: c.agentId, state: c.state, reason: c.reason })),
+      toolAllowlist: spec.contract?.toolAllowlist ?? [],
+      result: s.result,
     };
   }
 
@@ -343,13 +376,21 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
       s.drained = true; // nothing to wait for: no new turn may start
       s.evalQueue = [];
       turnScope?.cancel();
+      stopChildren(hit.reason);
       notify({ event: 'budget-exhausted', reason: hit.reason });
     }
     return true;
   }
 
   function spend(): Spend {
-    return { tokens: s.tokensIn + s.tokensOut, costUsd: s.costUsd, turns: s.turns, wallClockMs: now() - s.startedAt };
+    // A parent's budget covers its whole subtree.
+    const sub = Object.values(s.childSpend);
+    return {
+      tokens: s.tokensIn + s.tokensOut + sub.reduce((a, c) => a + c.tokens, 0),
+      costUsd: s.costUsd + sub.reduce((a, c) => a + c.costUsd, 0),
+      turns: s.turns,
+      wallClockMs: now() - s.startedAt,
+    };
   }
 
   function applyResult(result: EvaluateResult, startedEpoch: number): void {
@@ -570,6 +611,13 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
     s.costUsd += turn.costUsd ?? 0;
     s.window = pushWindow(s.window, turn, spec.supervisor.windowSize);
     if (s.state === 'cancelling') s.drained = true;
+    if (spec.parent) {
+      const total = spend();
+      const parentId = spec.parent.workflowId;
+      signalAgent(parentId, () =>
+        getExternalWorkflowHandle(parentId).signal(m.childSpendSignal, { agentId: spec.agentId, tokens: total.tokens, costUsd: total.costUsd, turns: total.turns }),
+      );
+    }
     if (s.state === 'running') {
       s.turnsSinceEval += 1;
       if (evaluationDue(s.turnsSinceEval, spec.supervisor.evalInterval)) {
@@ -588,6 +636,146 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
   setHandler(m.statusQuery, () => status());
   setHandler(m.pendingWhispersQuery, () => [...s.pendingWhispers]);
   setHandler(m.windowQuery, () => [...s.window]);
+
+  // ---------- delegation (seed 002's parent–child contract) ----------
+
+  const liveChildren = () => s.children.filter((c) => c.state === 'running').length;
+  const openChildren = () => s.children.filter((c) => c.state === 'running' || c.state === 'queued').length;
+
+  /** Admit queued children while the mode's concurrency cap allows. */
+  function admitNext(): void {
+    const cap = DELEGATION_CAPS[spec.delegation.mode];
+    for (const c of s.children) {
+      if (liveChildren() >= cap) break;
+      if (c.state !== 'queued') continue;
+      c.state = 'running';
+      signalAgent(c.workflowId, () => getExternalWorkflowHandle(c.workflowId).signal(m.admitSignal, {}));
+    }
+  }
+
+  /** Signals to other agents still in flight; the workflow does not end before they are delivered. */
+  let pendingSignals = 0;
+  function signalAgent(workflowId: string, send: () => Promise<void>): void {
+    pendingSignals += 1;
+    void send()
+      .catch((err: unknown) => log.warn('signal to another agent failed', { agentId: spec.agentId, to: workflowId, error: String(err) }))
+      .finally(() => (pendingSignals -= 1));
+  }
+
+  /** The subtree goes with its parent: every open child is asked to stop (it drains with its grace period). */
+  function stopChildren(reason: string): void {
+    for (const c of s.children) {
+      if ((c.state !== 'running' && c.state !== 'queued') || c.stopSent) continue;
+      c.stopSent = true;
+      signalAgent(c.workflowId, () =>
+        getExternalWorkflowHandle(c.workflowId).signal(m.stopSignal, { reason: `parent ${spec.agentId}: ${reason}`, drainTimeoutMs: 0 }),
+      );
+    }
+  }
+
+  setHandler(
+    m.delegateUpdate,
+    async (input) => {
+      const t = TaskSpecSchema.parse(input);
+      const childAgentId = `${spec.agentId}.${t.childId}`;
+      const queued = liveChildren() >= DELEGATION_CAPS[spec.delegation.mode];
+      const rec: ChildRecord = { agentId: childAgentId, workflowId: `agent-${childAgentId}`, state: queued ? 'queued' : 'running', reason: null };
+      s.children.push(rec);
+      const marker = t.driven?.doneMarker ?? spec.driven.doneMarker;
+      const child: AgentSpecInput = {
+        agentId: childAgentId,
+        task: [
+          t.objective,
+          `Definition of done: ${t.definitionOfDone}`,
+          `When you are done, start your final message with "${marker}" followed by your result as JSON matching this schema:\n${JSON.stringify(t.resultSchema)}`,
+        ].join('\n\n'),
+        driver: t.driver,
+        driven: { ...t.driven },
+        budgets: t.budgets,
+        supervisor: spec.supervisor,
+        evaluator: spec.evaluator,
+        notify: spec.notify,
+        searchAttributes: spec.searchAttributes,
+        delegation: spec.delegation,
+        parent: { agentId: spec.agentId, workflowId: workflowInfo().workflowId, depth: (spec.parent?.depth ?? 0) + 1 },
+        contract: { resultSchema: t.resultSchema, toolAllowlist: t.toolAllowlist, definitionOfDone: t.definitionOfDone },
+        startQueued: queued,
+      };
+      const handle = await startChild(agentWorkflow, {
+        workflowId: rec.workflowId,
+        args: [child],
+        // The parent stops its subtree itself, with a drain; an abandoned child still finishes cleanly.
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+        staticSummary: `Delegated by ${spec.agentId}: ${t.objective.split('\n')[0]!.slice(0, 160)}`,
+      });
+      handle.result().then(
+        (st) => {
+          rec.state = st.state === 'done' ? 'done' : 'failed';
+          rec.reason = st.stateReason;
+          admitNext();
+          publish();
+        },
+        (err: unknown) => {
+          rec.state = 'failed';
+          rec.reason = err instanceof Error ? err.message : String(err);
+          admitNext();
+          publish();
+        },
+      );
+      publish();
+      return { childAgentId, workflowId: rec.workflowId, queued };
+    },
+    {
+      validator: (input) => {
+        const r = TaskSpecSchema.safeParse(input);
+        if (!r.success) throw new Error(`invalid task spec: ${describeZodError(r.error)}`);
+        if (isTerminal(s.state) || s.state === 'cancelling') throw new Error(`agent ${spec.agentId} is ${s.state}; it cannot delegate`);
+        const depth = spec.parent?.depth ?? 0;
+        if (depth >= spec.delegation.maxDepth) {
+          throw new Error(`spawn depth: agent ${spec.agentId} runs at depth ${depth} (max ${spec.delegation.maxDepth}); it may not delegate`);
+        }
+        if (DELEGATION_CAPS[spec.delegation.mode] === 0) throw new Error(`mode solo: agent ${spec.agentId} may not delegate`);
+        if (s.children.some((c) => c.agentId === `${spec.agentId}.${r.data.childId}`)) throw new Error(`childId ${r.data.childId} is already used`);
+      },
+    },
+  );
+
+  setHandler(
+    m.admitSignal,
+    onSignal('admit', () => {
+      s.admitted = true;
+    }),
+  );
+  setHandler(
+    m.childSpendSignal,
+    onSignal('childSpend', (p) => {
+      if (!p.agentId || !s.children.some((c) => c.agentId === p.agentId)) return refuse('childSpend', `unknown child ${p.agentId}`);
+      s.childSpend[p.agentId] = { tokens: p.tokens ?? 0, costUsd: p.costUsd ?? 0, turns: p.turns ?? 0 };
+      enforceBudgets();
+      publish();
+    }),
+  );
+
+  /** A driven agent says it is done: a child's result is checked against its contract first. */
+  async function complete(result: TurnResult): Promise<void> {
+    if (spec.contract || result.result !== undefined) {
+      let check: CheckResultOutput;
+      try {
+        check = await activities.checkResult.executeWithOptions(
+          { startToCloseTimeout: '30s', retry: { maximumAttempts: 3 }, summary: `check the result of ${spec.agentId}` },
+          [{ agentId: spec.agentId, result: result.result, schema: spec.contract?.resultSchema }],
+        );
+      } catch (err) {
+        check = { ok: false, errors: `could not check the result: ${err instanceof Error ? err.message : String(err)}` };
+      }
+      if (!check.ok) {
+        fire('fail', `result does not match its schema: ${check.errors}`);
+        return;
+      }
+      s.result = check.ref ? { ref: check.ref } : { inline: check.inline };
+    }
+    fire('complete', `the agent reported the task complete after ${s.turns} turns`);
+  }
 
   // ---------- driven mode: warden runs the agent's turns ----------
 
@@ -632,6 +820,7 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
             workDir: spec.driven.workDir,
             killGraceMs: spec.driven.killGraceMs,
             doneMarker: spec.driven.doneMarker,
+            ...(spec.contract?.toolAllowlist.length ? { toolAllowlist: spec.contract.toolAllowlist } : {}),
           },
         ],
       ),
@@ -693,7 +882,7 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
       publish(); // interrupted, stopped or aborted meanwhile: the signal handlers set the state
       return;
     }
-    if (result?.done) fire('complete', `the agent reported the task complete after ${s.turns} turns`);
+    if (result?.done) await complete(result);
     else if (s.turns >= spec.driven.maxTurns && fire('stop', `max turns (${spec.driven.maxTurns}) reached`)) {
       s.stopReason = `max turns (${spec.driven.maxTurns}) reached`;
       s.drained = true;
@@ -705,10 +894,16 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
   publish();
   const idleAfter = spec.supervisor.idleAfterMs;
   const shouldContinueAsNew = () =>
-    workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= MAX_HISTORY_EVENTS;
+    // Not while children are open: their results are awaited by this run.
+    openChildren() === 0 && (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= MAX_HISTORY_EVENTS);
   const canEvaluate = () => s.state === 'running' && !evaluating;
 
   while (!isTerminal(s.state)) {
+    if (s.state === 'queued') {
+      await condition(() => s.admitted || s.state !== 'queued');
+      if (s.state === 'queued') fire('slot-granted', 'its parent admitted it');
+      continue;
+    }
     if (s.state === 'cancelling') {
       if (driver) {
         // No turn is running here: the drain already happened in runDrivenTurn.
@@ -726,7 +921,7 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
       continue;
     }
     if (shouldContinueAsNew()) {
-      await condition(() => allHandlersFinished() && pendingNotifications === 0);
+      await condition(() => allHandlersFinished() && pendingNotifications === 0 && pendingSignals === 0);
       log.info('continuing as new', { agentId: spec.agentId, historyLength: workflowInfo().historyLength });
       return await continueAsNew<typeof agentWorkflow>(specInput, { ...s });
     }
@@ -784,7 +979,8 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
     }
   }
 
-  await condition(() => allHandlersFinished() && pendingNotifications === 0);
+  stopChildren(`it ended ${s.state}`);
+  await condition(() => allHandlersFinished() && pendingNotifications === 0 && pendingSignals === 0);
   publish();
   return status();
 }

@@ -1,6 +1,6 @@
 /** Message definitions of agentWorkflow: signals, the reportTurn update, queries. */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { SignalPayload, Turn, TurnInput, Whisper } from '../src/domain/schemas.js';
+import type { SignalPayload, TaskSpecInput, Turn, TurnInput, Whisper } from '../src/domain/schemas.js';
 import type { AgentStatus, ReportTurnResult } from '../src/domain/status.js';
 
 export const steerSignal = defineSignal<[SignalPayload<'steer'>?]>('steer');
@@ -10,6 +10,11 @@ export const pauseSignal = defineSignal<[SignalPayload<'pause'>?]>('pause');
 export const resumeSignal = defineSignal<[SignalPayload<'resume'>?]>('resume');
 export const abortSignal = defineSignal<[SignalPayload<'abort'>?]>('abort');
 export const heartbeatSignal = defineSignal<[SignalPayload<'heartbeat'>?]>('heartbeat');
+/** Delegation: a parent admits a queued child when a concurrency slot opens. */
+export const admitSignal = defineSignal<[SignalPayload<'admit'>?]>('admit');
+/** Delegation: a child tells its parent what it has spent (its parent's budget covers the subtree). */
+export const childSpendSignal = defineSignal<[SignalPayload<'childSpend'>?]>('childSpend');
+export const delegateUpdate = defineUpdate<{ childAgentId: string; workflowId: string; queued: boolean }, [TaskSpecInput]>('delegate');
 
 export const reportTurnUpdate = defineUpdate<ReportTurnResult, [TurnInput]>('reportTurn');
 

@@ -45,6 +45,7 @@ import { fileURLToPath } from 'node:url';
 import { MAX_TOOL_CALLS, MAX_TOOL_FIELD, MAX_TURN_TEXT, truncate } from '../../src/domain/limits.js';
 import { type DriverConfig, type Turn, TurnSchema } from '../../src/domain/schemas.js';
 import { runInGroup } from '../process-group.js';
+import { extractResult } from '../../src/domain/result.js';
 import type { Driver, DriverSession, TurnRequest } from './types.js';
 
 export type ClaudeDriverConfig = Extract<DriverConfig, { kind: 'claude' }>;
@@ -383,7 +384,8 @@ export function claudeDriver(config: ClaudeDriverConfig): Driver {
       if (!builder.result) throw new Error(`claude printed no result event: ${tail(r.stderr) || '(no stderr)'}`);
       if (builder.result.isError) throw new Error(`claude reported an error (${builder.result.subtype || 'error'}): ${builder.result.text || tail(r.stderr) || '(no message)'}`);
       const turn = builder.turn(id);
-      return { turn, session: session(), done: builder.result.text.trimStart().startsWith(req.doneMarker) };
+      const done = builder.result.text.trimStart().startsWith(req.doneMarker);
+      return { turn, session: session(), done, ...(done && { result: extractResult(builder.result.text, req.doneMarker) }) };
     },
   };
 }

@@ -40,6 +40,7 @@ import {
   stderrTail,
 } from '../evaluators/codex.js';
 import { type GroupRunResult, runInGroup } from '../process-group.js';
+import { extractResult } from '../../src/domain/result.js';
 import type { Driver, DriverSession, TurnRequest } from './types.js';
 
 export type CodexDriverConfig = Extract<DriverConfig, { kind: 'codex' }>;
@@ -447,7 +448,7 @@ export function codexDriver(config: CodexDriverConfig): Driver {
       const final = events.finalMessage();
       const done = final !== null && final.trimStart().startsWith(req.doneMarker);
       ctx.log.debug({ agentId: req.agentId, pid, ms, sessionId, toolCalls: turn.toolCalls?.length ?? 0, done }, 'codex turn finished');
-      return { turn, session, done };
+      return { turn, session, done, ...(done && final !== null && { result: extractResult(final, req.doneMarker) }) };
     },
   };
 }

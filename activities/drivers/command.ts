@@ -3,10 +3,10 @@
  * agent in any language.
  *
  * Protocol, one process per turn:
- *   stdin   one JSON object: {agentId, task, turnNumber, input, whispers, session, workDir, doneMarker}
+ *   stdin   one JSON object: {agentId, task, turnNumber, input, whispers, session, workDir, doneMarker, toolAllowlist}
  *   stdout  JSON lines. Optional progress lines {"partial": {text?, toolCalls?}} (each one is a
  *           heartbeat and the partial turn kept if the turn is cancelled); the LAST line is the
- *           result: {"turn": Turn, "session"?: object, "done"?: boolean}
+ *           result: {"turn": Turn, "session"?: object, "done"?: boolean, "result"?: any}
  *   exit    0. Anything else fails the turn (stderr's tail is in the error).
  *   signals on interrupt/stop-after-drain/abort the process group gets SIGTERM, then SIGKILL after
  *           the grace period.
@@ -21,6 +21,8 @@ const ResultLine = z.object({
   turn: TurnSchema,
   session: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])).nullish(),
   done: z.boolean().default(false),
+  /** With done: the agent's result (a delegated child's deliverable). */
+  result: z.unknown().optional(),
 });
 const PartialLine = z.object({ partial: z.object({ text: z.string().default(''), toolCalls: z.array(ToolCallSchema).optional() }) });
 
@@ -44,6 +46,7 @@ export function commandDriver(config: Extract<DriverConfig, { kind: 'command' }>
         session: req.session,
         workDir: req.workDir,
         doneMarker: req.doneMarker,
+        toolAllowlist: req.toolAllowlist ?? [],
       });
       const r = await runInGroup(
         file!,
@@ -83,7 +86,8 @@ export function commandDriver(config: Extract<DriverConfig, { kind: 'command' }>
       }
       const parsed = ResultLine.safeParse(json);
       if (!parsed.success) throw new TurnProtocolError(`invalid turn result: ${describeZodError(parsed.error)}`);
-      return { turn: { ...parsed.data.turn, id: parsed.data.turn.id ?? id }, session: parsed.data.session ?? req.session, done: parsed.data.done };
+      const { turn, session, done, result } = parsed.data;
+      return { turn: { ...turn, id: turn.id ?? id }, session: session ?? req.session, done, ...(result !== undefined && { result }) };
     },
   };
 }

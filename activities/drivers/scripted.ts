@@ -15,7 +15,8 @@ export function scriptedDriver(config: Extract<DriverConfig, { kind: 'scripted' 
       const session = { played: req.turnNumber };
       const interrupted = await sleepHeartbeating(config.turnDelayMs, ctx.signal, () => ctx.heartbeat({ text: '(working)' }));
       if (interrupted) return { turn: { id: turn.id, text: '(interrupted before the turn finished)' }, session, done: false, interrupted: true };
-      return { turn, session, done: req.turnNumber >= config.turns.length };
+      const done = req.turnNumber >= config.turns.length;
+      return { turn, session, done, ...(done && config.result !== undefined && { result: config.result }) };
     },
   };
 }

@@ -30,6 +30,8 @@ export interface TurnRequest {
   homeDir: string;
   /** The marker a model-driven agent puts at the start of its final message when the task is done. */
   doneMarker: string;
+  /** A delegated child's allowed tools (empty or absent: any). Drivers that can enforce it do. */
+  toolAllowlist?: string[];
 }
 
 export interface DriverContext {

@@ -8,6 +8,7 @@ import { register as registerReport } from './commands/report.js';
 import { register as registerSchemas } from './commands/schemas.js';
 import { register as registerSignals } from './commands/signals.js';
 import { register as registerSetup } from './commands/setup.js';
+import { register as registerDelegate } from './commands/delegate.js';
 import { register as registerStack } from './commands/stack.js';
 import { register as registerStart } from './commands/start.js';
 import { register as registerStatus } from './commands/status.js';
@@ -43,6 +44,7 @@ Quick start:
   registerEvaluate(program);
   registerSchemas(program);
   registerSetup(program);
+  registerDelegate(program);
   registerHook(program);
   return program;
 }

@@ -22,12 +22,14 @@ import {
   AgentIdSchema,
   AgentSpecSchema,
   SIGNAL_SCHEMAS,
+  TaskSpecSchema,
   TurnSchema,
   describeZodError,
   type AgentSpec,
   type AgentSpecInput,
   type SignalName,
   type SignalPayload,
+  type TaskSpecInput,
   type Turn,
   type TurnInput,
   type Whisper,
@@ -221,6 +223,23 @@ export class WardenClient {
   async pendingWhispers(agentId: string): Promise<Whisper[]> {
     try {
       return await this.handle(agentId).query<Whisper[]>('pendingWhispers');
+    } catch (err) {
+      throw await this.translate(agentId, err);
+    }
+  }
+
+  /**
+   * Delegate: the agent hands a structured task spec to a child agent (a child workflow, `queued`
+   * while it waits for a slot). Refused with a reason for solo mode, at the spawn-depth limit, or
+   * for an invalid spec.
+   */
+  async delegate(agentId: string, task: TaskSpecInput): Promise<{ childAgentId: string; workflowId: string; queued: boolean }> {
+    const parsed = parseOrThrow(TaskSpecSchema, task, 'task spec');
+    try {
+      return await this.handle(agentId).executeUpdate<{ childAgentId: string; workflowId: string; queued: boolean }, [TaskSpecInput]>('delegate', {
+        args: [parsed as TaskSpecInput],
+        updateId: `delegate-${parsed.childId}`,
+      });
     } catch (err) {
       throw await this.translate(agentId, err);
     }

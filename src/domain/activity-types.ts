@@ -54,6 +54,8 @@ export interface RunTurnInput {
   workDir?: string;
   killGraceMs: number;
   doneMarker: string;
+  /** A child's allowed tools (empty: any); drivers that can enforce it do. */
+  toolAllowlist?: string[];
 }
 
 export interface TurnResult {
@@ -63,10 +65,24 @@ export interface TurnResult {
   done: boolean;
   /** The turn was cut short by cancellation; `turn` holds the partial output. */
   interrupted?: boolean;
+  /** With `done`: the agent's result (a delegated child's deliverable), if it gave one. */
+  result?: unknown;
 }
+
+export interface CheckResultInput {
+  agentId: string;
+  result: unknown;
+  schema?: Record<string, unknown>;
+}
+
+/** A result small enough stays inline in history; a larger one is stored content-addressed. */
+export type CheckResultOutput =
+  | { ok: true; inline?: unknown; ref?: { sha256: string; bytes: number; path: string } }
+  | { ok: false; errors: string };
 
 export interface WardenActivities {
   evaluate(input: EvaluateInput): Promise<EvaluateResult>;
   notifyWebhook(input: NotifyWebhookInput): Promise<{ status: number }>;
   runTurn(input: RunTurnInput): Promise<TurnResult>;
+  checkResult(input: CheckResultInput): Promise<CheckResultOutput>;
 }

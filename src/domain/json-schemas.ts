@@ -1,6 +1,6 @@
 /** JSON Schemas generated from the zod schemas (the input side: what a caller may send). */
 import { z } from 'zod';
-import { AgentSpecSchema, SIGNAL_SCHEMAS, TurnSchema } from './schemas.js';
+import { AgentSpecSchema, SIGNAL_SCHEMAS, TaskSpecSchema, TurnSchema } from './schemas.js';
 
 export function jsonSchemas(): Record<string, unknown> {
   const gen = (schema: z.ZodType, title: string) => ({
@@ -10,6 +10,7 @@ export function jsonSchemas(): Record<string, unknown> {
   const out: Record<string, unknown> = {
     'agent-spec': gen(AgentSpecSchema, 'AgentSpec (input of workflow type agentWorkflow)'),
     turn: gen(TurnSchema, 'Turn (argument of the reportTurn update)'),
+    'task-spec': gen(TaskSpecSchema, 'TaskSpec (argument of the delegate update)'),
   };
   for (const [name, schema] of Object.entries(SIGNAL_SCHEMAS)) out[`signal-${name}`] = gen(schema, `payload of the ${name} signal`);
   return out;

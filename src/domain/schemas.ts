@@ -198,6 +198,8 @@ export const DriverConfigSchema = z.discriminatedUnion('kind', [
       turns: z.array(TurnSchema).min(1),
       /** How long each turn takes (ms), so demos and tests can interrupt one. */
       turnDelayMs: z.number().int().min(0).max(600_000).default(0),
+      /** The result returned with the last turn (a delegated child's deliverable). */
+      result: z.unknown().optional(),
     })
     .strict(),
 ]);
@@ -244,6 +246,28 @@ export const SafetySchema = z
   .strict();
 export type Safety = z.output<typeof SafetySchema>;
 
+/** Seed 002's delegation modes: how many children may be in flight at once. */
+export const DELEGATION_CAPS = { solo: 0, tight: 1, orchestrator: 5 } as const;
+export const DelegationSchema = z
+  .object({
+    mode: z.enum(['solo', 'tight', 'orchestrator']).default('tight'),
+    /** Spawn depth: agents at this depth may not delegate (default 1: children are leaves). */
+    maxDepth: z.number().int().min(0).max(5).default(1),
+  })
+  .strict();
+
+/** What a child agent was given by its parent (seed 002's parent–child contract). */
+export const ContractSchema = z
+  .object({
+    /** JSON Schema the child's result must validate against; a result that does not is a failure. */
+    resultSchema: z.record(z.string(), z.unknown()).optional(),
+    /** Tools the child may use, where warden can see them (hooks, driven turns). Empty: no restriction. */
+    toolAllowlist: z.array(z.string().min(1)).default([]),
+    definitionOfDone: z.string().optional(),
+  })
+  .strict();
+export type Contract = z.output<typeof ContractSchema>;
+
 export const AGENT_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 export const AgentIdSchema = z
   .string()
@@ -263,6 +287,12 @@ export const AgentSpecSchema = z
     driven: DrivenConfigSchema.default(DrivenConfigSchema.parse({})),
     budgets: BudgetsSchema.default({}),
     safety: SafetySchema.default(SafetySchema.parse({})),
+    delegation: DelegationSchema.default(DelegationSchema.parse({})),
+    /** Set by a parent for its child: who delegated, and at which depth the child runs. */
+    parent: z.object({ agentId: z.string(), workflowId: z.string(), depth: z.number().int().min(1) }).strict().optional(),
+    contract: ContractSchema.optional(),
+    /** A child waiting for a concurrency slot starts `queued`; its parent admits it. */
+    startQueued: z.boolean().default(false),
   })
   .strict();
 export type AgentSpecInput = z.input<typeof AgentSpecSchema>;
@@ -288,6 +318,8 @@ export const SIGNAL_SCHEMAS = {
   resume: ResumeSchema,
   abort: AbortSchema,
   heartbeat: HeartbeatSchema,
+  admit: z.object({ note: z.string().max(MAX_REASON_TEXT) }).partial(),
+  childSpend: z.object({ agentId: z.string(), tokens: z.number().nonnegative(), costUsd: z.number().nonnegative(), turns: z.number().int().nonnegative() }).partial(),
 } as const;
 export type SignalName = keyof typeof SIGNAL_SCHEMAS;
 export const SIGNAL_NAMES = Object.keys(SIGNAL_SCHEMAS) as SignalName[];
@@ -299,3 +331,19 @@ export function describeZodError(err: z.ZodError): string {
     .map((i) => `${i.path.length ? i.path.join('.') : '(payload)'}: ${i.message}`)
     .join('; ');
 }
+
+/** The `delegate` update's argument: a structured task spec, never a free-form prompt (seed 002). */
+export const TaskSpecSchema = z
+  .object({
+    childId: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$/, 'childId: letters, digits, _ or -, at most 40'),
+    objective: z.string().min(1, 'objective must not be empty').transform((s) => truncate(s, MAX_TASK_TEXT)),
+    resultSchema: z.record(z.string(), z.unknown()),
+    toolAllowlist: z.array(z.string().min(1)).default([]),
+    budgets: BudgetsSchema.default({}),
+    definitionOfDone: z.string().min(1, 'definitionOfDone must not be empty'),
+    driver: DriverConfigSchema,
+    driven: DrivenConfigSchema.partial().optional(),
+  })
+  .strict();
+export type TaskSpecInput = z.input<typeof TaskSpecSchema>;
+export type TaskSpec = z.output<typeof TaskSpecSchema>;

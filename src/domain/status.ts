@@ -50,6 +50,11 @@ export interface AgentStatus {
   restarts: number;
   /** The newest agent generation seen. */
   generation: number;
+  /** Delegation: who delegated to this agent, its children, its allowed tools and its checked result. */
+  parent: string | null;
+  children: { agentId: string; state: string; reason: string | null }[];
+  toolAllowlist: string[];
+  result: { inline?: unknown; ref?: { sha256: string; bytes: number; path: string } } | null;
 }
 
 export interface ReportTurnResult {

@@ -219,8 +219,8 @@ describe('AgentSpecSchema', () => {
 });
 
 describe('signal schemas', () => {
-  it('covers the seven signals of the contract', () => {
-    expect([...SIGNAL_NAMES].sort()).toEqual(['abort', 'heartbeat', 'interrupt', 'pause', 'resume', 'steer', 'stop']);
+  it('covers the seven signals of the contract, plus delegation\'s admit and childSpend', () => {
+    expect([...SIGNAL_NAMES].sort()).toEqual(['abort', 'admit', 'childSpend', 'heartbeat', 'interrupt', 'pause', 'resume', 'steer', 'stop']);
   });
 
   it.each(SIGNAL_NAMES)('%s accepts {}', (name) => {

@@ -255,6 +255,18 @@ export async function handleHook(
   switch (event) {
     case 'PreToolUse': {
       const s = await (await client()).status(agentId);
+      const tool = input.tool_name || 'unknown-tool';
+      const allowed = s.toolAllowlist ?? [];
+      if (allowed.length > 0 && !allowed.includes(tool)) {
+        // A delegated child's contract: the supervisor enforces the allowlist, the child cannot escape it.
+        return {
+          hookSpecificOutput: {
+            hookEventName: 'PreToolUse',
+            permissionDecision: 'deny',
+            permissionDecisionReason: `warden: tool ${tool} is outside agent ${agentId}'s allowlist (${allowed.join(', ')}); use one of those.`,
+          },
+        };
+      }
       if (!s.paused) return null;
       return {
         hookSpecificOutput: {
