@@ -30,6 +30,7 @@ import {
   type AnthropicServer,
 } from '../fixtures/anthropic-server.js';
 import { ROOT, cleanup, eventually, useStack } from '../helpers/stack.js';
+import { processesWithEnv, running } from '../helpers/procs.js';
 
 const wardenHome = mkdtempSync(join(tmpdir(), 'warden-home-'));
 process.env.WARDEN_HOME = wardenHome;
@@ -122,30 +123,6 @@ function request(agentId: string, dirs: { workDir: string; homeDir: string }, ov
   const turnNumber = over.turnNumber ?? 1;
   const input = turnInput({ task: TASK, turnNumber, whispers: over.whispers ?? [], doneMarker: DONE });
   return { agentId, task: TASK, turnNumber, input, whispers: [], session: null, doneMarker: DONE, ...dirs, ...over };
-}
-
-function running(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
-    return state !== 'Z' && state !== 'X';
-  } catch {
-    return false;
-  }
-}
-
-/** Running processes with `needle` (NAME=value) in their environment. */
-function processesWithEnv(needle: string): number[] {
-  const pids: number[] = [];
-  for (const e of readdirSync('/proc')) {
-    if (!/^\d+$/.test(e)) continue;
-    try {
-      if (readFileSync(`/proc/${e}/environ`, 'latin1').includes(`${needle}\0`) && running(Number(e))) pids.push(Number(e));
-    } catch {
-      /* gone or not readable */
-    }
-  }
-  return pids;
 }
 
 const envOf = (pid: number): string[] => readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').filter(Boolean);

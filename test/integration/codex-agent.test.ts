@@ -9,7 +9,7 @@
  *    session resumes on steer.
  *  - stop with a drain timeout: a turn that ends in time completes; one that does not is cancelled.
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -18,6 +18,7 @@ import type { AgentSpecInput } from '../../src/domain/schemas.js';
 import type { AgentStatus } from '../../src/domain/status.js';
 import { inputTexts, message, shellCall, stall, startModelServer, type ModelServer, type RecordedRequest } from '../fixtures/model-server.js';
 import { recordHistory } from '../helpers/histories.js';
+import { processesWithEnv } from '../helpers/procs.js';
 import { eventually, useStack } from '../helpers/stack.js';
 import { temporalCli } from '../helpers/temporal-cli.js';
 
@@ -56,22 +57,6 @@ const lastInputItem = (r: RecordedRequest) => {
 const userTexts = (r: RecordedRequest) => inputTexts(r.body, 'user').join('\n');
 /** Requests that start a turn (the last input item is the user's turn input, not a tool result). */
 const turnStarts = (task: string) => model.requests.filter((r) => userTexts(r).includes(task) && lastInputItem(r)?.type !== 'function_call_output');
-
-/** Processes whose environment names this CODEX_HOME (the agent's codex and its children). */
-function codexProcesses(home: string): number[] {
-  const pids: number[] = [];
-  for (const e of readdirSync('/proc')) {
-    if (!/^\d+$/.test(e)) continue;
-    try {
-      const stat = readFileSync(`/proc/${e}/stat`, 'utf8');
-      if (/\) [ZX] /.test(stat)) continue;
-      if (readFileSync(`/proc/${e}/environ`, 'latin1').includes(`CODEX_HOME=${home}\0`)) pids.push(Number(e));
-    } catch {
-      /* gone */
-    }
-  }
-  return pids;
-}
 
 const statusWhere = (agentId: string, pred: (s: AgentStatus) => boolean, what: string, timeoutMs = 60_000) =>
   eventually(async () => {
@@ -130,12 +115,12 @@ describe('interrupt and stop a Codex agent', () => {
     await stack.warden.start(codexAgent('codex-int', task));
     await eventually(async () => turnStarts(task).length >= 1, { what: 'turn 1 reached the model' });
     const home = agentDirs('codex-int').homeDir;
-    await eventually(async () => codexProcesses(home).length > 0, { what: 'codex running' });
+    await eventually(async () => processesWithEnv(`CODEX_HOME=${home}`).length > 0, { what: 'codex running' });
     const t0 = Date.now();
     await stack.warden.signal('codex-int', 'interrupt', { reason: 'taking too long' });
     await statusWhere('codex-int', (s) => s.state === 'awaiting-input' && !s.turnRunning, 'interrupted');
     expect(Date.now() - t0).toBeLessThan(3_000 + 4_000);
-    expect(codexProcesses(home)).toEqual([]);
+    expect(processesWithEnv(`CODEX_HOME=${home}`)).toEqual([]);
     stalled = false;
     await stack.warden.signal('codex-int', 'steer', { text: 'Use the small approach.' });
     const done = (await stack.warden.handle('codex-int').result()) as AgentStatus;
@@ -167,6 +152,6 @@ describe('interrupt and stop a Codex agent', () => {
     const ended = (await stack.warden.handle('codex-late').result()) as AgentStatus;
     expect(ended.state).toBe('done');
     expect(ended.stateReason).toMatch(/drain timeout/);
-    expect(codexProcesses(home)).toEqual([]);
+    expect(processesWithEnv(`CODEX_HOME=${home}`)).toEqual([]);
   });
 });

@@ -4,7 +4,7 @@
  * codex really runs the commands the model asks for, a second turn that resumes the session, a
  * codex that fails, and a turn cancelled while the model stalls — then resumed.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino, type Logger } from 'pino';
@@ -23,6 +23,7 @@ import {
   type ModelServer,
 } from '../fixtures/model-server.js';
 import { cleanup, eventually } from '../helpers/stack.js';
+import { cmdline, processesWithEnv, running } from '../helpers/procs.js';
 
 const MODEL = 'warden-test-model';
 const TASK = 'List the files of the project and report (task marker T-8812)';
@@ -76,39 +77,6 @@ function agentDirs(name: string): { workDir: string; homeDir: string } {
 
 function request(agentId: string, dirs: { workDir: string; homeDir: string }, over: Partial<TurnRequest> = {}): TurnRequest {
   return { agentId, task: TASK, turnNumber: 1, input: TASK, whispers: [], session: null, doneMarker: 'TASK COMPLETE', ...dirs, ...over };
-}
-
-function running(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
-    return state !== 'Z' && state !== 'X';
-  } catch {
-    return false;
-  }
-}
-
-/** Running processes whose environment has CODEX_HOME=<home>: every process of one agent's turn. */
-function processesWithHome(home: string): number[] {
-  const marker = `CODEX_HOME=${home}\0`;
-  const pids: number[] = [];
-  for (const e of readdirSync('/proc')) {
-    if (!/^\d+$/.test(e)) continue;
-    try {
-      if (readFileSync(`/proc/${e}/environ`, 'latin1').includes(marker) && running(Number(e))) pids.push(Number(e));
-    } catch {
-      /* gone or not readable */
-    }
-  }
-  return pids;
-}
-
-function cmdline(pid: number): string[] {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
-  } catch {
-    return [];
-  }
 }
 
 /** The session files codex keeps under CODEX_HOME/sessions. */
@@ -261,9 +229,9 @@ describe('codex driver: a turn cancelled while the model stalls', () => {
     await model.waitForRequests(2, 60_000); // the command ran; codex now waits on a model that never answers
     const started = await eventually(async () => records.find((r) => r.msg === 'codex turn started'), { what: 'codex turn started log' });
     // codex starts short-lived helpers too; the processes seen twice 300 ms apart are the long-lived ones.
-    const first = processesWithHome(c.homeDir);
+    const first = processesWithEnv(`CODEX_HOME=${c.homeDir}`);
     await new Promise((r) => setTimeout(r, 300));
-    const second = processesWithHome(c.homeDir);
+    const second = processesWithEnv(`CODEX_HOME=${c.homeDir}`);
     expect(first.filter((p) => second.includes(p))).toContain(started.pid!);
     const tree = [...new Set([...first, ...second])];
     const argv = cmdline(started.pid!);
@@ -292,7 +260,7 @@ describe('codex driver: a turn cancelled while the model stalls', () => {
 
     // every process of the turn is gone, also any that left the group
     expect(tree.filter(running)).toEqual([]);
-    expect(processesWithHome(c.homeDir)).toEqual([]);
+    expect(processesWithEnv(`CODEX_HOME=${c.homeDir}`)).toEqual([]);
     expect(existsSync(c.homeDir)).toBe(true);
 
     // The next turn resumes the same session.

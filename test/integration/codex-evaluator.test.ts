@@ -3,7 +3,7 @@
  * Responses API server on 127.0.0.1: the evaluation activity called directly, the same through the
  * workflow on a real dev server, and a model that never answers (deadline, kill, cleanup).
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pino, type Logger } from 'pino';
@@ -13,6 +13,7 @@ import type { EvaluateInput } from '../../src/domain/activity-types.js';
 import type { EvaluatorConfig, Turn } from '../../src/domain/schemas.js';
 import { inputTexts, message, stall, startModelServer, type ModelServer } from '../fixtures/model-server.js';
 import { cleanup, eventually, useStack } from '../helpers/stack.js';
+import { cmdline, processesWithEnv, running } from '../helpers/procs.js';
 
 const VERDICT_LINE = 'CORRECTION SPIRALING: stop retrying npm run build';
 const TASK = 'Make the CI build pass for the billing service (task marker T-4711)';
@@ -66,40 +67,6 @@ function input(model: ModelServer, over: Partial<EvaluateInput> = {}): EvaluateI
   };
 }
 
-/** Is `pid` a running (non-zombie) process? */
-function running(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
-    return state !== 'Z' && state !== 'X';
-  } catch {
-    return false;
-  }
-}
-
-/** Running processes whose environment has CODEX_HOME=<home>: every process of one evaluation. */
-function processesWithHome(home: string): number[] {
-  const marker = `CODEX_HOME=${home}\0`;
-  const pids: number[] = [];
-  for (const e of readdirSync('/proc')) {
-    if (!/^\d+$/.test(e)) continue;
-    try {
-      if (readFileSync(`/proc/${e}/environ`, 'latin1').includes(marker) && running(Number(e))) pids.push(Number(e));
-    } catch {
-      /* gone or not readable */
-    }
-  }
-  return pids;
-}
-
-function cmdline(pid: number): string[] {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
-  } catch {
-    return [];
-  }
-}
-
 const started = (records: LogRecord[]) => records.find((r) => r.msg === 'codex exec started');
 
 // ---------- 1. the activity, directly ----------
@@ -124,7 +91,7 @@ describe('codex evaluator, activity called directly', () => {
     const pid = start.pid!;
     expect(existsSync(home)).toBe(true);
     await model.waitForRequests(1, 60_000);
-    const tree = processesWithHome(home);
+    const tree = processesWithEnv(`CODEX_HOME=${home}`);
     expect(tree).toContain(pid);
     const argv = tree.flatMap(cmdline);
     expect(argv).toContain('exec');
@@ -155,7 +122,7 @@ describe('codex evaluator, activity called directly', () => {
 
     // Gone when evaluate returns: the processes and the throwaway home.
     expect(tree.filter(running)).toEqual([]);
-    expect(processesWithHome(home)).toEqual([]);
+    expect(processesWithEnv(`CODEX_HOME=${home}`)).toEqual([]);
     expect(existsSync(home)).toBe(false);
     expect(existsSync(dirname(home))).toBe(false);
   });
@@ -276,9 +243,9 @@ describe('codex evaluator, a model that never answers', () => {
     const home = start.codexHome!;
     await model.waitForRequests(1, 5_000); // codex is now waiting on the model
     // codex starts short-lived helpers too; the processes seen twice 300 ms apart are the long-lived ones.
-    const first = processesWithHome(home);
+    const first = processesWithEnv(`CODEX_HOME=${home}`);
     await new Promise((r) => setTimeout(r, 300));
-    const second = processesWithHome(home);
+    const second = processesWithEnv(`CODEX_HOME=${home}`);
     const stable = first.filter((p) => second.includes(p));
     expect(stable).toContain(start.pid!);
     expect(stable.length).toBeGreaterThanOrEqual(2); // the npm wrapper and the native codex under it
@@ -292,7 +259,7 @@ describe('codex evaluator, a model that never answers', () => {
     expect(elapsed).toBeLessThan(timeoutMs + 500); // the budget, SIGTERM and cleanup
 
     expect(tree.filter(running)).toEqual([]);
-    expect(processesWithHome(home)).toEqual([]);
+    expect(processesWithEnv(`CODEX_HOME=${home}`)).toEqual([]);
     expect(existsSync(home)).toBe(false);
     expect(existsSync(dirname(home))).toBe(false);
     expect(model.responsesRequests()).toHaveLength(1);

@@ -13,6 +13,7 @@ import { describe, expect, test } from 'vitest';
 import type { AgentSpecInput } from '../../src/domain/schemas.js';
 import type { AgentStatus } from '../../src/domain/status.js';
 import { recordHistory } from '../helpers/histories.js';
+import { running } from '../helpers/procs.js';
 import { ROOT, clientFor, eventually, startTestServer, useStack, workerProcess, type Stack } from '../helpers/stack.js';
 import { temporalCli } from '../helpers/temporal-cli.js';
 
@@ -27,14 +28,6 @@ interface Input {
 const inputs = (dir: string): Input[] =>
   existsSync(join(dir, 'inputs.log')) ? readFileSync(join(dir, 'inputs.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Input) : [];
 const signals = (dir: string): string[] => (existsSync(join(dir, 'signals.log')) ? readFileSync(join(dir, 'signals.log'), 'utf8').trim().split('\n') : []);
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 function pythonAgent(agentId: string, task: string, extra: Partial<AgentSpecInput> = {}): AgentSpecInput & { driven: { workDir: string } } {
   const workDir = mkdtempSync(join(tmpdir(), `warden-${agentId}-`));
@@ -96,7 +89,7 @@ describe('with an in-process worker', () => {
     await stack.warden.signal('py-interrupt', 'interrupt', { reason: 'wrong approach' });
     const s = await statusWhere(stack, 'py-interrupt', (x) => x.state === 'awaiting-input' && !x.turnRunning && x.turns === 1, 'interrupted');
     expect(Date.now() - t0).toBeLessThan(2_000 + 3_000);
-    expect(alive(first.pid)).toBe(false);
+    expect(running(first.pid)).toBe(false);
     expect(signals(spec.driven.workDir)).toEqual(['turn 1: SIGTERM']); // asked nicely first
     expect(s.pauseReason).toBe('wrong approach');
     // The partial turn is in the window the supervisor sees.
@@ -135,7 +128,7 @@ describe('with an in-process worker', () => {
     expect(ended.stateReason).toMatch(/drain timeout/);
     expect(ended.turns).toBe(1);
     expect(signals(late.driven.workDir)).toEqual(['turn 1: SIGTERM']);
-    expect(alive(turn.pid)).toBe(false);
+    expect(running(turn.pid)).toBe(false);
     expect(ended.transitions.map((t) => `${t.from}>${t.to}`)).toEqual(['spawning>running', 'running>cancelling', 'cancelling>done']);
     await recordHistory(stack.server.address, stack.warden.handle('py-late'), 'driven-stop-drain-timeout');
   });
