@@ -54,7 +54,7 @@ import type { CheckResultOutput, DriverSession, EvaluateResult, NotificationEven
 import { turnInput } from '../src/domain/turn-input.js';
 import { budgetReport, exhaustedBudget, recordFailure, type Spend } from '../src/domain/budgets.js';
 import { formatVerdict } from '../src/domain/verdict.js';
-import { WardenCostUsd, WardenEscalationStep, WardenPaused, WardenState, WardenTokens } from '../src/domain/search-attributes.js';
+import { WardenCostUsd, WardenEscalationStep, WardenParent, WardenPaused, WardenState, WardenTokens } from '../src/domain/search-attributes.js';
 import * as m from './messages.js';
 
 
@@ -266,6 +266,7 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
           { key: WardenState, value: s.state },
           { key: WardenEscalationStep, value: s.ladder.step },
           { key: WardenPaused, value: paused() },
+          ...(spec.parent ? [{ key: WardenParent, value: spec.parent.agentId }] : []),
           ...(withSpend
             ? [
                 { key: WardenCostUsd, value: Math.round(s.costUsd * 1e6) / 1e6 },

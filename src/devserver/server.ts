@@ -4,7 +4,7 @@
  */
 import { Connection } from '@temporalio/client';
 import { execa, type ResultPromise } from 'execa';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { SEARCH_ATTRIBUTES } from '../domain/search-attributes.js';
 import { freePorts, isPortFree } from './ports.js';
@@ -77,7 +77,8 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   const address = `${ip}:${port}`;
   let exited: string | null = null;
   void child.then((r) => {
-    exited = `exit ${r.exitCode ?? r.signal}${r.stderr ? `: ${String(r.stderr).slice(-400)}` : ''}`;
+    const out = r.stderr ? String(r.stderr) : opts.logFile ? tailOf(opts.logFile) : '';
+    exited = `exit ${r.exitCode ?? r.signal}${out ? `: ${out.slice(-600)}` : ''}`;
   });
   const deadline = Date.now() + (opts.startTimeoutMs ?? 60_000);
   for (;;) {
@@ -114,4 +115,12 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
       clearTimeout(timer);
     },
   };
+}
+
+function tailOf(file: string): string {
+  try {
+    return readFileSync(file, 'utf8').trim().split('\n').slice(-6).join('\n');
+  } catch {
+    return '';
+  }
 }

@@ -15,6 +15,8 @@ export const WardenPaused: SearchAttributeKey<'BOOL'> = { name: 'WardenPaused', 
 /** Spend, for finding runaway agents: `WardenCostUsd > 5`, `WardenTokens > 1000000`. */
 export const WardenCostUsd: SearchAttributeKey<'DOUBLE'> = { name: 'WardenCostUsd', type: 'DOUBLE' };
 export const WardenTokens: SearchAttributeKey<'INT'> = { name: 'WardenTokens', type: 'INT' };
+/** Delegation: the parent agent's id, on children (`WardenParent = "boss"` lists a subtree). */
+export const WardenParent: SearchAttributeKey<'KEYWORD'> = { name: 'WardenParent', type: 'KEYWORD' };
 
 /** name → the type word `temporal server start-dev --search-attribute` and `operator` expect. */
 export const SEARCH_ATTRIBUTES: Record<string, 'Keyword' | 'Int' | 'Bool' | 'Double'> = {
@@ -23,4 +25,5 @@ export const SEARCH_ATTRIBUTES: Record<string, 'Keyword' | 'Int' | 'Bool' | 'Dou
   WardenPaused: 'Bool',
   WardenCostUsd: 'Double',
   WardenTokens: 'Int',
+  WardenParent: 'Keyword',
 };

@@ -26,14 +26,23 @@ export interface TestServer extends DevServer {
 export async function startTestServer(opts: Partial<DevServerOptions> = {}): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'warden-test-'));
   const dbFile = opts.dbFile ?? join(dir, 'temporal.db');
-  const port = opts.port ?? (await freePort());
-  const server = await startDevServer({ uiPort: false, ...opts, port, dbFile });
+  let port = opts.port ?? (await freePort());
+  const logFile = join(dir, 'server.log');
+  let server: DevServer;
+  try {
+    server = await startDevServer({ uiPort: false, logFile, ...opts, port, dbFile });
+  } catch (err) {
+    // A free port can be taken by another process between the check and the bind: try once more.
+    if (opts.port !== undefined || !/exited before it was ready/.test(String(err))) throw err;
+    port = await freePort();
+    server = await startDevServer({ uiPort: false, logFile, ...opts, port, dbFile });
+  }
   const wrap = (s: DevServer): TestServer => ({
     ...s,
     dir,
     async restart() {
       await s.stop();
-      return wrap(await startDevServer({ uiPort: false, ...opts, port, dbFile }));
+      return wrap(await startDevServer({ uiPort: false, logFile, ...opts, port, dbFile }));
     },
   });
   return wrap(server);

@@ -57,6 +57,11 @@ test('tight: two children run one at a time (the second is queued); valid result
     return st.children.every((c) => c.state === 'done') ? st : null;
   }, { what: 'parent sees both children done' });
   expect(boss.children.map((c) => c.agentId)).toEqual(['boss.a', 'boss.b']);
+  const subtree = await eventually(async () => {
+    const rows = await stack.warden.list({ query: `WardenParent = 'boss'` });
+    return rows.length === 2 ? rows : null;
+  }, { what: 'children listed by WardenParent' });
+  expect(subtree.map((r) => r.agentId).sort()).toEqual(['boss.a', 'boss.b']);
   await stack.warden.signal('boss', 'abort', {});
   await result('boss');
   await recordHistory(stack.server.address, stack.warden.handle('boss'), 'delegation-tight');

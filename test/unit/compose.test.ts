@@ -217,7 +217,7 @@ describe('docker-compose.yml', () => {
     expect(existsSync(join(ROOT, file))).toBe(true);
   });
 
-  test('the search-attribute job registers exactly WardenState/Keyword, WardenEscalationStep/Int, WardenPaused/Bool, WardenCostUsd/Double, WardenTokens/Int', () => {
+  test('the search-attribute job registers exactly WardenState/Keyword, WardenEscalationStep/Int, WardenPaused/Bool, WardenCostUsd/Double, WardenTokens/Int, WardenParent/Keyword', () => {
     const job = services['warden-search-attributes'];
     const [script, ...args] = command(job);
     expect(script).toBe('/deploy/register-search-attributes.sh');
@@ -228,6 +228,7 @@ describe('docker-compose.yml', () => {
       ['WardenPaused', 'Bool'],
       ['WardenCostUsd', 'Double'],
       ['WardenTokens', 'Int'],
+      ['WardenParent', 'Keyword'],
     ]);
     // ...and that is exactly what the code declares and writes.
     expect(Object.fromEntries(pairs)).toEqual(SEARCH_ATTRIBUTES);
@@ -532,21 +533,21 @@ describe.each(SHELLS.map((s) => [s.join(' '), s]))('deploy/temporal job scripts 
     }
   });
 
-  test('search attributes: waits for the cluster, creates all five, and a second run creates nothing', () => {
+  test('search attributes: waits for the cluster, creates all six, and a second run creates nothing', () => {
     const fake = fakeBin();
     writeFileSync(join(fake.state, 'namespaces'), 'default\n');
     writeFileSync(join(fake.state, 'unhealthy'), '2');
     const first = runScript('register-search-attributes.sh', SA_ARGS, fake);
     expect(first.status, first.out).toBe(0);
-    expect(stateFile(fake, 'sa').trim().split('\n')).toEqual(['WardenState Keyword', 'WardenEscalationStep Int', 'WardenPaused Bool', 'WardenCostUsd Double', 'WardenTokens Int']);
+    expect(stateFile(fake, 'sa').trim().split('\n')).toEqual(['WardenState Keyword', 'WardenEscalationStep Int', 'WardenPaused Bool', 'WardenCostUsd Double', 'WardenTokens Int', 'WardenParent Keyword']);
     expect(calls(fake, 'operator cluster health')).toHaveLength(3);
-    expect(calls(fake, 'operator search-attribute create')).toHaveLength(5);
+    expect(calls(fake, 'operator search-attribute create')).toHaveLength(6);
     for (const c of calls(fake, 'operator search-attribute create')) expect(c).toMatch(/--namespace default --address temporal:7233/);
 
     // Idempotent: everything exists, and this (older-server-like) fake refuses re-adds.
     const again = runScript('register-search-attributes.sh', SA_ARGS, fake);
     expect(again.status, again.out).toBe(0);
-    expect(calls(fake, 'operator search-attribute create')).toHaveLength(5);
+    expect(calls(fake, 'operator search-attribute create')).toHaveLength(6);
   });
 
   test('search attributes: a partly registered namespace gets only the missing ones; type spelling does not matter', () => {
@@ -555,7 +556,7 @@ describe.each(SHELLS.map((s) => [s.join(' '), s]))('deploy/temporal job scripts 
     writeFileSync(join(fake.state, 'sa'), 'WardenState INDEXED_VALUE_TYPE_KEYWORD\n');
     const r = runScript('register-search-attributes.sh', SA_ARGS, fake);
     expect(r.status, r.out).toBe(0);
-    expect(calls(fake, 'operator search-attribute create').map((c) => /--name (\S+)/.exec(c)![1])).toEqual(['WardenEscalationStep', 'WardenPaused', 'WardenCostUsd', 'WardenTokens']);
+    expect(calls(fake, 'operator search-attribute create').map((c) => /--name (\S+)/.exec(c)![1])).toEqual(['WardenEscalationStep', 'WardenPaused', 'WardenCostUsd', 'WardenTokens', 'WardenParent']);
   });
 
   test('search attributes: retries while the namespace is not visible yet', () => {
