@@ -251,6 +251,25 @@ test('a paused agent: its tool call is denied with the pause reason and never ru
   await stack.warden.signal(agentId, 'abort', {});
 });
 
+test('a tool outside the agent\'s allowlist is refused with the reason and never runs', async () => {
+  const agentId = 'cc-allowlist';
+  // The contract a parent gives a child: only Read. (Started directly here, so Claude runs it by itself.)
+  await stack.warden.start({ agentId, task: 'Write the marker file.', supervisor: quiet, contract: { toolAllowlist: ['Read'] } });
+  model = await startAnthropicServer({
+    script: [toolUse('Bash', { command: 'echo ran > marker.txt', description: 'Write the marker' }, { id: 'toolu_warden_allow_1' }), text('Understood.')],
+  });
+  const p = project('allowlist', agentId);
+  const r = await runClaude(p, model, 'Write the marker file.');
+  expect(r.exitCode, r.output).toBe(0);
+  expect(existsSync(join(p.work, 'marker.txt')), 'the refused command ran').toBe(false);
+  const reqs = model.agentRequests();
+  expect(reqs).toHaveLength(2);
+  const [result] = toolResults(reqs[1]!.body);
+  expect(result).toMatchObject({ toolUseId: 'toolu_warden_allow_1', isError: true });
+  expect(result!.text).toContain(`warden: tool Bash is outside agent ${agentId}'s allowlist (Read)`);
+  await stack.warden.signal(agentId, 'abort', {});
+});
+
 test('a whisper at the finish blocks the stop once; Claude goes on with it; never a second block', async () => {
   const agentId = 'cc-stop';
   await stack.warden.start({ agentId, task: 'Answer the question.', supervisor: quiet });
