@@ -757,6 +757,21 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
     }),
   );
 
+  /**
+   * A child's tool allowlist, for tool calls warden only sees after the fact (driven codex/command
+   * turns; hooks and the claude driver refuse them before they run): each one is recorded as
+   * refused and the agent gets a correction naming the tools it may use.
+   */
+  function enforceAllowlist(turn: Turn): void {
+    const allowed = spec.contract?.toolAllowlist ?? [];
+    if (allowed.length === 0) return;
+    const outside = [...new Set((turn.toolCalls ?? []).map((c) => c.name).filter((n) => !allowed.includes(n)))];
+    if (outside.length === 0) return;
+    const reason = `tool call outside the allowlist: ${outside.join(', ')} (allowed: ${allowed.join(', ')})`;
+    s.refused = keepLast(s.refused, { what: 'tool', reason, at: iso(now()) });
+    queueWhisper('CORRECTION', `Your contract allows only these tools: ${allowed.join(', ')}. Do not use ${outside.join(', ')}.`);
+  }
+
   /** A driven agent says it is done: a child's result is checked against its contract first. */
   async function complete(result: TurnResult): Promise<void> {
     if (spec.contract || result.result !== undefined) {
@@ -878,6 +893,7 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
     if (result) {
       recordTurn({ ...result.turn, id: result.turn.id ?? `${spec.agentId}-turn-${turnNumber}` });
       if (result.session) s.session = result.session;
+      enforceAllowlist(result.turn);
     }
     if (s.state !== 'running') {
       publish(); // interrupted, stopped or aborted meanwhile: the signal handlers set the state

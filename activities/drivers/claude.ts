@@ -127,6 +127,8 @@ export interface ClaudeArgsInput {
   resume: boolean;
   /** `config.args`; last, so they win. */
   extra?: readonly string[];
+  /** A delegated child's allowed tools: Claude Code itself refuses every other tool. */
+  toolAllowlist?: readonly string[];
 }
 
 /** The argv after the binary. The turn input is not in it: it goes on stdin. */
@@ -136,7 +138,9 @@ export function buildClaudeArgs(input: ClaudeArgsInput): string[] {
     '--output-format',
     'stream-json',
     '--verbose',
-    ...CLAUDE_PERMISSION_ARGS,
+    ...(input.toolAllowlist?.length
+      ? ['--permission-mode', 'default', '--allowedTools', ...input.toolAllowlist]
+      : CLAUDE_PERMISSION_ARGS),
     ...(input.model ? ['--model', input.model] : []),
     ...(input.resume ? ['--resume', input.sessionId] : ['--session-id', input.sessionId]),
     ...(input.extra ?? []),
@@ -333,7 +337,7 @@ export function claudeDriver(config: ClaudeDriverConfig): Driver {
       const previous = sessionFrom(req);
       const sessionId = previous.sessionId ?? randomUUID();
       const resume = previous.sessionId !== null && sessionSaved(configDir, sessionId);
-      const args = buildClaudeArgs({ model: config.model, sessionId, resume, extra: config.args });
+      const args = buildClaudeArgs({ model: config.model, sessionId, resume, extra: config.args, toolAllowlist: req.toolAllowlist });
       const marker = `WARDEN_TURN_MARKER=${randomUUID()}`;
       const env = claudeEnv(process.env, { homeDir: req.homeDir, configDir, agentId: req.agentId, turnNumber: req.turnNumber, marker });
       const id = `${req.agentId}-turn-${req.turnNumber}`;

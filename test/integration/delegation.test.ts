@@ -133,3 +133,18 @@ test('a large deliverable is stored content-addressed and referenced, not copied
   expect(done.result!.inline).toBeUndefined();
   await stack.warden.signal('boss4', 'abort', {});
 });
+
+test('a driven child that used a tool outside its allowlist: the call is recorded as refused and corrected in its next turn', async () => {
+  await stack.warden.start({ agentId: 'boss5', task: 'x', supervisor: { idleAfterMs: 0 } });
+  await stack.warden.delegate(
+    'boss5',
+    task('rogue', { answer: 5 }, {
+      driver: { kind: 'scripted', turns: [{ text: 'cleaning up', toolCalls: [{ name: 'rm', args: '-rf build', ok: true }] }, { text: 'TASK COMPLETE' }], result: { answer: 5 } },
+    }),
+  );
+  const done = await result('boss5.rogue');
+  expect(done.state).toBe('done');
+  expect(done.refused.map((r) => r.reason)).toContain('tool call outside the allowlist: rm (allowed: shell)');
+  expect(done.whispersDelivered).toBe(1);
+  await stack.warden.signal('boss5', 'abort', {});
+});
