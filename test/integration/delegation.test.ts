@@ -148,3 +148,21 @@ test('a driven child that used a tool outside its allowlist: the call is recorde
   expect(done.whispersDelivered).toBe(1);
   await stack.warden.signal('boss5', 'abort', {});
 });
+
+test('restart intensity: when a parent opens its circuit, its subtree is stopped', async () => {
+  await stack.warden.start({
+    agentId: 'fragile',
+    task: 'x',
+    // Slow to fail, so the child is started before the circuit opens.
+    driver: { kind: 'command', command: ['sh', '-c', 'cat >/dev/null; sleep 1; echo "tool crashed" >&2; exit 1'] },
+    safety: { maxRestarts: 1, restartWindowMs: 60_000 },
+    supervisor: { idleAfterMs: 0 },
+  });
+  await stack.warden.delegate('fragile', task('worker', { answer: 1 }, { driver: { kind: 'scripted', turns: [{ text: 'long work' }], turnDelayMs: 60_000 } }));
+  const parent = await result('fragile');
+  expect(parent.state).toBe('failed');
+  expect(parent.stateReason).toMatch(/^circuit open: 2 failed turns/);
+  const child = await result('fragile.worker');
+  expect(child.state).toBe('done');
+  expect(child.stateReason).toMatch(/parent fragile: it ended failed/);
+});
