@@ -135,3 +135,32 @@ async function reapTree(pgid: number, marker?: string): Promise<void> {
     await new Promise((r) => setTimeout(r, 30));
   }
 }
+
+/**
+ * Kill (SIGKILL) every living process whose environment carries one of `markers` (`NAME=value`),
+ * and wait until they are gone. Used before a retried turn: a worker that died by SIGKILL leaves
+ * its agent's process group running (same host only), and two copies of one agent must not work
+ * in the same directory.
+ */
+export async function killMarked(markers: readonly string[]): Promise<number[]> {
+  const find = () => {
+    const pids = new Set<number>();
+    for (const m of markers) for (const p of groupMembers(-1, m) ?? []) pids.add(p);
+    pids.delete(process.pid);
+    return [...pids];
+  };
+  const killed = find();
+  for (let i = 0; i < 100; i++) {
+    const left = find();
+    if (left.length === 0) break;
+    for (const p of left) {
+      try {
+        process.kill(p, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+    }
+    await new Promise((r) => setTimeout(r, 30));
+  }
+  return killed;
+}

@@ -14,6 +14,7 @@ import type { RunTurnInput, TurnResult } from '../src/domain/activity-types.js';
 import type { Turn } from '../src/domain/schemas.js';
 import { TurnProtocolError } from './drivers/command.js';
 import { driverFor } from './drivers/index.js';
+import { killMarked } from './process-group.js';
 
 export function wardenHome(): string {
   return process.env.WARDEN_HOME ?? join(homedir(), '.warden');
@@ -33,6 +34,10 @@ export function makeRunTurn(log: Logger) {
     mkdirSync(dirs.homeDir, { recursive: true, mode: 0o700 });
     const tlog = log.child({ agentId: input.agentId, turn: input.turnNumber, driver: input.driver.kind, attempt: ctx.info.attempt });
     const driver = await driverFor(input.driver);
+    // Turns of one agent never overlap, so anything of this agent still running is a leftover of a
+    // worker that died mid-turn (same host): kill it, never let two copies work in one directory.
+    const stale = await killMarked([`WARDEN_AGENT_HOME=${dirs.homeDir}`, `CODEX_HOME=${dirs.homeDir}`, `HOME=${dirs.homeDir}`]);
+    if (stale.length) tlog.warn({ pids: stale }, 'killed leftover processes of this agent from an earlier attempt');
     // Heartbeat on a timer too, so a quiet agent still proves the worker is alive and cancellation arrives.
     let lastPartial: Partial<Turn> | undefined;
     const beat = setInterval(() => ctx.heartbeat(lastPartial), 1_000);

@@ -51,7 +51,7 @@ export function commandDriver(config: Extract<DriverConfig, { kind: 'command' }>
       const r = await runInGroup(
         file!,
         args,
-        { input: stdin, cwd: req.workDir, env: { WARDEN_AGENT_ID: req.agentId, WARDEN_TURN: String(req.turnNumber) }, stdout: 'pipe', stderr: 'pipe', maxBuffer: 20_000_000 },
+        { input: stdin, cwd: req.workDir, env: { WARDEN_AGENT_ID: req.agentId, WARDEN_TURN: String(req.turnNumber), WARDEN_AGENT_HOME: req.homeDir }, stdout: 'pipe', stderr: 'pipe', maxBuffer: 20_000_000 },
         {
           signal: ctx.signal,
           killGraceMs: ctx.killGraceMs,

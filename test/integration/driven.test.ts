@@ -174,7 +174,9 @@ describe('worker crash in the middle of a driven turn', () => {
       return w;
     };
     try {
-      const spec = pythonAgent('py-crash', 'slow:3 steady work', { supervisor: { idleAfterMs: 0 }, driven: { heartbeatTimeoutMs: 3_000 } as never });
+      // Turn 2 is a quiet 30 s build (no output, so a dead reader does not end it): the dead worker's
+      // agent process is still running when the retry starts, unless warden kills it first.
+      const spec = pythonAgent('py-crash', 'quiet:30@2 a long build', { supervisor: { idleAfterMs: 0 }, driven: { heartbeatTimeoutMs: 3_000 } as never });
       let worker = spawnWorker();
       await warden.start(spec);
       await eventually(async () => inputs(spec.driven.workDir).length >= 2, { what: 'turn 2 started', timeoutMs: 60_000 });
@@ -185,8 +187,10 @@ describe('worker crash in the middle of a driven turn', () => {
       // either way warden does not count it: the turn is retried.
       await warden.signal('py-crash', 'steer', { text: 'Steer sent while no worker ran.' });
       worker = spawnWorker();
-      const retried = await eventually(async () => inputs(spec.driven.workDir).filter((x) => x.turn === 2).length >= 2, { what: 'turn 2 retried', timeoutMs: 60_000 });
+      const retried = await eventually(async () => inputs(spec.driven.workDir).filter((x) => x.turn === 2).length >= 2, { what: 'turn 2 retried', timeoutMs: 60_000, intervalMs: 50 });
       expect(retried).toBe(true);
+      // Never two copies of one agent: the dead worker's agent process was killed before the retry began.
+      expect(running(victim.pid)).toBe(false);
       const attempts = inputs(spec.driven.workDir).filter((x) => x.turn === 2);
       expect(attempts[1]!.pid).not.toBe(victim.pid);
       expect(attempts[1]!.input).toBe(victim.input); // same turn, same input: nothing delivered twice or lost
