@@ -54,3 +54,30 @@ export async function reportWithEvaluations(
   }
   return replies;
 }
+
+/** Poll `status` until `pred` holds; returns that status. */
+export function waitForStatus(
+  client: WardenClient,
+  agentId: string,
+  pred: (s: AgentStatus) => boolean,
+  what: string,
+  timeoutMs = 30_000,
+): Promise<AgentStatus> {
+  return eventually(async () => {
+    const s = await client.status(agentId);
+    return pred(s) ? s : null;
+  }, { what, timeoutMs });
+}
+
+/** Every turn the workflow accepted through reportTurn, read from its history. */
+export async function reportedTurns(client: WardenClient, agentId: string): Promise<TurnInput[]> {
+  const history = await client.handle(agentId).fetchHistory();
+  const turns: TurnInput[] = [];
+  for (const e of history.events ?? []) {
+    const accepted = e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input;
+    const payloads = accepted?.args?.payloads;
+    if (accepted?.name !== 'reportTurn' || !payloads?.length) continue;
+    turns.push(JSON.parse(Buffer.from(payloads[0]!.data!).toString('utf8')) as TurnInput);
+  }
+  return turns;
+}

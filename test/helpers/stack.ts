@@ -120,3 +120,41 @@ export function useStack(opts: Partial<DevServerOptions> = {}): Stack {
   });
   return stack;
 }
+
+export interface ProcessStack {
+  server: TestServer;
+  warden: WardenClient;
+  /** A worker in its own process (so a test can SIGKILL it); killed at the end if still running. */
+  spawnWorker(): ResultPromise;
+  /** SIGKILL a worker and wait until it is gone. */
+  kill(worker: ResultPromise): Promise<void>;
+}
+
+/**
+ * A dev server and a client for the enclosing file, with workers as separate processes (`env` is
+ * added to theirs). Not async-returning on purpose: a ResultPromise is a thenable.
+ */
+export function useWorkerProcesses(env: Record<string, string> = {}): ProcessStack {
+  const workers: ResultPromise[] = [];
+  const stack = {
+    spawnWorker() {
+      const w = workerProcess(stack.server, env);
+      workers.push(w);
+      return w;
+    },
+    async kill(w: ResultPromise) {
+      w.kill('SIGKILL');
+      await w;
+    },
+  } as ProcessStack;
+  beforeAll(async () => {
+    stack.server = await startTestServer();
+    stack.warden = await clientFor(stack.server);
+  });
+  afterAll(async () => {
+    await stack.warden?.close();
+    for (const w of workers) if (w.exitCode === null) w.kill('SIGKILL');
+    await stack.server?.stop();
+  });
+  return stack;
+}

@@ -18,10 +18,10 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
-import type { TurnInput } from '../../src/domain/schemas.js';
 import type { AgentStatus } from '../../src/domain/status.js';
 import { messageTexts, startAnthropicServer, text, toolResults, toolUse, type AnthropicScript, type AnthropicServer } from '../fixtures/anthropic-server.js';
-import { ROOT, cleanup, eventually, useStack } from '../helpers/stack.js';
+import { ROOT, cleanup, useStack } from '../helpers/stack.js';
+import { waitForStatus, reportedTurns } from '../helpers/agents.js';
 
 const stack = useStack();
 const WARDEN = join(ROOT, 'dist/src/cli/main.js');
@@ -128,23 +128,8 @@ async function runClaude(p: ReturnType<typeof project>, server: AnthropicServer,
   return { exitCode: r.exitCode, json, output: `${String(r.all)}\n--- hook stderr ---\n${p.hookLog()}` };
 }
 
-/** Every turn the workflow accepted through reportTurn, read from its history. */
-async function reportedTurns(agentId: string): Promise<TurnInput[]> {
-  const history = await stack.warden.handle(agentId).fetchHistory();
-  const turns: TurnInput[] = [];
-  for (const e of history.events ?? []) {
-    const payloads = e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.args?.payloads;
-    if (e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name !== 'reportTurn' || !payloads?.length) continue;
-    turns.push(JSON.parse(Buffer.from(payloads[0]!.data!).toString('utf8')) as TurnInput);
-  }
-  return turns;
-}
-
-const statusWhere = (agentId: string, pred: (s: AgentStatus) => boolean, what: string) =>
-  eventually(async () => {
-    const s = await stack.warden.status(agentId);
-    return pred(s) ? s : null;
-  }, { what });
+const statusWhere = (agentId: string, pred: (s: AgentStatus) => boolean, what: string, timeoutMs?: number) =>
+  waitForStatus(stack.warden, agentId, pred, what, timeoutMs);
 
 const allText = (body: unknown) => messageTexts(body).join('\n');
 const quiet = { evalInterval: 1000, idleAfterMs: 0 }; // no evaluations: every whisper here is a test's own
@@ -190,7 +175,7 @@ test('a tool call becomes a turn; whispers reach the next model request (UserPro
   expect(s.pendingWhispers).toBe(0);
   expect(s.state).toBe('running');
 
-  const turns = await reportedTurns(agentId);
+  const turns = await reportedTurns(stack.warden, agentId);
   expect(turns.map((t) => t.toolCalls?.map((c) => c.name) ?? [])).toEqual([[], ['Bash'], []]);
   const [prompt, tool, stop] = turns;
   expect(prompt!.text).toBe('User prompt: Write the marker file.');
@@ -216,7 +201,7 @@ test('a failing tool call is reported with ok: false (PostToolUseFailure)', asyn
   const r = await runClaude(p, model, 'Run the build.');
   expect(r.exitCode, r.output).toBe(0);
   expect(p.hookLog()).toBe('');
-  const tool = (await reportedTurns(agentId)).find((t) => t.toolCalls?.length);
+  const tool = (await reportedTurns(stack.warden, agentId)).find((t) => t.toolCalls?.length);
   expect(tool?.toolCalls?.[0], r.output).toMatchObject({ name: 'Bash', args: 'echo broken >&2; exit 3', ok: false });
   expect(String(tool?.toolCalls?.[0]?.result)).toMatch(/exit code 3/i);
   await stack.warden.signal(agentId, 'abort', {});
@@ -244,7 +229,7 @@ test('a paused agent: its tool call is denied with the pause reason and never ru
   expect(result!.text).toContain('UNIQUE-PAUSE-REASON: reviewing the diff');
   expect(result!.text).toContain(`warden resume ${agentId}`);
   // Nothing ran, so no tool call was reported; the final answer was (reports go through while paused).
-  const turns = await reportedTurns(agentId);
+  const turns = await reportedTurns(stack.warden, agentId);
   expect(turns.flatMap((t) => t.toolCalls ?? [])).toEqual([]);
   expect(turns.map((t) => t.text)).toEqual(['I will wait.']);
   expect((await stack.warden.status(agentId)).state).toBe('paused-by-user');
@@ -297,7 +282,7 @@ test('a whisper at the finish blocks the stop once; Claude goes on with it; neve
   const s = await stack.warden.status(agentId);
   expect(s.whispersDelivered).toBe(1);
   expect(s.pendingWhispers).toBe(1); // the late whisper stays queued for the next prompt or tool call
-  expect((await reportedTurns(agentId)).map((t) => t.text)).toEqual(['first answer']);
+  expect((await reportedTurns(stack.warden, agentId)).map((t) => t.text)).toEqual(['first answer']);
   expect(p.hookLog()).toMatch(/1 whisper\(s\) stay queued for agent cc-stop/);
   await stack.warden.signal(agentId, 'abort', {});
 });
@@ -383,7 +368,7 @@ test('never in the way: Temporal unreachable or the agent unknown -> exit 0, no 
   expect(stopped.exitCode).toBe(0);
   expect(stopped.stderr).toBe('');
   expect(stopped.stdout).toBe(''); // no whisper pending: the stop goes ahead
-  const turns = await reportedTurns('cc-env');
+  const turns = await reportedTurns(stack.warden, 'cc-env');
   expect(turns.at(-1)).toMatchObject({ id: 'claude-s-1-stop-a2', text: 'UNIQUE-FINAL-TEXT from the transcript' });
   await stack.warden.signal('cc-env', 'abort', {});
 });

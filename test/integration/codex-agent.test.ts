@@ -21,6 +21,7 @@ import { recordHistory } from '../helpers/histories.js';
 import { processesWithEnv } from '../helpers/procs.js';
 import { eventually, useStack } from '../helpers/stack.js';
 import { temporalCli } from '../helpers/temporal-cli.js';
+import { waitForStatus } from '../helpers/agents.js';
 
 process.env.WARDEN_HOME = mkdtempSync(join(tmpdir(), 'warden-home-'));
 const noCredentials = mkdtempSync(join(tmpdir(), 'warden-nocreds-'));
@@ -59,10 +60,7 @@ const userTexts = (r: RecordedRequest) => inputTexts(r.body, 'user').join('\n');
 const turnStarts = (task: string) => model.requests.filter((r) => userTexts(r).includes(task) && lastInputItem(r)?.type !== 'function_call_output');
 
 const statusWhere = (agentId: string, pred: (s: AgentStatus) => boolean, what: string, timeoutMs = 60_000) =>
-  eventually(async () => {
-    const s = await stack.warden.status(agentId);
-    return pred(s) ? s : null;
-  }, { what, timeoutMs });
+  waitForStatus(stack.warden, agentId, pred, what, timeoutMs);
 
 describe('a spiraling Codex agent', () => {
   test('whispers reach the next model request; escalation pauses it; the temporal CLI resumes it', async () => {

@@ -18,7 +18,6 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
-import type { TurnInput } from '../../src/domain/schemas.js';
 import type { AgentStatus } from '../../src/domain/status.js';
 import {
   functionCallOutputs,
@@ -30,7 +29,8 @@ import {
   type ModelServer,
   type RecordedRequest,
 } from '../fixtures/model-server.js';
-import { ROOT, cleanup, eventually, useStack } from '../helpers/stack.js';
+import { ROOT, cleanup, useStack } from '../helpers/stack.js';
+import { waitForStatus, reportedTurns } from '../helpers/agents.js';
 
 const stack = useStack();
 const WARDEN = join(ROOT, 'dist/src/cli/main.js');
@@ -143,23 +143,8 @@ function scripted(steps: Array<() => Promise<ModelReply> | ModelReply>): (req: R
   };
 }
 
-/** Every turn the workflow accepted through reportTurn, read from its history. */
-async function reportedTurns(agentId: string): Promise<TurnInput[]> {
-  const history = await stack.warden.handle(agentId).fetchHistory();
-  const turns: TurnInput[] = [];
-  for (const e of history.events ?? []) {
-    const payloads = e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.args?.payloads;
-    if (e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name !== 'reportTurn' || !payloads?.length) continue;
-    turns.push(JSON.parse(Buffer.from(payloads[0]!.data!).toString('utf8')) as TurnInput);
-  }
-  return turns;
-}
-
-const statusWhere = (agentId: string, pred: (s: AgentStatus) => boolean, what: string) =>
-  eventually(async () => {
-    const s = await stack.warden.status(agentId);
-    return pred(s) ? s : null;
-  }, { what });
+const statusWhere = (agentId: string, pred: (s: AgentStatus) => boolean, what: string, timeoutMs?: number) =>
+  waitForStatus(stack.warden, agentId, pred, what, timeoutMs);
 
 const allText = (body: unknown) => inputTexts(body).join('\n');
 const quiet = { evalInterval: 1000, idleAfterMs: 0 }; // no evaluations: every whisper here is a test's own
@@ -205,7 +190,7 @@ test('a shell call becomes a turn; whispers reach the next model request (UserPr
   expect(s.pendingWhispers).toBe(0);
   expect(s.state).toBe('running');
 
-  const turns = await reportedTurns(agentId);
+  const turns = await reportedTurns(stack.warden, agentId);
   expect(turns.map((t) => t.toolCalls?.map((c) => c.name) ?? [])).toEqual([[], ['Bash'], []]);
   const [prompt, tool, stop] = turns;
   expect(prompt!.text).toBe('User prompt: Say hi.');
@@ -225,7 +210,7 @@ test('a failed command is reported with ok: false (its exit status read from the
   const r = await runCodex(p, model, 'Run the build.');
   expect(r.exitCode, r.output).toBe(0);
   expect(p.hookLog()).toBe('');
-  const tool = (await reportedTurns(agentId)).find((t) => t.toolCalls?.length);
+  const tool = (await reportedTurns(stack.warden, agentId)).find((t) => t.toolCalls?.length);
   expect(tool?.toolCalls?.[0], r.output).toEqual({ name: 'Bash', args: 'echo broken; exit 3', result: 'broken\n', ok: false });
   await stack.warden.signal(agentId, 'abort', {});
 });
@@ -253,7 +238,7 @@ test('a paused agent: its tool call is refused with the pause reason and never r
   expect(result!.output).toContain('UNIQUE-PAUSE-REASON: reviewing the diff');
   expect(result!.output).toContain(`warden resume ${agentId}`);
   // Nothing ran, so no tool call was reported; the final answer was (reports go through while paused).
-  const turns = await reportedTurns(agentId);
+  const turns = await reportedTurns(stack.warden, agentId);
   expect(turns.flatMap((t) => t.toolCalls ?? [])).toEqual([]);
   expect(turns.map((t) => t.text)).toEqual(['I will wait.']);
   expect((await stack.warden.status(agentId)).state).toBe('paused-by-user');
@@ -290,7 +275,7 @@ test('a whisper at the finish blocks the stop once; codex goes on with it; never
   const s = await stack.warden.status(agentId);
   expect(s.whispersDelivered).toBe(1);
   expect(s.pendingWhispers).toBe(1); // the late whisper stays queued for the next prompt or tool call
-  expect((await reportedTurns(agentId)).map((t) => t.text)).toEqual(['first answer']);
+  expect((await reportedTurns(stack.warden, agentId)).map((t) => t.text)).toEqual(['first answer']);
   expect(p.hookLog()).toMatch(/1 whisper\(s\) stay queued for agent cx-stop/);
   await stack.warden.signal(agentId, 'abort', {});
 });

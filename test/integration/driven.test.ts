@@ -16,6 +16,7 @@ import { recordHistory } from '../helpers/histories.js';
 import { running } from '../helpers/procs.js';
 import { ROOT, clientFor, eventually, startTestServer, useStack, workerProcess, type Stack } from '../helpers/stack.js';
 import { temporalCli } from '../helpers/temporal-cli.js';
+import { waitForStatus } from '../helpers/agents.js';
 
 const AGENT = join(ROOT, 'test/fixtures/agent.py');
 process.env.WARDEN_HOME = mkdtempSync(join(tmpdir(), 'warden-home-'));
@@ -40,11 +41,8 @@ function pythonAgent(agentId: string, task: string, extra: Partial<AgentSpecInpu
   };
 }
 
-const statusWhere = (stack: Stack, agentId: string, pred: (s: AgentStatus) => boolean, what: string, timeoutMs = 30_000) =>
-  eventually(async () => {
-    const s = await stack.warden.status(agentId);
-    return pred(s) ? s : null;
-  }, { what, timeoutMs });
+const statusWhere = (stack: Stack, agentId: string, pred: (s: AgentStatus) => boolean, what: string, timeoutMs?: number) =>
+  waitForStatus(stack.warden, agentId, pred, what, timeoutMs);
 
 describe('with an in-process worker', () => {
   const stack = useStack();

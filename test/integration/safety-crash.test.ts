@@ -2,46 +2,24 @@
  * The safety rails survive a worker SIGKILL at an interesting moment: a budget and the restart count
  * across a worker killed mid-turn; the orphan timer across a worker killed while the agent is silent.
  */
-import type { ResultPromise } from 'execa';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import type { WardenClient } from '../../src/client/index.js';
+import { expect, test } from 'vitest';
 import type { AgentStatus } from '../../src/domain/status.js';
 import { productiveTurn } from '../helpers/agents.js';
-import { ROOT, clientFor, eventually, startTestServer, workerProcess, type TestServer } from '../helpers/stack.js';
+import { ROOT, eventually, useWorkerProcesses } from '../helpers/stack.js';
 
 const HOME = mkdtempSync(join(tmpdir(), 'warden-home-'));
 const AGENT = join(ROOT, 'test/fixtures/agent.py');
-let server: TestServer;
-let warden: WardenClient;
-const workers: ResultPromise[] = [];
-const spawnWorker = () => {
-  const w = workerProcess(server, { WARDEN_HOME: HOME });
-  workers.push(w);
-  return w;
-};
-async function kill(w: ResultPromise) {
-  w.kill('SIGKILL');
-  await w;
-}
-
-beforeAll(async () => {
-  server = await startTestServer();
-  warden = await clientFor(server);
-});
-afterAll(async () => {
-  await warden?.close();
-  for (const w of workers) if (w.exitCode === null) w.kill('SIGKILL');
-  await server?.stop();
-});
+const stack = useWorkerProcesses({ WARDEN_HOME: HOME });
+const { spawnWorker, kill } = stack;
 
 test('a turns budget and the restart count hold across a worker SIGKILL mid-turn', async () => {
   const workDir = mkdtempSync(join(tmpdir(), 'warden-budget-crash-'));
   const turnsSeen = () => (existsSync(join(workDir, 'inputs.log')) ? readFileSync(join(workDir, 'inputs.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l).turn as number) : []);
   let w = spawnWorker();
-  await warden.start({
+  await stack.warden.start({
     agentId: 'budget-crash',
     task: 'slow:2 steady work',
     driver: { kind: 'command', command: ['python3', AGENT] },
@@ -53,7 +31,7 @@ test('a turns budget and the restart count hold across a worker SIGKILL mid-turn
   await eventually(async () => turnsSeen().includes(2), { what: 'turn 2 started', timeoutMs: 60_000 });
   await kill(w);
   w = spawnWorker();
-  const done = (await warden.handle('budget-crash').result()) as AgentStatus;
+  const done = (await stack.warden.handle('budget-crash').result()) as AgentStatus;
   expect(done.state).toBe('done');
   expect(done.stateReason).toBe('stopped: budget exhausted: turns 3 of 3');
   expect(done.turns).toBe(3);
@@ -63,19 +41,19 @@ test('a turns budget and the restart count hold across a worker SIGKILL mid-turn
 
 test('the orphan timer fires across a worker SIGKILL', async () => {
   let w = spawnWorker();
-  await warden.start({ agentId: 'orphan-crash', task: 'x', safety: { heartbeatIntervalMs: 1_500 }, supervisor: { idleAfterMs: 0 } });
-  await warden.reportTurn('orphan-crash', productiveTurn(1));
-  await eventually(async () => (await warden.status('orphan-crash')).state === 'running', { what: 'running' });
+  await stack.warden.start({ agentId: 'orphan-crash', task: 'x', safety: { heartbeatIntervalMs: 1_500 }, supervisor: { idleAfterMs: 0 } });
+  await stack.warden.reportTurn('orphan-crash', productiveTurn(1));
+  await eventually(async () => (await stack.warden.status('orphan-crash')).state === 'running', { what: 'running' });
   await kill(w);
   const t0 = Date.now();
   await new Promise((r) => setTimeout(r, 1_000));
   w = spawnWorker();
   const s = await eventually(async () => {
-    const st = await warden.status('orphan-crash');
+    const st = await stack.warden.status('orphan-crash');
     return st.state === 'orphaned' ? st : null;
   }, { what: 'orphaned after the worker restart', timeoutMs: 60_000 });
   expect(Date.now() - t0).toBeLessThan(30_000);
   expect(s.stateReason).toMatch(/no heartbeat for \d+ s \(expected every 2 s\)/);
   expect(s.turns).toBe(1);
-  await warden.signal('orphan-crash', 'abort', {});
+  await stack.warden.signal('orphan-crash', 'abort', {});
 });

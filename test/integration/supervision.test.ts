@@ -6,19 +6,16 @@
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
 import type { AgentStatus } from '../../src/domain/status.js';
-import { productiveTurn, reportWithEvaluations, spiralTurn, waitForEvaluations } from '../helpers/agents.js';
+import { productiveTurn, reportWithEvaluations, spiralTurn, waitForEvaluations, waitForStatus } from '../helpers/agents.js';
 import { recordHistory } from '../helpers/histories.js';
-import { ROOT, eventually, useStack } from '../helpers/stack.js';
+import { ROOT, useStack } from '../helpers/stack.js';
 
 const stack = useStack();
 const JUDGE = join(ROOT, 'test/fixtures/judge.py');
 
 
-const statusWhere = (agentId: string, pred: (s: AgentStatus) => boolean, what: string) =>
-  eventually(async () => {
-    const s = await stack.warden.status(agentId);
-    return pred(s) ? s : null;
-  }, { what });
+const statusWhere = (agentId: string, pred: (s: AgentStatus) => boolean, what: string, timeoutMs?: number) =>
+  waitForStatus(stack.warden, agentId, pred, what, timeoutMs);
 
 test('idle watchdog: silence after an empty turn triggers one evaluation (STALLING)', async () => {
   await stack.warden.start({ agentId: 'quiet', task: 'Fix the login bug.', supervisor: { idleAfterMs: 1500 } });
