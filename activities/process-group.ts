@@ -78,17 +78,17 @@ export async function runInGroup(file: string, args: readonly string[], options:
 }
 
 /**
- * Living processes (not zombies) of group `pgid`, plus any process carrying `marker` in its
- * environment. Linux only (reads /proc); elsewhere, `null`.
+ * Living processes (not zombies) of group `pgid`, plus any process carrying one of `markers` in
+ * its environment — one pass over /proc. Linux only; elsewhere, `null`.
  */
-export function groupMembers(pgid: number, marker?: string): number[] | null {
+export function groupMembers(pgid: number, marker?: string | readonly string[]): number[] | null {
   let entries: string[];
   try {
     entries = readdirSync('/proc');
   } catch {
     return null;
   }
-  const needle = marker ? `${marker}\0` : null;
+  const needles = (marker === undefined ? [] : typeof marker === 'string' ? [marker] : marker).map((m) => `${m}\0`);
   const found: number[] = [];
   for (const e of entries) {
     if (!/^\d+$/.test(e)) continue;
@@ -105,9 +105,10 @@ export function groupMembers(pgid: number, marker?: string): number[] | null {
       found.push(Number(e));
       continue;
     }
-    if (!needle) continue;
+    if (needles.length === 0) continue;
     try {
-      if (readFileSync(`/proc/${e}/environ`, 'latin1').includes(needle)) found.push(Number(e));
+      const environ = readFileSync(`/proc/${e}/environ`, 'latin1');
+      if (needles.some((n) => environ.includes(n))) found.push(Number(e));
     } catch {
       /* not ours to read */
     }
@@ -143,12 +144,8 @@ async function reapTree(pgid: number, marker?: string): Promise<void> {
  * in the same directory.
  */
 export async function killMarked(markers: readonly string[]): Promise<number[]> {
-  const find = () => {
-    const pids = new Set<number>();
-    for (const m of markers) for (const p of groupMembers(-1, m) ?? []) pids.add(p);
-    pids.delete(process.pid);
-    return [...pids];
-  };
+  // pgid -1 matches no group: only the markers count.
+  const find = () => (groupMembers(-1, markers) ?? []).filter((p) => p !== process.pid);
   const killed = find();
   for (let i = 0; i < 100; i++) {
     const left = find();
