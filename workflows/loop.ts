@@ -9,7 +9,7 @@ import type { AgentContext } from '../src/domain/agent/context.js';
 import { admitted } from '../src/domain/agent/delegation.js';
 import { finishStop } from '../src/domain/agent/controls.js';
 import { enforceBudgets } from '../src/domain/agent/rails.js';
-import { afterWatch, declareOrphaned, humanWake, nextStep, startDriven, watchPlan, watchWake, type HistoryInfo } from '../src/domain/agent/next-step.js';
+import { afterWatch, declareOrphaned, humanWake, nextStep, resumedSinceLastSeen, startDriven, watchPlan, watchWake, type HistoryInfo } from '../src/domain/agent/next-step.js';
 import { applyEvaluation, evaluationFailed, startEvaluation } from '../src/domain/agent/supervision.js';
 import { isTerminal } from '../src/domain/states.js';
 import type { AgentSpecInput } from '../src/domain/schemas.js';
@@ -64,14 +64,16 @@ export async function runLoop(ctx: AgentContext, shell: Shell, specInput: AgentS
         await condition(() => humanWake(ctx, history()));
         continue;
       case 'watch': {
-        const plan = watchPlan(ctx.core, ctx.ports.now(), patched('idle-timer-rearms'));
+        const rearmIdle = patched('idle-timer-rearms');
+        // Only agents resumed since they were last seen need the newer idle clock (fewer patch markers).
+        const plan = watchPlan(ctx.core, ctx.ports.now(), rearmIdle, resumedSinceLastSeen(ctx.core) && patched('idle-clock-after-resume'));
         if (plan.kind === 'orphaned') {
           declareOrphaned(ctx, plan.reason);
           continue;
         }
         const wake = () => watchWake(ctx, history(), plan);
         const woke = plan.timeoutMs === undefined ? (await condition(wake), true) : await condition(wake, plan.timeoutMs);
-        afterWatch(ctx, woke, plan.armed);
+        afterWatch(ctx, woke, plan);
         continue;
       }
     }
@@ -89,5 +91,5 @@ async function evaluate(ctx: AgentContext, shell: Shell): Promise<void> {
   } catch (err) {
     result = evaluationFailed(ctx, err instanceof Error ? ((err as { cause?: Error }).cause?.message ?? err.message) : String(err));
   }
-  applyEvaluation(ctx, result, started.epoch);
+  applyEvaluation(ctx, result, started);
 }

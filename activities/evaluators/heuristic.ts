@@ -7,7 +7,8 @@ export function heuristicEvaluator(): Evaluator {
   return {
     name: 'heuristic',
     async evaluate(req) {
-      return formatVerdict(heuristicVerdict({ task: req.task, turns: req.turns, reason: req.reason }));
+      // Only the evidence counts: turns already judged, or from before the last whisper, are not judged again.
+      return formatVerdict(heuristicVerdict({ task: req.task, turns: req.turns.slice(req.evidenceFrom ?? 0), reason: req.reason }));
     },
   };
 }

@@ -11,6 +11,8 @@ export interface EvaluationRequest {
   model: string;
   /** The full prompt (instructions + task + transcript) for evaluators that talk to a model. */
   prompt: string;
+  /** Index of the first turn that may serve as evidence (earlier turns are context only). */
+  evidenceFrom?: number;
 }
 
 export interface EvaluatorContext {

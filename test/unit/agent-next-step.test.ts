@@ -93,12 +93,12 @@ describe('watchPlan: the idle watchdog and heartbeat orphans', () => {
     const a = testAgent({ supervisor: { idleAfterMs: 60_000 } });
     reportTurn(a, turn('t1'));
     a.clock.advance(60_000);
-    afterWatch(a, true, true);
+    afterWatch(a, true, { armed: true });
     expect(a.core.s.evalQueue).toEqual([]);
-    afterWatch(a, false, true);
-    expect(a.core.s.evalQueue).toEqual([{ reason: 'idle', turns: [expect.objectContaining({ id: 't1' })], idleMs: 60_000 }]);
+    afterWatch(a, false, { armed: true });
+    expect(a.core.s.evalQueue).toEqual([{ reason: 'idle', turns: [expect.objectContaining({ id: 't1' })], idleMs: 60_000, firstTurn: 1 }]);
     expect(a.core.s.idleChecked).toBe(true);
-    afterWatch(a, false, true);
+    afterWatch(a, false, { armed: true });
     expect(a.core.s.evalQueue).toHaveLength(1);
   });
 

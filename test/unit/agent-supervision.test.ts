@@ -14,13 +14,14 @@ const skipped: EvaluateResult = { kind: 'skipped', reason: 'evaluator did not an
 function running(spec = {}): TestAgent {
   const a = testAgent({ notify: { webhooks: [{ url: 'http://127.0.0.1:9/hook' }, { url: 'https://hooks.example.com/x?token=secret' }] }, ...spec });
   reportTurn(a, turn('t0'));
+  a.core.s.evalQueue = []; // each test queues its own evaluations
   return a;
 }
 
 /** Run the queued evaluation with the given result, as the shell would. */
 function evaluateWith(a: TestAgent, result: EvaluateResult): void {
   const started = startEvaluation(a);
-  applyEvaluation(a, result, started.epoch);
+  applyEvaluation(a, result, started);
 }
 
 describe('reported turns', () => {
@@ -76,13 +77,19 @@ describe('reported turns', () => {
 describe('the ladder fed verdict sequences', () => {
   it('two whispers, then escalation to every channel and an awaiting-input pause', () => {
     const a = running({ supervisor: { evalInterval: 1 } });
+    const steps: number[] = [];
     const kinds: string[] = [];
-    for (let i = 1; i <= 3; i++) {
+    for (let i = 1; i <= 5; i++) {
       reportTurn(a, failingTurn(`f${i}`));
       evaluateWith(a, verdict('CORRECTION'));
-      kinds.push(a.core.s.pendingWhispers.at(-1)!.type);
+      steps.push(a.core.s.ladder.step);
+      if (a.core.s.pendingWhispers.length) kinds.push(a.core.s.pendingWhispers.at(-1)!.type);
     }
+    // f2 and f4 were taken before the whisper reached the agent (it comes back in their replies):
+    // they are not evidence that the problem persists after it.
+    expect(steps).toEqual([1, 1, 2, 2, 3]);
     expect(kinds).toEqual(['CORRECTION', 'CORRECTION', 'ESCALATION']);
+    expect(a.core.s.evaluations).toMatchObject({ total: 5, flagged: 3, skipped: 2 });
     expect(a.core.s).toMatchObject({ state: 'awaiting-input', awaitingCause: 'escalation', ladder: { step: 3, escalations: 1 } });
     expect(a.core.s.pauseReason).toBe('escalated: SPIRALING — You keep running the same failing build');
     expect(a.rec.webhooks.map((w) => [w.event.event, w.summary])).toEqual([
@@ -95,6 +102,7 @@ describe('the ladder fed verdict sequences', () => {
   it('an OK resets the step; skipped evaluations neither advance nor reset it', () => {
     const a = running({ supervisor: { evalInterval: 1 } });
     const steps: number[] = [];
+    // the skipped evaluations fall on the turns whose replies deliver the whispers
     const seq: EvaluateResult[] = [verdict('CORRECTION'), skipped, verdict('THINK_DEEPER'), skipped, verdict('OK'), verdict('CORRECTION')];
     seq.forEach((r, i) => {
       reportTurn(a, turn(`s${i}`));
@@ -121,7 +129,7 @@ describe('the ladder fed verdict sequences', () => {
     const started = startEvaluation(a);
     signal(a, 'pause', {});
     signal(a, 'resume', {});
-    applyEvaluation(a, verdict('CORRECTION'), started.epoch);
+    applyEvaluation(a, verdict("CORRECTION"), started);
     expect(a.core.s.ladder.step).toBe(0);
     expect(a.core.s.evaluations.skipped).toBe(1);
     expect(a.core.s.lastSkipReason).toBe('superseded: the agent became running during the evaluation');
@@ -129,7 +137,7 @@ describe('the ladder fed verdict sequences', () => {
 
   it('resume after an escalation starts the ladder and the window over', () => {
     const a = running({ supervisor: { evalInterval: 1 } });
-    for (let i = 1; i <= 3; i++) {
+    for (let i = 1; i <= 5; i++) {
       reportTurn(a, failingTurn(`f${i}`));
       evaluateWith(a, verdict('CORRECTION'));
     }

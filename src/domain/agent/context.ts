@@ -11,7 +11,14 @@ import type { AgentCore } from './state.js';
 export type SearchAttributeUpdate = { key: SearchAttributeKey<string>; value: string | number | boolean };
 
 /** Workflow changes that alter replay sit behind these (Temporal's `patched()`). */
-export type PatchId = 'idle-timer-rearms' | 'turn-restart-intensity' | 'spend-search-attributes';
+export type PatchId =
+  | 'idle-timer-rearms'
+  | 'turn-restart-intensity'
+  | 'spend-search-attributes'
+  /** The ladder advances only on evidence the agent produced after the last whisper reached it. */
+  | 'evidence-after-whisper'
+  /** The idle watchdog's clock restarts when a human resumes the agent. */
+  | 'idle-clock-after-resume';
 
 /** Signals one agent sends another (delegation). */
 export type AgentSignal =

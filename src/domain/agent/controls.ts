@@ -96,8 +96,12 @@ const controls: { [N in SignalName]: (ctx: AgentContext, p: Payload<N>) => void 
     if (!fire(ctx, 'resume', p.note ? `resumed: ${p.note}` : 'resumed by a human')) return;
     core.run.epoch += 1;
     s.ladder = resetLadder(s.ladder);
-    // The human has judged what came before: later evaluations look only at turns after this.
+    // The human has judged what came before: later evaluations look only at turns after this,
+    // and the time spent paused is not idleness.
     s.window = [];
+    s.deliveredAt = [];
+    s.evidenceFrom = s.turns + 1;
+    s.idleFrom = ctx.ports.now();
     s.awaitingCause = null;
     s.pauseReason = null;
     s.turnsSinceEval = 0;

@@ -44,11 +44,27 @@ export function queueWhisper(ctx: AgentContext, type: WhisperType, text: string)
   return w;
 }
 
-/** Take every queued whisper for delivery now (counted as delivered). */
+/** Whispers of the ladder: once one reaches the agent, only its later turns can show the problem persists. */
+export const LADDER_WHISPERS: readonly WhisperType[] = ['CORRECTION', 'THINK_DEEPER', 'ESCALATION'];
+/** At most this many deliveries are remembered for the evaluator (older ones have left the window anyway). */
+export const KEEP_DELIVERED_AT = 40;
+
+/**
+ * Take every queued whisper for delivery now, before the agent's next turn (counted as delivered).
+ * Where they landed is remembered; after a ladder whisper, only later turns are evidence.
+ */
 export function takeWhispers(ctx: AgentContext): Whisper[] {
-  const { s } = ctx.core;
+  const { s, spec } = ctx.core;
   const whispers = s.pendingWhispers;
   s.pendingWhispers = [];
   s.whispersDelivered += whispers.length;
+  if (whispers.length > 0) {
+    const beforeTurn = s.turns + 1;
+    const oldest = beforeTurn - spec.supervisor.windowSize;
+    s.deliveredAt = [...s.deliveredAt.filter((d) => d.beforeTurn >= oldest), ...whispers.map((w) => ({ beforeTurn, type: w.type, text: w.text }))].slice(
+      -KEEP_DELIVERED_AT,
+    );
+    if (whispers.some((w) => LADDER_WHISPERS.includes(w.type))) s.evidenceFrom = Math.max(s.evidenceFrom, beforeTurn);
+  }
   return whispers;
 }

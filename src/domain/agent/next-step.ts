@@ -87,14 +87,28 @@ export const idleArmed = (core: AgentCore): boolean => core.spec.supervisor.idle
 export type WatchPlan =
   | { kind: 'orphaned'; reason: string }
   /** Wait until `wake` (no timer when `timeoutMs` is undefined), then `afterWatch`. */
-  | { kind: 'wait'; timeoutMs: number | undefined; armed: boolean; rearmIdle: boolean };
+  | { kind: 'wait'; timeoutMs: number | undefined; armed: boolean; rearmIdle: boolean; idleAfterResume?: boolean };
+
+/**
+ * When the agent's current silence began: its last turn or heartbeat and, with the
+ * `idle-clock-after-resume` patch, no earlier than its last resume (time spent paused is not idleness).
+ */
+export function silentSince(core: AgentCore, now: number, idleAfterResume: boolean): number {
+  const { s } = core;
+  const last = s.lastTurnAt ?? s.lastHeartbeatAt ?? now;
+  return idleAfterResume && s.idleFrom !== null ? Math.max(last, s.idleFrom) : last;
+}
+
+/** A resume happened after the agent's last sign of life: only then does the resume patch matter. */
+export const resumedSinceLastSeen = (core: AgentCore): boolean =>
+  core.s.idleFrom !== null && core.s.idleFrom > (core.s.lastTurnAt ?? core.s.lastHeartbeatAt ?? -Infinity);
 
 /**
  * External agent, nothing to do: how long to wait. The idle timer runs from the last turn (or
  * heartbeat); with heartbeats configured, twice the interval of silence makes the agent orphaned.
  * `rearmIdle` is the `idle-timer-rearms` patch (older histories did not wake to re-arm it).
  */
-export function watchPlan(core: AgentCore, now: number, rearmIdle: boolean): WatchPlan {
+export function watchPlan(core: AgentCore, now: number, rearmIdle: boolean, idleAfterResume = false): WatchPlan {
   const { s, spec } = core;
   const armed = idleArmed(core);
   const idleAfter = spec.supervisor.idleAfterMs;
@@ -106,13 +120,14 @@ export function watchPlan(core: AgentCore, now: number, rearmIdle: boolean): Wat
     if (now >= orphanAt) {
       return { kind: 'orphaned', reason: `no heartbeat for ${Math.round((now - lastSeen) / 1000)} s (expected every ${Math.round(hb / 1000)} s)` };
     }
-    const idleAt = armed ? (s.lastTurnAt ?? s.lastHeartbeatAt ?? now) + idleAfter : Infinity;
-    return { kind: 'wait', timeoutMs: Math.max(1, Math.min(orphanAt, idleAt) - now), armed, rearmIdle };
+    const idleAt = armed ? silentSince(core, now, idleAfterResume) + idleAfter : Infinity;
+    return { kind: 'wait', timeoutMs: Math.max(1, Math.min(orphanAt, idleAt) - now), armed, rearmIdle, ...flag(idleAfterResume) };
   }
-  if (!armed) return { kind: 'wait', timeoutMs: undefined, armed, rearmIdle };
-  const since = s.lastTurnAt ?? s.lastHeartbeatAt ?? now;
-  return { kind: 'wait', timeoutMs: Math.max(1, since + idleAfter - now), armed, rearmIdle };
+  if (!armed) return { kind: 'wait', timeoutMs: undefined, armed, rearmIdle, ...flag(idleAfterResume) };
+  return { kind: 'wait', timeoutMs: Math.max(1, silentSince(core, now, idleAfterResume) + idleAfter - now), armed, rearmIdle, ...flag(idleAfterResume) };
 }
+
+const flag = (idleAfterResume: boolean) => (idleAfterResume ? { idleAfterResume } : {});
 
 /** While watching: wake on an end, a stop, a runnable evaluation, continue-as-new, or an idle timer to (re)arm. */
 export function watchWake(ctx: AgentContext, h: HistoryInfo, plan: { armed: boolean; rearmIdle: boolean }): boolean {
@@ -133,11 +148,11 @@ export function declareOrphaned(ctx: AgentContext, reason: string): void {
 }
 
 /** The watch ended: if the idle timer fired (nothing woke it), queue one evaluation of this silence. */
-export function afterWatch(ctx: AgentContext, woke: boolean, armed: boolean): void {
+export function afterWatch(ctx: AgentContext, woke: boolean, plan: { armed: boolean; idleAfterResume?: boolean }): void {
   const { core, ports } = ctx;
   const { s } = core;
-  const idleFor = ports.now() - (s.lastTurnAt ?? s.lastHeartbeatAt ?? ports.now());
-  if (!woke && armed && s.state === 'running' && !s.idleChecked && idleFor >= core.spec.supervisor.idleAfterMs) {
+  const idleFor = ports.now() - silentSince(core, ports.now(), plan.idleAfterResume ?? false);
+  if (!woke && plan.armed && s.state === 'running' && !s.idleChecked && idleFor >= core.spec.supervisor.idleAfterMs) {
     queueIdleEvaluation(ctx, idleFor);
   }
 }

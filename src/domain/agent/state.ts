@@ -7,7 +7,7 @@
  * fields are only ever added (with a default in `freshState`), never renamed or removed.
  */
 import type { Spend } from '../budgets.js';
-import type { AgentSpec, Turn, Whisper } from '../schemas.js';
+import type { AgentSpec, Turn, Whisper, WhisperType } from '../schemas.js';
 import type { AgentStatus, RefusalRecord, TransitionRecord } from '../status.js';
 import type { DriverSession } from '../activity-types.js';
 import { effectiveThreshold, initialLadder, type LadderState } from '../ladder.js';
@@ -17,6 +17,15 @@ export interface EvalJob {
   reason: 'interval' | 'idle';
   turns: Turn[];
   idleMs?: number;
+  /** The number (1-based, counting every turn of the agent) of `turns[0]`. Absent in jobs carried from older runs. */
+  firstTurn?: number;
+}
+
+/** A whisper reached the agent right before its turn number `beforeTurn`. */
+export interface Delivery {
+  beforeTurn: number;
+  type: WhisperType;
+  text: string;
 }
 
 export interface ChildRecord {
@@ -85,6 +94,15 @@ export interface CarriedState {
   admitted: boolean;
   /** A finished child's checked result: inline, or a content-addressed reference. */
   result: AgentStatus['result'];
+  /**
+   * The first turn (by number) that may serve as evidence for the ladder: turns before it were
+   * already judged by a flagged evaluation, or came before the last whisper reached the agent.
+   */
+  evidenceFrom: number;
+  /** Whispers delivered to the agent within the window, so evaluators see where each one landed. */
+  deliveredAt: Delivery[];
+  /** Silence counts from here at the earliest: a resume (time spent paused is not idleness). */
+  idleFrom: number | null;
 }
 
 /** What lives only in this run: never carried, rebuilt by replay. */
@@ -153,6 +171,9 @@ export function freshState(now: number): CarriedState {
     childSpend: {},
     admitted: false,
     result: null,
+    evidenceFrom: 1,
+    deliveredAt: [],
+    idleFrom: null,
   };
 }
 
