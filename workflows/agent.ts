@@ -7,8 +7,8 @@
  *
  * Deterministic code only: @temporalio/workflow, zod and src/domain.
  */
-import { ApplicationFailure, condition, setHandler, workflowInfo } from '@temporalio/workflow';
-import { signal } from '../src/domain/agent/controls.js';
+import { ApplicationFailure, CancellationScope, condition, patched, setDefaultSignalHandler, setHandler, workflowInfo } from '@temporalio/workflow';
+import { cancellationRequested, signal, unknownSignal } from '../src/domain/agent/controls.js';
 import type { AgentContext } from '../src/domain/agent/context.js';
 import { stopChildren, validateDelegation } from '../src/domain/agent/delegation.js';
 import { reportTurn, validateReport } from '../src/domain/agent/reporting.js';
@@ -29,8 +29,11 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
     throw ApplicationFailure.nonRetryable(`invalid AgentSpec: ${describeZodError(parsed.error)}`, 'InvalidAgentSpec');
   }
   const spec = parsed.data;
-  const shell = createShell(spec);
   const info = workflowInfo();
+  if (info.workflowId !== `agent-${spec.agentId}` && patched('agent-workflow-id')) {
+    throw ApplicationFailure.nonRetryable(`workflow id ${info.workflowId} does not match agentId ${spec.agentId}: an agent runs as agent-<agentId>`, 'InvalidAgentSpec');
+  }
+  const shell = createShell(spec);
   const ctx: AgentContext = { core: createCore(spec, { workflowId: info.workflowId, runId: info.runId }, Date.now(), carried), ports: shell.ports };
   const { s } = ctx.core;
 
@@ -44,6 +47,7 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
   setHandler(m.heartbeatSignal, (p) => signal(ctx, 'heartbeat', p));
   setHandler(m.admitSignal, (p) => signal(ctx, 'admit', p));
   setHandler(m.childSpendSignal, (p) => signal(ctx, 'childSpend', p));
+  setDefaultSignalHandler((name) => unknownSignal(ctx, name));
   // Updates: synchronous validators reject bad input before it enters history.
   setHandler(m.reportTurnUpdate, (turn) => reportTurn(ctx, turn), { validator: (turn) => validateReport(ctx, turn) });
   setHandler(m.delegateUpdate, (task) => delegate(ctx, task), { validator: (task) => validateDelegation(ctx, task) });
@@ -52,11 +56,19 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
   setHandler(m.pendingWhispersQuery, () => [...s.pendingWhispers]);
   setHandler(m.windowQuery, () => [...s.window]);
 
-  publish(ctx);
-  await runLoop(ctx, shell, specInput);
-
-  stopChildren(ctx, `it ended ${s.state}`);
-  await condition(quiet(shell));
-  publish(ctx);
+  // A cancellation request from Temporal is a stop: the loop runs shielded from it, drains, and ends.
+  let cancelled: unknown = null;
+  CancellationScope.current().cancelRequested.catch((err: unknown) => {
+    cancelled = err;
+    cancellationRequested(ctx);
+  });
+  await CancellationScope.nonCancellable(async () => {
+    publish(ctx);
+    await runLoop(ctx, shell, specInput);
+    stopChildren(ctx, `it ended ${s.state}`);
+    await condition(quiet(shell));
+    publish(ctx);
+  });
+  if (cancelled) throw cancelled; // the run ends CANCELED, with its state (done) visible
   return status(ctx);
 }

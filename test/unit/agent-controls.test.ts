@@ -130,3 +130,21 @@ describe('controls', () => {
     expect(a.core.s.refused.at(-1)).toMatchObject({ what: 'pause' });
   });
 });
+
+describe('signals from outside the contract', () => {
+  it('an unknown signal name is refused visibly, never thrown', async () => {
+    const { unknownSignal } = await import('../../src/domain/agent/controls.js');
+    const a = inState('running');
+    unknownSignal(a, 'resmue');
+    expect(a.core.s.invalidSignals).toBe(1);
+    expect(a.core.s.refused.at(-1)).toMatchObject({ what: 'resmue', reason: expect.stringMatching(/^unknown signal "resmue": agentWorkflow takes steer, interrupt, stop, pause, resume, abort, heartbeat/) });
+    expect(a.core.s.state).toBe('running');
+  });
+
+  it('a cancellation request from Temporal is a stop with the default drain', async () => {
+    const { cancellationRequested } = await import('../../src/domain/agent/controls.js');
+    const a = inState('running');
+    cancellationRequested(a);
+    expect(a.core.s).toMatchObject({ state: 'cancelling', stopReason: 'cancellation requested through Temporal', stopDeadline: T0 + DEFAULT_DRAIN_MS });
+  });
+});

@@ -59,8 +59,8 @@ describe('restart intensity (OTP)', () => {
     expect(a.rec.webhooks.map((w) => w.event.event)).toEqual(['circuit-open']);
   });
 
-  it('failures older than the window do not count', () => {
-    const a = testAgent({ safety: { maxRestarts: 1, restartWindowMs: 10_000 } });
+  it('histories from before the consecutive rule: failures older than the window do not count', () => {
+    const a = testAgent({ safety: { maxRestarts: 1, restartWindowMs: 10_000 } }, { patches: { 'restart-consecutive': false } });
     a.core.s.state = 'running';
     const f = { turnNumber: 1, whispers: [], cause: 'boom', protocolError: false, countRestarts: true };
     expect(turnFailed(a, f)).toBe(1000);
@@ -112,5 +112,34 @@ describe('tool allowlist and max turns', () => {
       kind: 'check-result',
       input: { agentId: 'a1', result: {}, schema: { type: 'object' } },
     });
+  });
+});
+
+describe('restart intensity counts slow failures too', () => {
+  it('failures spread wider than the window still open the circuit after maxRestarts + 1 in a row', () => {
+    const a = testAgent({ safety: { maxRestarts: 3, restartWindowMs: 60_000 } });
+    a.core.s.state = 'running';
+    const f = { turnNumber: 1, whispers: [], cause: 'codex: a turn is running', protocolError: false, countRestarts: true };
+    const backoffs: (number | null)[] = [];
+    for (let i = 0; i < 4; i++) {
+      backoffs.push(turnFailed(a, f));
+      a.clock.advance(5 * 60_000); // each attempt fails only after minutes
+    }
+    expect(backoffs).toEqual([1000, 1000, 1000, null]);
+    expect(a.core.s).toMatchObject({ state: 'failed', lastTurnError: 'codex: a turn is running' });
+    expect(a.core.s.stateReason).toBe('circuit open: 4 failed turns in a row (max 3 restarts); last: codex: a turn is running');
+  });
+
+  it('a turn that succeeds clears the count and the last error', () => {
+    const a = testAgent({ safety: { maxRestarts: 1 }, driver: { kind: 'scripted', turns: [{ text: 'x' }] } });
+    a.core.s.state = 'running';
+    const f = { turnNumber: 1, whispers: [], cause: 'boom', protocolError: false, countRestarts: true };
+    turnFailed(a, f);
+    a.clock.advance(120_000);
+    turnFinished(a, { turn: { text: 'ok' }, session: null, done: false }, 1);
+    expect(a.core.s).toMatchObject({ lastTurnError: null, consecutiveFailures: 0 });
+    a.clock.advance(120_000);
+    expect(turnFailed(a, f)).toBe(1000);
+    expect(a.core.s.state).toBe('running');
   });
 });

@@ -18,7 +18,11 @@ export type PatchId =
   /** The ladder advances only on evidence the agent produced after the last whisper reached it. */
   | 'evidence-after-whisper'
   /** The idle watchdog's clock restarts when a human resumes the agent. */
-  | 'idle-clock-after-resume';
+  | 'idle-clock-after-resume'
+  /** An agent's workflow id must be agent-<agentId>. */
+  | 'agent-workflow-id'
+  /** Restart intensity also counts consecutive failed turns, however far apart. */
+  | 'restart-consecutive';
 
 /** Signals one agent sends another (delegation). */
 export type AgentSignal =

@@ -132,6 +132,20 @@ const controls: { [N in SignalName]: (ctx: AgentContext, p: Payload<N>) => void 
   },
 };
 
+/** A signal this workflow does not define (a typo, an old client): recorded and refused, visibly. */
+export function unknownSignal(ctx: AgentContext, name: string): void {
+  const { s, spec } = ctx.core;
+  s.invalidSignals += 1;
+  const reason = `unknown signal ${JSON.stringify(name.slice(0, 100))}: agentWorkflow takes ${Object.keys(controls).join(', ')}`;
+  s.refused = keepLast(s.refused, { what: name.slice(0, 100), reason, at: iso(ctx.ports.now()) });
+  ctx.ports.log.warn('unknown signal refused', { agentId: spec.agentId, signal: name.slice(0, 100) });
+}
+
+/** Temporal asked to cancel the workflow (`temporal workflow cancel`, the Web UI): a stop with the default drain. */
+export function cancellationRequested(ctx: AgentContext): void {
+  requestStop(ctx, { reason: 'cancellation requested through Temporal', drainMs: DEFAULT_DRAIN_MS });
+}
+
 /** A signal arrived: validate it, then apply its control. Never throws. */
 export function signal<N extends SignalName>(ctx: AgentContext, name: N, raw?: unknown): void {
   const { s, spec } = ctx.core;

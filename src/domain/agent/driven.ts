@@ -89,6 +89,8 @@ export type AfterTurn = { kind: 'none' } | { kind: 'complete' } | { kind: 'check
 export function turnFinished(ctx: AgentContext, result: TurnResult | null, turnNumber: number): AfterTurn {
   const { s, spec } = ctx.core;
   if (result) {
+    s.lastTurnError = null;
+    s.consecutiveFailures = 0;
     recordTurn(ctx, { ...result.turn, id: result.turn.id ?? `${spec.agentId}-turn-${turnNumber}` });
     if (result.session) s.session = result.session;
     enforceAllowlist(ctx, result.turn);

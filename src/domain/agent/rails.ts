@@ -69,6 +69,8 @@ export interface TurnFailure {
 export function turnFailed(ctx: AgentContext, f: TurnFailure): number | null {
   const { core, ports } = ctx;
   const { s, spec } = core;
+  s.lastTurnError = f.cause;
+  s.consecutiveFailures += 1;
   if (!f.countRestarts || f.protocolError) {
     fire(ctx, 'fail', `turn ${f.turnNumber} failed: ${f.cause}`);
     return null;
@@ -76,8 +78,12 @@ export function turnFailed(ctx: AgentContext, f: TurnFailure): number | null {
   s.retryWhispers = f.whispers; // the retry gets the same input; nothing queued is lost or doubled
   const r = recordFailure(s.failures, ports.now(), spec.safety.maxRestarts, spec.safety.restartWindowMs);
   s.failures = r.failures;
-  if (r.open) {
-    const reason = `circuit open: ${r.failures.length} failed turns within ${Math.round(spec.safety.restartWindowMs / 1000)} s (max ${spec.safety.maxRestarts}); last: ${f.cause}`;
+  // Slow failures (a turn that fails after minutes) never crowd the window: consecutive ones count too.
+  const consecutive = !r.open && s.consecutiveFailures > spec.safety.maxRestarts && ports.patched('restart-consecutive');
+  if (r.open || consecutive) {
+    const reason = r.open
+      ? `circuit open: ${r.failures.length} failed turns within ${Math.round(spec.safety.restartWindowMs / 1000)} s (max ${spec.safety.maxRestarts}); last: ${f.cause}`
+      : `circuit open: ${s.consecutiveFailures} failed turns in a row (max ${spec.safety.maxRestarts} restarts); last: ${f.cause}`;
     if (fire(ctx, 'fail', reason)) notify(ctx, { event: 'circuit-open', reason });
     return null;
   }

@@ -103,6 +103,10 @@ export interface CarriedState {
   deliveredAt: Delivery[];
   /** Silence counts from here at the earliest: a resume (time spent paused is not idleness). */
   idleFrom: number | null;
+  /** Driven mode: why the last turn failed (cleared by the next turn that succeeds). */
+  lastTurnError: string | null;
+  /** Driven mode: failed turns since the last one that succeeded. */
+  consecutiveFailures: number;
 }
 
 /** What lives only in this run: never carried, rebuilt by replay. */
@@ -174,6 +178,8 @@ export function freshState(now: number): CarriedState {
     evidenceFrom: 1,
     deliveredAt: [],
     idleFrom: null,
+    lastTurnError: null,
+    consecutiveFailures: 0,
   };
 }
 

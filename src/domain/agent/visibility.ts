@@ -91,6 +91,7 @@ export function status(ctx: AgentContext): AgentStatus {
     turnRunning: core.run.turnRunning,
     budgets: budgetReport(spec.budgets, spendOf(core, ctx.ports.now())),
     restarts: s.failures.length,
+    lastTurnError: s.lastTurnError,
     generation: s.generation,
     parent: spec.parent?.agentId ?? null,
     children: s.children.map((c) => ({ agentId: c.agentId, state: c.state, reason: c.reason })),
