@@ -13,7 +13,7 @@ import type { AgentContext } from '../src/domain/agent/context.js';
 import { stopChildren, validateDelegation } from '../src/domain/agent/delegation.js';
 import { reportTurn, validateReport } from '../src/domain/agent/reporting.js';
 import { createCore, type CarriedState } from '../src/domain/agent/state.js';
-import { publish, status } from '../src/domain/agent/visibility.js';
+import { finalOutcome, publish, status } from '../src/domain/agent/visibility.js';
 import { AgentSpecSchema, describeZodError, type AgentSpecInput } from '../src/domain/schemas.js';
 import type { AgentStatus } from '../src/domain/status.js';
 import { delegate } from './children.js';
@@ -70,5 +70,11 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
     publish(ctx);
   });
   if (cancelled) throw cancelled; // the run ends CANCELED, with its state (done) visible
-  return status(ctx);
+  const final = status(ctx);
+  const outcome = finalOutcome(ctx.core);
+  // Histories from before this ended every agent Completed.
+  if (outcome.kind === 'failed' && patched('failed-outcome')) {
+    throw ApplicationFailure.create({ type: outcome.type, message: outcome.message, nonRetryable: true, details: [final] });
+  }
+  return final;
 }

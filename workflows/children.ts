@@ -17,8 +17,14 @@ export async function delegate(ctx: AgentContext, input: unknown): Promise<{ chi
   });
   handle.result().then(
     (st: AgentStatus) => childEnded(ctx, child.rec, { state: st.state === 'done' ? 'done' : 'failed', reason: st.stateReason }),
-    (err: unknown) => childEnded(ctx, child.rec, { state: 'failed', reason: err instanceof Error ? err.message : String(err) }),
+    // A failed child is a failed workflow: its own reason is the failure's cause.
+    (err: unknown) => childEnded(ctx, child.rec, { state: 'failed', reason: failureReason(err) }),
   );
   publish(ctx);
   return { childAgentId: child.rec.agentId, workflowId: child.rec.workflowId, queued: child.queued };
+}
+
+function failureReason(err: unknown): string {
+  const cause = (err as { cause?: { message?: string } }).cause;
+  return cause?.message ?? (err instanceof Error ? err.message : String(err));
 }

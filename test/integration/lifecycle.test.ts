@@ -5,7 +5,7 @@
  * agent id is refused at start.
  */
 import { expect, test } from 'vitest';
-import { productiveTurn, waitForStatus } from '../helpers/agents.js';
+import { finalStatus, productiveTurn, waitForStatus } from '../helpers/agents.js';
 import { useStack } from '../helpers/stack.js';
 import { temporalCli } from '../helpers/temporal-cli.js';
 
@@ -48,4 +48,15 @@ test('a workflow id that does not match the agent id fails at start with the rea
     args: [{ agentId: 'b', task: 'x', searchAttributes: false }],
   });
   await expect(handle.result()).rejects.toMatchObject({ cause: { message: 'workflow id agent-a does not match agentId b: an agent runs as agent-<agentId>' } });
+});
+
+test('an aborted agent is a failed workflow (the Failures filter finds it); its final status rides along', async () => {
+  await stack.warden.start({ agentId: 'aborted', task: 'Fix the login bug.', supervisor: { idleAfterMs: 0 } });
+  await stack.warden.reportTurn('aborted', productiveTurn(1));
+  await stack.warden.signal('aborted', 'abort', { reason: 'wrong repository' });
+  const handle = stack.warden.handle('aborted');
+  await expect(handle.result()).rejects.toMatchObject({ cause: { type: 'AgentAborted', message: 'agent aborted aborted: wrong repository' } });
+  expect(await finalStatus(handle)).toMatchObject({ state: 'failed', stateReason: 'aborted: wrong repository', turns: 1 });
+  const failed = await temporalCli(stack.server.address, ['workflow', 'list', '--query', 'ExecutionStatus="Failed"', '-o', 'json']);
+  expect(failed.stdout).toContain('agent-aborted');
 });

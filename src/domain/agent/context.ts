@@ -22,7 +22,9 @@ export type PatchId =
   /** An agent's workflow id must be agent-<agentId>. */
   | 'agent-workflow-id'
   /** Restart intensity also counts consecutive failed turns, however far apart. */
-  | 'restart-consecutive';
+  | 'restart-consecutive'
+  /** A failed agent ends as a failed workflow (not Completed). */
+  | 'failed-outcome';
 
 /** Signals one agent sends another (delegation). */
 export type AgentSignal =

@@ -99,3 +99,16 @@ export function status(ctx: AgentContext): AgentStatus {
     result: s.result,
   };
 }
+
+/**
+ * How the run ends for Temporal. A failed agent (aborted by a human, circuit open, a result that
+ * breaks its contract, a fatal turn) is a failed workflow, so the Web UI's failure filter, metrics
+ * and alerts on failed workflows see it; the final status rides along as the failure's details.
+ * A stopped agent — by a human, a budget or max turns — ended as asked: completed.
+ */
+export function finalOutcome(core: AgentCore): { kind: 'completed' } | { kind: 'failed'; type: 'AgentAborted' | 'AgentFailed'; message: string } {
+  const { s, spec } = core;
+  if (s.state !== 'failed') return { kind: 'completed' };
+  const aborted = s.transitions.at(-1)?.event === 'abort';
+  return { kind: 'failed', type: aborted ? 'AgentAborted' : 'AgentFailed', message: `agent ${spec.agentId} ${s.stateReason ?? 'failed'}` };
+}
