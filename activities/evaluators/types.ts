@@ -9,6 +9,10 @@ export interface EvaluationRequest {
   reason: 'interval' | 'idle';
   idleMs?: number;
   model: string;
+  /** Index of the first evidence turn (earlier turns are context); absent = 0. */
+  evidenceFrom?: number;
+  /** Turn number of `turns[0]`; absent = 1. */
+  firstTurnNumber?: number;
   /** The full prompt (instructions + task + transcript) for evaluators that talk to a model. */
   prompt: string;
 }

@@ -64,6 +64,12 @@ export const VerdictSchema = z.object({
   kind: z.enum(VERDICT_KINDS),
   pattern: z.enum(PATTERNS).nullable(),
   message: z.string(),
+  /**
+   * The turns the verdict rests on, as turn numbers (1-based, counted over the agent's whole life:
+   * `EvaluateInput.firstTurnNumber` is the number of `turns[0]`). Optional so older histories decode.
+   * Empty on an idle STALLING verdict whose evidence is the silence itself.
+   */
+  evidence: z.array(z.number().int().positive()).max(50).optional(),
 });
 export type Verdict = z.output<typeof VerdictSchema>;
 
