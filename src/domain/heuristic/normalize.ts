@@ -63,16 +63,17 @@ export function commandSignature(call: Call): string {
   return `${call.name.toLowerCase()} ${[...rest, ...flags].join(' ')}`.trim();
 }
 
+const CAMEL_ERROR = /[a-z](?:Error|Exception|NotFound)\b/;
 const ERROR_LINE = /\b(?:error|exception|failed|failure|fatal|panic|cannot|can't|could not|unable to|not found|no such file|denied|refused|timed? ?out|undefined|traceback|segmentation fault|assert(?:ion)?)\b/i;
 /** Error lines that say nothing about what went wrong; never a signature of their own. */
-const GENERIC = /^(?:error:?|failed\.?|failure|npm err! (?:code \S+|a complete log.*|errno.*|command failed|lifecycle.*)|.*exited? with (?:code|status) #.*|.*exit (?:code|status) #.*|command failed.*|error: process completed with exit code #.*|#? ?failed,? #? passed.*|tests?:? +#.*|.*errors? found.*)$/i;
+const GENERIC = /^(?:traceback \(most recent call last\):|error:?|failed\.?|failure|npm err! (?:code \S+|a complete log.*|errno.*|command failed|lifecycle.*)|.*exited? with (?:code|status) #.*|.*exit (?:code|status) #.*|command failed.*|error: process completed with exit code #.*|#? ?failed,? #? passed.*|tests?:? +#.*|.*errors? found.*)$/i;
 
 export function errorSignature(result: string | undefined): string | null {
   if (!result) return null;
   const lines = result.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
   let best: string | null = null;
   for (const line of lines) {
-    if (!ERROR_LINE.test(line)) continue;
+    if (!ERROR_LINE.test(line) && !CAMEL_ERROR.test(line)) continue;
     const sig = squash(
       baseNoise(line)
         .toLowerCase()

@@ -9,8 +9,8 @@
  * - repeatedObservation: the same call with the same output four or more times (re-reading an
  *   unchanged file, re-listing a directory). Polls whose output changes are never counted, since the
  *   output is part of the key; identical "still running" polls count only from eight on.
- * - repeatedMessage: the same text three or more times in turns that did nothing new (no tool call,
- *   or only failing ones).
+ * - repeatedMessage: the same text three or more times in turns without a tool call (turns with
+ *   calls are judged by their calls: a poll may well say "checking again" each time).
  * - pingPong: calls alternating A-B-A-B-A-B (or A-B-C-A-B-C) with identical outputs.
  * - editRevert: an edit undone and redone (apply, revert, apply) on the same file.
  */
@@ -97,8 +97,7 @@ export const repeatedMessage: Detector = ({ turns, from }) => {
   const groups = new Map<string, number[]>();
   turns.forEach((t, i) => {
     if (i < from) return;
-    const calls = t.toolCalls ?? [];
-    if (calls.length > 0 && !calls.every(looksFailed)) return; // a turn that did something new
+    if ((t.toolCalls ?? []).length > 0) return; // turns with calls are judged by their calls
     const k = textSignature(t.text);
     if (k.length < 3) return;
     groups.set(k, [...(groups.get(k) ?? []), i]);
