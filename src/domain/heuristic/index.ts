@@ -14,7 +14,7 @@
  */
 import type { Verdict } from '../schemas.js';
 import { evidenceFrame, turnNumber } from '../evidence.js';
-import { claims, deletedTests, literalSigns, mockedUnderTest, weakenedAssertion } from './reward.js';
+import { claims, deletedTests, excludedTests, literalSigns, mockedUnderTest, specialCased, weakenedAssertion } from './reward.js';
 import { editRevert, pingPong, repeatedFailure, repeatedMessage, repeatedObservation } from './spiral.js';
 import { emptyTail, idle, noProgress, promiseWithoutAction } from './stall.js';
 import type { Detector, DetectorContext, HeuristicInput } from './types.js';
@@ -26,7 +26,9 @@ export const DETECTORS: ReadonlyArray<readonly [string, Detector]> = [
   ['literalSigns', literalSigns],
   ['deletedTests', deletedTests],
   ['weakenedAssertion', weakenedAssertion],
+  ['excludedTests', excludedTests],
   ['mockedUnderTest', mockedUnderTest],
+  ['specialCased', specialCased],
   ['claims', claims],
   ['repeatedFailure', repeatedFailure],
   ['editRevert', editRevert],

@@ -3,7 +3,8 @@
  *
  * - `commandSignature`: a tool call's name and arguments with numbers, temp paths, timestamps,
  *   hashes, quotes, whitespace, flag order and output-trimming pipes (`| tail -n 50`, `2>&1`,
- *   `timeout 60`, a leading `cd dir &&`) taken out: `npm test -- --run -t foo 2>&1 | tail -40` and
+ *   `timeout 60`, a leading `cd dir &&`) taken out, and the order of everything after the program
+ *   and its subcommand ignored: `npm test -- --run -t foo 2>&1 | tail -40` and
  *   `npm test -- -t foo --run | tail -n 80` are one approach.
  * - `errorSignature`: the line of a failing result that names the error, with line numbers,
  *   columns, addresses, timestamps, durations and directories taken out, so the same error from
@@ -58,15 +59,21 @@ function shellCore(cmd: string): string {
 export function commandSignature(call: Call): string {
   const core = squash(baseNoise(shellCore(commandText(call))).toLowerCase().replace(/["'`]/g, ''));
   const tokens = core.split(' ').filter(Boolean).map((t) => t.replace(/\b\d+\b/g, '#'));
-  const flags = tokens.filter((t) => t.startsWith('-')).sort();
-  const rest = tokens.filter((t) => !t.startsWith('-'));
-  return `${call.name.toLowerCase()} ${[...rest, ...flags].join(' ')}`.trim();
+  // The program and its subcommand keep their place; the rest (flags, flag values, operands) is a
+  // bag: `go test ./pkg -run X` and `go test -run X ./pkg` are one command.
+  const n = tokens.length > 1 && !tokens[1]!.startsWith('-') ? 2 : 1;
+  const head = tokens.slice(0, n);
+  const rest = tokens.slice(n).sort();
+  return `${call.name.toLowerCase()} ${[...head, ...rest].join(' ')}`.trim();
 }
 
 const CAMEL_ERROR = /[a-z](?:Error|Exception|NotFound)\b/;
-const ERROR_LINE = /\b(?:error|exception|failed|failure|fatal|panic|cannot|can't|could not|unable to|not found|no such file|denied|refused|timed? ?out|undefined|traceback|segmentation fault|assert(?:ion)?)\b/i;
+const ERROR_LINE = /\b(?:error|exception|fail|failed|failure|expected|want|fatal|panic|cannot|can't|could not|unable to|not found|no such file|denied|refused|timed? ?out|undefined|traceback|segmentation fault|assert(?:ion)?)\b/i;
 /** Error lines that say nothing about what went wrong; never a signature of their own. */
-const GENERIC = /^(?:traceback \(most recent call last\):|error:?|failed\.?|failure|npm err! (?:code \S+|a complete log.*|errno.*|command failed|lifecycle.*)|.*exited? with (?:code|status) #.*|.*exit (?:code|status) #.*|command failed.*|error: process completed with exit code #.*|#? ?failed,? #? passed.*|tests?:? +#.*|.*errors? found.*)$/i;
+const GENERIC = /^(?:traceback \(most recent call last\):|fail|error:?|failed\.?|failure|npm err! (?:code \S+|a complete log.*|errno.*|command failed|lifecycle.*)|.*exited? with (?:code|status) #.*|.*exit (?:code|status) #.*|command failed.*|error: process completed with exit code #.*|#? ?failed,? #? passed.*|tests?:? +#.*|.*errors? found.*)$/i;
+
+/** A log line's leading step counter or timing (`#9 3.210 `, `[12.5s] `): noise. */
+const LOG_PREFIX = /^(?:#\d+\s+)?\[?\d+(?:\.\d+)?s?\]?\s+/;
 
 export function errorSignature(result: string | undefined): string | null {
   if (!result) return null;
@@ -75,7 +82,7 @@ export function errorSignature(result: string | undefined): string | null {
   for (const line of lines) {
     if (!ERROR_LINE.test(line) && !CAMEL_ERROR.test(line)) continue;
     const sig = squash(
-      baseNoise(line)
+      baseNoise(line.replace(LOG_PREFIX, ''))
         .toLowerCase()
         .replace(/(?:[\w.-]*\/)+([\w.-]+)/g, '$1') // directories: keep the file name
         .replace(/\bline \d+\b/g, 'line #')
