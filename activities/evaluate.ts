@@ -39,7 +39,7 @@ export function makeEvaluate(log: Logger) {
       const parsed = parseAnswer(raw, { frame, reason: input.reason });
       if (!parsed.ok) {
         elog.warn({ answer: raw.slice(0, 500), error: parsed.error }, 'unparseable evaluator answer; evaluation skipped');
-        return done({ kind: 'skipped', reason: `unparseable answer (${parsed.error}): ${JSON.stringify(raw.slice(0, 200))}` });
+        return done({ kind: 'skipped', reason: `unparseable answer: ${JSON.stringify(raw.slice(0, 200))} (${parsed.error})` });
       }
       const verdict = parsed.verdict;
       elog.info({ verdict }, 'evaluation verdict');
