@@ -135,7 +135,7 @@ export const EvaluatorConfigSchema = z.discriminatedUnion('kind', [
   z
     .object({
       kind: z.literal('command'),
-      /** argv: the program and its arguments. It reads the prompt on stdin and prints a verdict line. */
+      /** argv: the program and its arguments. It reads the prompt on stdin and prints the answer: one JSON object (src/domain/verdict.ts). */
       command: z.array(z.string()).min(1, 'command needs at least the program'),
       cwd: z.string().optional(),
     })
