@@ -164,6 +164,15 @@ describe('warden evaluate --cases', () => {
     expect(s.misses).toEqual([expect.objectContaining({ line: 4, label: 'DRIFT', predicted: 'OK' })]);
   });
 
+  test('any evaluator: a command judge scored on the same file', async () => {
+    const drift = JSON.stringify({ task: 'Fix login', label: 'DRIFT', turns: [{ text: 'Refactoring unrelated billing code.' }] });
+    const r = await run(['--cases', file([drift, healthy]), '--evaluator', 'command', '--evaluator-command', `python3 ${JUDGE}`, '--json']);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const s = JSON.parse(r.stdout);
+    expect(s).toMatchObject({ evaluator: 'command', cases: 2, skipped: 0, okFalseFlagRate: 0 });
+    expect(s.labels.DRIFT).toMatchObject({ precision: 1, recall: 1 });
+  });
+
   test('--split filters; text output is a table', async () => {
     const r = await run(['--cases', file([spiral, healthy, missed]), '--split', 'dev']);
     expect(r.exitCode, r.stderr).toBe(0);
