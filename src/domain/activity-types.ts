@@ -13,11 +13,10 @@ export interface EvaluateInput {
   timeoutMs: number;
   /**
    * Index into `turns` of the first turn that may serve as evidence; earlier turns are context only
-   * (already judged by a flagged evaluation, or taken before the last whisper reached the agent).
-   * Absent = 0. An interval evaluation with no turn at or after it is skipped ("nothing to judge").
+   * (already judged, or from before the last whisper reached the agent). Absent: 0.
    */
   evidenceFrom?: number;
-  /** Whispers that reached the agent right before `turns[beforeIndex]`; shown in place in the prompt. */
+  /** A whisper reached the agent right before `turns[beforeIndex]` (`turns.length`: after the last one). */
   deliveries?: { beforeIndex: number; type: WhisperType; text: string }[];
   /** The agent's turn number (1-based, over its whole life) of `turns[0]`. Absent = 1. Verdict evidence uses these numbers. */
   firstTurnNumber?: number;

@@ -9,7 +9,7 @@ import type { EvaluateInput, EvaluateResult } from '../../src/domain/activity-ty
 import { freePort } from '../../src/devserver/ports.js';
 import { EvaluatorConfigSchema, type EvaluatorConfig, type Turn } from '../../src/domain/schemas.js';
 import { chatError, chatMessage, chatStall, sentMessages, startChatServer, type ChatServer } from '../fixtures/chat-server.js';
-import { waitForEvaluations } from '../helpers/agents.js';
+import { waitForEvaluations, finalStatus } from '../helpers/agents.js';
 import { eventually, quietLog, useStack } from '../helpers/stack.js';
 
 const KEY_ENV = 'WARDEN_TEST_OPENAI_KEY';
@@ -240,7 +240,7 @@ describe('openai evaluator, through agentWorkflow on a dev server', () => {
     expect(reply.whispers.map((x) => x.text)).toEqual([w!.text]);
 
     await stack.warden.signal('openai-wf', 'abort', {});
-    await stack.warden.handle('openai-wf').result();
+    await finalStatus(stack.warden.handle('openai-wf'));
     const text = historyText(await stack.warden.handle('openai-wf').fetchHistory()).join('\n');
     expect(text).toContain(KEY_ENV); // the spec is in there, naming the variable …
     expect(text).toContain('go back to the login bug'); // … and the verdict …
