@@ -18,6 +18,8 @@ export interface EvaluateInput {
   evidenceFrom?: number;
   /** A whisper reached the agent right before `turns[beforeIndex]` (`turns.length`: after the last one). */
   deliveries?: { beforeIndex: number; type: WhisperType; text: string }[];
+  /** The agent's turn number (1-based, over its whole life) of `turns[0]`. Absent = 1. Verdict evidence uses these numbers. */
+  firstTurnNumber?: number;
 }
 
 export type EvaluateResult =

@@ -84,6 +84,7 @@ export function startEvaluation(ctx: AgentContext): StartedEvaluation {
       timeoutMs: spec.supervisor.evalTimeoutMs,
       evidenceFrom,
       deliveries,
+      ...(first === undefined ? {} : { firstTurnNumber: first }),
     },
   };
 }
