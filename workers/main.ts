@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import { createActivities } from '../activities/index.js';
 import { connectionSettings, type ConnectionSettings } from '../src/config/connection.js';
+import { wardenDataConverter } from '../src/converter/path.js';
 import { createLogger } from '../src/logger.js';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL(`../workflows/index${extname(fileURLToPath(import.meta.url))}`, import.meta.url));
@@ -55,6 +56,8 @@ export async function startWorker(
     taskQueue: settings.taskQueue,
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     activities: createActivities(log),
+    // Undecodable signal/start payloads become a sentinel instead of failing every workflow task.
+    dataConverter: wardenDataConverter(),
     maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivityTaskExecutions ?? 50,
     shutdownGraceTime: '10s',
     // Cancellation reaches a running turn with a heartbeat reply; the default throttle (80% of the
