@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import { createActivities } from '../activities/index.js';
 import { connectionSettings, type ConnectionSettings } from '../src/config/connection.js';
 import { wardenDataConverter } from '../src/converter/path.js';
+import { workerConfig } from '../src/config/worker.js';
 import { createLogger } from '../src/logger.js';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL(`../workflows/index${extname(fileURLToPath(import.meta.url))}`, import.meta.url));
@@ -49,6 +50,9 @@ export async function startWorker(
   const log = opts.log ?? createLogger('warden-worker');
   installPinoRuntime(log);
   const settings = connectionSettings(opts);
+  // The operator's secrets configuration: refuse to start on a malformed one; log names, never values.
+  const secrets = workerConfig();
+  log.info(secrets, 'worker secrets configuration (names and endpoints only)');
   const connection = await NativeConnection.connect(settings.connectionOptions);
   const worker = await Worker.create({
     connection,
