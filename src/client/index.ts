@@ -267,6 +267,9 @@ export class WardenClient {
       const translated = await this.translate(agentId, err);
       if (translated !== err) throw translated;
       if (isWedgedError(err)) throw new AgentWedgedError(agentId, 'Workflow Task in failed state');
+      // A query that times out is not always a missing worker: a workflow task failing on every attempt looks the same.
+      const attempt = await this.failingWorkflowTaskAttempt(agentId);
+      if (attempt !== null) throw new AgentWedgedError(agentId, `its workflow task is on attempt ${attempt}`);
       const e = err as { message?: string; cause?: { message?: string } };
       throw new Error(
         `status query for agent ${agentId} failed (${e.cause?.message ?? e.message}); queries are answered by a worker — is \`warden worker\` running on task queue ${this.taskQueue}?`,
@@ -330,6 +333,17 @@ export class WardenClient {
       if (out.length >= (opts.limit ?? 100)) break;
     }
     return out;
+  }
+
+  /** The attempt number of the agent's pending workflow task when it has failed before (≥ 2), else null. */
+  private async failingWorkflowTaskAttempt(agentId: string): Promise<number | null> {
+    try {
+      const d = await this.client.workflow.getHandle(workflowIdFor(agentId)).describe();
+      const attempt = Number(d.raw.pendingWorkflowTask?.attempt ?? 0);
+      return d.status.name === 'RUNNING' && attempt >= 2 ? attempt : null;
+    } catch {
+      return null;
+    }
   }
 
   private async ensureRunning(handle: WorkflowHandle, agentId: string): Promise<void> {
