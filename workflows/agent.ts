@@ -16,6 +16,7 @@ import { createCore, type CarriedState } from '../src/domain/agent/state.js';
 import { finalOutcome, publish, status } from '../src/domain/agent/visibility.js';
 import { AgentSpecSchema, describeZodError, type AgentSpecInput } from '../src/domain/schemas.js';
 import type { AgentStatus } from '../src/domain/status.js';
+import { isUndecodable, undecodableReason } from '../src/domain/undecodable.js';
 import { delegate } from './children.js';
 import { quiet, runLoop } from './loop.js';
 import * as m from './messages.js';
@@ -26,7 +27,8 @@ export type { CarriedState } from '../src/domain/agent/state.js';
 export async function agentWorkflow(specInput: AgentSpecInput, carried?: CarriedState): Promise<AgentStatus> {
   const parsed = AgentSpecSchema.safeParse(specInput);
   if (!parsed.success) {
-    throw ApplicationFailure.nonRetryable(`invalid AgentSpec: ${describeZodError(parsed.error)}`, 'InvalidAgentSpec');
+    const why = isUndecodable(specInput) ? `undecodable payload: ${undecodableReason(specInput)}` : describeZodError(parsed.error);
+    throw ApplicationFailure.nonRetryable(`invalid AgentSpec: ${why}`, 'InvalidAgentSpec');
   }
   const spec = parsed.data;
   const info = workflowInfo();

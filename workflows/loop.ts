@@ -6,6 +6,7 @@
 import { allHandlersFinished, condition, continueAsNew, log, patched, workflowInfo } from '@temporalio/workflow';
 import type { EvaluateResult } from '../src/domain/activity-types.js';
 import type { AgentContext } from '../src/domain/agent/context.js';
+import { carriedForContinueAsNew } from '../src/domain/agent/bytes.js';
 import { admitted } from '../src/domain/agent/delegation.js';
 import { finishStop } from '../src/domain/agent/controls.js';
 import { enforceBudgets } from '../src/domain/agent/rails.js';
@@ -51,7 +52,7 @@ export async function runLoop(ctx: AgentContext, shell: Shell, specInput: AgentS
       case 'continue-as-new':
         await condition(quiet(shell));
         log.info('continuing as new', { agentId: ctx.core.spec.agentId, historyLength: workflowInfo().historyLength });
-        await continueAsNew(specInput, { ...s });
+        await continueAsNew(specInput, carriedForContinueAsNew(ctx, specInput));
         return;
       case 'start-driven':
         startDriven(ctx);

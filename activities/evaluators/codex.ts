@@ -15,8 +15,10 @@
  *   this evaluation's CODEX_HOME) is gone and the home directory is removed.
  *
  * Secrets never go into argv: credentials travel as files in the throwaway home, API keys through
- * the inherited environment (a provider's `env_key`).
+ * the environment — only the names the worker's operator passes on (WARDEN_SUBPROCESS_ENV_ALLOW, see
+ * src/config/worker.ts), since a spec's `-c` overrides could otherwise point `env_key` at any secret.
  */
+import { PROXY_ENV, subprocessEnv } from '../../src/config/worker.js';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -101,7 +103,7 @@ export function codexEvaluator(config: CodexEvaluatorConfig): Evaluator {
         const result = await runInGroup(
           file,
           args,
-          { input: req.prompt, cwd: workDir, env: { CODEX_HOME: codexHome, NO_COLOR: '1' }, stdout: 'pipe', stderr: 'pipe', maxBuffer: 20_000_000 },
+          { input: req.prompt, cwd: workDir, extendEnv: false, env: subprocessEnv({ CODEX_HOME: codexHome, NO_COLOR: '1' }, { passThrough: PROXY_ENV }), stdout: 'pipe', stderr: 'pipe', maxBuffer: 20_000_000 },
           {
             signal: ctx.signal,
             killGraceMs: CODEX_KILL_GRACE_MS,

@@ -17,6 +17,8 @@ let hook: WebhookListener;
 
 beforeAll(async () => {
   process.env.WARDEN_TEST_WEBHOOK_SECRET = SECRET; // read by the (in-process) worker's webhook activity
+  process.env.WARDEN_SECRET_ENV_ALLOW = 'WARDEN_TEST_WEBHOOK_SECRET'; // the worker's operator allows it …
+  process.env.WARDEN_ENDPOINT_ALLOW = 'http://127.0.0.1:*'; // … to be sent to the local listener only
   hook = await startWebhookListener({ failFirst: 1 });
 });
 afterAll(async () => {

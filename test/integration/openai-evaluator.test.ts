@@ -47,6 +47,9 @@ let savedKey: string | undefined;
 beforeAll(() => {
   savedKey = process.env[KEY_ENV];
   process.env[KEY_ENV] = KEY;
+  // The worker's operator allows these names as secrets, sent only to the local test server.
+  process.env.WARDEN_SECRET_ENV_ALLOW = `${KEY_ENV},WARDEN_TEST_OPENAI_KEY_UNSET`;
+  process.env.WARDEN_ENDPOINT_ALLOW = 'http://127.0.0.1:*';
 });
 afterAll(() => {
   if (savedKey === undefined) delete process.env[KEY_ENV];
@@ -148,7 +151,7 @@ describe('openai evaluator, activity called directly', () => {
     delete process.env.WARDEN_TEST_OPENAI_KEY_UNSET;
     const before = chat.requests.length;
     const reason = skipReason(await evaluate(input(openai(chat.baseUrl, { apiKeyEnv: 'WARDEN_TEST_OPENAI_KEY_UNSET' }))));
-    expect(reason).toBe('evaluator failed: openai evaluator: environment variable WARDEN_TEST_OPENAI_KEY_UNSET (apiKeyEnv) is not set on the worker');
+    expect(reason).toBe('evaluator failed: openai evaluator (apiKeyEnv): environment variable WARDEN_TEST_OPENAI_KEY_UNSET is not set on the worker');
     expect(chat.requests).toHaveLength(before);
   });
 

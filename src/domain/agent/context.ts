@@ -24,7 +24,9 @@ export type PatchId =
   /** Restart intensity also counts consecutive failed turns, however far apart. */
   | 'restart-consecutive'
   /** A failed agent ends as a failed workflow (not Completed). */
-  | 'failed-outcome';
+  | 'failed-outcome'
+  /** At most one interval evaluation waits: a newer one supersedes it. */
+  | 'eval-queue-coalesce';
 
 /** Signals one agent sends another (delegation). */
 export type AgentSignal =

@@ -7,6 +7,7 @@ import type { z } from 'zod';
 import { resetLadder } from '../ladder.js';
 import { SIGNAL_SCHEMAS, describeZodError, type SignalName } from '../schemas.js';
 import { isTerminal } from '../states.js';
+import { isUndecodable, undecodableReason } from '../undecodable.js';
 import type { AgentContext } from './context.js';
 import { fire, queueWhisper, refuse } from './core.js';
 import { receiveChildSpend, stopChildren } from './delegation.js';
@@ -152,7 +153,7 @@ export function signal<N extends SignalName>(ctx: AgentContext, name: N, raw?: u
   const r = SIGNAL_SCHEMAS[name].safeParse(raw ?? {});
   if (!r.success) {
     s.invalidSignals += 1;
-    const reason = `invalid ${name} payload: ${describeZodError(r.error)}`;
+    const reason = isUndecodable(raw) ? `undecodable ${name} payload: ${undecodableReason(raw)}` : `invalid ${name} payload: ${describeZodError(r.error)}`;
     s.refused = keepLast(s.refused, { what: name, reason, at: iso(ctx.ports.now()) });
     ctx.ports.log.warn('invalid signal ignored', { agentId: spec.agentId, signal: name, reason });
     return;

@@ -6,6 +6,7 @@
  */
 import type { CheckResultInput, CheckResultOutput, RunTurnInput, TurnResult } from '../activity-types.js';
 import type { Whisper } from '../schemas.js';
+import { fitTurnToBudget } from '../limits.js';
 import { turnInput } from '../turn-input.js';
 import type { AgentContext } from './context.js';
 import { fire, takeWhispers } from './core.js';
@@ -91,7 +92,8 @@ export function turnFinished(ctx: AgentContext, result: TurnResult | null, turnN
   if (result) {
     s.lastTurnError = null;
     s.consecutiveFailures = 0;
-    recordTurn(ctx, { ...result.turn, id: result.turn.id ?? `${spec.agentId}-turn-${turnNumber}` });
+    // What a driver produced gets the same byte budget as a reported turn.
+    recordTurn(ctx, fitTurnToBudget({ ...result.turn, id: result.turn.id ?? `${spec.agentId}-turn-${turnNumber}` }).turn);
     if (result.session) s.session = result.session;
     enforceAllowlist(ctx, result.turn);
   }

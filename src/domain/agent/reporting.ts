@@ -7,7 +7,10 @@
 import { TurnSchema, describeZodError, type Turn, type Whisper } from '../schemas.js';
 import type { ReportTurnResult } from '../status.js';
 import { isTerminal } from '../states.js';
+import { turnReportProblem } from '../limits.js';
+import { isUndecodable, undecodableReason } from '../undecodable.js';
 import { pushWindow, rememberId } from '../window.js';
+import { boundedWindow } from './bytes.js';
 import type { AgentContext } from './context.js';
 import { fire, takeWhispers } from './core.js';
 import { enforceBudgets } from './rails.js';
@@ -21,6 +24,9 @@ export const KEEP_DELIVERIES = 20;
 /** The update's validator (synchronous: throwing rejects the update before it enters history). */
 export function validateReport(ctx: AgentContext, input: unknown): void {
   const { s, spec } = ctx.core;
+  // Before the schema: the raw argument is what the accepted event would store.
+  const problem = isUndecodable(input) ? `undecodable payload: ${undecodableReason(input)}` : turnReportProblem(input);
+  if (problem) throw new Error(`invalid turn: ${problem}`);
   const r = TurnSchema.safeParse(input);
   if (!r.success) throw new Error(`invalid turn: ${describeZodError(r.error)}`);
   if (isTerminal(s.state)) throw new Error(`agent ${spec.agentId} is ${s.state}; it takes no more turns`);
@@ -60,7 +66,7 @@ export function recordTurn(ctx: AgentContext, turn: Turn): void {
   s.tokensIn += turn.tokensIn ?? 0;
   s.tokensOut += turn.tokensOut ?? 0;
   s.costUsd += turn.costUsd ?? 0;
-  s.window = pushWindow(s.window, turn, spec.supervisor.windowSize);
+  s.window = boundedWindow(pushWindow(s.window, turn, spec.supervisor.windowSize));
   if (s.state === 'cancelling') s.drained = true;
   if (spec.parent) {
     const total = spendOf(core, ports.now());

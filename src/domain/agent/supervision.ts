@@ -22,7 +22,12 @@ export function countTurnForEvaluation(ctx: AgentContext): void {
   s.turnsSinceEval += 1;
   if (evaluationDue(s.turnsSinceEval, spec.supervisor.evalInterval)) {
     s.turnsSinceEval = 0;
-    s.evalQueue.push({ reason: 'interval', turns: [...s.window], firstTurn: firstWindowTurn(ctx) });
+    const job: EvalJob = { reason: 'interval', turns: [...s.window], firstTurn: firstWindowTurn(ctx) };
+    // An evaluation still waiting is superseded by this one (its window covers the newer turns):
+    // at most one interval job waits, so a slow evaluator never piles up copies of the window.
+    const waiting = s.evalQueue.findIndex((j) => j.reason === 'interval');
+    if (waiting >= 0 && ctx.ports.patched('eval-queue-coalesce')) s.evalQueue[waiting] = job;
+    else s.evalQueue.push(job);
   }
 }
 
