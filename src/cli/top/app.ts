@@ -102,6 +102,20 @@ class Feed {
   }
 }
 
+/**
+ * State whose latest value the key handler can read at once: keys typed faster than a frame arrive
+ * as several events before React renders again, and each must see what the one before it did.
+ */
+function useSyncState<T>(initial: T): [T, (v: T | ((prev: T) => T)) => void, { current: T }] {
+  const ref = useRef(initial);
+  const [value, setValue] = useState(initial);
+  const set = (v: T | ((prev: T) => T)) => {
+    ref.current = typeof v === 'function' ? (v as (prev: T) => T)(ref.current) : v;
+    setValue(ref.current);
+  };
+  return [value, set, ref];
+}
+
 function useFeed(feed: Feed): number {
   const [n, setN] = useState(0);
   useEffect(() => feed.onChange(() => setN((x) => x + 1)), [feed]);
@@ -198,11 +212,11 @@ export function TopApp({ client, opts }: { client: WardenClient; opts: TopOption
   }, []);
 
   const [sort, setSort] = useState<Sort>(DEFAULT_SORT);
-  const [filter, setFilter] = useState('');
+  const [filter, setFilter, filterRef] = useSyncState('');
   const [showFinished, setShowFinished] = useState(opts.showFinished);
   const [selected, setSelected] = useState<string | null>(null);
   const [focusOpen, setFocusOpen] = useState(false);
-  const [mode, setMode] = useState<Mode>({ kind: 'normal' });
+  const [mode, setMode, modeRef] = useSyncState<Mode>({ kind: 'normal' });
   const [message, setMessage] = useState<Message | null>(null);
   const pendingVerb = useRef<{ agentId: string; verb: Verb['signal']; at: string } | null>(null);
 
@@ -270,6 +284,8 @@ export function TopApp({ client, opts }: { client: WardenClient; opts: TopOption
   };
 
   useInput((input, key) => {
+    const mode = modeRef.current;
+    const filter = filterRef.current;
     if (key.ctrl && input === 'c') {
       exit();
       return;
@@ -279,13 +295,18 @@ export function TopApp({ client, opts }: { client: WardenClient; opts: TopOption
       if (key.return) return setMode({ kind: 'normal' });
       if (key.escape) return setFilter(''), setMode({ kind: 'normal' });
       if (erase) return setFilter((f) => f.slice(0, -1));
-      if (input && !key.ctrl && !key.meta) setFilter((f) => f + input);
+      if (input && !key.ctrl && !key.meta) {
+        // Text and Enter in one chunk: keep the text, then close the prompt.
+        setFilter((f) => f + input.replace(/[\r\n]+$/, ''));
+        if (/[\r\n]$/.test(input)) setMode({ kind: 'normal' });
+      }
       return;
     }
     if (mode.kind === 'steer') {
       if (key.escape) return setMode({ kind: 'normal' }), setMessage({ text: 'steer cancelled', tone: 'info' });
-      if (key.return) {
-        const text = mode.text.trim();
+      const enter = key.return || (input.length > 1 && /[\r\n]$/.test(input));
+      if (enter) {
+        const text = (key.return ? mode.text : mode.text + input).trim();
         setMode({ kind: 'normal' });
         if (!text) return setMessage({ text: 'steer needs text; nothing sent', tone: 'error' });
         send(mode.agentId, verbForKey('s')!, { text });
@@ -321,7 +342,10 @@ export function TopApp({ client, opts }: { client: WardenClient; opts: TopOption
     // Keys typed faster than a frame arrive as one string: the first is the key, the rest is text
     // for the prompt it opens (`/` filter, `s` steer).
     const rest = input.length > 1 ? input.slice(1) : '';
-    if (rest && input[0] === '/') return setMode({ kind: 'filter' }), setFilter(rest.replace(/[\r\n]+$/, ''));
+    if (rest && input[0] === '/') {
+      setFilter(rest.replace(/[\r\n]+$/, ''));
+      return setMode({ kind: /[\r\n]$/.test(rest) ? 'normal' : 'filter' });
+    }
     if (rest && input[0] === 's') {
       if (!sel) return setMessage({ text: 'no agent selected', tone: 'error' });
       const check = checkVerb('steer', sel.state);

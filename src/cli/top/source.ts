@@ -7,6 +7,7 @@
  */
 import type { WardenClient } from '../../client/index.js';
 import { agentIdFrom, WORKFLOW_TYPE } from '../../client/index.js';
+import { z } from 'zod';
 import type { Turn, Whisper } from '../../domain/schemas.js';
 import { WardenCostUsd, WardenEscalationStep, WardenParent, WardenPaused, WardenState, WardenTokens } from '../../domain/search-attributes.js';
 import { intentFromSummary, parseTopStatus, type RosterEntry, type TopStatus } from './rows.js';
@@ -135,9 +136,31 @@ export class StatusCache {
   }
 }
 
+const FocusTurnsSchema = z.array(
+  z.object({
+    text: z.string().catch(''),
+    toolCalls: z.array(z.object({ name: z.string(), args: z.unknown().optional(), result: z.unknown().optional(), ok: z.boolean().optional() })).optional().catch([]),
+  }).passthrough(),
+);
+const FocusWhispersSchema = z.array(z.object({ id: z.string(), type: z.string(), text: z.string(), createdAt: z.string() }));
+
+function parseOr<S extends z.ZodType>(schema: S, raw: unknown, what: string): z.output<S> {
+  const r = schema.safeParse(raw);
+  if (!r.success) {
+    const i = r.error.issues[0]!;
+    throw new Error(`${what} answer: ${i.path.join('.') || '(root)'}: ${i.message}`);
+  }
+  return r.data;
+}
+
 /** The focus pane's extra queries: the transcript tail (the supervisor's window) and pending whispers. */
 export async function fetchFocus(client: WardenClient, e: RosterEntry): Promise<FocusDetails> {
   const h = client.client.workflow.getHandle(e.workflowId, e.runId);
-  const [window, whispers] = await Promise.all([h.query<Turn[]>('window'), h.query<Whisper[]>('pendingWhispers')]);
-  return { agentId: e.agentId, window: Array.isArray(window) ? window : [], whispers: Array.isArray(whispers) ? whispers : [], at: Date.now() };
+  const [window, whispers] = await Promise.all([h.query<unknown>('window'), h.query<unknown>('pendingWhispers')]);
+  return {
+    agentId: e.agentId,
+    window: parseOr(FocusTurnsSchema, window, 'window') as Turn[],
+    whispers: parseOr(FocusWhispersSchema, whispers, 'pendingWhispers') as Whisper[],
+    at: Date.now(),
+  };
 }
