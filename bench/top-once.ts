@@ -85,7 +85,7 @@ async function main(): Promise<number> {
     await mapLimit(ids.filter((_, i) => i % 10 === 7), 16, (id) => tolerant(c.signal(id, 'pause', {})));
     for (let i = 0; ; i++) {
       const listed = await listRoster(c);
-      if (listed.length >= agents && listed.filter((e) => e.state === 'awaiting-input').length >= Math.floor(agents / 20)) break;
+      if (listed.length >= agents && listed.some((e) => e.state === 'awaiting-input')) break;
       if (i > 240) throw new Error(`visibility lists ${listed.length} of ${agents} agents after 2 minutes`);
       await sleep(500);
     }
@@ -98,8 +98,8 @@ async function main(): Promise<number> {
       results.push({ wallMs: Math.round(r.ms), elapsedMs: j.elapsedMs, listedMs: j.listedMs, rows: j.agents, statusQueries: j.statusQueries, errors: j.errors.length, firstState: j.rows[0]?.state ?? '' });
       say(`run ${i + 1}: ${Math.round(r.ms)} ms wall, ${j.agents} rows, ${j.statusQueries} status queries`);
     }
-    const visOnly = await runCli(address, ['top', '--once', '--json', '--details', '50']);
-    const v = JSON.parse(visOnly.stdout) as { agents: number; statusQueries: number };
+    const all = await runCli(address, ['top', '--once', '--json', '--details', 'all']);
+    const v = JSON.parse(all.stdout) as { agents: number; statusQueries: number };
     process.stdout.write(
       `${JSON.stringify({
         bench: 'top-once',
@@ -107,7 +107,7 @@ async function main(): Promise<number> {
         runs: results,
         wallMsMedian: [...results].sort((a, b) => a.wallMs - b.wallMs)[Math.floor(results.length / 2)]!.wallMs,
         signalFailures,
-        details50: { wallMs: Math.round(visOnly.ms), rows: v.agents, statusQueries: v.statusQueries },
+        detailsAll: { wallMs: Math.round(all.ms), rows: v.agents, statusQueries: v.statusQueries },
         node: process.version,
         cpus: cpus().length,
       })}\n`,

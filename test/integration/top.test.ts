@@ -96,7 +96,11 @@ test('warden top in tmux: priority order, columns, resume, refusal, filter, stee
   expect(started.exitCode).toBe(0);
 
   // The awaiting-input agent is first; every column is there; the child is indented under its parent.
-  let s = await screenWhere((x) => /6 agents/.test(x) && rosterLines(x).length >= 6 && /Fix the flaky/.test(x) && /└ kid/.test(x), 'roster with six rows');
+  // (Rows first come from visibility alone; the status answers fill in tokens and the ladder.)
+  let s = await screenWhere(
+    (x) => /6 agents/.test(x) && rosterLines(x).length >= 6 && /Fix the flaky/.test(x) && /└ kid/.test(x) && /1\.5k\/200/.test(row(x, 'waiter') ?? '') && /0\/3/.test(row(x, 'ended') ?? ''),
+    'roster with six queried rows',
+  );
   expect(s).toMatch(/AGENT +STATE +INTENT +MODEL +TOK IN\/OUT +COST +TOOL +BURN +ELAPSED +ESC/);
   const lines = rosterLines(s);
   expect(lines[0]).toMatch(/^waiter +‼ awaiting-input +Fix the flaky login test/);

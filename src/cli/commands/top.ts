@@ -27,7 +27,7 @@ export function register(program: Command): void {
     .option('--filter <text>', 'fuzzy filter (as `/` does)')
     .option('--sort <column>', `sort column: ${SORT_KEYS.join('|')} (default priority)`)
     .option('--desc', 'reverse the sort')
-    .option('--details <n>', 'with --once: query status for at most this many rows (default: all)')
+    .option('--details <n|all>', 'with --once: query status for the first N rows, as the live view queries the rows on screen (default 50; "all" for every row)')
     .option('--concurrency <n>', 'status queries in flight at once (default 32 with --once, 16 live)')
     .option('--poll-ms <ms>', 'live: query rows in view this often (default 1000)')
     .option('--list-ms <ms>', 'live: re-read the roster from visibility this often (default 2000)')
@@ -59,7 +59,7 @@ export function register(program: Command): void {
         const entries = await listRoster(client);
         const listedMs = Date.now() - t0;
         const cache = new StatusCache(client, { intervalMs: 0, concurrency: int('concurrency', opts.concurrency as string | undefined, 32, 1) });
-        const details = int('details', opts.details as string | undefined, entries.length);
+        const details = opts.details === 'all' ? entries.length : int('details', opts.details as string | undefined, 50);
         // Which rows get a status query: the first `details` in the order visibility alone gives.
         const now = Date.now();
         const pre = roster(
