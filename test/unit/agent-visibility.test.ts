@@ -63,3 +63,29 @@ describe('status', () => {
     });
   });
 });
+
+describe('what the operator console reads', () => {
+  it('spend per minute over the last hour, the current tool, the model and the task', async () => {
+    const { SPEND_BUCKETS } = await import('../../src/domain/agent/state.js');
+    const a = testAgent({ task: 'Fix the login bug\nin the auth service' });
+    reportTurn(a, turn('t1', 'x', { tokensIn: 100, tokensOut: 20, costUsd: 0.01, toolCalls: [{ name: 'read' }, { name: 'shell' }] }));
+    a.clock.advance(20_000);
+    reportTurn(a, turn('t2', 'y', { tokensIn: 50, costUsd: 0.02 }));
+    a.clock.advance(60_000);
+    reportTurn(a, turn('t3', 'z', { tokensIn: 5, toolCalls: [{ name: 'edit' }] }));
+    const s = status(a);
+    expect(s.spend.bucketMs).toBe(60_000);
+    expect(s.spend.buckets.map((b) => [b.tokens, b.costUsd])).toEqual([
+      [170, 0.03],
+      [5, 0],
+    ]);
+    expect(s).toMatchObject({ currentTool: 'edit', model: null, task: 'Fix the login bug\nin the auth service' });
+    a.clock.advance(SPEND_BUCKETS * 60_000); // an hour later only the new bucket is left
+    reportTurn(a, turn('t4', 'w', { tokensIn: 1 }));
+    expect(status(a).spend.buckets.map((b) => b.tokens)).toEqual([1]);
+    signal(a, 'pause', {});
+    expect(status(a).currentTool).toBeNull();
+    const codex = testAgent({ driver: { kind: 'codex', model: 'gpt-5.4-mini' } });
+    expect(status(codex).model).toBe('gpt-5.4-mini');
+  });
+});

@@ -15,7 +15,7 @@ import type { AgentContext } from './context.js';
 import { fire, takeWhispers } from './core.js';
 import { enforceBudgets } from './rails.js';
 import { countTurnForEvaluation } from './supervision.js';
-import { isPaused, keepLast, spendOf } from './state.js';
+import { addSpend, isPaused, keepLast, spendOf } from './state.js';
 import { publish } from './visibility.js';
 
 /** How many turns' deliveries are remembered for answering a re-sent report. */
@@ -66,6 +66,7 @@ export function recordTurn(ctx: AgentContext, turn: Turn): void {
   s.tokensIn += turn.tokensIn ?? 0;
   s.tokensOut += turn.tokensOut ?? 0;
   s.costUsd += turn.costUsd ?? 0;
+  s.spendHistory = addSpend(s.spendHistory, ports.now(), (turn.tokensIn ?? 0) + (turn.tokensOut ?? 0), turn.costUsd ?? 0);
   s.window = boundedWindow(pushWindow(s.window, turn, spec.supervisor.windowSize));
   if (s.state === 'cancelling') s.drained = true;
   if (spec.parent) {

@@ -107,7 +107,18 @@ export interface CarriedState {
   lastTurnError: string | null;
   /** Driven mode: failed turns since the last one that succeeded. */
   consecutiveFailures: number;
+  /** Spend per minute over the last hour (oldest first, at most SPEND_BUCKETS): `warden top`'s burn rate. */
+  spendHistory: SpendBucket[];
 }
+
+/** Spend within one bucket of SPEND_BUCKET_MS, starting at `at` (ms). */
+export interface SpendBucket {
+  at: number;
+  tokens: number;
+  costUsd: number;
+}
+export const SPEND_BUCKET_MS = 60_000;
+export const SPEND_BUCKETS = 60;
 
 /** What lives only in this run: never carried, rebuilt by replay. */
 export interface RunState {
@@ -180,6 +191,7 @@ export function freshState(now: number): CarriedState {
     idleFrom: null,
     lastTurnError: null,
     consecutiveFailures: 0,
+    spendHistory: [],
   };
 }
 
@@ -223,4 +235,13 @@ export function spendOf(core: AgentCore, now: number): Spend {
     turns: s.turns,
     wallClockMs: now - s.startedAt,
   };
+}
+
+/** Add a turn's spend to the history at `now`: one bucket per minute, the last hour kept. */
+export function addSpend(history: readonly SpendBucket[], now: number, tokens: number, costUsd: number): SpendBucket[] {
+  const at = Math.floor(now / SPEND_BUCKET_MS) * SPEND_BUCKET_MS;
+  const kept = history.filter((b) => b.at > at - SPEND_BUCKETS * SPEND_BUCKET_MS);
+  const last = kept.at(-1);
+  if (last && last.at === at) return [...kept.slice(0, -1), { at, tokens: last.tokens + tokens, costUsd: last.costUsd + costUsd }];
+  return [...kept, { at, tokens, costUsd }];
 }

@@ -8,7 +8,7 @@ import { WardenCostUsd, WardenEscalationStep, WardenParent, WardenPaused, Warden
 import type { AgentStatus } from '../status.js';
 import { formatVerdict } from '../verdict.js';
 import type { AgentContext, SearchAttributeUpdate } from './context.js';
-import { isPaused, iso, spendOf, type AgentCore } from './state.js';
+import { SPEND_BUCKET_MS, isPaused, iso, spendOf, type AgentCore } from './state.js';
 
 /** Publish spend as search attributes at least every this many turns (bounded history). */
 export const SPEND_EVERY = 5;
@@ -92,6 +92,10 @@ export function status(ctx: AgentContext): AgentStatus {
     budgets: budgetReport(spec.budgets, spendOf(core, ctx.ports.now())),
     restarts: s.failures.length,
     lastTurnError: s.lastTurnError,
+    task: spec.task.slice(0, 500),
+    model: spec.driver && 'model' in spec.driver ? (spec.driver.model ?? null) : null,
+    currentTool: s.state === 'running' ? (s.window.at(-1)?.toolCalls?.at(-1)?.name ?? null) : null,
+    spend: { bucketMs: SPEND_BUCKET_MS, buckets: s.spendHistory.map((b) => ({ at: iso(b.at), tokens: b.tokens, costUsd: b.costUsd })) },
     generation: s.generation,
     parent: spec.parent?.agentId ?? null,
     children: s.children.map((c) => ({ agentId: c.agentId, state: c.state, reason: c.reason })),
