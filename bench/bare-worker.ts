@@ -18,7 +18,8 @@ async function main(): Promise<void> {
     connection,
     namespace,
     taskQueue,
-    workflowsPath: fileURLToPath(new URL('./bare-workflow.js', import.meta.url)),
+    // FLEET_BARE_WORKFLOWS: another entry exporting bareEntityWorkflow, for experiments (README "Capacity").
+    workflowsPath: process.env.FLEET_BARE_WORKFLOWS || fileURLToPath(new URL('./bare-workflow.js', import.meta.url)),
     shutdownGraceTime: '5s',
   });
   process.stderr.write(`${JSON.stringify({ msg: 'bare worker started', taskQueue })}\n`);

@@ -344,6 +344,22 @@ async function withRetry<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * Setup (not measured) survives an overloaded server: a start or warm-up turn whose RPC timed out
+ * is sent again (the turn id is the update id, so a repeat is a duplicate, not a second turn).
+ */
+async function setupRetry(fn: () => Promise<void>, done?: RegExp): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (done && done.test(String((err as Error)?.message ?? err))) return;
+      if (attempt >= 6) throw err;
+      await sleep(500 * attempt);
+    }
+  }
+}
+
 interface Resources {
   tmp: string | null;
   server: DevServer | null;
@@ -547,8 +563,8 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
     const s0 = performance.now();
     await pool(side.ids, o.concurrency, async (id, a) => {
       if (r.stopping) throw new Error('stopping');
-      await side.start(id);
-      await side.report(id, makeTurn(`${tag}-${side.name}-${a}-0`, a, 0));
+      await setupRetry(() => side.start(id), /already started|already running/i);
+      await setupRetry(() => side.report(id, makeTurn(`${tag}-${side.name}-${a}-0`, a, 0)), /"duplicate":true/);
     });
     startMs[side.name] = performance.now() - s0;
     await sleep(1_000);
