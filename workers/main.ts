@@ -7,7 +7,7 @@ import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel, type L
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import { createActivities } from '../activities/index.js';
-import { WORKFLOWS_PATH, prebuiltBundlePath } from './bundle.js';
+import { PRELOAD_MODULES, WORKFLOWS_PATH, prebuiltBundlePath } from './bundle.js';
 import { connectionSettings, type ConnectionSettings } from '../src/config/connection.js';
 import { createLogger } from '../src/logger.js';
 
@@ -37,12 +37,12 @@ export function installPinoRuntime(log: Logger): void {
  * The workflow code: a bundle given by the caller (tests), else the prebuilt dist/workflow-bundle.js
  * when it is current (`npm run build` makes it), else bundle from source at start (dev).
  */
-function workflowSource(given: WorkerOptions['workflowBundle'] | undefined, log: Logger): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
+function workflowSource(given: WorkerOptions['workflowBundle'] | undefined, log: Logger): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'bundlerOptions'> {
   if (given) return { workflowBundle: given };
   const codePath = prebuiltBundlePath();
   if (codePath) return { workflowBundle: { codePath } };
   log.info({ workflowsPath: WORKFLOWS_PATH }, 'no current prebuilt workflow bundle: bundling from source');
-  return { workflowsPath: WORKFLOWS_PATH };
+  return { workflowsPath: WORKFLOWS_PATH, bundlerOptions: { preloadModules: PRELOAD_MODULES } };
 }
 
 /** Worker tuning by environment (README "Capacity" says when to change them); unset = measured defaults. */
