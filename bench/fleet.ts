@@ -584,7 +584,7 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
       await Promise.all(
         side.ids.map(async (id, a) => {
           for (let t = 1; t <= o.historyTurns && !r.stopping; t++) {
-            await side.report(id, makeTurn(`${tag}-h${a}-${t}`, a, t));
+            await setupRetry(() => side.report(id, makeTurn(`${tag}-h${a}-${t}`, a, t)), /"duplicate":true/);
             built += 1;
           }
         }),
