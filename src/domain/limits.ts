@@ -49,6 +49,11 @@ export const TOOL_FIELD_MAX_BYTES = 16 * 1024;
 export const WINDOW_MAX_BYTES = 512 * 1024;
 /** An AgentSpec (the workflow input, carried across every continue-as-new). */
 export const SPEC_MAX_BYTES = 256 * 1024;
+/**
+ * The window as one evaluation activity gets it (its input is stored in history every
+ * `evalInterval` turns): at most this many bytes, older detail dropped first.
+ */
+export const EVAL_INPUT_MAX_BYTES = 128 * 1024;
 /** Everything the workflow carries across continue-as-new besides the spec (window included). */
 export const CARRIED_STATE_MAX_BYTES = 1024 * 1024;
 /** The server's own limit on one payload; nothing warden builds may come near it. */

@@ -47,7 +47,7 @@ beforeAll(async () => {
   server = await startTestServer();
   worker = await startWorker({ address: server.address, namespace: server.namespace, taskQueue: 'warden', log, workflowBundle: await workflowBundle() });
   warden = await clientFor(server);
-  chat = await startChatServer({ script: () => chatMessage('CORRECTION DRIFT: back to the task') });
+  chat = await startChatServer({ script: () => chatMessage(JSON.stringify({ verdict: 'CORRECTION', pattern: 'DRIFT', message: 'back to the task', evidence: [1] })) });
 });
 afterAll(async () => {
   await chat?.close();
@@ -89,7 +89,15 @@ test('a command evaluator cannot see a worker secret (it gets PATH, HOME, … an
   await warden.start({
     agentId,
     task: 'Fix the parser.',
-    evaluator: { kind: 'command', command: ['sh', '-c', `cat >/dev/null; echo "CORRECTION DRIFT: saw [\${${SECRET_ENV}:-nothing}] [\${${KEY_ENV}:-nothing}] as $WARDEN_AGENT_ID"`] },
+    // Answers in the strict format (one JSON object), citing turn 1 as its evidence.
+    evaluator: {
+      kind: 'command',
+      command: [
+        'sh',
+        '-c',
+        `cat >/dev/null; printf '{"verdict":"CORRECTION","pattern":"DRIFT","message":"saw [%s] [%s] as %s","evidence":[1]}' "\${${SECRET_ENV}:-nothing}" "\${${KEY_ENV}:-nothing}" "$WARDEN_AGENT_ID"`,
+      ],
+    },
     supervisor: { evalInterval: 1, idleAfterMs: 0 },
   });
   await warden.reportTurn(agentId, work(1));

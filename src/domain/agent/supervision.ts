@@ -8,7 +8,9 @@ import type { EvaluateInput, EvaluateResult } from '../activity-types.js';
 import { applyOutcome } from '../ladder.js';
 import type { Verdict } from '../schemas.js';
 import { formatVerdict } from '../verdict.js';
+import { EVAL_INPUT_MAX_BYTES } from '../limits.js';
 import { evaluationDue } from '../window.js';
+import { boundedWindow } from './bytes.js';
 import type { AgentContext } from './context.js';
 import { fire, queueWhisper } from './core.js';
 import { notify } from './notify.js';
@@ -61,8 +63,13 @@ export interface StartedEvaluation {
 export function startEvaluation(ctx: AgentContext): StartedEvaluation {
   const { core } = ctx;
   const { s, spec } = core;
-  const job = s.evalQueue.shift()!;
+  const queued = s.evalQueue.shift()!;
   core.run.evaluating = true;
+  // The activity input goes into history: its window has its own byte budget. If whole turns had
+  // to go (oldest first), the numbering moves with them.
+  const turns = boundedWindow(queued.turns, EVAL_INPUT_MAX_BYTES);
+  const cut = queued.turns.length - turns.length;
+  const job: EvalJob = { ...queued, turns, ...(queued.firstTurn === undefined ? {} : { firstTurn: queued.firstTurn + cut }) };
   const first = job.firstTurn;
   // Jobs carried from older runs do not know their turn numbers: all of their turns are evidence.
   const evidenceFrom = first === undefined ? 0 : Math.min(job.turns.length, Math.max(0, s.evidenceFrom - first));
