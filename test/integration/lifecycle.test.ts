@@ -6,6 +6,7 @@
  */
 import { expect, test } from 'vitest';
 import { finalStatus, productiveTurn, waitForStatus } from '../helpers/agents.js';
+import { recordHistory } from '../helpers/histories.js';
 import { useStack } from '../helpers/stack.js';
 import { temporalCli } from '../helpers/temporal-cli.js';
 
@@ -28,6 +29,7 @@ test('temporal workflow cancel: the agent drains, ends done, and says so in stat
   expect(d.searchAttributes.WardenState).toEqual(['done']);
   const final = (await handle.query('status')) as { state: string; stateReason: string; turns: number };
   expect(final).toMatchObject({ state: 'done', stateReason: 'stopped: cancellation requested through Temporal', turns: 2 });
+  await recordHistory(stack.server.address, handle, 'lifecycle-cancelled');
 });
 
 test('a misnamed signal is refused visibly, and the agent carries on', async () => {
@@ -59,4 +61,5 @@ test('an aborted agent is a failed workflow (the Failures filter finds it); its 
   expect(await finalStatus(handle)).toMatchObject({ state: 'failed', stateReason: 'aborted: wrong repository', turns: 1 });
   const failed = await temporalCli(stack.server.address, ['workflow', 'list', '--query', 'ExecutionStatus="Failed"', '-o', 'json']);
   expect(failed.stdout).toContain('agent-aborted');
+  await recordHistory(stack.server.address, handle, 'lifecycle-aborted');
 });
