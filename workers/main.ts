@@ -4,16 +4,16 @@
  * `node dist/workers/main.js` (the Docker image does).
  */
 import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel, type LogMetadata, type WorkerOptions } from '@temporalio/worker';
-import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import { createActivities } from '../activities/index.js';
+import { PRELOAD_MODULES, WORKFLOWS_PATH, prebuiltBundlePath } from './bundle.js';
 import { connectionSettings, type ConnectionSettings } from '../src/config/connection.js';
 import { wardenDataConverter } from '../src/converter/path.js';
 import { workerConfig } from '../src/config/worker.js';
 import { createLogger } from '../src/logger.js';
 
-export const WORKFLOWS_PATH = fileURLToPath(new URL(`../workflows/index${extname(fileURLToPath(import.meta.url))}`, import.meta.url));
+export { WORKFLOWS_PATH };
 
 let runtimeInstalled = false;
 /** Route the Temporal runtime's logger (SDK + workflow `log`) to pino. Once per process. */
@@ -33,6 +33,36 @@ export function installPinoRuntime(log: Logger): void {
       log[levels[entry.level]]({ ...meta, sdk: true }, entry.message);
     }),
   });
+}
+
+/**
+ * The workflow code: a bundle given by the caller (tests), else the prebuilt dist/workflow-bundle.js
+ * when it is current (`npm run build` makes it), else bundle from source at start (dev).
+ */
+function workflowSource(given: WorkerOptions['workflowBundle'] | undefined, log: Logger): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'bundlerOptions'> {
+  if (given) return { workflowBundle: given };
+  const codePath = prebuiltBundlePath();
+  if (codePath) return { workflowBundle: { codePath } };
+  log.info({ workflowsPath: WORKFLOWS_PATH }, 'no current prebuilt workflow bundle: bundling from source');
+  return { workflowsPath: WORKFLOWS_PATH, bundlerOptions: { preloadModules: PRELOAD_MODULES } };
+}
+
+/** Worker tuning by environment (README "Capacity" says when to change them); unset = measured defaults. */
+export function tuningFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<WorkerOptions> {
+  const int = (name: string): number | undefined => {
+    const v = env[name];
+    if (v === undefined || v === '') return undefined;
+    if (!/^\d+$/.test(v)) throw new Error(`${name} must be a whole number, got ${JSON.stringify(v)}`);
+    return Number(v);
+  };
+  const cached = int('WARDEN_MAX_CACHED_WORKFLOWS');
+  const wft = int('WARDEN_WFT_CONCURRENCY');
+  const pollers = int('WARDEN_WFT_POLLERS');
+  return {
+    ...(cached !== undefined ? { maxCachedWorkflows: cached } : {}),
+    ...(wft !== undefined ? { maxConcurrentWorkflowTaskExecutions: wft } : {}),
+    ...(pollers !== undefined ? { workflowTaskPollerBehavior: { type: 'simple-maximum' as const, maximum: pollers } } : {}),
+  };
 }
 
 export interface WorkerHandle {
@@ -58,7 +88,8 @@ export async function startWorker(
     connection,
     namespace: settings.namespace,
     taskQueue: settings.taskQueue,
-    ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
+    ...workflowSource(opts.workflowBundle, log),
+    ...tuningFromEnv(),
     activities: createActivities(log),
     // Undecodable signal/start payloads become a sentinel instead of failing every workflow task.
     dataConverter: wardenDataConverter(),

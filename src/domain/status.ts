@@ -48,6 +48,16 @@ export interface AgentStatus {
   budgets: Record<'tokens' | 'costUsd' | 'turns' | 'wallClockMs', { used: number; limit: number | null }>;
   /** Failed turns inside the restart window. */
   restarts: number;
+  /** Driven mode: why the last turn failed, until a turn succeeds. */
+  lastTurnError: string | null;
+  /** The task's first 500 characters (the roster's one-line intent). */
+  task: string;
+  /** The agent's model, where warden knows it (a driven codex or claude agent's `model`). */
+  model: string | null;
+  /** The tool of the agent's latest turn while it is running, else null. */
+  currentTool: string | null;
+  /** Spend per minute over the last hour, oldest first (the burn-rate sparkline). */
+  spend: { bucketMs: number; buckets: { at: string; tokens: number; costUsd: number }[] };
   /** The newest agent generation seen. */
   generation: number;
   /** Delegation: who delegated to this agent, its children, its allowed tools and its checked result. */

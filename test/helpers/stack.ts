@@ -13,8 +13,8 @@ import { pino } from 'pino';
 import { WardenClient } from '../../src/client/index.js';
 import { startDevServer, type DevServer, type DevServerOptions } from '../../src/devserver/server.js';
 import { freePort } from '../../src/devserver/ports.js';
-import { startWorker, WORKFLOWS_PATH, type WorkerHandle } from '../../workers/main.js';
-import { PAYLOAD_CONVERTER_PATH } from '../../src/converter/path.js';
+import { startWorker, type WorkerHandle } from '../../workers/main.js';
+import { BUNDLE_OPTIONS } from '../../workers/bundle.js';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 export const quietLog = pino({ level: process.env.WARDEN_TEST_LOG ?? 'silent' });
@@ -52,7 +52,7 @@ export async function startTestServer(opts: Partial<DevServerOptions> = {}): Pro
 let bundle: Promise<WorkflowBundleWithSourceMap> | null = null;
 /** The workflow bundle, built once per test file. */
 export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, payloadConverterPath: PAYLOAD_CONVERTER_PATH, logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } as never });
+  bundle ??= bundleWorkflowCode({ ...BUNDLE_OPTIONS, logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } as never });
   return bundle;
 }
 

@@ -98,9 +98,9 @@ test('a raw update with costUsd near 1e308 is rejected by the validator; costUsd
   expect((await stack.warden.list({ query: `WorkflowId = 'agent-${agentId}'` }))[0]?.costUsd).not.toBeNull();
 });
 
-// needs core wiring: the reportTurn validator calls turnReportProblem(input) (src/domain/limits.ts)
+// Wired in the core: the reportTurn validator calls turnReportProblem(input) (src/domain/limits.ts)
 // before the schema, so an over-budget raw turn is rejected naming the field and never enters history.
-test('needs core wiring: a raw caller\'s oversized turn is rejected by the validator naming the field; history does not grow', async () => {
+test('a raw caller\'s oversized turn is rejected by the validator naming the field; history does not grow', async () => {
   const agentId = 'raw-big';
   await stack.warden.start({ agentId, task: 'Make the integration tests pass.' });
   const handle = stack.warden.handle(agentId);
@@ -113,8 +113,8 @@ test('needs core wiring: a raw caller\'s oversized turn is rejected by the valid
   expect((await stack.warden.status(agentId)).turns).toBe(0);
 });
 
-// needs core wiring: the same validator refuses unknown fields by name (turnReportProblem).
-test('needs core wiring: a raw caller\'s unknown turn field is rejected naming it', async () => {
+// Wired in the core: the same validator refuses unknown fields by name (turnReportProblem).
+test('a raw caller\'s unknown turn field is rejected naming it', async () => {
   const agentId = 'raw-unknown';
   await stack.warden.start({ agentId, task: 'Make the integration tests pass.' });
   await expect(stack.warden.handle(agentId).executeUpdate('reportTurn', { args: [{ id: 'u1', text: 'x', toolcalls: [{ name: 'shell' }] }] })).rejects.toThrow(
@@ -122,10 +122,10 @@ test('needs core wiring: a raw caller\'s unknown turn field is rejected naming i
   );
 });
 
-// needs core wiring: the core keeps its window with capWindow(window, WINDOW_MAX_BYTES) after every
+// Wired in the core: the core keeps its window with capWindow(window, WINDOW_MAX_BYTES) after every
 // pushWindow (and queues evaluations over that capped window), so a window of 200 maximal turns
 // never builds an evaluation or continue-as-new input near 2 MB.
-test('needs core wiring: windowSize 200 with maximal turns — the window is capped and the agent stays healthy', async () => {
+test('windowSize 200 with maximal turns — the window is capped and the agent stays healthy', async () => {
   const agentId = 'wide-window';
   await stack.warden.start({ agentId, task: 'Make the integration tests pass.', supervisor: { windowSize: 200, evalInterval: 5, idleAfterMs: 0 } });
   for (let i = 1; i <= 40; i++) {

@@ -81,9 +81,9 @@ test('a start whose AgentSpec cannot be decoded fails at once with a reason; the
   expect((await stack.warden.status(agentId)).state).toBeDefined();
 });
 
-// needs core wiring: the signal handlers check isUndecodable(raw) first and record undecodableReason(raw)
+// Wired in the core: the signal handlers check isUndecodable(raw) first and record undecodableReason(raw)
 // as the refusal (today the schema refuses the sentinel as "expected object, received string").
-test('needs core wiring: the refusal of an undecodable signal names the decoding problem', async () => {
+test('the refusal of an undecodable signal names the decoding problem', async () => {
   const agentId = 'undecodable-reason';
   await stack.warden.start({ agentId, task: 'Fix the flaky login test.' });
   await rawSignal(agentId, 'steer', { encoding: 'foo/bar', data: enc('{}') });
@@ -91,8 +91,8 @@ test('needs core wiring: the refusal of an undecodable signal names the decoding
   expect(s.refused[0]!.reason).toMatch(/foo\/bar payload \(2 bytes\) could not be decoded: Unknown encoding: foo\/bar/);
 });
 
-// needs core wiring: agentWorkflow checks isUndecodable(specInput) before parsing and fails with its reason.
-test('needs core wiring: an undecodable start fails naming the decoding problem', async () => {
+// Wired in the core: agentWorkflow checks isUndecodable(specInput) before parsing and fails with its reason.
+test('an undecodable start fails naming the decoding problem', async () => {
   const workflowId = 'agent-undecodable-start-reason';
   await stack.warden.client.workflowService.startWorkflowExecution({
     namespace: stack.warden.namespace,

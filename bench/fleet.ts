@@ -1,0 +1,761 @@
+/**
+ * Fleet benchmark: warden against a bare Temporal baseline, in the same run, on the same server.
+ *
+ *   npm run build && npm run bench:fleet -- --agents 1000 --period 10 --duration 60
+ *
+ * Two worker processes on one server: the bare baseline (bench/bare-worker.ts: an entity workflow
+ * whose `reportTurn` update only counts and answers) and a real `warden worker` (agentWorkflow,
+ * heuristic evaluator by default). N agents on each side are started and report one warm-up turn,
+ * then each side is measured in turn (bare first, then warden; `--order warden-first` swaps):
+ *
+ * - open loop (default): every agent reports one turn every `--period` s, jittered ±20 %, first
+ *   turn at a random offset, for `--duration` s. A turn is sent at its scheduled time whether or not
+ *   the previous reply has come back; latency is measured from the scheduled time (so a late send
+ *   counts against the system, not hidden by it).
+ * - `--closed-loop`: every agent reports back to back (waits for its reply), for `--duration` s:
+ *   throughput.
+ * - `--mode recovery`: warden only. N agents each build a long history (`--history-turns`), the
+ *   worker is SIGKILLed, a new one starts, and every agent reports one turn: per-agent time from
+ *   the new worker's spawn to the reply.
+ *
+ * Worker RSS is sampled from /proc/<pid>/status every 200 ms. Everything it started is torn down
+ * at the end, on error and on SIGINT/SIGTERM. stdout: exactly one JSON object; progress on stderr.
+ * Exit 0 ok, 1 failure, 2 bad usage.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { Client, Connection } from '@temporalio/client';
+import { WardenClient, isTransientUpdateError, workflowIdFor, type TurnInput } from '../src/client/index.js';
+import { EvaluatorConfigSchema, type EvaluatorConfig } from '../src/domain/schemas.js';
+import { freePort } from '../src/devserver/ports.js';
+import { startDevServer, type DevServer } from '../src/devserver/server.js';
+
+const RSS_SAMPLE_MS = 200;
+
+interface Options {
+  mode: 'open' | 'closed' | 'recovery';
+  agents: number;
+  periodS: number;
+  durationS: number;
+  evaluator: EvaluatorConfig;
+  evalInterval: number;
+  address: string | null;
+  namespace: string;
+  sides: Array<'bare' | 'warden'>;
+  concurrency: number;
+  historyTurns: number;
+  timeoutMs: number;
+  workerArgs: string[];
+}
+
+class UsageError extends Error {}
+
+const USAGE = `usage: node dist/bench/fleet.js [options]
+  --agents N           agents per side (default 100, max 5000)
+  --period S           open loop: seconds between an agent's turns, jittered ±20% (default 10)
+  --duration S         measured seconds per side (default 60)
+  --evaluator E        heuristic (default), or an evaluator config as JSON
+  --eval-interval N    turns between evaluations (default 5, warden's default)
+  --closed-loop        throughput: each agent reports back to back for --duration
+  --mode M             open (default) | closed | recovery
+  --history-turns T    recovery: turns per agent before the worker is killed (default 400)
+  --side S             both (default) | bare | warden  (open/closed modes)
+  --order O            bare-first (default) | warden-first
+  --address HOST:PORT  use this Temporal server (loopback) instead of starting a dev server
+  --namespace NS       namespace (default "default")
+  --concurrency N      parallel starts / warm-up turns / terminations (default 32)
+  --timeout-ms MS      give up after this long in total (default 1800000)
+Environment passed to the warden worker: WARDEN_MAX_CACHED_WORKFLOWS, WARDEN_WFT_CONCURRENCY,
+WARDEN_WFT_POLLERS, WARDEN_WORKFLOW_BUNDLE (see README "Capacity").
+Prints one JSON object on stdout; progress goes to stderr.`;
+
+function parseArgs(argv: string[]): Options {
+  const o: Options = {
+    mode: 'open',
+    agents: 100,
+    periodS: 10,
+    durationS: 60,
+    evaluator: { kind: 'heuristic' } as EvaluatorConfig,
+    evalInterval: 5,
+    address: null,
+    namespace: 'default',
+    sides: ['bare', 'warden'],
+    concurrency: 32,
+    historyTurns: 400,
+    timeoutMs: 1_800_000,
+    workerArgs: [],
+  };
+  let order: 'bare-first' | 'warden-first' = 'bare-first';
+  const num = (name: string, v: string | undefined, min: number, max: number, whole = true): number => {
+    if (v === undefined || !(whole ? /^\d+$/ : /^\d+(\.\d+)?$/).test(v)) throw new UsageError(`${name} needs a ${whole ? 'whole ' : ''}number`);
+    const n = Number(v);
+    if (n < min || n > max) throw new UsageError(`${name} must be between ${min} and ${max}`);
+    return n;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const [flag, inline] = a.startsWith('--') && a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
+    const val = () => inline ?? argv[++i];
+    switch (flag) {
+      case '--agents': o.agents = num(flag, val(), 1, 5000); break;
+      case '--period': o.periodS = num(flag, val(), 0.1, 3600, false); break;
+      case '--duration': o.durationS = num(flag, val(), 1, 3600, false); break;
+      case '--eval-interval': o.evalInterval = num(flag, val(), 1, 1000); break;
+      case '--history-turns': o.historyTurns = num(flag, val(), 1, 5000); break;
+      case '--concurrency': o.concurrency = num(flag, val(), 1, 512); break;
+      case '--timeout-ms': o.timeoutMs = num(flag, val(), 1_000, 7_200_000); break;
+      case '--closed-loop': o.mode = 'closed'; break;
+      case '--mode': {
+        const v = val();
+        if (v !== 'open' && v !== 'closed' && v !== 'recovery') throw new UsageError('--mode must be open, closed or recovery');
+        o.mode = v;
+        break;
+      }
+      case '--side': {
+        const v = val();
+        if (v === 'both') o.sides = ['bare', 'warden'];
+        else if (v === 'bare' || v === 'warden') o.sides = [v];
+        else throw new UsageError('--side must be both, bare or warden');
+        break;
+      }
+      case '--order': {
+        const v = val();
+        if (v !== 'bare-first' && v !== 'warden-first') throw new UsageError('--order must be bare-first or warden-first');
+        order = v;
+        break;
+      }
+      case '--evaluator': {
+        const v = val();
+        if (!v) throw new UsageError('--evaluator needs a value');
+        let raw: unknown;
+        try {
+          raw = v.trim().startsWith('{') ? JSON.parse(v) : { kind: v };
+        } catch {
+          throw new UsageError('--evaluator: not valid JSON');
+        }
+        const parsed = EvaluatorConfigSchema.safeParse(raw);
+        if (!parsed.success) throw new UsageError(`--evaluator: ${parsed.error.issues.map((x) => `${x.path.join('.') || 'evaluator'}: ${x.message}`).join('; ')}`);
+        o.evaluator = parsed.data;
+        break;
+      }
+      case '--address': {
+        const v = val();
+        if (!v || !/^(127\.\d+\.\d+\.\d+|localhost|\[::1\]):\d+$/.test(v)) throw new UsageError('--address must be a loopback host:port, e.g. 127.0.0.1:7233');
+        o.address = v;
+        break;
+      }
+      case '--namespace': {
+        const v = val();
+        if (!v) throw new UsageError('--namespace needs a value');
+        o.namespace = v;
+        break;
+      }
+      case '-h':
+      case '--help':
+        process.stderr.write(`${USAGE}\n`);
+        process.exit(0);
+      // falls through (unreachable)
+      default:
+        throw new UsageError(`unknown argument: ${a}`);
+    }
+  }
+  if (order === 'warden-first') o.sides.reverse();
+  if (o.mode === 'recovery') o.sides = ['warden'];
+  return o;
+}
+
+const say = (msg: string) => process.stderr.write(`[fleet ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const round = (n: number, d = 1) => (Number.isFinite(n) ? Math.round(n * 10 ** d) / 10 ** d : null);
+const mib = (kib: number) => round(kib / 1024, 1);
+
+async function pool<T, R>(items: readonly T[], limit: number, fn: (item: T, i: number) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await fn(items[i]!, i);
+      }
+    }),
+  );
+  return out;
+}
+
+function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
+  return sorted[Math.min(rank, sorted.length) - 1]!;
+}
+
+function stats(latencies: number[]) {
+  const s = [...latencies].sort((a, b) => a - b);
+  return { p50: round(percentile(s, 50)), p90: round(percentile(s, 90)), p99: round(percentile(s, 99)), max: round(s.at(-1) ?? NaN) };
+}
+
+// ---------- turns: varied, plausible work (the heuristic evaluator answers OK) ----------
+
+const FILES = ['src/parser.ts', 'src/lexer.ts', 'src/cache.ts', 'src/http/routes.ts', 'src/db/pool.ts', 'test/parser.test.ts', 'README.md'];
+const TOPICS = ['the retry loop', 'the cache eviction', 'error propagation', 'the config loader', 'pagination', 'the date parsing', 'the connection pool'];
+
+function makeTurn(id: string, a: number, t: number): TurnInput {
+  const file = FILES[(a + t) % FILES.length]!;
+  const topic = TOPICS[(a * 3 + t) % TOPICS.length]!;
+  const base = { id, tokensIn: 800 + ((a * 37 + t * 11) % 400), tokensOut: 120 + ((a + t * 7) % 90), costUsd: 0.002 };
+  switch (t % 4) {
+    case 0:
+      return { ...base, text: `Turn ${t}: reading ${file} to understand ${topic} before changing anything (agent ${a}).`, toolCalls: [{ name: 'read_file', args: { path: file }, result: `${40 + t} lines`, ok: true }] };
+    case 1:
+      return {
+        ...base,
+        text: `Turn ${t}: editing ${file} so that ${topic} handles the empty case explicitly (agent ${a}).`,
+        toolCalls: [{ name: 'edit_file', args: { path: file, patch: `@@ -${t},3 +${t},5 @@ handle empty input in ${topic}` }, result: 'applied', ok: true }],
+      };
+    case 2:
+      return { ...base, text: `Turn ${t}: running the parser tests after the change to ${topic} (agent ${a}).`, toolCalls: [{ name: 'shell', args: { cmd: `npx vitest run test/parser.test.ts -t "case ${a}-${t}"` }, result: `${5 + (t % 7)} passed`, ok: true }] };
+    default:
+      return {
+        ...base,
+        text: `Turn ${t}: the ${topic} change looks right; next I will check callers of ${file} for the same assumption (agent ${a}).`,
+        toolCalls: [{ name: 'grep', args: { pattern: topic.split(' ').at(-1), path: 'src' }, result: `${1 + (t % 5)} matches`, ok: true }],
+      };
+  }
+}
+
+// ---------- worker processes and their RSS ----------
+
+function readRssKiB(pid: number): number | null {
+  try {
+    const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) : null;
+  } catch {
+    return null;
+  }
+}
+
+interface Proc {
+  name: string;
+  child: ChildProcess;
+  spawnedAt: number;
+  ready: Promise<number>;
+  exited: Promise<number | string>;
+  rss: { peakKiB: number; lastKiB: number };
+  /** Restart the peak: from now on `rss.peakKiB` is the peak of this phase. */
+  resetPeak(): void;
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+function startProc(name: string, args: string[], env: Record<string, string>, readyMsg: string): Proc {
+  const spawnedAt = performance.now();
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, sig) => resolve(code ?? sig ?? 'unknown')));
+  let markReady: (t: number) => void = () => {};
+  const ready = new Promise<number>((resolve) => (markReady = resolve));
+  createInterface({ input: child.stderr! }).on('line', (line) => {
+    let rec: { level?: number; msg?: string } | null = null;
+    try {
+      rec = JSON.parse(line) as { level?: number; msg?: string };
+    } catch {
+      process.stderr.write(`[${name}] ${line}\n`);
+      return;
+    }
+    if (rec.msg === readyMsg) markReady(performance.now());
+    if ((rec.level ?? 0) >= 40) process.stderr.write(`[${name}] ${line.slice(0, 600)}\n`);
+  });
+  child.stdout!.on('data', () => undefined);
+  const rss = { peakKiB: 0, lastKiB: 0 };
+  const sample = () => {
+    const kib = child.pid ? readRssKiB(child.pid) : null;
+    if (kib === null) return;
+    rss.lastKiB = kib;
+    rss.peakKiB = Math.max(rss.peakKiB, kib);
+  };
+  const timer = setInterval(sample, RSS_SAMPLE_MS);
+  timer.unref();
+  return {
+    name,
+    child,
+    spawnedAt,
+    ready,
+    exited,
+    rss,
+    resetPeak() {
+      sample();
+      rss.peakKiB = rss.lastKiB;
+    },
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
+      clearInterval(timer);
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill(signal);
+      const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(killer);
+    },
+  };
+}
+
+async function waitReady(p: Proc): Promise<number> {
+  const r = await Promise.race([p.ready, p.exited.then((c) => new Error(`${p.name} exited (${c}) before it was ready`)), sleep(120_000).then(() => new Error(`${p.name} not ready after 120 s`))]);
+  if (r instanceof Error) throw r;
+  return r;
+}
+
+const distFile = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
+
+function startWardenWorker(address: string, namespace: string, taskQueue: string): Proc {
+  // A real `warden worker` process (the CLI verb), as an operator runs it.
+  return startProc('warden-worker', [distFile('../src/cli/main.js'), 'worker'], { TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: namespace, WARDEN_TASK_QUEUE: taskQueue, WARDEN_LOG_LEVEL: 'info' }, 'worker started');
+}
+
+function startBareWorker(address: string, namespace: string, taskQueue: string): Proc {
+  return startProc('bare-worker', [distFile('./bare-worker.js')], { TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: namespace, WARDEN_TASK_QUEUE: taskQueue }, 'bare worker started');
+}
+
+// ---------- the two sides ----------
+
+interface Side {
+  name: 'bare' | 'warden';
+  ids: string[];
+  worker: Proc;
+  start(id: string): Promise<void>;
+  report(id: string, turn: TurnInput): Promise<void>;
+  workflowId(id: string): string;
+}
+
+/** Same retry policy on both sides: an update meeting a failed/superseded workflow task is retried. */
+async function withRetry<T>(fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (attempt < 8 && isTransientUpdateError(err)) {
+        await sleep(Math.min(2_000, 50 * 2 ** attempt));
+        continue;
+      }
+      throw err;
+    }
+  }
+}
+
+/**
+ * Setup (not measured) survives an overloaded server: a start or warm-up turn whose RPC timed out
+ * is sent again (the turn id is the update id, so a repeat is a duplicate, not a second turn).
+ */
+async function setupRetry(fn: () => Promise<void>, done?: RegExp): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (done && done.test(String((err as Error)?.message ?? err))) return;
+      if (attempt >= 6) throw err;
+      await sleep(500 * attempt);
+    }
+  }
+}
+
+interface Resources {
+  tmp: string | null;
+  server: DevServer | null;
+  procs: Set<Proc>;
+  connection: Connection | null;
+  warden: WardenClient | null;
+  started: Array<{ workflowId: string }>;
+  stopping: boolean;
+}
+
+async function teardown(r: Resources, o: Options): Promise<void> {
+  r.stopping = true;
+  // Our own dev server goes away with everything in it; on a shared server, terminate what we started.
+  if (!r.server && r.connection && r.started.length > 0) {
+    const client = new Client({ connection: r.connection, namespace: o.namespace });
+    say(`terminating ${r.started.length} workflows`);
+    await pool(r.started.splice(0), o.concurrency, async ({ workflowId }) => {
+      await client.workflow.getHandle(workflowId).terminate('benchmark finished').catch(() => undefined);
+    });
+  }
+  for (const p of r.procs) await p.stop().catch((err) => say(`${p.name} stop: ${String(err)}`));
+  r.procs.clear();
+  await r.warden?.close().catch(() => undefined);
+  r.warden = null;
+  await r.connection?.close().catch(() => undefined);
+  r.connection = null;
+  if (r.server) {
+    say('stopping dev server');
+    await r.server.stop().catch((err) => say(`server stop: ${String(err)}`));
+    r.server = null;
+  }
+  if (r.tmp) {
+    rmSync(r.tmp, { recursive: true, force: true });
+    r.tmp = null;
+  }
+}
+
+interface PhaseResult {
+  turnsOffered: number;
+  turnsAnswered: number;
+  errors: number;
+  errorSamples: string[];
+  latencies: number[];
+}
+
+/** Open loop: each agent's turns at their scheduled times, for durationMs; latency from the schedule. */
+async function openLoop(side: Side, o: Options, tag: string): Promise<PhaseResult & { offeredPerS: number; achievedPerS: number; lateSendsMaxMs: number }> {
+  const periodMs = o.periodS * 1000;
+  const durationMs = o.durationS * 1000;
+  const res: PhaseResult = { turnsOffered: 0, turnsAnswered: 0, errors: 0, errorSamples: [], latencies: [] };
+  const inFlight = new Set<Promise<void>>();
+  let answeredInWindow = 0;
+  let lateSendsMaxMs = 0;
+  const t0 = performance.now() + 200;
+  const end = t0 + durationMs;
+  await Promise.all(
+    side.ids.map(async (id, a) => {
+      let at = t0 + Math.random() * periodMs;
+      let t = 1; // turn 0 was the warm-up
+      while (at < end) {
+        const wait = at - performance.now();
+        if (wait > 0) await sleep(wait);
+        lateSendsMaxMs = Math.max(lateSendsMaxMs, performance.now() - at);
+        const scheduled = at;
+        const turn = makeTurn(`${tag}-${side.name}-${a}-${t}`, a, t);
+        res.turnsOffered += 1;
+        const p = side
+          .report(id, turn)
+          .then(
+            () => {
+              const now = performance.now();
+              res.turnsAnswered += 1;
+              if (now <= end) answeredInWindow += 1;
+              res.latencies.push(now - scheduled);
+            },
+            (err: unknown) => {
+              res.errors += 1;
+              if (res.errorSamples.length < 5) res.errorSamples.push(String((err as Error)?.message ?? err).slice(0, 300));
+            },
+          )
+          .finally(() => inFlight.delete(p));
+        inFlight.add(p);
+        t += 1;
+        at += periodMs * (0.8 + 0.4 * Math.random());
+      }
+    }),
+  );
+  // Every turn offered in the window gets up to 60 s more to be answered; the rest are errors.
+  const unanswered = await Promise.race([Promise.all(inFlight).then(() => 0), sleep(60_000).then(() => inFlight.size)]);
+  if (unanswered > 0) {
+    res.errors += unanswered;
+    res.errorSamples.push(`${unanswered} turns unanswered 60 s after the window`);
+  }
+  return { ...res, offeredPerS: res.turnsOffered / o.durationS, achievedPerS: answeredInWindow / o.durationS, lateSendsMaxMs };
+}
+
+/** Closed loop: each agent reports back to back for durationMs. */
+async function closedLoop(side: Side, o: Options, tag: string): Promise<PhaseResult & { turnsPerS: number }> {
+  const res: PhaseResult = { turnsOffered: 0, turnsAnswered: 0, errors: 0, errorSamples: [], latencies: [] };
+  const t0 = performance.now();
+  const end = t0 + o.durationS * 1000;
+  let inWindow = 0;
+  await Promise.all(
+    side.ids.map(async (id, a) => {
+      for (let t = 1; performance.now() < end; t++) {
+        const s = performance.now();
+        res.turnsOffered += 1;
+        try {
+          await side.report(id, makeTurn(`${tag}-${side.name}-c${a}-${t}`, a, t));
+          const now = performance.now();
+          res.turnsAnswered += 1;
+          if (now <= end) inWindow += 1;
+          res.latencies.push(now - s);
+        } catch (err) {
+          res.errors += 1;
+          if (res.errorSamples.length < 5) res.errorSamples.push(String((err as Error)?.message ?? err).slice(0, 300));
+        }
+      }
+    }),
+  );
+  return { ...res, turnsPerS: inWindow / o.durationS };
+}
+
+async function historyOf(connection: Connection, namespace: string, workflowIds: string[]) {
+  const client = new Client({ connection, namespace });
+  const rows = await Promise.all(
+    workflowIds.map(async (wid) => {
+      const d = await client.workflow.getHandle(wid).describe();
+      return { events: d.historyLength, bytes: Number(d.raw.workflowExecutionInfo?.historySizeBytes ?? 0) };
+    }),
+  );
+  return rows;
+}
+
+async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
+  const tag = `${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
+  const load0 = loadavg();
+  let address: string;
+  if (o.address) {
+    address = o.address;
+  } else {
+    r.tmp = mkdtempSync(join(tmpdir(), 'warden-fleet-'));
+    const port = await freePort();
+    say(`starting a dev server on 127.0.0.1:${port}`);
+    r.server = await startDevServer({ port, uiPort: false, dbFile: join(r.tmp, 'temporal.db'), namespace: o.namespace, say });
+    address = r.server.address;
+  }
+  r.connection = await Connection.connect({ address });
+  const raw = new Client({ connection: r.connection, namespace: o.namespace });
+  const wardenTq = `fleet-warden-${tag}`;
+  const bareTq = `fleet-bare-${tag}`;
+  r.warden = await WardenClient.connect({ address, namespace: o.namespace, taskQueue: wardenTq });
+  const warden = r.warden;
+
+  const sides: Side[] = [];
+  const idleRss: Record<string, number> = {};
+  for (const name of o.sides) {
+    const worker = name === 'bare' ? startBareWorker(address, o.namespace, bareTq) : startWardenWorker(address, o.namespace, wardenTq);
+    r.procs.add(worker);
+    await waitReady(worker);
+    await sleep(500);
+    idleRss[name] = readRssKiB(worker.child.pid!) ?? 0;
+    const ids = Array.from({ length: o.agents }, (_, i) => `fleet-${tag}-${name}-${i}`);
+    if (name === 'bare') {
+      sides.push({
+        name,
+        ids,
+        worker,
+        workflowId: (id) => id,
+        start: async (id) => {
+          r.started.push({ workflowId: id });
+          await raw.workflow.start('bareEntityWorkflow', { taskQueue: bareTq, workflowId: id, args: [0] });
+        },
+        report: async (id, turn) => {
+          await withRetry(() => raw.workflow.getHandle(id).executeUpdate('reportTurn', { args: [turn], updateId: `turn-${turn.id}` }));
+        },
+      });
+    } else {
+      sides.push({
+        name,
+        ids,
+        worker,
+        workflowId: workflowIdFor,
+        start: async (id) => {
+          r.started.push({ workflowId: workflowIdFor(id) });
+          await warden.start({ agentId: id, task: `Fleet agent ${id}: fix the empty-input handling in the parser and keep the tests green.`, supervisor: { evalInterval: o.evalInterval }, evaluator: o.evaluator });
+        },
+        report: async (id, turn) => {
+          const reply = await warden.reportTurn(id, turn);
+          if (!reply.accepted || reply.duplicate) throw new Error(`turn ${turn.id} not accepted: ${JSON.stringify(reply).slice(0, 200)}`);
+        },
+      });
+    }
+  }
+
+  // Start every agent and report one warm-up turn each: every agent is then cached by its worker.
+  const startMs: Record<string, number> = {};
+  const cachedRss: Record<string, number> = {};
+  for (const side of sides) {
+    say(`${side.name}: starting ${side.ids.length} agents, one warm-up turn each`);
+    const s0 = performance.now();
+    await pool(side.ids, o.concurrency, async (id, a) => {
+      if (r.stopping) throw new Error('stopping');
+      await setupRetry(() => side.start(id), /already started|already running/i);
+      await setupRetry(() => side.report(id, makeTurn(`${tag}-${side.name}-${a}-0`, a, 0)), /"duplicate":true/);
+    });
+    startMs[side.name] = performance.now() - s0;
+    await sleep(1_000);
+    cachedRss[side.name] = readRssKiB(side.worker.child.pid!) ?? 0;
+  }
+
+  const perSide: Record<string, Record<string, unknown>> = {};
+  const sample = (side: Side) => side.ids.filter((_, i) => i % Math.max(1, Math.floor(side.ids.length / 5)) === 0).slice(0, 5).map(side.workflowId);
+
+  if (o.mode === 'recovery') {
+    const side = sides[0]!;
+    say(`recovery: building histories, ${side.ids.length} agents × ${o.historyTurns} turns (closed loop)`);
+    const b0 = performance.now();
+    let built = 0;
+    const progress = setInterval(() => say(`  ${built} of ${side.ids.length * o.historyTurns} turns`), 10_000);
+    try {
+      await Promise.all(
+        side.ids.map(async (id, a) => {
+          for (let t = 1; t <= o.historyTurns && !r.stopping; t++) {
+            await setupRetry(() => side.report(id, makeTurn(`${tag}-h${a}-${t}`, a, t)), /"duplicate":true/);
+            built += 1;
+          }
+        }),
+      );
+    } finally {
+      clearInterval(progress);
+    }
+    const buildMs = performance.now() - b0;
+    await sleep(2_000); // the evaluations queued by the last turns
+    const hist = await historyOf(r.connection, o.namespace, side.ids.map(side.workflowId));
+    const rssBefore = side.worker.rss.lastKiB;
+    say(`SIGKILL the worker (pid ${side.worker.child.pid}); histories: max ${Math.max(...hist.map((h) => h.events))} events`);
+    await side.worker.stop('SIGKILL');
+    r.procs.delete(side.worker);
+    const next = startWardenWorker(address, o.namespace, wardenTq);
+    r.procs.add(next);
+    const spawned = next.spawnedAt;
+    const perAgent: number[] = new Array(side.ids.length).fill(NaN);
+    const errors: string[] = [];
+    const turnsP = pool(side.ids, side.ids.length, async (id, a) => {
+      try {
+        await side.report(id, makeTurn(`${tag}-rec-${a}`, a, o.historyTurns + 1));
+        perAgent[a] = performance.now() - spawned;
+      } catch (err) {
+        errors.push(String((err as Error)?.message ?? err).slice(0, 300));
+      }
+    });
+    const readyAt = await waitReady(next);
+    await turnsP;
+    const ok = perAgent.filter((x) => Number.isFinite(x));
+    const events = hist.map((h) => h.events).sort((a, b) => a - b);
+    return {
+      bench: 'fleet',
+      mode: 'recovery',
+      agents: side.ids.length,
+      historyTurns: o.historyTurns,
+      historyEvents: { min: events[0], p50: percentile(events, 50), max: events.at(-1) },
+      historyBytesMax: Math.max(...hist.map((h) => h.bytes)),
+      buildMs: round(buildMs, 0),
+      workerReadyMs: round(readyAt - spawned, 0),
+      recoveryMs: { ...stats(ok), perAgentMax: round(Math.max(...ok)) },
+      recoveredAgents: ok.length,
+      errors: errors.length,
+      errorSamples: errors.slice(0, 5),
+      workerRssMiB: { beforeKill: mib(rssBefore), afterRecoveryPeak: mib(next.rss.peakKiB) },
+      evaluator: o.evaluator.kind,
+      server: o.address ? 'external' : 'dev-server',
+      loadavgBefore: load0.map((x) => round(x, 2)),
+      loadavgAfter: loadavg().map((x) => round(x, 2)),
+      node: process.version,
+      cpus: cpus().length,
+    };
+  }
+
+  for (const side of sides) {
+    const before = await historyOf(r.connection, o.namespace, sample(side));
+    say(`${side.name}: measuring (${o.mode} loop, ${o.durationS} s)`);
+    side.worker.resetPeak();
+    const lag = monitorEventLoopDelay({ resolution: 10 });
+    lag.enable();
+    const phase = o.mode === 'open' ? await openLoop(side, o, tag) : await closedLoop(side, o, tag);
+    lag.disable();
+    const after = await historyOf(r.connection, o.namespace, sample(side));
+    const { latencies, ...rest } = phase;
+    // History growth per turn over the sampled agents (continue-as-new in between would undercount).
+    const grown = after.reduce((acc, h, i) => acc + Math.max(0, h.events - before[i]!.events), 0);
+    const grownBytes = after.reduce((acc, h, i) => acc + Math.max(0, h.bytes - before[i]!.bytes), 0);
+    const sampledTurns = (phase.turnsAnswered / side.ids.length) * after.length;
+    perSide[side.name] = {
+      latencyMs: stats(latencies),
+      ...Object.fromEntries(Object.entries(rest).map(([k, v]) => [k, typeof v === 'number' ? round(v, 1) : v])),
+      workerRssMiB: {
+        idle: mib(idleRss[side.name]!),
+        withAgentsCached: mib(cachedRss[side.name]!),
+        phasePeak: mib(side.worker.rss.peakKiB),
+        perCachedAgentKiB: round((cachedRss[side.name]! - idleRss[side.name]!) / side.ids.length, 0),
+      },
+      historyPerTurn: { events: round(grown / sampledTurns, 2), bytes: round(grownBytes / sampledTurns, 0) },
+      startAndWarmupMs: round(startMs[side.name]!, 0),
+      clientLoopDelayMaxMs: round(lag.max / 1e6, 1),
+    };
+    await sleep(2_000);
+  }
+
+  const p = (name: string, k: string) => ((perSide[name]?.latencyMs as Record<string, number> | undefined)?.[k] ?? NaN);
+  const ratio = (k: string) => round(p('warden', k) / p('bare', k), 2);
+  const both = perSide.bare && perSide.warden;
+  return {
+    bench: 'fleet',
+    mode: o.mode,
+    agents: o.agents,
+    ...(o.mode === 'open' ? { periodS: o.periodS } : {}),
+    durationS: o.durationS,
+    evaluator: o.evaluator.kind,
+    evalInterval: o.evalInterval,
+    order: o.sides,
+    ...perSide,
+    ...(both
+      ? {
+          ratios: {
+            p50: ratio('p50'),
+            p90: ratio('p90'),
+            p99: ratio('p99'),
+            max: ratio('max'),
+            ...(o.mode === 'closed' ? { throughput: round((perSide.warden!.turnsPerS as number) / (perSide.bare!.turnsPerS as number), 2) } : {}),
+          },
+        }
+      : {}),
+    server: o.address ? 'external' : 'dev-server',
+    loadavgBefore: load0.map((x) => round(x, 2)),
+    loadavgAfter: loadavg().map((x) => round(x, 2)),
+    node: process.version,
+    cpus: cpus().length,
+  };
+}
+
+async function main(): Promise<number> {
+  let o: Options;
+  try {
+    o = parseArgs(process.argv.slice(2));
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`fleet: ${err.message}\n${USAGE}\n`);
+      return 2;
+    }
+    throw err;
+  }
+  const r: Resources = { tmp: null, server: null, procs: new Set(), connection: null, warden: null, started: [], stopping: false };
+  let cleaning: Promise<void> | null = null;
+  const cleanup = () => (cleaning ??= teardown(r, o));
+  let signalled = false;
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (signalled) return;
+    signalled = true;
+    say(`${sig}: tearing down`);
+    void cleanup().finally(() => process.exit(sig === 'SIGINT' ? 130 : 143));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const straggler = (err: unknown) => {
+    if (!r.stopping) {
+      say(`fatal: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      void cleanup().finally(() => process.exit(1));
+      return;
+    }
+  };
+  process.on('uncaughtException', straggler);
+  process.on('unhandledRejection', straggler);
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`benchmark did not finish within ${o.timeoutMs} ms`)), o.timeoutMs);
+  });
+  try {
+    const result = await Promise.race([run(o, r), timeout]);
+    await cleanup();
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+    return 0;
+  } catch (err) {
+    if (signalled) return new Promise<number>(() => {});
+    say(`failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    await cleanup().catch((e) => say(`teardown: ${String(e)}`));
+    return 1;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    say(`fatal: ${String(err)}`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,93 @@
+/**
+ * `warden top`: the operator's console (seed 002's roster and focus pane) over every agent on the
+ * namespace. `--once [--json]` prints the roster once, in the same order, for scripts.
+ */
+import type { Command } from 'commander';
+import { withClient, globals } from '../context.js';
+import { UsageError } from '../exit.js';
+import { print, printJson } from '../output.js';
+import { buildRow, DEFAULT_ROW_OPTIONS, DEFAULT_SORT, roster, rowJson, SORT_KEYS, type SortKey } from '../top/rows.js';
+import { listRoster, StatusCache } from '../top/source.js';
+import { renderText } from '../top/table.js';
+
+function int(name: string, v: string | undefined, dflt: number, min = 0): number {
+  if (v === undefined) return dflt;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min) throw new UsageError(`--${name} must be a whole number ≥ ${min}`);
+  return n;
+}
+
+export function register(program: Command): void {
+  program
+    .command('top')
+    .description('the roster and focus pane over every agent (a terminal UI); --once prints the roster once')
+    .option('--once', 'print the roster once and exit')
+    .option('--json', 'with --once: print the roster as JSON')
+    .option('--hide-finished', 'leave out finished agents')
+    .option('--filter <text>', 'fuzzy filter (as `/` does)')
+    .option('--sort <column>', `sort column: ${SORT_KEYS.join('|')} (default priority)`)
+    .option('--desc', 'reverse the sort')
+    .option('--details <n|all>', 'with --once: query status for the first N rows, as the live view queries the rows on screen (default 50; "all" for every row)')
+    .option('--concurrency <n>', 'status queries in flight at once (default 32 with --once, 16 live)')
+    .option('--poll-ms <ms>', 'live: query rows in view this often (default 1000)')
+    .option('--list-ms <ms>', 'live: re-read the roster from visibility this often (default 2000)')
+    .option('--width <cols>', 'with --once (text): table width (default the terminal, else 160)')
+    .action(async (opts: Record<string, string | boolean | undefined>, cmd: Command) => {
+      const g = globals(cmd);
+      const sortKey = (opts.sort as string | undefined) ?? 'priority';
+      if (!(SORT_KEYS as readonly string[]).includes(sortKey)) throw new UsageError(`--sort must be one of ${SORT_KEYS.join(', ')}`);
+      const sort = { key: sortKey as SortKey, desc: !!opts.desc };
+      const pollMs = int('poll-ms', opts.pollMs as string | undefined, 1000, 100);
+      const listMs = int('list-ms', opts.listMs as string | undefined, 2000, 200);
+      if (!opts.once) {
+        if (g.json) throw new UsageError('--json needs --once (the live view is a terminal UI)');
+        if (!process.stdout.isTTY || !process.stdin.isTTY) throw new UsageError('warden top needs a terminal; use `warden top --once [--json]` in scripts');
+        const { runTop } = await import('../top/app.js');
+        await withClient(cmd, (client) =>
+          runTop(client, {
+            pollMs,
+            listMs,
+            concurrency: int('concurrency', opts.concurrency as string | undefined, 16, 1),
+            showFinished: !opts.hideFinished,
+            title: `${client.namespace} @ ${g.address ?? process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233'}`,
+          }),
+        );
+        return;
+      }
+      const t0 = Date.now();
+      const result = await withClient(cmd, async (client) => {
+        const entries = await listRoster(client);
+        const listedMs = Date.now() - t0;
+        const cache = new StatusCache(client, { intervalMs: 0, concurrency: int('concurrency', opts.concurrency as string | undefined, 32, 1) });
+        const details = opts.details === 'all' ? entries.length : int('details', opts.details as string | undefined, 50);
+        // Which rows get a status query: the first `details` in the order visibility alone gives.
+        const now = Date.now();
+        const pre = roster(
+          entries.map((e) => buildRow(e, null, null, { ...DEFAULT_ROW_OPTIONS, nowMs: now })),
+          { sort: DEFAULT_SORT, showFinished: !opts.hideFinished },
+        );
+        const byId = new Map(entries.map((e) => [e.agentId, e]));
+        await cache.poll(pre.slice(0, details).map((r) => byId.get(r.agentId)!));
+        const rows = roster(
+          entries.map((e) => buildRow(e, cache.status(e.agentId), cache.intent(e.agentId), { ...DEFAULT_ROW_OPTIONS, nowMs: Date.now() })),
+          { sort, filter: (opts.filter as string | undefined) ?? '', showFinished: !opts.hideFinished },
+        );
+        return { rows, listedMs, queries: cache.queries, errors: [...cache.errors].map(([agentId, error]) => ({ agentId, error })) };
+      });
+      const elapsedMs = Date.now() - t0;
+      if (g.json) {
+        return printJson({
+          agents: result.rows.length,
+          elapsedMs,
+          listedMs: result.listedMs,
+          statusQueries: result.queries,
+          sort,
+          rows: result.rows.map(rowJson),
+          errors: result.errors,
+        });
+      }
+      const width = int('width', opts.width as string | undefined, process.stdout.columns || 160, 40);
+      for (const l of renderText(result.rows, width, sort)) print(l);
+      print(`${result.rows.length} agents · ${elapsedMs} ms${result.errors.length ? ` · ${result.errors.length} status queries failed (first: ${result.errors[0]!.agentId}: ${result.errors[0]!.error})` : ''}`);
+    });
+}

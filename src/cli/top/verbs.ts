@@ -1,0 +1,63 @@
+/**
+ * The verbs of `warden top`, one key each (seed 002: labelled in the status bar, discoverable, not
+ * memorised), and the local check against the state table before a signal is sent: a verb the
+ * table refuses is not sent, and its reason is shown.
+ */
+import { STATES, transition, type AgentEvent, type AgentState } from '../../domain/states.js';
+import type { SignalName } from '../../domain/schemas.js';
+
+export interface Verb {
+  key: string;
+  signal: Extract<SignalName, 'steer' | 'interrupt' | 'stop' | 'pause' | 'resume' | 'abort'>;
+  label: string;
+  /** Ask y/N first. */
+  confirm: boolean;
+  /** Prompt for text first (steer). */
+  prompt: boolean;
+}
+
+export const VERBS: readonly Verb[] = [
+  { key: 's', signal: 'steer', label: 'steer', confirm: false, prompt: true },
+  { key: 'i', signal: 'interrupt', label: 'interrupt', confirm: false, prompt: false },
+  { key: 'x', signal: 'stop', label: 'stop', confirm: true, prompt: false },
+  { key: 'p', signal: 'pause', label: 'pause', confirm: false, prompt: false },
+  { key: 'r', signal: 'resume', label: 'resume', confirm: false, prompt: false },
+  { key: 'a', signal: 'abort', label: 'abort', confirm: true, prompt: false },
+];
+
+export function verbForKey(key: string): Verb | undefined {
+  return VERBS.find((v) => v.key === key);
+}
+
+const EVENT_OF: Record<Exclude<Verb['signal'], 'steer'>, AgentEvent> = {
+  interrupt: 'interrupt',
+  stop: 'stop',
+  pause: 'pause',
+  resume: 'resume',
+  abort: 'abort',
+};
+
+/**
+ * May `verb` be sent to an agent in `state`? The same table the workflow applies, so a refusal here
+ * is the refusal the workflow would record. Steering is queued in any live state (the workflow
+ * refuses it only once the agent has ended).
+ */
+export function checkVerb(verb: Verb['signal'], state: string): { ok: true } | { ok: false; reason: string } {
+  if (!(STATES as readonly string[]).includes(state)) return { ok: false, reason: `agent state is ${state}` };
+  const s = state as AgentState;
+  if (verb === 'steer') return s === 'done' || s === 'failed' ? { ok: false, reason: `agent is ${s}; it takes no more steering` } : { ok: true };
+  const r = transition(s, EVENT_OF[verb]);
+  return r.ok ? { ok: true } : { ok: false, reason: r.reason };
+}
+
+/** The newest refusal the workflow recorded after `sinceIso` for this verb (`status.refused`). */
+export function refusalSince(refused: { what: string; reason: string; at: string }[], verb: Verb['signal'], sinceIso: string): string | null {
+  const since = Date.parse(sinceIso);
+  const hit = [...refused].reverse().find((r) => r.what === verb && Date.parse(r.at) >= since);
+  return hit ? hit.reason : null;
+}
+
+/** The status bar's labels. */
+export function statusBarLabels(): string {
+  return [...VERBS.map((v) => `${v.key} ${v.label}`), '⏎ focus', '/ filter', '< > sort', 'h finished', '? help', 'q quit'].join('  ');
+}

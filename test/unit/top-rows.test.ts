@@ -1,0 +1,219 @@
+import { describe, expect, test } from 'vitest';
+import {
+  arrange,
+  buildRow,
+  DEFAULT_ROW_OPTIONS,
+  filterRows,
+  fuzzyScore,
+  hideFinished,
+  intentFromSummary,
+  parseTopStatus,
+  roster,
+  rowJson,
+  type RosterEntry,
+  type Row,
+  type TopStatus,
+} from '../../src/cli/top/rows.js';
+import { cells, layoutColumns, renderText } from '../../src/cli/top/table.js';
+
+const NOW = Date.parse('2026-11-23T10:00:00Z');
+const opts = { ...DEFAULT_ROW_OPTIONS, nowMs: NOW };
+const iso = (msAgo: number) => new Date(NOW - msAgo).toISOString();
+
+function entry(agentId: string, over: Partial<RosterEntry> = {}): RosterEntry {
+  return {
+    agentId,
+    workflowId: `agent-${agentId}`,
+    runId: 'r',
+    status: 'RUNNING',
+    state: 'running',
+    parent: null,
+    escalationStep: 0,
+    paused: false,
+    costUsd: 0,
+    tokens: 0,
+    startTime: iso(600_000),
+    closeTime: null,
+    ...over,
+  };
+}
+
+function status(agentId: string, over: Record<string, unknown> = {}): TopStatus {
+  return parseTopStatus({
+    agentId,
+    state: 'running',
+    stateReason: null,
+    paused: false,
+    escalationStep: 0,
+    escalationThreshold: 3,
+    turns: 3,
+    lastVerdict: null,
+    pendingWhispers: 0,
+    tokens: { in: 100, out: 10, total: 110 },
+    costUsd: 0.01,
+    lastTurnAt: iso(5_000),
+    lastHeartbeatAt: null,
+    turnRunning: false,
+    refused: [],
+    budgets: {},
+    parent: null,
+    children: [],
+    ...over,
+  });
+}
+
+const row = (id: string, e: Partial<RosterEntry> = {}, st: Record<string, unknown> | null = {}, intent: string | null = null) =>
+  buildRow(entry(id, e), st === null ? null : status(id, { state: e.state ?? 'running', ...st }), intent, opts);
+
+/** Spend buckets: `values` per minute, the last one in the current minute. */
+function spend(values: number[], key: 'costUsd' | 'tokens' = 'costUsd') {
+  return {
+    bucketMs: 60_000,
+    buckets: values.map((v, i) => ({ at: iso((values.length - 1 - i) * 60_000), tokens: key === 'tokens' ? v : 0, costUsd: key === 'costUsd' ? v : 0 })),
+  };
+}
+
+describe('priority classes (seed 002 order)', () => {
+  test('awaiting input, runaway, flagged, stuck, normal, finished — in that order', () => {
+    const rows = [
+      row('done1', { status: 'COMPLETED', state: 'done', closeTime: iso(1000) }, null),
+      row('normal1'),
+      row('stuck1', {}, { lastTurnAt: iso(10 * 60_000) }),
+      row('flagged1', {}, { lastVerdict: { kind: 'CORRECTION', pattern: 'SPIRALING', message: 'same build again', at: iso(1000) } }),
+      row('runaway1', {}, { spend: spend([...new Array(50).fill(0.01), 0.5, 0.6, 0.7]) }),
+      row('waiting1', { state: 'awaiting-input' }, { stateReason: 'escalated: SPIRALING' }),
+    ];
+    expect(rows.map((r) => r.priority)).toEqual(['finished', 'normal', 'stuck', 'flagged', 'runaway', 'awaiting-input']);
+    expect(arrange(rows).map((r) => r.agentId)).toEqual(['waiting1', 'runaway1', 'flagged1', 'stuck1', 'normal1', 'done1']);
+  });
+
+  test('orphaned is stuck; a running turn is not idle; a steady heavy spender is not a runaway', () => {
+    expect(row('o', { state: 'orphaned' }).priority).toBe('stuck');
+    expect(row('busy', {}, { lastTurnAt: iso(3_600_000), turnRunning: true }).priority).toBe('normal');
+    expect(row('steady', {}, { spend: spend(new Array(60).fill(0.4)) }).priority).toBe('normal');
+    // Below the floor, a jump from nothing is noise.
+    expect(row('tiny', {}, { spend: spend([0, 0, 0.001, 0.002]) }).priority).toBe('normal');
+  });
+
+  test('an OK verdict is not a flag; an unqueried row with a climbing ladder is', () => {
+    expect(row('ok', {}, { lastVerdict: { kind: 'OK', pattern: null, message: '', at: iso(1) } }).priority).toBe('normal');
+    expect(row('noq', { escalationStep: 2 }, null).priority).toBe('flagged');
+  });
+
+  test('within a class the higher escalation step comes first', () => {
+    const a = row('a', {}, { escalationStep: 1, lastVerdict: { kind: 'CORRECTION', pattern: null, message: 'x', at: iso(1) } });
+    const b = row('b', {}, { escalationStep: 2, lastVerdict: { kind: 'THINK_DEEPER', pattern: null, message: 'y', at: iso(1) } });
+    expect(arrange([a, b]).map((r) => r.agentId)).toEqual(['b', 'a']);
+  });
+});
+
+describe('lineage', () => {
+  test('children follow their parent, indented; a subtree rises with its loudest member', () => {
+    const rows = [
+      row('calm'),
+      row('boss', { startTime: iso(900_000) }),
+      row('boss.a', { parent: 'boss' }, { parent: 'boss' }),
+      row('boss.b', { parent: 'boss', state: 'awaiting-input' }, { parent: 'boss' }),
+    ];
+    const out = arrange(rows);
+    expect(out.map((r) => [r.agentId, r.depth])).toEqual([
+      ['boss', 0],
+      ['boss.b', 1],
+      ['boss.a', 1],
+      ['calm', 0],
+    ]);
+    expect(out[1]!.shortId).toBe('b');
+    const cols = layoutColumns(160);
+    expect(cells(out[1]!, cols)[0]!.trimEnd()).toBe('  └ b');
+  });
+
+  test('an orphan child (parent not listed) is a root; a parent cycle does not hang or drop rows', () => {
+    expect(arrange([row('x.y', { parent: 'x' })]).map((r) => r.depth)).toEqual([0]);
+    const cyc = arrange([row('p', { parent: 'q' }), row('q', { parent: 'p' })]);
+    expect(cyc.map((r) => r.agentId).sort()).toEqual(['p', 'q']);
+  });
+
+  test('hiding finished keeps a finished parent of a live child', () => {
+    const rows = arrange([
+      row('old', { status: 'COMPLETED', state: 'done' }, null),
+      row('boss', { status: 'COMPLETED', state: 'done' }, null),
+      row('boss.kid', { parent: 'boss' }),
+    ]);
+    expect(hideFinished(rows).map((r) => r.agentId)).toEqual(['boss', 'boss.kid']);
+  });
+});
+
+describe('sorting by any column', () => {
+  const rows = [
+    row('b', {}, { costUsd: 2, tokens: { in: 10, out: 1, total: 11 } }),
+    row('a', {}, { costUsd: 5, tokens: { in: 1000, out: 1, total: 1001 } }),
+    row('c', {}, { costUsd: 1, tokens: { in: 5, out: 1, total: 6 } }),
+  ];
+  test('cost descending, id ascending, tokens', () => {
+    expect(arrange(rows, { key: 'cost', desc: true }).map((r) => r.agentId)).toEqual(['a', 'b', 'c']);
+    expect(arrange(rows, { key: 'id', desc: false }).map((r) => r.agentId)).toEqual(['a', 'b', 'c']);
+    expect(arrange(rows, { key: 'tokens', desc: false }).map((r) => r.agentId)).toEqual(['c', 'b', 'a']);
+  });
+});
+
+describe('the / filter', () => {
+  test('fuzzy subsequence, case-insensitive; all terms must match', () => {
+    expect(fuzzyScore('bld', 'make the build pass')).not.toBeNull();
+    expect(fuzzyScore('xyz', 'make the build pass')).toBeNull();
+    expect(fuzzyScore('BUILD', 'make the build pass')!).toBeGreaterThan(fuzzyScore('bild', 'make the build pass')!);
+  });
+
+  test('a match keeps its ancestors; a term never matches across two fields', () => {
+    const rows = arrange([
+      row('alpha', {}, {}, 'make the build pass'),
+      row('boss', {}, {}, 'coordinate'),
+      row('boss.kid', { parent: 'boss' }, { parent: 'boss' }, 'compute the answer'),
+    ]);
+    expect(filterRows(rows, 'answer').map((r) => r.agentId)).toEqual(['boss', 'boss.kid']);
+    expect(filterRows(rows, 'alp').map((r) => r.agentId)).toEqual(['alpha']);
+    // 'gam': g in "running", a and m in "make" — spread over fields and words, it must not match alpha.
+    expect(filterRows(rows, 'gam')).toEqual([]);
+    expect(filterRows(rows, '')).toHaveLength(3);
+    expect(roster(rows, { filter: 'awaiting' })).toEqual([]);
+  });
+});
+
+describe('row model', () => {
+  test('absent model, tool, spend render as dashes and an empty sparkline', () => {
+    const r = row('a', {}, {}, 'fix it');
+    expect(r.model).toBeNull();
+    expect(r.tool).toBeNull();
+    expect(r.spark.trim()).toBe('');
+    const text = renderText([r], 160, { key: 'priority', desc: false })[1]!;
+    expect(text).toMatch(/^a +▶ running +fix it +— +100\/10 +\$0\.010 +— /);
+  });
+
+  test('model, current tool and task come from status when the workflow exposes them', () => {
+    const r = row('a', {}, { model: 'gpt-5.4', currentTool: 'shell', task: 'Supervising a: ship it', spend: spend([0.1, 0.2]) });
+    expect([r.model, r.tool, r.intent]).toEqual(['gpt-5.4', 'shell', 'ship it']);
+    expect(r.burn.slice(-2)).toEqual([0.1, 0.2]);
+    expect(rowJson(r)).toMatchObject({ currentTool: 'shell', burn: { metric: 'costUsd' } });
+  });
+
+  test('intent from the static summary', () => {
+    expect(intentFromSummary('Supervising fixer: make the build pass')).toBe('make the build pass');
+    expect(intentFromSummary('Delegated by boss: Compute the answer for a.')).toBe('Compute the answer for a.');
+    expect(intentFromSummary(undefined)).toBeNull();
+  });
+
+  test('a visibility-only row uses the search attributes; a finished one is dimmed by flag', () => {
+    const r = buildRow(entry('z', { status: 'FAILED', state: 'failed', costUsd: 1.5, closeTime: iso(60_000) }), null, null, opts);
+    expect(r).toMatchObject({ finished: true, priority: 'finished', costUsd: 1.5, tokensIn: null, detailed: false, elapsedMs: 540_000 });
+  });
+
+  test('a malformed status answer names the field', () => {
+    expect(() => parseTopStatus({ agentId: 'a', state: 'flying' })).toThrow(/state/);
+    expect(() => parseTopStatus({ state: 'running' })).toThrow(/agentId/);
+  });
+});
+
+test('the badge carries text as well as colour', () => {
+  const r: Row = row('a', { state: 'awaiting-input' });
+  const c = cells(r, layoutColumns(160));
+  expect(c[1]).toContain('awaiting-input');
+});

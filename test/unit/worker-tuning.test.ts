@@ -1,0 +1,41 @@
+import { describe, expect, test } from 'vitest';
+import { prebuiltBundlePath, PRELOAD_MODULES } from '../../workers/bundle.js';
+import { tuningFromEnv } from '../../workers/main.js';
+
+describe('worker tuning from the environment', () => {
+  test('unset variables leave the SDK defaults', () => {
+    expect(tuningFromEnv({})).toEqual({});
+    expect(tuningFromEnv({ WARDEN_MAX_CACHED_WORKFLOWS: '' })).toEqual({});
+  });
+
+  test('whole numbers map to worker options', () => {
+    expect(tuningFromEnv({ WARDEN_MAX_CACHED_WORKFLOWS: '2500', WARDEN_WFT_CONCURRENCY: '20', WARDEN_WFT_POLLERS: '4' })).toEqual({
+      maxCachedWorkflows: 2500,
+      maxConcurrentWorkflowTaskExecutions: 20,
+      workflowTaskPollerBehavior: { type: 'simple-maximum', maximum: 4 },
+    });
+  });
+
+  test('anything else is refused, naming the variable', () => {
+    expect(() => tuningFromEnv({ WARDEN_MAX_CACHED_WORKFLOWS: 'lots' })).toThrow(/WARDEN_MAX_CACHED_WORKFLOWS/);
+    expect(() => tuningFromEnv({ WARDEN_WFT_POLLERS: '-1' })).toThrow(/WARDEN_WFT_POLLERS/);
+    expect(() => tuningFromEnv({ WARDEN_WFT_CONCURRENCY: '1.5' })).toThrow(/WARDEN_WFT_CONCURRENCY/);
+  });
+});
+
+describe('workflow bundle selection', () => {
+  test('WARDEN_WORKFLOW_BUNDLE=0 always bundles from source; a path is used as given', () => {
+    expect(prebuiltBundlePath({ WARDEN_WORKFLOW_BUNDLE: '0' })).toBeNull();
+    expect(prebuiltBundlePath({ WARDEN_WORKFLOW_BUNDLE: '/srv/warden/bundle.js' })).toBe('/srv/warden/bundle.js');
+  });
+
+  test('from TypeScript sources (tests, dev) there is no prebuilt bundle to use', () => {
+    // Under vitest this module is the .ts source: the prebuilt dist bundle is never picked up.
+    expect(prebuiltBundlePath({})).toBeNull();
+  });
+
+  test('only the zod preload is shared across workflows', () => {
+    expect(PRELOAD_MODULES).toHaveLength(1);
+    expect(PRELOAD_MODULES[0]).toMatch(/zod-preload\.(ts|js)$/);
+  });
+});
