@@ -178,3 +178,12 @@ describe('schema bounds (issue 8, smaller defects)', () => {
     expect(r.error!.issues[0]!.message).toMatch(/over its budget of 262144/);
   });
 });
+
+describe('checkCarriedBudget', () => {
+  it('names the spec or the carried state when over its budget, else null', async () => {
+    const { checkCarriedBudget } = await import('../../src/domain/limits.js');
+    expect(checkCarriedBudget({ agentId: 'a' }, { window: [] })).toBeNull();
+    expect(checkCarriedBudget({ task: big(SPEC_MAX_BYTES) }, {})).toMatchObject({ field: 'spec', limit: SPEC_MAX_BYTES });
+    expect(checkCarriedBudget({}, { window: [{ text: big(CARRIED_STATE_MAX_BYTES) }] })).toMatchObject({ field: 'carried', limit: CARRIED_STATE_MAX_BYTES });
+  });
+});
