@@ -5,9 +5,27 @@ import { formatVerdict } from '../../domain/verdict.js';
 import { withClient, globals } from '../context.js';
 import { print, printJson } from '../output.js';
 
+/**
+ * The last failed turn of a driven agent, when the status carries one. `lastTurnError` is not
+ * (yet) a field of AgentStatus: the workflow core adds it; until then this renders nothing.
+ */
+type TurnError = string | { message?: string; attempts?: number; at?: string };
+function lastTurnError(s: AgentStatus): string | null {
+  const e = (s as AgentStatus & { lastTurnError?: TurnError | null }).lastTurnError;
+  if (!e) return null;
+  if (typeof e === 'string') return e;
+  const extra = [e.attempts !== undefined ? `after ${e.attempts} attempt${e.attempts === 1 ? '' : 's'}` : null, e.at ? `at ${e.at}` : null].filter(Boolean);
+  return `${e.message ?? JSON.stringify(e)}${extra.length ? ` (${extra.join(', ')})` : ''}`;
+}
+
 export function formatStatus(s: AgentStatus): string[] {
+  // Why the agent is where it is: the reason of its last transition (unless the pause line says it).
+  const why = s.stateReason && !(s.paused && s.pauseReason === s.stateReason) ? s.stateReason : null;
+  const turnError = lastTurnError(s);
   const lines = [
     `agent ${s.agentId}: ${s.state}${s.paused ? ` — paused: ${s.pauseReason}` : ''}`,
+    ...(why ? [`  reason: ${why}`] : []),
+    ...(turnError ? [`  last turn error: ${turnError}`] : []),
     ...(s.driver ? [`  driven by warden (${s.driver})${s.turnRunning ? ', a turn is running' : ''}`] : []),
     `  escalation step ${s.escalationStep}/${s.escalationThreshold} (escalations so far: ${s.escalations})`,
     `  turns ${s.turns}; evaluations ${s.evaluations.total} (ok ${s.evaluations.ok}, flagged ${s.evaluations.flagged}, skipped ${s.evaluations.skipped})`,
