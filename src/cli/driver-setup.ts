@@ -53,7 +53,9 @@ export function codexEndpointOverrides(o: { baseUrl: string; apiKeyEnv?: string;
   const fields = [
     `name=${tomlString(CODEX_ENDPOINT_PROVIDER)}`,
     `base_url=${tomlString(o.baseUrl)}`,
-    `wire_api=${tomlString(o.wireApi ?? 'responses')}`,
+    `wire_api=${tomlString(o.wireApi ?? "responses")}`,
+    // Plain HTTPS: OpenAI-compatible servers do not offer the Responses WebSocket codex tries first.
+    "supports_websockets=false",
     ...(o.apiKeyEnv ? [`env_key=${tomlString(o.apiKeyEnv)}`] : []),
   ];
   return [`model_provider=${tomlString(CODEX_ENDPOINT_PROVIDER)}`, `model_providers.${CODEX_ENDPOINT_PROVIDER}={ ${fields.join(', ')} }`];

@@ -444,6 +444,36 @@ describe('Dockerfile', () => {
 });
 
 // ---------------------------------------------------------------------------------------------
+// deploy/native: the same topology without containers
+// ---------------------------------------------------------------------------------------------
+
+describe('deploy/native/up.sh', () => {
+  const script = read('deploy/native/up.sh');
+
+  test('builds the Temporal server version compose runs, and is valid bash', () => {
+    const tag = interpolateDefaults(services.temporal.image!).split(':')[1];
+    expect(/^TEMPORAL_SERVER_VERSION=(\S+)$/m.exec(script)?.[1]).toBe(tag);
+    expect(script).toContain('go.temporal.io/server/cmd/server@v$TEMPORAL_SERVER_VERSION');
+    expect(script).toContain('go.temporal.io/server/cmd/tools/sql@v$TEMPORAL_SERVER_VERSION');
+    for (const f of ['deploy/native/up.sh', 'deploy/native/down.sh']) {
+      const r = spawnSync('bash', ['-n', join(ROOT, f)], { encoding: 'utf8' });
+      expect(r.status, `${f}: ${r.stderr}`).toBe(0);
+    }
+  });
+
+  test('runs the compose jobs themselves, with the same search attributes and the server env compose gives', () => {
+    for (const job of ['setup-schema.sh', 'create-namespace.sh', 'register-search-attributes.sh']) expect(script).toContain(`deploy/temporal/${job}`);
+    const sa = command(services['warden-search-attributes']).slice(1).join(' ');
+    expect(script).toContain(sa);
+    for (const k of ['DB', 'POSTGRES_SEEDS', 'POSTGRES_USER', 'POSTGRES_PWD', 'BIND_ON_IP', 'DYNAMIC_CONFIG_FILE_PATH']) {
+      expect(env(services.temporal), k).toHaveProperty(k);
+      expect(script, k).toMatch(new RegExp(`\\b${k}=`));
+    }
+    expect(JSON.parse(read('package.json')).scripts['prod:native']).toBe('bash deploy/native/up.sh --walkthrough --down');
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
 // package-lock.json: what `npm ci` (npm 11) needs
 // ---------------------------------------------------------------------------------------------
 
