@@ -133,7 +133,7 @@ else
   as_pg "$PG_BIN/pg_ctl" -D "$PGDATA" -l "$STATE/logs/postgresql.log" -w -t 60 \
     -o "-p $PG_PORT -c listen_addresses=127.0.0.1 -c unix_socket_directories=$PGDATA" start >/dev/null
 fi
-wait_for 60 PostgreSQL "$PG_BIN/pg_ctl" -D "$PGDATA" status
+wait_for 60 PostgreSQL as_pg "$PG_BIN/pg_ctl" -D "$PGDATA" status
 
 # --- 3. The schema job: deploy/temporal/setup-schema.sh, exactly as compose runs it -------------
 step "schema (deploy/temporal/setup-schema.sh with temporal-sql-tool $TEMPORAL_SERVER_VERSION)"
@@ -193,7 +193,7 @@ walkthrough() {
   js() { node -e "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>{const v=JSON.parse(s);process.stdout.write(String($1))})"; }
   status_is() { # <agent> <js condition on s> <seconds>
     for _ in $(seq 1 "$3"); do
-      [ "$($W status "$1" --json 2>/dev/null | js "(s=>$2)(v)")" = true ] && return 0
+      [ "$($W status "$1" --json 2>/dev/null | js "(s=>$2)(v)" 2>/dev/null)" = true ] && return 0
       sleep 1
     done
     return 1
@@ -233,7 +233,10 @@ PY
   $W status "$A" | sed 's/^/   | /'
 
   step "walk-through 3: restart temporal-server (state is in PostgreSQL)"
-  kill "$(cat "$STATE/run/temporal.pid")" && sleep 2
+  local old
+  old="$(cat "$STATE/run/temporal.pid")"
+  kill "$old"
+  for _ in $(seq 1 60); do kill -0 "$old" 2>/dev/null || break; sleep 1; done
   start_temporal
   check "still awaiting-input at step 3 after the server restart" status_is "$A" "s.state==='awaiting-input'&&s.escalationStep===3" 60
 
