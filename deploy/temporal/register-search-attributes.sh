@@ -23,9 +23,13 @@ normalize() {
 }
 
 # Prints the type the namespace has for attribute $1, or nothing. Fails if the list fails.
+# Reads `-o json` ({"customAttributes": {"Name": "INDEXED_VALUE_TYPE_KEYWORD", ...},
+# "systemAttributes": {...}}), not the human table, whose layout is not a contract. No jq in the
+# admin-tools image: split the JSON at , { } so that each "Name": "TYPE" pair is on its own line.
 current_type() {
-  listing=$(temporal operator search-attribute list --namespace "$NAMESPACE" --address "$ADDRESS") || return 1
-  printf '%s\n' "$listing" | awk -v n="$1" '$1 == n { print $2; exit }'
+  listing=$(temporal operator search-attribute list --namespace "$NAMESPACE" --address "$ADDRESS" -o json) || return 1
+  printf '%s\n' "$listing" | tr ',{}' '\n\n\n' |
+    sed -n 's/^[[:space:]]*"'"$1"'"[[:space:]]*:[[:space:]]*"\([A-Za-z_]*\)".*$/\1/p' | head -n 1
 }
 
 i=1

@@ -1,12 +1,17 @@
 #!/bin/sh
-# One-shot job (temporalio/admin-tools): create Temporal's two PostgreSQL databases if they are
-# missing and bring both schemas up to the version this admin-tools image ships. Safe to re-run:
-# `setup-schema -v 0.0` is a no-op on an initialised database and `update-schema` only applies
-# the versioned migrations that are not there yet. Run it with the admin-tools image of the SAME
-# version as temporalio/server (upgrade one minor version at a time).
+# One-shot job (temporalio/admin-tools, or the native production script deploy/native/up.sh):
+# create Temporal's two PostgreSQL databases if they are missing and bring both schemas up to the
+# version this temporal-sql-tool carries. The schema comes from the tool itself (`--schema-name
+# postgresql/v12/...`, embedded in the binary), so it always matches the tool's server version and
+# no schema directory has to exist on disk. Safe to re-run: `create-database` succeeds when the
+# database exists (1.31: a duplicate-database error is treated as success), `setup-schema -v 0.0`
+# only creates the version tables if they are missing, and `update-schema` applies only the
+# versioned migrations that are not there yet. Run it with the temporal-sql-tool of the SAME
+# version as the server (upgrade one minor version at a time).
 #
 # Connection comes from the environment temporal-sql-tool reads itself:
 #   SQL_PLUGIN (postgres12), SQL_HOST, SQL_PORT, SQL_USER, SQL_PASSWORD
+# TEMPORAL_SCHEMA_NAME_PREFIX: the embedded schema family (default postgresql/v12).
 set -eu
 
 : "${SQL_HOST:?SQL_HOST is required}"
@@ -15,7 +20,7 @@ set -eu
 export SQL_PLUGIN="${SQL_PLUGIN:-postgres12}"
 export SQL_PORT="${SQL_PORT:-5432}"
 
-SCHEMA_ROOT="${TEMPORAL_SCHEMA_ROOT:-/etc/temporal/schema/postgresql/v12}"
+SCHEMA_PREFIX="${TEMPORAL_SCHEMA_NAME_PREFIX:-postgresql/v12}"
 ATTEMPTS="${WAIT_ATTEMPTS:-30}"
 SLEEP="${WAIT_SECONDS:-2}"
 
@@ -33,19 +38,11 @@ retry() {
   done
 }
 
-# `create-database` fails when the database exists, which is the normal case on every start after
-# the first, so its failure is not an error; `setup-schema` then fails only if the database really
-# is unreachable or missing, and is retried (with the create) until it is there.
-create_and_setup() { # <database>
-  if temporal-sql-tool --db "$1" create-database >/dev/null 2>&1; then
-    echo "created database $1"
-  fi
-  temporal-sql-tool --db "$1" setup-schema -v 0.0
-}
-
-setup() { # <database> <schema subdirectory>
-  retry create_and_setup "$1"
-  retry temporal-sql-tool --db "$1" update-schema -d "$SCHEMA_ROOT/$2/versioned"
+# Every step is retried: a failure means PostgreSQL is unreachable (still starting) or refuses.
+setup() { # <database> <embedded schema: temporal | visibility>
+  retry temporal-sql-tool --db "$1" create-database
+  retry temporal-sql-tool --db "$1" setup-schema -v 0.0
+  retry temporal-sql-tool --db "$1" update-schema --schema-name "$SCHEMA_PREFIX/$2"
   echo "schema of $1 is up to date"
 }
 

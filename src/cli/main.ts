@@ -69,6 +69,15 @@ export async function main(argv = process.argv): Promise<number> {
   }
 }
 
+// `warden … | head`: once the reader has gone, writes fail with EPIPE. Stop quietly, as a shell
+// tool does, instead of crashing with an unhandled 'error' event. One place for every verb.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw err;
+  });
+}
+
 main().then((code) => {
   process.exitCode = code;
   // Let pending stdout flush, then leave even if a library kept a handle open.

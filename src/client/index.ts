@@ -38,6 +38,7 @@ import {
 import { MAX_TOOL_CALLS, TRUNCATION_MARKER, fitTurnToBudget, unknownTurnFields } from '../domain/limits.js';
 import { SEARCH_ATTRIBUTES, WardenCostUsd, WardenEscalationStep, WardenPaused, WardenState, WardenTokens } from '../domain/search-attributes.js';
 import type { AgentStatus, ReportTurnResult } from '../domain/status.js';
+import { controlOutcome, type ControlOutcome, type ControlVerb } from '../domain/control.js';
 
 export const WORKFLOW_TYPE = 'agentWorkflow';
 export const workflowIdFor = (agentId: string) => `agent-${agentId}`;
@@ -179,9 +180,20 @@ export class WardenClient {
     }
   }
 
-  /** Start supervising an agent. Refuses a second start of a running agent id. */
-  async start(input: AgentSpecInput): Promise<{ spec: AgentSpec; workflowId: string; runId: string; searchAttributes: boolean }> {
+  /**
+   * Start supervising an agent. Refuses a second start of a running agent id, and a workflow id
+   * that is not `agent-<agentId>` (`opts.workflowId`, for callers that name the workflow).
+   */
+  async start(
+    input: AgentSpecInput,
+    opts: { workflowId?: string } = {},
+  ): Promise<{ spec: AgentSpec; workflowId: string; runId: string; searchAttributes: boolean }> {
     const spec = parseOrThrow(AgentSpecSchema, input, 'AgentSpec');
+    if (opts.workflowId !== undefined && opts.workflowId !== workflowIdFor(spec.agentId)) {
+      throw new InvalidInputError(
+        `workflowId: ${JSON.stringify(opts.workflowId)} does not match agentId ${JSON.stringify(spec.agentId)}; an agent's workflow id is ${workflowIdFor(spec.agentId)}`,
+      );
+    }
     const registered = await this.registeredSearchAttributes();
     const searchAttributes = spec.searchAttributes && registered.length === Object.keys(SEARCH_ATTRIBUTES).length;
     const finalSpec: AgentSpec = { ...spec, searchAttributes };
@@ -259,6 +271,43 @@ export class WardenClient {
     }
   }
 
+  /**
+   * Send a control signal (steer, interrupt, stop, pause, resume, abort) and find out what became
+   * of it: the workflow either applies it (a new transition) or refuses it (a new `refused` entry
+   * with the state table's reason). Waits up to `timeoutMs` (default 3 s) for the status query to
+   * show one or the other; `pending` means neither was seen in time. Without a worker to answer the
+   * status query the signal is still sent, and the outcome is `unchecked`.
+   * One function, so that a control *update* (answered by the workflow itself) can replace it.
+   */
+  async control<N extends ControlVerb>(
+    agentId: string,
+    verb: N,
+    payload: SignalPayload<N> = {} as SignalPayload<N>,
+    opts: { timeoutMs?: number; intervalMs?: number } = {},
+  ): Promise<ControlOutcome | { kind: 'unchecked'; reason: string }> {
+    parseOrThrow(SIGNAL_SCHEMAS[verb] as z.ZodType, payload, `${verb} payload`);
+    const snapshot = async (): Promise<AgentStatus | null> => {
+      try {
+        return await this.handle(agentId).query<AgentStatus>('status');
+      } catch {
+        return null;
+      }
+    };
+    const before = await snapshot();
+    await this.signal(agentId, verb, payload);
+    if (!before) return { kind: 'unchecked', reason: 'no worker answered the status query, so the effect was not checked' };
+    const deadline = Date.now() + (opts.timeoutMs ?? 3_000);
+    let last: ControlOutcome = { kind: 'pending', state: before.state };
+    while (Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, opts.intervalMs ?? 100));
+      const after = await snapshot();
+      if (!after) continue;
+      last = controlOutcome(verb, before, after);
+      if (last.kind !== 'pending') return last;
+    }
+    return last;
+  }
+
   async status(agentId: string): Promise<AgentStatus> {
     const handle = this.handle(agentId);
     try {
@@ -311,10 +360,24 @@ export class WardenClient {
     }
   }
 
-  /** Agents known to the namespace (newest first), from visibility. */
-  async list(opts: { query?: string; limit?: number } = {}): Promise<AgentSummary[]> {
+  /**
+   * Agents known to the namespace, newest first (by start time), from visibility. SQL visibility
+   * has no ORDER BY, so up to `scan` (default 10000) matching workflows are read and sorted here.
+   * A query the server refuses is invalid input, with the server's reason.
+   */
+  async list(opts: { query?: string; limit?: number; scan?: number } = {}): Promise<AgentSummary[]> {
     const q = [`WorkflowType = '${WORKFLOW_TYPE}'`, opts.query ? `(${opts.query})` : ''].filter(Boolean).join(' AND ');
     const out: AgentSummary[] = [];
+    try {
+      await this.collect(q, out, opts.scan ?? 10_000);
+    } catch (err) {
+      throw listError(err, opts.query);
+    }
+    out.sort((a, b) => (a.startTime < b.startTime ? 1 : a.startTime > b.startTime ? -1 : 0));
+    return out.slice(0, opts.limit ?? 100);
+  }
+
+  private async collect(q: string, out: AgentSummary[], max: number): Promise<void> {
     for await (const wf of this.client.workflow.list({ query: q })) {
       const sa = wf.typedSearchAttributes;
       out.push({
@@ -330,9 +393,8 @@ export class WardenClient {
         startTime: wf.startTime.toISOString(),
         closeTime: wf.closeTime?.toISOString() ?? null,
       });
-      if (out.length >= (opts.limit ?? 100)) break;
+      if (out.length >= max) break;
     }
-    return out;
   }
 
   /** The attempt number of the agent's pending workflow task when it has failed before (≥ 2), else null. */
@@ -373,6 +435,21 @@ export class WardenClient {
   }
 }
 
+/**
+ * The SDK reports a refused list as "Failed to list workflows"; the server's reason is in the
+ * cause (gRPC INVALID_ARGUMENT, e.g. "invalid query: ... Bogus is not a valid search attribute").
+ */
+export function listError(err: unknown, query: string | undefined): unknown {
+  const e = err as { message?: string; code?: number; details?: string; cause?: { message?: string; code?: number; details?: string } };
+  const c = e?.cause ?? e;
+  const reason = c?.details || c?.message || e?.message || String(err);
+  if (c?.code === 3 /* INVALID_ARGUMENT */ || e?.code === 3) {
+    return new InvalidInputError(`invalid --query ${JSON.stringify(query ?? '')}: ${reason}`);
+  }
+  return new Error(`listing agents failed: ${reason}`);
+}
+
+export type { ControlOutcome, ControlVerb } from '../domain/control.js';
 export type { AgentStatus, ReportTurnResult } from '../domain/status.js';
 
 export type { AgentSpec, AgentSpecInput, Turn, TurnInput, Whisper } from '../domain/schemas.js';

@@ -39,6 +39,8 @@ export interface DevServer {
   uiPort: number | null;
   dbFile: string;
   namespace: string;
+  /** The temporal CLI that runs this server (absolute path): what printed commands should call. */
+  temporalCli: string;
   process: ResultPromise;
   /** SIGTERM, wait up to 10 s, then SIGKILL. */
   stop(): Promise<void>;
@@ -106,6 +108,7 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
     uiPort,
     dbFile,
     namespace,
+    temporalCli: cli,
     process: child,
     async stop() {
       if (child.exitCode !== null || exited) return;

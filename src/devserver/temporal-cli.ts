@@ -26,7 +26,7 @@ function executable(path: string): boolean {
   }
 }
 
-function onPath(name: string): string | null {
+export function onPath(name: string): string | null {
   for (const dir of (process.env.PATH ?? '').split(delimiter)) {
     if (dir && executable(join(dir, name))) return join(dir, name);
   }

@@ -1,6 +1,7 @@
 /** JSON Schemas generated from the zod schemas (the input side: what a caller may send). */
 import { z } from 'zod';
 import { AgentSpecSchema, SIGNAL_SCHEMAS, TaskSpecSchema, TurnSchema } from './schemas.js';
+import { AgentStatusSchema, ReportTurnResultSchema } from './output-schemas.js';
 
 export function jsonSchemas(): Record<string, unknown> {
   const gen = (schema: z.ZodType, title: string) => ({
@@ -13,5 +14,12 @@ export function jsonSchemas(): Record<string, unknown> {
     'task-spec': gen(TaskSpecSchema, 'TaskSpec (argument of the delegate update)'),
   };
   for (const [name, schema] of Object.entries(SIGNAL_SCHEMAS)) out[`signal-${name}`] = gen(schema, `payload of the ${name} signal`);
+  // The output side: what a caller receives.
+  const genOut = (schema: z.ZodType, title: string) => ({
+    ...(z.toJSONSchema(schema, { io: 'output', unrepresentable: 'any' }) as Record<string, unknown>),
+    title,
+  });
+  out['report-turn-reply'] = genOut(ReportTurnResultSchema, 'reply of the reportTurn update');
+  out.status = genOut(AgentStatusSchema, 'answer of the status query');
   return out;
 }

@@ -317,9 +317,11 @@ export const AgentSpecSchema = z
 export type AgentSpecInput = z.input<typeof AgentSpecSchema>;
 export type AgentSpec = z.output<typeof AgentSpecSchema>;
 
-// ---- signal payloads: every field optional, so a bare `temporal workflow signal --name X` works.
+// ---- signal payloads: every field optional, so a bare `temporal workflow signal --name X` works —
+// except steer's text: steering without text means nothing, and the workflow refuses it, so its
+// JSON Schema says so too (`{}` and `{"text": ""}` are invalid; longer text is truncated).
 const reason = cut(MAX_REASON_TEXT).optional();
-export const SteerSchema = z.object({ text: cut(MAX_WHISPER_TEXT).pipe(z.string().min(1, 'text must not be empty')) }).partial();
+export const SteerSchema = z.object({ text: z.string().min(1, 'text must not be empty').transform((t) => truncate(t, MAX_WHISPER_TEXT)) });
 export const InterruptSchema = z.object({ reason }).partial();
 export const StopSchema = z
   .object({ reason, drainTimeoutMs: z.number().int().min(0).max(3_600_000) })

@@ -3,8 +3,9 @@
  * embedded stack with its Web UI and demo and shuts down on Ctrl-C; the verbs work with --json;
  * `warden evaluate` works offline.
  */
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { execa } from 'execa';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
@@ -14,6 +15,9 @@ import { spiralTurn } from '../helpers/agents.js';
 
 const MAIN = join(ROOT, 'dist/src/cli/main.js');
 const tmp = mkdtempSync(join(tmpdir(), 'warden-cli-'));
+// The in-process worker of useStack() runs driven agents under here.
+process.env.WARDEN_HOME = join(tmp, 'warden-home');
+const schema = (name: string) => new Ajv2020({ strict: false }).compile(JSON.parse(readFileSync(join(ROOT, 'schemas', `${name}.schema.json`), 'utf8')));
 
 test('warden dev: dev server + Web UI + worker + demo reaching escalation; Ctrl-C stops everything', async () => {
   const [port, uiPort] = await freePorts(2);
@@ -33,6 +37,25 @@ test('warden dev: dev server + Web UI + worker + demo reaching escalation; Ctrl-
   expect(out).toMatch(/temporal workflow signal --address 127\.0\.0\.1:\d+ --workflow-id agent-demo-\d+ --name resume/);
   const ui = await fetch(`http://127.0.0.1:${uiPort}/`);
   expect(ui.status).toBe(200);
+  // The worker's JSON log lines (the escalation is logged) go to worker.log, not into the text.
+  expect(out.split('\n').filter((l) => l.trim().startsWith('{"')), out).toEqual([]);
+  expect(out).toContain(`worker log: ${join(tmp, 'dev/worker.log')}`);
+  expect(readFileSync(join(tmp, 'dev/worker.log'), 'utf8')).toMatch(/"msg":"agent escalated to humans"/);
+
+  // The printed commands work as pasted, in a shell whose PATH has neither warden nor temporal.
+  const bare = { PATH: '/usr/bin:/bin' };
+  const printedStatus = /^ {2}(.* status my-agent)$/m.exec(out)![1];
+  expect(printedStatus).toMatch(/^TEMPORAL_ADDRESS=127\.0\.0\.1:\d+ (node \/\S+\/dist\/src\/cli\/main\.js|warden) status my-agent$/);
+  const st = await execa('sh', ['-c', printedStatus.replace(/^(TEMPORAL_ADDRESS=\S+) node /, `$1 ${process.execPath} `)], { reject: false, env: bare });
+  expect(st.exitCode, st.stderr).toBe(3); // it ran, and says: no such agent
+  expect(st.stderr).toMatch(/no such agent: my-agent/);
+  const printedList = /^ {2}(\S+ workflow list --address \S+)$/m.exec(out)![1];
+  const tl = await execa('sh', ['-c', printedList], { reject: false, env: bare });
+  expect(tl.exitCode, tl.stderr).toBe(0);
+  expect(tl.stdout).toMatch(/agent-demo-\d+/);
+  const printedResume = /resume it with the Temporal CLI: {2}(.*)$/m.exec(out)![1];
+  const resumed = await execa('sh', ['-c', printedResume], { reject: false, env: bare });
+  expect(resumed.exitCode, resumed.stderr).toBe(0);
 
   dev.kill('SIGINT');
   const r = await dev;
@@ -94,7 +117,74 @@ describe('verbs against a running stack', () => {
     const pause = await cli(['pause', 'cli-agent', '--reason', 'review']);
     expect(pause.exitCode).toBe(0);
     const stop = await cli(['stop', 'cli-agent', '--drain-timeout', '0', '--json']);
-    expect(JSON.parse(stop.stdout)).toMatchObject({ signal: 'stop', payload: { drainTimeoutMs: 0 } });
+    expect(JSON.parse(stop.stdout)).toMatchObject({ signal: 'stop', payload: { drainTimeoutMs: 0 }, outcome: { kind: 'applied', from: 'paused-by-user' } });
+  });
+
+  test('control verbs report what the workflow did: applied, or refused with the reason and exit 1', async () => {
+    expect((await cli(['start', 'ctl-agent', '--task', 'x'])).exitCode).toBe(0);
+    expect((await cli(['report', 'ctl-agent'], JSON.stringify(spiralTurn(1)))).exitCode).toBe(0);
+    // The state table refuses resume on a running agent: the verb says so and exits 1.
+    const refused = await cli(['resume', 'ctl-agent']);
+    expect(refused.exitCode, refused.stdout).toBe(1);
+    expect(refused.stderr).toMatch(/resume refused by agent-ctl-agent \(state running\): 'resume' is not allowed while running/);
+    const pause = await cli(['pause', 'ctl-agent', '--reason', 'review']);
+    expect(pause.exitCode, pause.stderr).toBe(0);
+    expect(pause.stdout).toMatch(/^pause applied to agent-ctl-agent: running -> paused-by-user \(now paused-by-user\)/);
+    const again = await cli(['pause', 'ctl-agent', '--json']); // already paused: refused
+    expect(again.exitCode).toBe(1);
+    expect(JSON.parse(again.stdout)).toMatchObject({ exitCode: 1, error: expect.stringMatching(/'pause' is not allowed while paused-by-user/) });
+  });
+
+  test('status and the reportTurn reply validate against the committed JSON Schemas; plain status says why', async () => {
+    expect((await cli(['start', 'schema-agent', '--task', 'Fix it'])).exitCode).toBe(0);
+    const reply = await cli(['report', 'schema-agent', '--json'], JSON.stringify(spiralTurn(1)));
+    const validReply = schema('report-turn-reply');
+    expect(validReply(JSON.parse(reply.stdout)), JSON.stringify(validReply.errors)).toBe(true);
+    const abort = await cli(['abort', 'schema-agent', '--reason', 'wrong repo']);
+    expect(abort.stdout).toMatch(/abort applied to agent-schema-agent: running -> failed/);
+    const s = await cli(['status', 'schema-agent', '--json']);
+    const validStatus = schema('status');
+    expect(validStatus(JSON.parse(s.stdout)), JSON.stringify(validStatus.errors)).toBe(true);
+    const text = await cli(['status', 'schema-agent']);
+    expect(text.stdout).toMatch(/^agent schema-agent: failed\n {2}reason: aborted: wrong repo$/m);
+  });
+
+  test('list: newest first; a query the server refuses exits 2 with its reason', async () => {
+    for (const id of ['old-agent', 'new-agent']) {
+      expect((await cli(['start', id, '--task', 'x'])).exitCode).toBe(0);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const rows = await eventually(async () => {
+      const r = JSON.parse((await cli(['list', '--json'])).stdout) as { agentId: string; startTime: string }[];
+      return r.some((x) => x.agentId === 'new-agent') && r.some((x) => x.agentId === 'old-agent') ? r : null;
+    });
+    expect(rows.map((r) => r.startTime)).toEqual([...rows.map((r) => r.startTime)].sort().reverse());
+    expect(rows.findIndex((r) => r.agentId === 'new-agent')).toBeLessThan(rows.findIndex((r) => r.agentId === 'old-agent'));
+    const bogus = await cli(['list', '--query', 'Bogus = 1']);
+    expect(bogus.exitCode).toBe(2);
+    expect(bogus.stderr).toMatch(/invalid --query "Bogus = 1": .*Bogus/);
+    expect(bogus.stderr).not.toMatch(/^warden: Failed to list workflows$/m);
+  });
+
+  test('start refuses a workflow id that is not agent-<agentId>', async () => {
+    const r = await cli(['start', 'a', '--task', 'x', '--workflow-id', 'agent-b']);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toMatch(/workflowId: "agent-b" does not match agentId "a"/);
+    expect((await cli(['status', 'a'])).exitCode).toBe(3); // nothing was started
+  });
+
+  test("driven mode: the README's relative --driver-command runs from the agent's own work dir", async () => {
+    const r = await execa('node', [MAIN, '--address', stack.server.address, 'start', 'rel-bot', '--task', 'spiral: make npm run build pass', '--driver', 'command', '--driver-command', 'python3 test/fixtures/agent.py', '--max-turns', '2', '--json'], {
+      reject: false,
+      cwd: ROOT,
+    });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).spec.driver.command).toEqual(['python3', join(ROOT, 'test/fixtures/agent.py')]);
+    const done = await eventually(async () => {
+      const s = JSON.parse((await cli(['status', 'rel-bot', '--json'])).stdout);
+      return s.state === 'done' || s.state === 'failed' ? s : null;
+    }, { timeoutMs: 60_000 });
+    expect(done).toMatchObject({ state: 'done', turns: 2 });
   });
 });
 
@@ -135,6 +225,29 @@ describe('warden evaluate (offline, no Temporal)', () => {
     expect(r.stderr).toMatch(/turns\.0\.text/);
     const missing = await evaluate(['--transcript', join(tmp, 'nope.json')]);
     expect(missing.exitCode).toBe(2);
+  });
+
+  test('`warden … | head` ends quietly instead of crashing with EPIPE', async () => {
+    // `| true`: the reader is gone before warden writes (a 42 KB `| head` would fit the pipe buffer
+    // and never see EPIPE). Before the fix: "Error: write EPIPE", exit 1.
+    const r = await execa('bash', ['-c', `node ${MAIN} schemas | true; echo "status \${PIPESTATUS[0]}"`], { reject: false });
+    expect(r.stdout.trim()).toBe('status 0');
+    expect(r.stderr).not.toMatch(/EPIPE|Unhandled|Error/);
+  });
+
+  test('a codex or claude agent without credentials is refused at start (exit 2), before any Temporal call', async () => {
+    const home = join(tmp, 'empty-home');
+    mkdirSync(home, { recursive: true });
+    const env = { PATH: process.env.PATH!, HOME: home, TEMPORAL_ADDRESS: '127.0.0.1:1' };
+    const codex = await execa('node', [MAIN, 'start', 'cx', '--task', 't', '--driver', 'codex'], { reject: false, env, extendEnv: false });
+    expect(codex.exitCode).toBe(2);
+    expect(codex.stderr).toMatch(/codex driver has no credentials: .*codex login.*--no-credential-check/s);
+    const claude = await execa('node', [MAIN, 'start', 'cl', '--task', 't', '--driver', 'claude'], { reject: false, env, extendEnv: false });
+    expect(claude.exitCode).toBe(2);
+    expect(claude.stderr).toMatch(/claude driver has no credentials/);
+    // With a keyless OpenAI-compatible endpoint there is nothing to check: it gets as far as Temporal.
+    const endpoint = await execa('node', [MAIN, 'start', 'cx', '--task', 't', '--driver', 'codex', '--driver-base-url', 'http://127.0.0.1:9/v1'], { reject: false, env, extendEnv: false });
+    expect(endpoint.stderr).toMatch(/cannot reach Temporal/);
   });
 
   test('--help helps', async () => {

@@ -209,6 +209,11 @@ describe('docker-compose.yml', () => {
     expect(interpolateDefaults(worker.WARDEN_TASK_QUEUE)).toBe('warden');
   });
 
+  test('the worker image is built, never pulled (pull_policy: build); README says which Compose', () => {
+    expect((services['warden-worker'] as { pull_policy?: string }).pull_policy).toBe('build');
+    expect(read('README.md')).toMatch(/Compose (≥|>=) ?2\.24/);
+  });
+
   test('the worker is built from our Dockerfile', () => {
     const b = services['warden-worker'].build;
     const ctx = typeof b === 'string' ? b : b?.context;
@@ -349,12 +354,35 @@ describe('Dockerfile', () => {
   const finalStage = ins.slice(froms[froms.length - 1].i);
   const subst = (s: string) => s.replace(/\$\{?([A-Z_]+)\}?/g, (_m, n) => globalArgs[n] ?? '');
 
-  test('multi-stage, on a pinned Node 20 Debian image', () => {
+  test('multi-stage, on a pinned Node 24 Debian image, the same Node that .ci/run installs', () => {
     expect(froms.length).toBeGreaterThanOrEqual(2);
+    const ciNode = /^NODE_VERSION=(\S+)$/m.exec(read('.ci/run'))?.[1];
+    expect(ciNode).toMatch(/^24\.\d+\.\d+$/);
     for (const f of froms) {
       const image = subst(f.args.split(/\s+/)[0]);
-      expect(image).toMatch(/^node:20\.\d+\.\d+-(bookworm|bullseye|trixie)(-slim)?$/);
+      expect(image).toMatch(/^node:24\.\d+\.\d+-(bookworm|bullseye|trixie)(-slim)?$/);
+      expect(image.split(':')[1].split('-')[0]).toBe(ciNode);
     }
+  });
+
+  test('no `# syntax=` directive: it makes the builder pull a frontend image before building', () => {
+    expect(read('Dockerfile')).not.toMatch(/^#\s*syntax\s*=/im);
+  });
+
+  test('WARDEN_HOME is a directory of the image owned by its user, on the named volume compose mounts', () => {
+    const home = finalStage.filter((x) => x.op === 'ENV' && /^WARDEN_HOME=/.test(x.args)).pop();
+    expect(home, 'final stage sets WARDEN_HOME').toBeTruthy();
+    const dir = home!.args.split('=')[1];
+    const user = finalStage.filter((x) => x.op === 'USER').pop()!.args;
+    const run = finalStage.filter((x) => x.op === 'RUN').map((x) => x.args).join(' && ');
+    expect(run).toContain(`mkdir -p ${dir}`);
+    expect(run).toContain(`chown ${user} ${dir}`);
+    const worker = services['warden-worker'];
+    const mount = (worker.volumes ?? []).map((v) => (typeof v === 'string' ? v.split(':') : [v.source ?? '', v.target])).find(([, t]) => t === dir);
+    expect(mount, `warden-worker mounts a volume at ${dir}`).toBeTruthy();
+    expect(Object.keys(compose.volumes ?? {})).toContain(mount![0]);
+    // The worker does not override WARDEN_HOME away from the volume.
+    expect(env(worker).WARDEN_HOME ?? dir).toBe(dir);
   });
 
   test('npm ci without install scripts, build with tsc, prune dev dependencies', () => {
@@ -417,6 +445,76 @@ describe('Dockerfile', () => {
 });
 
 // ---------------------------------------------------------------------------------------------
+// deploy/native: the same topology without containers
+// ---------------------------------------------------------------------------------------------
+
+describe('deploy/native/up.sh', () => {
+  const script = read('deploy/native/up.sh');
+
+  test('builds the Temporal server version compose runs, and is valid bash', () => {
+    const tag = interpolateDefaults(services.temporal.image!).split(':')[1];
+    expect(/^TEMPORAL_SERVER_VERSION=(\S+)$/m.exec(script)?.[1]).toBe(tag);
+    expect(script).toContain('go.temporal.io/server/cmd/server@v$TEMPORAL_SERVER_VERSION');
+    expect(script).toContain('go.temporal.io/server/cmd/tools/sql@v$TEMPORAL_SERVER_VERSION');
+    for (const f of ['deploy/native/up.sh', 'deploy/native/down.sh']) {
+      const r = spawnSync('bash', ['-n', join(ROOT, f)], { encoding: 'utf8' });
+      expect(r.status, `${f}: ${r.stderr}`).toBe(0);
+    }
+  });
+
+  test('runs the compose jobs themselves, with the same search attributes and the server env compose gives', () => {
+    for (const job of ['setup-schema.sh', 'create-namespace.sh', 'register-search-attributes.sh']) expect(script).toContain(`deploy/temporal/${job}`);
+    const sa = command(services['warden-search-attributes']).slice(1).join(' ');
+    expect(script).toContain(sa);
+    for (const k of ['DB', 'POSTGRES_SEEDS', 'POSTGRES_USER', 'POSTGRES_PWD', 'BIND_ON_IP', 'DYNAMIC_CONFIG_FILE_PATH']) {
+      expect(env(services.temporal), k).toHaveProperty(k);
+      expect(script, k).toMatch(new RegExp(`\\b${k}=`));
+    }
+    expect(JSON.parse(read('package.json')).scripts['prod:native']).toBe('bash deploy/native/up.sh --walkthrough --down');
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// package-lock.json: what `npm ci` (npm 11) needs
+// ---------------------------------------------------------------------------------------------
+
+describe('package-lock.json', () => {
+  interface LockEntry {
+    version?: string;
+    dependencies?: Record<string, string>;
+    optionalDependencies?: Record<string, string>;
+  }
+  const lock = JSON.parse(read('package-lock.json')) as { packages: Record<string, LockEntry> };
+
+  /** Where npm would find `name` for the package at `path` (node_modules lookup, innermost first). */
+  function resolveIn(path: string, name: string): string | undefined {
+    let dir = path;
+    for (;;) {
+      const candidate = `${dir ? `${dir}/` : ''}node_modules/${name}`;
+      if (lock.packages[candidate]) return candidate;
+      if (!dir) return undefined;
+      const i = dir.lastIndexOf('/node_modules/');
+      dir = i < 0 ? '' : dir.slice(0, i);
+    }
+  }
+
+  test('lists every optional dependency of every package (npm 11 `npm ci` refuses a lock that does not)', () => {
+    const missing: string[] = [];
+    for (const [path, entry] of Object.entries(lock.packages)) {
+      for (const name of Object.keys(entry.optionalDependencies ?? {})) if (!resolveIn(path, name)) missing.push(`${path || '(root)'} -> ${name}`);
+    }
+    expect(missing).toEqual([]);
+  });
+
+  test('engines and @types/node follow the Node line the project runs on (24, still 22)', () => {
+    const pkg = JSON.parse(read('package.json')) as { engines: { node: string }; devDependencies: Record<string, string> };
+    expect(pkg.engines.node).toBe('>=22');
+    expect(pkg.devDependencies['@types/node']).toMatch(/^24\.\d+\.\d+$/);
+    expect(lock.packages['node_modules/@types/node']?.version).toBe(pkg.devDependencies['@types/node']);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
 // The one-shot job scripts, run under /bin/sh against stand-in commands
 // ---------------------------------------------------------------------------------------------
 
@@ -443,10 +541,24 @@ case "$1 $2 $3" in
   "operator namespace create") echo "$ns" >> "$S/namespaces"; exit 0;;
   "operator search-attribute list")
     grep -qx "$ns" "$S/namespaces" 2>/dev/null || { echo "namespace $ns not found" >&2; exit 1; }
-    echo "            Name                Type"
-    echo "  WorkflowType                Keyword"
-    echo "  StartTime                   Datetime"
-    [ -f "$S/sa" ] && awk '{ printf "  %-27s %s\\n", $1, $2 }' "$S/sa"
+    # What \`temporal operator search-attribute list -o json\` prints (pretty unless $S/compact, as
+    # with -o jsonl); without -o json, the human table, which the script must not be reading.
+    case " $* " in *" -o json "*) ;; *) echo "  Name  Type"; echo "  WardenState  Int"; exit 0;; esac
+    q='"'
+    if [ -f "$S/compact" ]; then
+      custom=$(awk -v q="$q" '{ printf "%s%s%s%s:%s%s%s", (NR > 1 ? "," : ""), q, $1, q, q, $2, q }' "$S/sa" 2>/dev/null)
+      echo "{\${q}customAttributes\${q}:{$custom},\${q}systemAttributes\${q}:{\${q}WorkflowType\${q}:\${q}INDEXED_VALUE_TYPE_KEYWORD\${q}}}"
+    else
+      echo "{"
+      echo "  \${q}customAttributes\${q}: {"
+      [ -f "$S/sa" ] && awk -v q="$q" '{ l[NR] = $0 } END { for (i = 1; i <= NR; i++) { split(l[i], f, " "); printf "    %s%s%s: %s%s%s%s\\n", q, f[1], q, q, f[2], q, (i < NR ? "," : "") } }' "$S/sa"
+      echo "  },"
+      echo "  \${q}systemAttributes\${q}: {"
+      echo "    \${q}StartTime\${q}: \${q}INDEXED_VALUE_TYPE_DATETIME\${q},"
+      echo "    \${q}WorkflowType\${q}: \${q}INDEXED_VALUE_TYPE_KEYWORD\${q}"
+      echo "  }"
+      echo "}"
+    fi
     exit 0;;
   "operator search-attribute create")
     if awk -v n="$name" '$1 == n { f = 1 } END { exit !f }' "$S/sa" 2>/dev/null; then
@@ -467,7 +579,8 @@ if [ -f "$S/down" ]; then
 fi
 db="$2"; cmd="$3"
 case "$cmd" in
-  create-database) if grep -qx "$db" "$S/dbs" 2>/dev/null; then echo "database exists" >&2; exit 1; fi; echo "$db" >> "$S/dbs"; exit 0;;
+  # 1.31 on PostgreSQL: an existing database is success (the duplicate-database error is ignored).
+  create-database) grep -qx "$db" "$S/dbs" 2>/dev/null || echo "$db" >> "$S/dbs"; exit 0;;
   setup-schema|update-schema)
     grep -qx "$db" "$S/dbs" 2>/dev/null || { echo "no database $db" >&2; exit 1; }
     [ -f "$S/fail-$cmd" ] && exit 1
@@ -571,6 +684,21 @@ describe.each(SHELLS.map((s) => [s.join(' '), s]))('deploy/temporal job scripts 
     expect(r2.status, r2.out).toBe(0);
   });
 
+  test('search attributes: reads `-o json`, compact or pretty; a longer name sharing the prefix is not a match', () => {
+    for (const compact of [false, true]) {
+      const fake = fakeBin();
+      writeFileSync(join(fake.state, 'namespaces'), 'default\n');
+      if (compact) writeFileSync(join(fake.state, 'compact'), '');
+      // WardenStateOld (Int) must not be taken for WardenState; WardenPaused is already there.
+      writeFileSync(join(fake.state, 'sa'), 'WardenStateOld INDEXED_VALUE_TYPE_INT\nWardenPaused INDEXED_VALUE_TYPE_BOOL\n');
+      const r = runScript('register-search-attributes.sh', SA_ARGS, fake);
+      expect(r.status, r.out).toBe(0);
+      for (const c of calls(fake, 'operator search-attribute list')) expect(c).toMatch(/ -o json( |$)/);
+      expect(calls(fake, 'operator search-attribute create').map((c) => /--name (\S+)/.exec(c)![1])).toEqual(['WardenState', 'WardenEscalationStep', 'WardenCostUsd', 'WardenTokens', 'WardenParent']);
+      expect(r.out).toMatch(/search attribute WardenPaused \(Bool\) is registered/);
+    }
+  });
+
   test('search attributes: an existing attribute of another type fails the job, naming it', () => {
     const fake = fakeBin();
     writeFileSync(join(fake.state, 'namespaces'), 'default\n');
@@ -613,12 +741,15 @@ describe.each(SHELLS.map((s) => [s.join(' '), s]))('deploy/temporal job scripts 
     expect(first.status, first.out).toBe(0);
     expect(stateFile(fake, 'dbs').trim().split('\n')).toEqual(['temporal', 'temporal_visibility']);
     const updates = calls(fake, 'postgres12 postgresql:5432 temporal').filter((c) => c.includes('update-schema'));
+    // The schema built into temporal-sql-tool, not a directory that must exist in the image.
     expect(updates).toEqual([
-      'postgres12 postgresql:5432 temporal --db temporal update-schema -d /etc/temporal/schema/postgresql/v12/temporal/versioned',
-      'postgres12 postgresql:5432 temporal --db temporal_visibility update-schema -d /etc/temporal/schema/postgresql/v12/visibility/versioned',
+      'postgres12 postgresql:5432 temporal --db temporal update-schema --schema-name postgresql/v12/temporal',
+      'postgres12 postgresql:5432 temporal --db temporal_visibility update-schema --schema-name postgresql/v12/visibility',
     ]);
+    expect(read('deploy/temporal/setup-schema.sh')).not.toMatch(/\/etc\/temporal\/schema|update-schema -d /);
     const again = run();
     expect(again.status, again.out).toBe(0);
+    expect(stateFile(fake, 'dbs').trim().split('\n')).toEqual(['temporal', 'temporal_visibility']);
     expect(calls(fake, 'postgres12').filter((c) => c.includes('update-schema'))).toHaveLength(4);
   });
 

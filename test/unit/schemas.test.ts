@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { jsonSchemas } from '../../src/domain/json-schemas.js';
 import {
   AgentSpecSchema,
   DurationSchema,
@@ -223,20 +225,32 @@ describe('signal schemas', () => {
     expect([...SIGNAL_NAMES].sort()).toEqual(['abort', 'admit', 'childSpend', 'heartbeat', 'interrupt', 'pause', 'resume', 'steer', 'stop']);
   });
 
-  it.each(SIGNAL_NAMES)('%s accepts {}', (name) => {
+  // Every signal argument is optional except steer's text (steering without text means nothing).
+  const OPTIONAL_ONLY = SIGNAL_NAMES.filter((n) => n !== 'steer');
+
+  it('steer needs non-empty text: {} and {"text": ""} are refused naming the field, in zod and in its JSON Schema', () => {
+    for (const raw of [{}, { text: '' }, undefined]) expect(rejects(SIGNAL_SCHEMAS.steer, raw ?? {})).toMatch(/^text: /);
+    const ajv = new Ajv2020({ strict: false });
+    const validate = ajv.compile(jsonSchemas()['signal-steer'] as object);
+    expect(validate({})).toBe(false);
+    expect(validate({ text: '' })).toBe(false);
+    expect(validate({ text: 'read the error first' })).toBe(true);
+  });
+
+  it.each(OPTIONAL_ONLY)('%s accepts {}', (name) => {
     const r = SIGNAL_SCHEMAS[name].safeParse({});
     expect(r.success).toBe(true);
     if (r.success) expect(r.data).toEqual({});
   });
 
-  it.each(SIGNAL_NAMES)('%s accepts a payload whose fields are all undefined', (name) => {
+  it.each(OPTIONAL_ONLY)('%s accepts a payload whose fields are all undefined', (name) => {
     const shape = Object.keys((SIGNAL_SCHEMAS[name] as unknown as { shape: Record<string, unknown> }).shape);
     expect(shape.length).toBeGreaterThan(0);
     const allUndefined = Object.fromEntries(shape.map((k) => [k, undefined]));
     expect(SIGNAL_SCHEMAS[name].safeParse(allUndefined).success).toBe(true);
   });
 
-  it.each(SIGNAL_NAMES)('%s: a bare signal (no payload, as the workflow handler sees it: raw ?? {}) is accepted', (name) => {
+  it.each(OPTIONAL_ONLY)('%s: a bare signal (no payload, as the workflow handler sees it: raw ?? {}) is accepted', (name) => {
     for (const raw of [undefined, null]) expect(SIGNAL_SCHEMAS[name].safeParse(raw ?? {}).success).toBe(true);
   });
 

@@ -2,8 +2,14 @@
 import type { Command } from 'commander';
 import type { SignalName } from '../../domain/schemas.js';
 import { withClient, globals } from '../context.js';
+import { CONTROL_VERBS, type ControlVerb } from '../../domain/control.js';
 import { UsageError } from '../exit.js';
 import { print, printJson } from '../output.js';
+
+/** The workflow refused the signal (the state table or the payload): exit 1 with its reason. */
+export class SignalRefusedError extends Error {
+  override name = 'SignalRefusedError';
+}
 
 const VERBS: { name: SignalName; description: string; build: (o: Record<string, string | undefined>, rest: string[]) => Record<string, unknown> }[] = [
   {
@@ -47,9 +53,22 @@ export function register(program: Command): void {
       const opts = args.at(-2) as Record<string, string | undefined>;
       const rest = verb.name === 'steer' ? ((args[0] as string[]) ?? []) : [];
       const payload = verb.build(opts, rest);
-      await withClient(cmd, (client) => client.signal(agentId, verb.name, payload as never));
-      if (globals(cmd).json) return printJson({ agentId, signal: verb.name, payload, sent: true });
-      print(`${verb.name} sent to agent-${agentId}`);
+      const json = globals(cmd).json;
+      if (!(CONTROL_VERBS as readonly string[]).includes(verb.name)) {
+        await withClient(cmd, (client) => client.signal(agentId, verb.name, payload as never));
+        if (json) return printJson({ agentId, signal: verb.name, payload, sent: true });
+        return print(`${verb.name} sent to agent-${agentId}`);
+      }
+      // Control verbs: send, then wait (up to 3 s) to see the workflow apply or refuse it.
+      const outcome = await withClient(cmd, (client) => client.control(agentId, verb.name as ControlVerb, payload as never));
+      if (outcome.kind === 'refused') {
+        // Exit 1; with --json the error object ({error, exitCode}) is what stdout gets.
+        throw new SignalRefusedError(`${verb.name} refused by agent-${agentId} (state ${outcome.state}): ${outcome.reason}`);
+      }
+      if (json) return printJson({ agentId, signal: verb.name, payload, sent: true, outcome });
+      if (outcome.kind === 'applied') print(`${verb.name} applied to agent-${agentId}: ${outcome.detail} (now ${outcome.state})`);
+      else if (outcome.kind === 'pending') print(`${verb.name} sent to agent-${agentId}; not applied yet after 3 s (state ${outcome.state})`);
+      else print(`${verb.name} sent to agent-${agentId} (${outcome.reason})`);
     });
   }
 }

@@ -1,6 +1,7 @@
 /** `warden dev` (dev server + worker + a demo), `warden server`, `warden worker`. */
 import type { Command } from 'commander';
 import { join, resolve } from 'node:path';
+import { pino } from 'pino';
 import { startDevServer, type DevServer } from '../../devserver/server.js';
 import { createLogger } from '../../logger.js';
 import { startWorker } from '../../../workers/main.js';
@@ -8,6 +9,7 @@ import { UsageError } from '../exit.js';
 import { print } from '../output.js';
 import { globals } from '../context.js';
 import { runDemo } from '../demo.js';
+import { commandFor, wardenCommand } from '../invocation.js';
 
 const port = (name: string) => (v: string) => {
   const n = Number(v);
@@ -63,7 +65,13 @@ export function register(program: Command): void {
       .option('--no-demo', 'skip the demo agent'),
   ).action(async (o: ServerFlags & { demo: boolean }, cmd: Command) => {
     const server = await startServer(o);
-    const log = createLogger('warden-worker', process.env.WARDEN_LOG_LEVEL ?? 'warn');
+    // The worker's JSON log lines go to a file beside server.log, not into the terminal, where
+    // they would land in the middle of the demo's text.
+    const workerLog = join(resolve(server.dbFile, '..'), 'worker.log');
+    const log = pino(
+      { name: 'warden-worker', level: process.env.WARDEN_LOG_LEVEL ?? 'info', base: { pid: process.pid } },
+      pino.destination({ dest: workerLog, mkdir: true, sync: true }),
+    );
     let worker;
     try {
       worker = await startWorker({ address: server.address, namespace: server.namespace, taskQueue: globals(cmd).taskQueue, log });
@@ -71,16 +79,20 @@ export function register(program: Command): void {
       await server.stop();
       throw err;
     }
-    const env = server.address === '127.0.0.1:7233' ? '' : `TEMPORAL_ADDRESS=${server.address} `;
+    // Printed commands work as pasted: the real paths of warden and temporal unless PATH has them.
+    const w = `${server.address === '127.0.0.1:7233' ? '' : `TEMPORAL_ADDRESS=${server.address} `}${wardenCommand()}`;
+    const temporal = commandFor('temporal', server.temporalCli);
     print('');
     print(`warden is up: Temporal at ${server.address}, worker on task queue ${worker.settings.taskQueue}`);
     if (server.uiUrl) print(`Web UI: ${server.uiUrl}/namespaces/${server.namespace}/workflows`);
     print(`server log: ${join(resolve(server.dbFile, '..'), 'server.log')}`);
+    print(`worker log: ${workerLog} (JSON lines; escalations are logged there too)`);
     print('');
     print('Try, in another terminal:');
-    print(`  ${env}warden start my-agent --task "make the failing build pass"`);
-    print(`  echo '{"id":"t1","text":"retrying","toolCalls":[{"name":"shell","args":"npm run build","ok":false}]}' | ${env}warden report my-agent`);
-    print(`  ${env}warden status my-agent`);
+    print(`  ${w} start my-agent --task "make the failing build pass"`);
+    print(`  echo '{"id":"t1","text":"retrying","toolCalls":[{"name":"shell","args":"npm run build","ok":false}]}' | ${w} report my-agent`);
+    print(`  ${w} status my-agent`);
+    print(`  ${temporal} workflow list --address ${server.address}`);
     print('');
     const stopping = untilSignal();
     if (o.demo) {

@@ -7,6 +7,7 @@ import { parseDuration } from '../../domain/schemas.js';
 import { withClient, globals } from '../context.js';
 import { UsageError } from '../exit.js';
 import { print, printJson } from '../output.js';
+import { codexEndpointOverrides, missingCredentials, resolveCommandPaths, resolveWorkDir, type CredentialProbe, type FsProbe } from '../driver-setup.js';
 
 const int = (name: string) => (v: string) => {
   const n = Number(v);
@@ -46,10 +47,15 @@ interface StartOptions {
   script?: string;
   workDir?: string;
   maxTurns?: number;
+  driverBaseUrl?: string;
+  driverApiKeyEnv?: string;
+  driverWireApi?: string;
+  credentialCheck?: boolean;
+  workflowId?: string;
 }
 
 /** Driven mode from flags: `--driver codex|claude|command|scripted` and its options. */
-export function driverFromFlags(o: StartOptions): Pick<AgentSpecInput, 'driver' | 'driven'> {
+export function driverFromFlags(o: StartOptions, probe?: FsProbe): Pick<AgentSpecInput, 'driver' | 'driven'> {
   const only = (flag: string, value: unknown, kinds: string[]) => {
     if (value !== undefined && (!o.driver || !kinds.includes(o.driver))) throw new UsageError(`${flag} only goes with --driver ${kinds.join('|')}`);
   };
@@ -59,12 +65,19 @@ export function driverFromFlags(o: StartOptions): Pick<AgentSpecInput, 'driver' 
   only('--driver-config', o.driverConfig, ['codex', 'claude']);
   only('--work-dir', o.workDir, ['codex', 'claude', 'command', 'scripted']);
   only('--max-turns', o.maxTurns, ['codex', 'claude', 'command', 'scripted']);
+  only('--driver-base-url', o.driverBaseUrl, ['codex']);
+  only('--driver-api-key-env', o.driverApiKeyEnv, ['codex']);
+  only('--driver-wire-api', o.driverWireApi, ['codex']);
+  if ((o.driverApiKeyEnv !== undefined || o.driverWireApi !== undefined) && o.driverBaseUrl === undefined) {
+    throw new UsageError('--driver-api-key-env and --driver-wire-api go with --driver-base-url URL');
+  }
   if (!o.driver) return {};
-  const driven = { ...(o.workDir && { workDir: o.workDir }), ...(o.maxTurns !== undefined && { maxTurns: o.maxTurns }) };
+  // Relative paths are the caller's: the worker runs the agent in its own work directory.
+  const driven = { ...(o.workDir && { workDir: resolveWorkDir(o.workDir, probe) }), ...(o.maxTurns !== undefined && { maxTurns: o.maxTurns }) };
   switch (o.driver) {
     case 'command':
       if (!o.driverCommand) throw new UsageError('--driver command needs --driver-command "program args…"');
-      return { driver: { kind: 'command', command: o.driverCommand.split(/\s+/).filter(Boolean) }, driven };
+      return { driver: { kind: 'command', command: resolveCommandPaths(o.driverCommand.split(/\s+/).filter(Boolean), probe) }, driven };
     case 'scripted': {
       if (!o.script) throw new UsageError('--driver scripted needs --script FILE (a JSON array of turns)');
       let turns: unknown;
@@ -75,11 +88,21 @@ export function driverFromFlags(o: StartOptions): Pick<AgentSpecInput, 'driver' 
       }
       return { driver: { kind: 'scripted', turns: turns as never }, driven };
     }
-    case 'codex':
-      return { driver: { kind: 'codex', config: o.driverConfig ?? [], ...(o.driverModel && { model: o.driverModel }) }, driven };
+    case 'codex': {
+      const endpoint = o.driverBaseUrl !== undefined ? codexEndpointOverrides({ baseUrl: o.driverBaseUrl, apiKeyEnv: o.driverApiKeyEnv, wireApi: o.driverWireApi }) : [];
+      // The endpoint first: an explicit --driver-config comes last and wins, as in codex.
+      return { driver: { kind: 'codex', config: [...endpoint, ...(o.driverConfig ?? [])], ...(o.driverModel && { model: o.driverModel }) }, driven };
+    }
     case 'claude':
       return { driver: { kind: 'claude', args: o.driverConfig ?? [], ...(o.driverModel && { model: o.driverModel }) }, driven };
   }
+}
+
+/** Refuse (exit 2) a codex/claude agent that could not authenticate; see driver-setup.ts. */
+export function checkDriverCredentials(spec: AgentSpecInput, o: StartOptions, probe?: CredentialProbe): void {
+  if (o.credentialCheck === false || !spec.driver) return;
+  const why = missingCredentials(spec.driver as { kind: string; config?: string[]; credentialsHome?: string }, o.driverBaseUrl !== undefined ? { apiKeyEnv: o.driverApiKeyEnv } : undefined, probe);
+  if (why) throw new UsageError(why);
 }
 
 export function buildSpec(agentId: string, o: StartOptions): AgentSpecInput {
@@ -99,7 +122,7 @@ export function buildSpec(agentId: string, o: StartOptions): AgentSpecInput {
   if (o.evaluator === 'codex') evaluator = { kind: 'codex', config: o.codexConfig ?? [] };
   if (o.evaluator === 'command') {
     if (!o.evaluatorCommand) throw new UsageError('--evaluator command needs --evaluator-command "program args…"');
-    evaluator = { kind: 'command', command: o.evaluatorCommand.split(/\s+/).filter(Boolean) };
+    evaluator = { kind: 'command', command: resolveCommandPaths(o.evaluatorCommand.split(/\s+/).filter(Boolean)) };
   } else if (o.evaluatorCommand) {
     throw new UsageError('--evaluator-command only goes with --evaluator command');
   }
@@ -164,6 +187,11 @@ export function register(program: Command): void {
     .option('--driver-config <value>', 'for --driver codex: a `-c key=value` override for codex exec; for --driver claude: an extra CLI argument (repeatable)', collect)
     .option('--work-dir <dir>', "driven mode: the agent's working directory (default $WARDEN_HOME/agents/<id>/work)")
     .option('--max-turns <n>', 'driven mode: stop after this many turns (default 50)', int('--max-turns'))
+    .option('--driver-base-url <url>', 'for --driver codex: an OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1 (a codex model_providers entry)')
+    .option('--driver-api-key-env <name>', 'for --driver codex with --driver-base-url: env var on the worker holding the API key (omit for keyless servers)')
+    .option('--driver-wire-api <api>', 'for --driver codex with --driver-base-url: the wire API codex speaks to it (default responses)')
+    .option('--no-credential-check', 'for --driver codex|claude: start even if no credentials are visible here (the worker has its own)')
+    .option('--workflow-id <id>', 'refuse to start unless the workflow id is this (it is always agent-<agentId>)')
     .option('--json', 'print the result as JSON')
     .addHelpText(
       'after',
@@ -173,11 +201,13 @@ Examples:
   warden start fixer --task "…" --config warden.yaml --webhook http://127.0.0.1:9000/hook
   warden start fixer --task "…" --evaluator command --evaluator-command "python3 judge.py"
   warden start bot --task "…" --driver command --driver-command "python3 my_agent.py" --work-dir ./repo
+  warden start cx --task "…" --driver codex --driver-base-url http://127.0.0.1:8000/v1 --driver-api-key-env MY_KEY --driver-model my-model
   warden start fixer --task "…" --evaluator openai --openai-base-url http://127.0.0.1:11434/v1 --model llama3.2`,
     )
     .action(async (agentId: string, o: StartOptions, cmd: Command) => {
       const spec = buildSpec(agentId, o);
-      const r = await withClient(cmd, (c) => c.start(spec));
+      checkDriverCredentials(spec, o);
+      const r = await withClient(cmd, (c) => c.start(spec, { ...(o.workflowId !== undefined && { workflowId: o.workflowId }) }));
       if (globals(cmd).json) return printJson({ agentId, workflowId: r.workflowId, runId: r.runId, spec: r.spec, searchAttributes: r.searchAttributes });
       print(`started ${r.workflowId} (run ${r.runId})`);
       print(`  evaluator ${r.spec.evaluator.kind}, every ${r.spec.supervisor.evalInterval} turns over the last ${r.spec.supervisor.windowSize}, escalates at step ${r.spec.supervisor.escalationThreshold}`);

@@ -5,9 +5,21 @@ import { formatVerdict } from '../../domain/verdict.js';
 import { withClient, globals } from '../context.js';
 import { print, printJson } from '../output.js';
 
+/** The last failed turn of a driven agent (until a turn succeeds); absent on agents from older versions. */
+function lastTurnError(s: AgentStatus): string | null {
+  const e = (s as Partial<AgentStatus>).lastTurnError;
+  if (!e) return null;
+  return s.restarts > 0 ? `${e} (${s.restarts} failed turn${s.restarts === 1 ? '' : 's'} in the restart window)` : e;
+}
+
 export function formatStatus(s: AgentStatus): string[] {
+  // Why the agent is where it is: the reason of its last transition (unless the pause line says it).
+  const why = s.stateReason && !(s.paused && s.pauseReason === s.stateReason) ? s.stateReason : null;
+  const turnError = lastTurnError(s);
   const lines = [
     `agent ${s.agentId}: ${s.state}${s.paused ? ` — paused: ${s.pauseReason}` : ''}`,
+    ...(why ? [`  reason: ${why}`] : []),
+    ...(turnError ? [`  last turn error: ${turnError}`] : []),
     ...(s.driver ? [`  driven by warden (${s.driver})${s.turnRunning ? ', a turn is running' : ''}`] : []),
     `  escalation step ${s.escalationStep}/${s.escalationThreshold} (escalations so far: ${s.escalations})`,
     `  turns ${s.turns}; evaluations ${s.evaluations.total} (ok ${s.evaluations.ok}, flagged ${s.evaluations.flagged}, skipped ${s.evaluations.skipped})`,

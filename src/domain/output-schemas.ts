@@ -1,0 +1,73 @@
+/**
+ * The output side of the contract as zod schemas: the `status` query's answer and the
+ * `reportTurn` update's reply. For `warden schemas` (JSON Schemas for services in other languages)
+ * and for checking real answers in tests. The top-level objects are open (additional properties
+ * allowed), so a field added later does not make an older consumer's validation fail.
+ */
+import { z } from 'zod';
+import { EVENTS, STATES } from './states.js';
+import { VerdictSchema, WhisperSchema } from './schemas.js';
+import type { AgentStatus, ReportTurnResult } from './status.js';
+
+const State = z.enum(STATES);
+const count = z.number().int().nonnegative();
+const budget = z.object({ used: z.number().nonnegative(), limit: z.number().nullable() });
+
+const ReportTurnResultShape = z.object({
+  accepted: z.boolean(),
+  duplicate: z.boolean(),
+  stale: z.boolean().optional(),
+  whispers: z.array(WhisperSchema),
+  paused: z.boolean(),
+  stop: z.boolean(),
+  interrupt: z.boolean(),
+  state: State,
+});
+
+const AgentStatusShape = z.object({
+  agentId: z.string(),
+  state: State,
+  stateReason: z.string().nullable(),
+  paused: z.boolean(),
+  pauseReason: z.string().nullable(),
+  escalationStep: count,
+  escalationThreshold: count,
+  escalations: count,
+  turns: count,
+  evaluations: z.object({ total: count, ok: count, flagged: count, skipped: count }),
+  lastVerdict: VerdictSchema.extend({ at: z.string() }).nullable(),
+  lastSkipReason: z.string().nullable(),
+  pendingWhispers: count,
+  whispersDelivered: count,
+  tokens: z.object({ in: count, out: count, total: count }),
+  costUsd: z.number().nonnegative(),
+  lastTurnAt: z.string().nullable(),
+  lastHeartbeatAt: z.string().nullable(),
+  stopRequested: z.boolean(),
+  transitions: z.array(z.object({ from: State, to: State, event: z.enum(EVENTS), cause: z.string(), at: z.string() })),
+  refused: z.array(z.object({ what: z.string(), reason: z.string(), at: z.string() })),
+  invalidSignals: count,
+  runs: count,
+  driver: z.string().nullable(),
+  turnRunning: z.boolean(),
+  budgets: z.object({ tokens: budget, costUsd: budget, turns: budget, wallClockMs: budget }),
+  restarts: count,
+  generation: count,
+  parent: z.string().nullable(),
+  children: z.array(z.object({ agentId: z.string(), state: z.string(), reason: z.string().nullable() })),
+  toolAllowlist: z.array(z.string()),
+  result: z.object({ inline: z.unknown().optional(), ref: z.object({ sha256: z.string(), bytes: count, path: z.string() }).optional() }).nullable(),
+  /** Driven mode: why the last turn failed, until a turn succeeds (absent on agents from older versions). */
+  lastTurnError: z.string().nullable().optional(),
+  task: z.string().optional(),
+  model: z.string().nullable().optional(),
+  currentTool: z.string().nullable().optional(),
+  spend: z.object({ bucketMs: count, buckets: z.array(z.object({ at: z.string(), tokens: z.number(), costUsd: z.number() })) }).optional(),
+});
+
+export const ReportTurnResultSchema = ReportTurnResultShape.loose();
+export const AgentStatusSchema = AgentStatusShape.loose();
+
+// Compile-time: every status and reply the workflow returns fits these schemas.
+export const _statusFits = (s: AgentStatus): z.input<typeof AgentStatusShape> => s;
+export const _replyFits = (r: ReportTurnResult): z.input<typeof ReportTurnResultShape> => r;
