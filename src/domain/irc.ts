@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { AGENT_ID_RE, IrcChannelSchema } from './schemas.js';
-import { MAX_REASON_TEXT, MAX_WHISPER_TEXT } from './limits.js';
+import { MAX_REASON_TEXT, MAX_WHISPER_TEXT, truncate } from './limits.js';
 import type { AgentStatus } from './status.js';
 
 /** RFC 2812 nick characters (a letter or special first), as servers accept them. */
@@ -115,9 +115,9 @@ export function refusal(nick: string, verb: IrcVerb): string {
 /** `!status` as one line: state, pause reason, ladder, turns, last verdict, spend. */
 export function statusLine(s: AgentStatus): string {
   const parts = [`${s.agentId} is ${s.state}`];
-  if (s.paused && s.pauseReason) parts.push(`(${s.pauseReason})`);
+  if (s.paused && s.pauseReason) parts.push(`(${truncate(s.pauseReason, 80)})`);
   parts.push(`· step ${s.escalationStep}/${s.escalationThreshold}`, `· ${s.turns} turns`, `· ${s.evaluations.total} evaluations (${s.evaluations.flagged} flagged)`);
-  if (s.lastVerdict) parts.push(`· last verdict ${[s.lastVerdict.kind, s.lastVerdict.pattern].filter(Boolean).join(' ')}: ${s.lastVerdict.message}`);
+  if (s.lastVerdict) parts.push(`· last verdict ${[s.lastVerdict.kind, s.lastVerdict.pattern].filter(Boolean).join(' ')}: ${truncate(s.lastVerdict.message, 120)}`);
   if (s.pendingWhispers) parts.push(`· ${s.pendingWhispers} whispers pending`);
   parts.push(`· $${s.costUsd.toFixed(2)}`);
   return parts.join(' ');
