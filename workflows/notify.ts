@@ -12,11 +12,12 @@
  * Returns a delivery report: per channel ok (with the HTTP status or the lines posted) or failed
  * with the cause. A channel that fails never stops the others.
  */
-import { ActivityFailure, ApplicationFailure, log, proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, ParentClosePolicy, log, proxyActivities, startChild, workflowInfo } from '@temporalio/workflow';
 import type { WardenActivities } from '../src/domain/activity-types.js';
 import {
   IRC_TASK_QUEUE,
   NotifyWorkflowInputSchema,
+  notifyWorkflowId,
   type ChannelDelivery,
   type DeliveryReport,
   type NotifyWorkflowInput,
@@ -82,4 +83,21 @@ export async function notifyWorkflow(input: NotifyWorkflowInput): Promise<Delive
     if (!d.ok) log.warn('notification channel failed', { agentId: event.agentId, event: event.event, channel: d.channel, cause: d.cause });
   }
   return { event: event.event, agentId: event.agentId, deliveries, ok };
+}
+
+/**
+ * The port a parent workflow (the agent) calls for each alert: starts `notifyWorkflow` as an
+ * abandoned child on the parent's task queue and resolves once the child has *started* (so the
+ * parent may complete right after without losing it), never waiting for delivery. `seq` counts
+ * alerts within the parent's run; the id is `notify-<agentId>-<runId8>-<seq>`.
+ */
+export async function startNotifyChild(input: NotifyWorkflowInput, seq: number): Promise<string> {
+  const workflowId = notifyWorkflowId(input.event.agentId, workflowInfo().runId, seq);
+  const child = await startChild(notifyWorkflow, {
+    workflowId,
+    args: [input],
+    parentClosePolicy: ParentClosePolicy.ABANDON,
+    staticSummary: `${input.event.event} alert for ${input.event.agentId}`,
+  });
+  return child.workflowId;
 }

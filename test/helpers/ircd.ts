@@ -94,12 +94,14 @@ export interface IrcPerson {
   /** Everything this client read in its channel (and private messages to it). */
   heard: Heard[];
   say(text: string): void;
-  /** Lines from `nick` matching `re`, in order. */
-  from(nick: string, re?: RegExp): Heard[];
+  /** Lines from `nick` (a name, or a pattern for a nick the server may have varied) matching `re`, in order. */
+  from(nick: string | RegExp, re?: RegExp): Heard[];
   /** Wait for the first line from `nick` matching `re` after `since` lines heard. */
-  waitFor(nick: string, re: RegExp, opts?: { timeoutMs?: number; since?: number }): Promise<Heard>;
+  waitFor(nick: string | RegExp, re: RegExp, opts?: { timeoutMs?: number; since?: number }): Promise<Heard>;
   quit(): Promise<void>;
 }
+
+const isFrom = (h: Heard, who: string | RegExp) => (typeof who === 'string' ? h.nick === who : who.test(h.nick));
 
 /** A person on IRC: connects, joins `channel`, records what it reads. */
 export async function ircPerson(ircd: Ircd, nick: string, channel: string): Promise<IrcPerson> {
@@ -122,14 +124,14 @@ export async function ircPerson(ircd: Ircd, nick: string, channel: string): Prom
     nick,
     heard,
     say: (text) => c.say(channel, text),
-    from: (who, re) => heard.filter((h) => h.nick === who && (!re || re.test(h.message))),
+    from: (who, re) => heard.filter((h) => isFrom(h, who) && (!re || re.test(h.message))),
     async waitFor(who, re, opts = {}) {
-      const deadline = Date.now() + (opts.timeoutMs ?? 20_000);
+      const deadline = Date.now() + (opts.timeoutMs ?? 60_000);
       for (;;) {
-        const hit = heard.slice(opts.since ?? 0).find((h) => h.nick === who && re.test(h.message));
+        const hit = heard.slice(opts.since ?? 0).find((h) => isFrom(h, who) && re.test(h.message));
         if (hit) return hit;
         if (Date.now() > deadline) {
-          throw new Error(`${nick} did not hear ${who} say ${re} within ${opts.timeoutMs ?? 20_000} ms; heard: ${JSON.stringify(heard.slice(-10))}`);
+          throw new Error(`${nick} did not hear ${who} say ${re} within ${opts.timeoutMs ?? 60_000} ms; heard: ${JSON.stringify(heard.slice(-10))}`);
         }
         await new Promise((r) => setTimeout(r, 100));
       }
