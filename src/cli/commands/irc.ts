@@ -56,9 +56,10 @@ export function register(program: Command): void {
     .addHelpText(
       'after',
       `
-Run exactly one bot per IRC network/channel set: it is the only poller of the warden-irc task
-queue, so each alert is posted once however many warden workers run. Alerts raised while it is
-away wait on the queue (up to 24 h) and are posted when it comes back.
+One bot per deployment is enough: it alone polls the warden-irc task queue, so each alert is posted
+once however many warden workers run (a second bot, with another nick on the same network, shares
+the queue rather than repeating alerts). Alerts raised while no bot runs wait on the queue (up to
+24 h) and are posted when one comes back.
 
 Example:
   warden irc --server irc.example.net --channel '#alerts' --nick warden --allow 'alice,bob!*@ops.example.net'`,
