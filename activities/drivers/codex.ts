@@ -38,7 +38,7 @@ import {
   credentialsSource,
   resolveCodexBinary,
   stderrTail,
-} from '../evaluators/codex.js';
+} from '../codex-home.js';
 import { type GroupRunResult, runInGroup } from '../process-group.js';
 import { extractResult } from '../../src/domain/result.js';
 import type { Driver, DriverSession, TurnRequest } from './types.js';

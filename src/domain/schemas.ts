@@ -64,6 +64,12 @@ export const VerdictSchema = z.object({
   kind: z.enum(VERDICT_KINDS),
   pattern: z.enum(PATTERNS).nullable(),
   message: z.string(),
+  /**
+   * The turns the verdict rests on, as turn numbers (1-based, counted over the agent's whole life:
+   * `EvaluateInput.firstTurnNumber` is the number of `turns[0]`). Optional so older histories decode.
+   * Empty on an idle STALLING verdict whose evidence is the silence itself.
+   */
+  evidence: z.array(z.number().int().positive()).max(50).optional(),
 });
 export type Verdict = z.output<typeof VerdictSchema>;
 
@@ -129,7 +135,7 @@ export const EvaluatorConfigSchema = z.discriminatedUnion('kind', [
   z
     .object({
       kind: z.literal('command'),
-      /** argv: the program and its arguments. It reads the prompt on stdin and prints a verdict line. */
+      /** argv: the program and its arguments. It reads the prompt on stdin and prints the answer: one JSON object (src/domain/verdict.ts). */
       command: z.array(z.string()).min(1, 'command needs at least the program'),
       cwd: z.string().optional(),
     })
