@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { NotificationEvent } from '../../src/domain/activity-types.js';
 import type { DeliveryReport, NotifyWorkflowInput } from '../../src/domain/notify.js';
-import { reportWithEvaluations, spiralTurn, waitForStatus } from '../helpers/agents.js';
+import { finalStatus, reportWithEvaluations, spiralTurn, waitForStatus } from '../helpers/agents.js';
 import { ircPerson, startIrcd, type Ircd, type IrcPerson } from '../helpers/ircd.js';
 import { ROOT, eventually, useStack, workerProcess } from '../helpers/stack.js';
 import { startWebhookListener, type WebhookListener } from '../helpers/webhook.js';
@@ -207,7 +207,7 @@ test('!resume from an allowlisted nick resumes a real escalated agent; from anyo
   since = watcher.heard.length;
   alice.say(`!abort ${agentId} enough`);
   await watcher.waitFor(BOT, new RegExp(`^alice: abort sent to ${agentId}`), { since });
-  const final = (await stack.warden.handle(agentId).result()) as { state: string; stateReason: string };
+  const final = await finalStatus(stack.warden.handle(agentId));
   expect(final.state).toBe('failed');
   expect(final.stateReason).toMatch(/enough \(alice on IRC\)/);
 });
@@ -276,5 +276,5 @@ test.skip('an agent with notify.irc escalates → the alert appears in #alerts',
   await watcher.waitFor(/^wardenbot/, new RegExp(`^\\[warden\\] ESCALATION agent ${agentId} \\(step 3\\)`), { since });
   await watcher.waitFor(/^wardenbot/, new RegExp(`^answer: !resume ${agentId}`), { since });
   await stack.warden.signal(agentId, 'abort', { reason: 'test over' });
-  await stack.warden.handle(agentId).result();
+  await finalStatus(stack.warden.handle(agentId));
 });
