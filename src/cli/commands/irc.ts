@@ -57,8 +57,8 @@ export function register(program: Command): void {
       'after',
       `
 One bot per deployment is enough: it alone polls the warden-irc task queue, so each alert is posted
-once however many warden workers run (a second bot, with another nick on the same network, shares
-the queue rather than repeating alerts). Alerts raised while no bot runs wait on the queue (up to
+once however many warden workers run (a second bot would share the queue rather than repeat
+alerts, but would also answer every ! command in its channel: run one). Alerts raised while no bot runs wait on the queue (up to
 24 h) and are posted when one comes back.
 
 Example:
