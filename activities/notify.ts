@@ -1,5 +1,6 @@
 /**
- * Escalation webhooks: a JSON POST with the event type, agent, verdict and step. When the channel
+ * Escalation webhooks: a JSON POST with the event type, agent, verdict and step (or, with
+ * `format: slack`, a Slack-compatible `{text, blocks}` body). When the channel
  * names a secret environment variable, the body is signed with HMAC-SHA256 in
  * `X-Warden-Signature: sha256=<hex>`. Non-2xx answers throw, so Temporal retries with backoff
  * (the retry policy lives in the workflow); 4xx other than 408/429 are not retried. Every failure
@@ -11,6 +12,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { Logger } from 'pino';
 import { secretFor } from '../src/config/worker.js';
 import type { NotifyWebhookInput } from '../src/domain/activity-types.js';
+import { slackBody } from '../src/domain/notify.js';
 
 export const SIGNATURE_HEADER = 'x-warden-signature';
 export const EVENT_HEADER = 'x-warden-event';
@@ -33,7 +35,8 @@ export function signBody(body: string, secret: string): string {
 
 export function makeNotifyWebhook(log: Logger) {
   return async function notifyWebhook({ channel, event }: NotifyWebhookInput): Promise<{ status: number }> {
-    const body = JSON.stringify(event);
+    // `slack`: a Slack-compatible {text, blocks} body, readable in chat tools; `json` (default): the event as is.
+    const body = JSON.stringify(channel.format === 'slack' ? slackBody(event) : event);
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       'user-agent': 'warden',

@@ -4,6 +4,7 @@ import { Command, CommanderError } from 'commander';
 import { readFileSync } from 'node:fs';
 import { register as registerEvaluate } from './commands/evaluate.js';
 import { register as registerHook } from './commands/hook.js';
+import { register as registerIrc } from './commands/irc.js';
 import { register as registerReport } from './commands/report.js';
 import { register as registerSchemas } from './commands/schemas.js';
 import { register as registerSignals } from './commands/signals.js';
@@ -48,6 +49,7 @@ Quick start:
   registerDelegate(program);
   registerHook(program);
   registerTop(program);
+  registerIrc(program);
   return program;
 }
 

@@ -21,6 +21,9 @@
  *     webhooks:
  *       - url: https://hooks.example.com/warden
  *         secret_env: WARDEN_WEBHOOK_SECRET
+ *       - url: https://hooks.slack.com/services/…
+ *         format: slack         # json (default) | slack: a {text, blocks} body for chat tools
+ *     irc: '#alerts'            # posted by the `warden irc` bot (quote it: # starts a YAML comment)
  */
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
@@ -64,7 +67,9 @@ const EvaluatorFile = z.discriminatedUnion('kind', [
 const NotifyFile = z
   .object({
     log: z.boolean(),
-    webhooks: z.array(z.object({ url: z.string(), secret_env: z.string().optional() }).strict()),
+    webhooks: z.array(z.object({ url: z.string(), secret_env: z.string().optional(), format: z.enum(['json', 'slack']).optional() }).strict()),
+    /** `irc: '#alerts'` or `irc: {channel: '#alerts'}`: alerts go to that channel through `warden irc`. */
+    irc: z.union([z.string(), z.object({ channel: z.string() }).strict()]),
   })
   .partial()
   .strict();
@@ -135,7 +140,8 @@ export function specFromConfig(cfg: ConfigFile): Omit<Partial<AgentSpecInput>, '
   if (cfg.notify) {
     out.notify = {
       ...(cfg.notify.log !== undefined && { log: cfg.notify.log }),
-      webhooks: (cfg.notify.webhooks ?? []).map((w) => ({ url: w.url, ...(w.secret_env && { secretEnv: w.secret_env }) })),
+      webhooks: (cfg.notify.webhooks ?? []).map((w) => ({ url: w.url, ...(w.secret_env && { secretEnv: w.secret_env }), ...(w.format && { format: w.format }) })),
+      ...(cfg.notify.irc !== undefined && { irc: { channel: typeof cfg.notify.irc === 'string' ? cfg.notify.irc : cfg.notify.irc.channel } }),
     };
   }
   return out;

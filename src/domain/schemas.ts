@@ -156,13 +156,24 @@ export const WebhookChannelSchema = z
       .string()
       .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name')
       .optional(),
+    /** Body shape: `json` (default, the NotificationEvent as is) or `slack` (Slack-compatible `{text, blocks}`). */
+    format: z.enum(['json', 'slack']).optional(),
   })
   .strict();
 export type WebhookChannel = z.output<typeof WebhookChannelSchema>;
 
+/** An IRC channel name (RFC 2812: starts with # & + !, no spaces, commas or ^G, at most 50). */
+export const IRC_CHANNEL_RE = /^[#&+!][^\s,\x07]{1,49}$/;
+export const IrcChannelSchema = z.string().regex(IRC_CHANNEL_RE, 'an IRC channel like #alerts (no spaces or commas, at most 50)');
+/** Where the `warden irc` bot posts this agent's alerts. */
+export const IrcNotifySchema = z.object({ channel: IrcChannelSchema }).strict();
+export type IrcNotify = z.output<typeof IrcNotifySchema>;
+
 export const NotifyConfigSchema = z
   .object({
     webhooks: z.array(WebhookChannelSchema).default([]),
+    /** Post alerts to this IRC channel through the `warden irc` bot (task queue warden-irc). */
+    irc: IrcNotifySchema.optional(),
     /** A structured log line on escalation (always on; kept as a switch for quiet setups). */
     log: z.boolean().default(true),
   })

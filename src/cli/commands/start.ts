@@ -40,6 +40,8 @@ interface StartOptions {
   evalTimeout?: number;
   webhook?: string[];
   webhookSecretEnv?: string;
+  webhookFormat?: 'json' | 'slack';
+  irc?: string;
   driver?: 'codex' | 'claude' | 'command' | 'scripted';
   driverCommand?: string;
   driverModel?: string;
@@ -131,9 +133,12 @@ export function buildSpec(agentId: string, o: StartOptions): AgentSpecInput {
   if (o.webhook?.length) {
     notify.webhooks = [
       ...(notify.webhooks ?? []),
-      ...o.webhook.map((url) => ({ url, ...(o.webhookSecretEnv && { secretEnv: o.webhookSecretEnv }) })),
+      ...o.webhook.map((url) => ({ url, ...(o.webhookSecretEnv && { secretEnv: o.webhookSecretEnv }), ...(o.webhookFormat && { format: o.webhookFormat }) })),
     ];
+  } else if (o.webhookFormat) {
+    throw new UsageError('--webhook-format only goes with --webhook URL');
   }
+  if (o.irc !== undefined) notify.irc = { channel: o.irc };
   return { agentId, task: o.task, supervisor, ...(evaluator && { evaluator }), notify, ...driverFromFlags(o) };
 }
 
@@ -180,6 +185,8 @@ export function register(program: Command): void {
     .option('--eval-timeout <duration>', 'evaluation timeout (default and maximum 30s)', duration('--eval-timeout'))
     .option('--webhook <url>', 'POST escalations to this URL (repeatable)', collect)
     .option('--webhook-secret-env <name>', 'env var on the worker holding the HMAC secret for --webhook')
+    .addOption(new Option('--webhook-format <format>', 'body of --webhook: json (the event) or slack ({text, blocks} for chat tools)').choices(['json', 'slack']))
+    .option('--irc <#channel>', "post this agent's alerts to an IRC channel through the `warden irc` bot")
     .addOption(new Option('--driver <kind>', 'driven mode: warden runs the agent itself').choices(['codex', 'claude', 'command', 'scripted']))
     .option('--driver-command <argv>', 'for --driver command: a program speaking the turn protocol (README)')
     .option('--script <file>', 'for --driver scripted: a JSON array of turns to play')
@@ -199,6 +206,7 @@ export function register(program: Command): void {
 Examples:
   warden start fixer --task "make the failing build pass"
   warden start fixer --task "…" --config warden.yaml --webhook http://127.0.0.1:9000/hook
+  warden start fixer --task "…" --irc '#alerts' --webhook https://hooks.slack.com/services/… --webhook-format slack
   warden start fixer --task "…" --evaluator command --evaluator-command "python3 judge.py"
   warden start bot --task "…" --driver command --driver-command "python3 my_agent.py" --work-dir ./repo
   warden start cx --task "…" --driver codex --driver-base-url http://127.0.0.1:8000/v1 --driver-api-key-env MY_KEY --driver-model my-model

@@ -1,0 +1,79 @@
+/**
+ * `warden irc`: the IRC bot. One process: an IRC connection (joins the channel, answers `!verb`
+ * commands from allowlisted nicks) and a Temporal worker on the `warden-irc` task queue that posts
+ * alerts. Config by flags, else WARDEN_IRC_* environment variables; validated, errors name the field.
+ */
+import type { Command } from 'commander';
+import { describeZodError } from '../../domain/schemas.js';
+import { IrcBotConfigSchema, splitList, type IrcBotConfig } from '../../domain/irc.js';
+import { createLogger } from '../../logger.js';
+import { startIrcBot } from '../../../workers/irc.js';
+import { globals } from '../context.js';
+import { UsageError } from '../exit.js';
+import { printJson } from '../output.js';
+
+interface IrcOptions {
+  server?: string;
+  port?: string;
+  tls?: boolean;
+  nick?: string;
+  channel?: string;
+  allow?: string;
+  passwordEnv?: string;
+}
+
+/** Flags first, then WARDEN_IRC_SERVER, _PORT, _TLS, _NICK, _CHANNEL, _ALLOW, _PASSWORD_ENV. */
+export function ircConfigFrom(o: IrcOptions, env: NodeJS.ProcessEnv = process.env): IrcBotConfig {
+  const allow = o.allow ?? env.WARDEN_IRC_ALLOW;
+  const raw = {
+    server: o.server ?? env.WARDEN_IRC_SERVER,
+    ...((o.port ?? env.WARDEN_IRC_PORT) !== undefined && { port: o.port ?? env.WARDEN_IRC_PORT }),
+    ...((o.tls || env.WARDEN_IRC_TLS) && { tls: o.tls === true || /^(1|true|yes)$/i.test(env.WARDEN_IRC_TLS ?? '') }),
+    ...((o.nick ?? env.WARDEN_IRC_NICK) !== undefined && { nick: o.nick ?? env.WARDEN_IRC_NICK }),
+    channel: o.channel ?? env.WARDEN_IRC_CHANNEL,
+    ...(allow !== undefined && { allow: splitList(allow) }),
+    ...((o.passwordEnv ?? env.WARDEN_IRC_PASSWORD_ENV) !== undefined && { passwordEnv: o.passwordEnv ?? env.WARDEN_IRC_PASSWORD_ENV }),
+  };
+  if (raw.server === undefined) throw new UsageError('warden irc needs --server HOST (or WARDEN_IRC_SERVER)');
+  if (raw.channel === undefined) throw new UsageError("warden irc needs --channel '#name' (or WARDEN_IRC_CHANNEL)");
+  const r = IrcBotConfigSchema.safeParse(raw);
+  if (!r.success) throw new UsageError(`invalid IRC bot config: ${describeZodError(r.error)}`);
+  return r.data;
+}
+
+export function register(program: Command): void {
+  program
+    .command('irc')
+    .description('run the IRC bot: posts alerts (task queue warden-irc) and takes !status/!resume/!abort/!steer/!pause from allowlisted nicks')
+    .option('--server <host>', 'IRC server host (or WARDEN_IRC_SERVER)')
+    .option('--port <n>', 'IRC server port, default 6667 (or WARDEN_IRC_PORT)')
+    .option('--tls', 'connect with TLS (or WARDEN_IRC_TLS=1)')
+    .option('--nick <nick>', 'the bot nick, default warden (or WARDEN_IRC_NICK)')
+    .option('--channel <#name>', 'the channel to join and post alerts to by default (or WARDEN_IRC_CHANNEL)')
+    .option('--allow <nicks>', 'comma-separated nicks or hostmasks (nick!user@host, * and ?) allowed to act (or WARDEN_IRC_ALLOW); others are refused')
+    .option('--password-env <name>', 'env var holding the server password (or WARDEN_IRC_PASSWORD_ENV)')
+    .option('--json', 'print the validated config as JSON when ready')
+    .addHelpText(
+      'after',
+      `
+One bot per deployment is enough: it alone polls the warden-irc task queue, so each alert is posted
+once however many warden workers run (a second bot would share the queue rather than repeat
+alerts, but would also answer every ! command in its channel: run one). Alerts raised while no bot runs wait on the queue (up to
+24 h) and are posted when one comes back.
+
+Example:
+  warden irc --server irc.example.net --channel '#alerts' --nick warden --allow 'alice,bob!*@ops.example.net'`,
+    )
+    .action(async (o: IrcOptions, cmd: Command) => {
+      const config = ircConfigFrom(o);
+      const g = globals(cmd);
+      const log = createLogger('warden-irc');
+      const bot = await startIrcBot({ config, address: g.address, namespace: g.namespace, log });
+      if (g.json) printJson({ ready: true, config });
+      else process.stderr.write(`warden irc: connected to ${config.server}:${config.port} as ${config.nick} in ${config.channel}; posting alerts from task queue warden-irc\n`);
+      const stop = () => void bot.stop();
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+      await bot.done;
+    });
+}
