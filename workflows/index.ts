@@ -1,2 +1,3 @@
 /** The workflow bundle's entry: every workflow type the warden worker registers. */
 export { agentWorkflow } from './agent.js';
+export { meshWorkflow } from './mesh.js';

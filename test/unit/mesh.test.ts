@@ -151,7 +151,7 @@ function record(mode: 'patch-first' | 'analysis-only' = 'patch-first'): { task: 
     attempt: 1, kind: 'worker', mode, agentId: 'r.1-t.a1', workflowId: 'agent-r.1-t.a1', branch: 'b', worktree: '/w', checkpointPath: '/c', patchPath: '/p',
     diffBase: 'base', spawnedAt: 0, lastTickAt: null, lastSeenAt: null, lastStatus: null, statusSeen: 0, lastPatchStat: null, patchSeen: 0,
     lastCheckpointMtime: null, checkpointNudgedAt: null, unrel: 0, acked: false, gates: initialGates(task!, false), state: 'spawned',
-    waitingFor: null, reemits: 0, agentEnded: null, closed: false, reason: null,
+    waitingFor: null, reemits: 0, outputWaits: 0, turnsSeen: 0, ready: false, patchSha: null, patchFiles: [], agentEnded: null, closed: false, reason: null,
   };
   return { task: { task: task!, state: 'spawned', attempts: [a], ackRestarts: 0, restarts: 0, tookOver: false, firstSpawnAt: 0, integratedCommit: null, integratedAttempt: null, next: '', reason: null }, a };
 }
@@ -251,7 +251,7 @@ describe('rendering', () => {
     const d = renderDashboard(s, a.lastTickAt).split('\n');
     expect(d[1]).toBe('last tick: 2026-01-31T19:22:00.000Z (tick interval: 1s; ticks 3)');
     expect(d[5]).toMatch(/^task\s+agent\s+att\s+unrel\s+state\s+last_seen\s+last_tick\s+gates\s+next$/);
-    expect(d[6]).toMatch(/^1 1-t\s+1-t\.a1\s+1\s+0\s+spawned\s+00:55\s+19:22:00\s+A=-- C=-- O=-- D=-- P=-- S=na V=na\s+tick$/);
+    expect(d[6]).toMatch(/^1 1-t\s+r\.1-t\.a1\s+1\s+0\s+spawned\s+00:55\s+19:22:00\s+A=-- C=-- O=-- D=-- P=-- S=na V=na\s+tick$/);
     expect(d.at(-1)).toBe('- 19:22:00 STALL DETECTED: x');
   });
 });

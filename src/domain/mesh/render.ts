@@ -125,6 +125,7 @@ function nextAction(t: TaskRecord): string {
   return t.next;
 }
 
+const short = (s: string, n: number) => (s.length <= n ? s : `${s.slice(0, n - 2)}..`);
 const pad = (s: string, n: number) => (s.length >= n ? s : s + ' '.repeat(n - s.length));
 
 /** The live dashboard: seed 003's columns, then the monitoring log. */
@@ -139,8 +140,8 @@ export function renderDashboard(s: MeshStatus, now: number, opts: { logLines?: n
   const rows = s.tasks.map((t) => {
     const a = activeAttempt(t) ?? t.attempts.at(-1);
     return [
-      `${t.task.index} ${t.task.slug}`,
-      a ? a.agentId.split('.').slice(-2).join('.') : '-',
+      `${t.task.index} ${short(t.task.slug, 24)}`,
+      a ? short(a.agentId, 28) : '-',
       a ? String(a.attempt) : '0',
       a ? String(a.unrel) : '0',
       t.state,

@@ -30,7 +30,15 @@ export interface PatchObservation {
 export interface Observation {
   checkpoint: { exists: boolean; mtimeMs: number | null; parse: CheckpointParse | null };
   patch: PatchObservation;
+  /** The agent's final message so far: its latest turn in the deliverable format, else its latest turn. */
   lastTurn: { text: string; at: string | null } | null;
+  /** How many turns the agent has taken (null: it could not be asked). */
+  turns?: number | null;
+}
+
+/** What a re-emit or rebase must change: the patch draft (rebase), or the patch or the checkpoint (re-emit). */
+export function outputMark(what: 'rebase' | 'reemit', obs: Observation): string | null {
+  return what === 'rebase' ? obs.patch.sha : `${obs.patch.sha}@${obs.checkpoint.mtimeMs}@${obs.turns ?? ''}`;
 }
 
 export type TickAction =
@@ -46,9 +54,9 @@ const secs = (ms: number) => `${Math.round(ms / 1000)}s`;
 
 export function tickAttempt(task: TaskRecord, a: Attempt, obs: Observation, now: number, t: Tunables): TickAction {
   a.lastTickAt = now;
-  if (obs.lastTurn?.at) {
-    const seen = Date.parse(obs.lastTurn.at);
-    if (!Number.isNaN(seen)) a.lastSeenAt = Math.max(a.lastSeenAt ?? 0, seen);
+  if (obs.turns !== undefined && obs.turns !== null && obs.turns !== a.turnsSeen) {
+    a.turnsSeen = obs.turns;
+    a.lastSeenAt = now;
   }
   const patchFirst = a.mode !== 'analysis-only';
   const cp = obs.checkpoint.parse?.ok ? obs.checkpoint.parse.checkpoint : null;
@@ -108,7 +116,7 @@ export function tickAttempt(task: TaskRecord, a: Attempt, obs: Observation, now:
 
   if (cp!.statusCode === 'done' && (!patchFirst || obs.patch.exists)) {
     if (a.waitingFor) {
-      const changed = (obs.patch.sha ?? null) !== a.waitingFor.sha;
+      const changed = outputMark(a.waitingFor.what, obs) !== a.waitingFor.sha;
       if (!changed) {
         a.waitingFor.ticks += 1;
         if (a.waitingFor.what === 'reemit' && a.waitingFor.ticks >= t.stallThreshold)

@@ -55,6 +55,15 @@ export interface Attempt {
   /** The patch sha when a rebase or re-emit was requested: the next one must differ. */
   waitingFor: { what: 'rebase' | 'reemit'; sha: string | null; ticks: number } | null;
   reemits: number;
+  /** Ticks that found the attempt done but its final message not (yet) in the deliverable format. */
+  outputWaits: number;
+  /** The agent's turn count at the last tick (a new turn means the agent was seen). */
+  turnsSeen: number;
+  /** Gates A, O, D and S passed on a finished attempt: it waits for its turn to integrate. */
+  ready: boolean;
+  /** The patch draft as last seen: its sha and the files it touches. */
+  patchSha: string | null;
+  patchFiles: string[];
   /** The agent workflow ended (its final state), or null while it runs. */
   agentEnded: string | null;
   closed: boolean;
