@@ -37,7 +37,9 @@ const MAX_RESTARTS = 3;
 const KEEP_LOG = 200;
 const hhmmss = (ms: number) => new Date(ms).toISOString().slice(11, 19);
 
-const acts = proxyActivities<MeshActivities>({ startToCloseTimeout: '2m', retry: { initialInterval: '1s', maximumAttempts: 5 } });
+// git and file work is quick: a short timeout lets a dead worker's activity be retried soon.
+const acts = proxyActivities<MeshActivities>({ startToCloseTimeout: '20s', retry: { initialInterval: '1s', maximumAttempts: 5 } });
+const validation = proxyActivities<Pick<MeshActivities, 'meshValidate'>>({ startToCloseTimeout: '11m', retry: { maximumAttempts: 1 } });
 const notifier = proxyActivities<Pick<WardenActivities, 'notifyWebhook'>>({ startToCloseTimeout: '15s', retry: { initialInterval: '1s', maximumAttempts: 5 } });
 
 export async function meshWorkflow(input: MeshInput): Promise<MeshStatus> {
@@ -136,7 +138,7 @@ export async function meshWorkflow(input: MeshInput): Promise<MeshStatus> {
       agentId,
       task: workerPrompt({ runId, task: r.task, attempt: a, base: s.base!, tunables: t, rebaseNote: note }),
       driver: spec.driver.kind === 'command' ? { ...spec.driver, env } : spec.driver,
-      driven: { workDir: a.worktree, maxTurns: spec.workerMaxTurns, killGraceMs: spec.killGraceMs },
+      driven: { workDir: a.worktree, maxTurns: spec.workerMaxTurns, killGraceMs: spec.killGraceMs, heartbeatTimeoutMs: spec.workerHeartbeatTimeoutMs },
       ...(spec.supervisor ? { supervisor: spec.supervisor } : {}),
       ...(spec.evaluator ? { evaluator: spec.evaluator } : {}),
       notify: spec.notify,
@@ -339,7 +341,7 @@ export async function meshWorkflow(input: MeshInput): Promise<MeshStatus> {
     for (const r of s.tasks) for (const a of r.attempts) close(a, 'mesh finished');
     if (spec.validate && s.tasks.some((r) => r.state === 'integrated')) {
       publish('validating');
-      const v = await acts.meshValidate({ integrationDir: s.integrationDir!, command: spec.validate, timeoutMs: 600_000 });
+      const v = await validation.meshValidate({ integrationDir: s.integrationDir!, command: spec.validate, timeoutMs: 600_000 });
       s.validation = { ...v, at: now() };
       for (const r of s.tasks) if (r.state === 'integrated') r.attempts.find((a) => a.attempt === r.integratedAttempt)!.gates.V = v.ok ? 'ok' : 'fail';
       record(`VALIDATION ${v.ok ? 'passed' : `failed (exit ${v.exitCode})`}: ${spec.validate}`);

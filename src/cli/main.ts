@@ -12,6 +12,7 @@ import { register as registerDelegate } from './commands/delegate.js';
 import { register as registerStack } from './commands/stack.js';
 import { register as registerStart } from './commands/start.js';
 import { register as registerStatus } from './commands/status.js';
+import { register as registerMesh } from './commands/mesh.js';
 import { EXIT, exitCodeFor } from './exit.js';
 import { printError } from './output.js';
 
@@ -46,6 +47,7 @@ Quick start:
   registerSetup(program);
   registerDelegate(program);
   registerHook(program);
+  registerMesh(program);
   return program;
 }
 

@@ -85,6 +85,8 @@ export const MeshInputSchema = z
     /** Per-worker turn settings (turn timeout, kill grace, max turns). */
     workerMaxTurns: z.number().int().min(1).max(10_000).default(200),
     killGraceMs: DurationSchema.default(2_000),
+    /** A worker's turn that stops heartbeating this long is retried on another warden worker. */
+    workerHeartbeatTimeoutMs: DurationSchema.pipe(z.number().min(1000)).default(30_000),
   })
   .strict();
 export type MeshInput = z.input<typeof MeshInputSchema>;
