@@ -82,7 +82,7 @@ describe('mesh enforcement through the CLI', () => {
     expect(() => git(repo, 'show', 'mesh/rules/integration:outside.txt')).toThrow();
 
     expect(dashboard.stdout).toMatch(/^task\s+agent\s+att\s+unrel\s+state\s+last_seen\s+last_tick\s+gates\s+next$/m);
-    expect(dashboard.stdout).toMatch(/^3 3-uppercase-z-txt-edit-z.*failed.*A=ok C=ok O=ok D=ok P=-- S=fail V=na/m);
+    expect(dashboard.stdout).toMatch(/^3 3-uppercase-z-txt-edit\.\. .*failed.*A=ok C=ok O=ok D=ok P=-- S=fail V=na/m);
 
     const apply = await warden('mesh', 'apply', 'rules', '--json');
     expect(apply.exitCode, apply.stderr).toBe(0);
