@@ -127,7 +127,7 @@ export async function meshWorkflow(input: MeshInput): Promise<MeshStatus> {
       attempt: n, kind, mode: kind === 'takeover' ? 'direct-edit' : r.task.mode, agentId, workflowId: `agent-${agentId}`, ...prep, diffBase: from,
       spawnedAt: now(), lastTickAt: null, lastSeenAt: null, lastStatus: null, statusSeen: 0, lastPatchStat: null, patchSeen: 0, lastCheckpointMtime: null,
       checkpointNudgedAt: null, unrel: 0, acked: false, gates: initialGates(r.task, verify(r.task.verify)), state: 'spawned', waitingFor: null,
-      reemits: 0, outputWaits: 0, turnsSeen: 0, ready: false, patchSha: null, patchFiles: [], agentEnded: null, closed: false, reason: null,
+      reemits: 0, draftNotBefore: 0, outputWaits: 0, turnsSeen: 0, ready: false, patchSha: null, patchFiles: [], agentEnded: null, closed: false, reason: null,
     };
     r.attempts.push(a);
     r.firstSpawnAt ??= a.spawnedAt;
@@ -218,7 +218,7 @@ export async function meshWorkflow(input: MeshInput): Promise<MeshStatus> {
     s.lastTickAt = now();
     if (!live.length) return;
     const seen = await acts.meshObserve({
-      targets: live.map(([, a]) => ({ key: a.agentId, checkpointPath: a.checkpointPath, patchPath: a.patchPath, worktree: a.worktree, diffBase: a.diffBase, draftFromWorktree: a.mode !== 'analysis-only', workflowId: a.workflowId, kind: a.mode === 'analysis-only' ? ('explorer' as const) : ('worker' as const) })),
+      targets: live.map(([, a]) => ({ key: a.agentId, checkpointPath: a.checkpointPath, patchPath: a.patchPath, worktree: a.worktree, diffBase: a.diffBase, draftFromWorktree: a.mode === 'analysis-only' ? ('never' as const) : a.mode === 'direct-edit' ? ('always' as const) : ('when-done' as const), draftNotBefore: a.draftNotBefore, workflowId: a.workflowId, kind: a.mode === 'analysis-only' ? ('explorer' as const) : ('worker' as const) })),
     });
     for (const [r, a] of live) {
       const o = seen.find((x) => x.key === a.agentId)!;
@@ -284,6 +284,7 @@ export async function meshWorkflow(input: MeshInput): Promise<MeshStatus> {
       if (a.agentEnded === null) {
         a.waitingFor = { what: 'rebase', sha: a.patchSha, ticks: 0 };
         a.diffBase = s.integrationHead!;
+        a.draftNotBefore = now();
         r.next = 'await rebase';
         record(`REBASE REQUEST sent to ${a.agentId}`);
         steer(a, text);

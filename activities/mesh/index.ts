@@ -54,7 +54,11 @@ async function observe(t: ObserveTarget, log: Logger): Promise<ObserveResult> {
   let patchText = existsSync(t.patchPath) ? readFileSync(t.patchPath, 'utf8') : null;
   let by: 'worker' | 'warden' | null = patchText === null ? null : patchText.startsWith(WARDEN_DRAFT_HEADER) ? 'warden' : 'worker';
   // A claimed patch always exists: with no draft of the worker's own, warden drafts one from the worktree.
-  if (t.draftFromWorktree && by !== 'worker' && existsSync(t.worktree)) {
+  const parsed = cp ? parseCheckpoint(cp.text) : null;
+  const pmtime = patchText !== null ? statSync(t.patchPath).mtimeMs : 0;
+  const finished = parsed?.ok === true && parsed.checkpoint.statusCode === 'done' && cp!.mtimeMs > t.draftNotBefore && cp!.mtimeMs > pmtime;
+  const draft = t.draftFromWorktree === 'always' || (t.draftFromWorktree === 'when-done' && finished);
+  if (draft && by !== 'worker' && existsSync(t.worktree)) {
     const diff = await worktreeDiff(t.worktree, t.diffBase).catch((err: unknown) => {
       log.warn({ err: String(err), key: t.key }, 'could not diff the worktree');
       return '';
@@ -64,7 +68,7 @@ async function observe(t: ObserveTarget, log: Logger): Promise<ObserveResult> {
       if (text !== patchText) writeAtomic(t.patchPath, text);
       patchText = text;
       by = 'warden';
-    } else if (by === 'warden') {
+    } else if (by === 'warden' && t.draftFromWorktree === 'always') {
       rmSync(t.patchPath, { force: true });
       patchText = null;
       by = null;
@@ -87,7 +91,7 @@ async function observe(t: ObserveTarget, log: Logger): Promise<ObserveResult> {
   }
   return {
     key: t.key,
-    checkpoint: cp ? { exists: true, mtimeMs: cp.mtimeMs, parse: parseCheckpoint(cp.text) } : { exists: false, mtimeMs: null, parse: null },
+    checkpoint: cp ? { exists: true, mtimeMs: cp.mtimeMs, parse: parsed } : { exists: false, mtimeMs: null, parse: null },
     patch:
       patchText !== null
         ? { exists: true, size: patchText.length, mtimeMs: pst!.mtimeMs, sha: sha(patchText), unified: isUnifiedDiff(patchText), files: touchedFiles(patchText), by }

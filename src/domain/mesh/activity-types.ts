@@ -42,8 +42,14 @@ export interface ObserveTarget {
   patchPath: string;
   worktree: string;
   diffBase: string;
-  /** Patch-first and direct-edit attempts get a draft from their worktree diff when they wrote none. */
-  draftFromWorktree: boolean;
+  /**
+   * When warden drafts the patch from the worktree's diff: `always` (a direct-edit attempt: every
+   * tick), `when-done` (a patch-first worker that wrote none: once its checkpoint says done, newer
+   * than `draftNotBefore`, and never over a draft the worker wrote), `never` (analysis-only).
+   */
+  draftFromWorktree: 'always' | 'when-done' | 'never';
+  /** Epoch ms: a `when-done` draft needs a checkpoint written after this (e.g. after a rebase request). */
+  draftNotBefore: number;
   workflowId: string;
   /** Which deliverable format the final message must have (gate O). */
   kind: 'worker' | 'explorer';

@@ -55,6 +55,8 @@ export interface Attempt {
   /** The patch sha when a rebase or re-emit was requested: the next one must differ. */
   waitingFor: { what: 'rebase' | 'reemit'; sha: string | null; ticks: number } | null;
   reemits: number;
+  /** Warden drafts this attempt's patch only from a checkpoint written after this (epoch ms). */
+  draftNotBefore: number;
   /** Ticks that found the attempt done but its final message not (yet) in the deliverable format. */
   outputWaits: number;
   /** The agent's turn count at the last tick (a new turn means the agent was seen). */
