@@ -22,12 +22,12 @@ import {
 } from '@temporalio/workflow';
 import { MeshInputSchema, resolveTasks, type MeshInput } from '../src/domain/mesh/config.js';
 import type { MeshActivities, ObserveResult } from '../src/domain/mesh/activity-types.js';
-import { deliverableCheck, initialGates, scopeCheck } from '../src/domain/mesh/gates.js';
-import { rebaseRequest, renderDashboard, tickLine, workerPrompt } from '../src/domain/mesh/render.js';
-import { integrationTurn, outputMark, taskState, tickAttempt } from '../src/domain/mesh/rules.js';
+import { initialGates } from '../src/domain/mesh/gates.js';
+import { rebaseRequest, renderDashboard, tickLine } from '../src/domain/mesh/render.js';
+import { workerSpec } from '../src/domain/mesh/worker.js';
+import { gateFinished, integrationTurn, taskState, tickAttempt } from '../src/domain/mesh/rules.js';
 import { activeAttempt, isOpen, type Attempt, type MeshPhase, type MeshStatus, type TaskRecord } from '../src/domain/mesh/state.js';
 import type { WardenActivities } from '../src/domain/activity-types.js';
-import type { AgentSpecInput } from '../src/domain/schemas.js';
 import { WardenState } from '../src/domain/search-attributes.js';
 import { agentWorkflow } from './agent.js';
 import * as m from './messages.js';
@@ -133,19 +133,7 @@ export async function meshWorkflow(input: MeshInput): Promise<MeshStatus> {
     r.firstSpawnAt ??= a.spawnedAt;
     r.state = 'spawned';
     r.next = `ack by ${hhmmss(a.spawnedAt + t.ackSla)}`;
-    const env = { WARDEN_MESH_RUN: runId, WARDEN_MESH_TASK: r.task.slug, WARDEN_MESH_CHECKPOINT: a.checkpointPath, WARDEN_MESH_PATCH: a.patchPath };
-    const child: AgentSpecInput = {
-      agentId,
-      task: workerPrompt({ runId, task: r.task, attempt: a, base: s.base!, tunables: t, rebaseNote: note }),
-      driver: spec.driver.kind === 'command' ? { ...spec.driver, env } : spec.driver,
-      driven: { workDir: a.worktree, maxTurns: spec.workerMaxTurns, killGraceMs: spec.killGraceMs, heartbeatTimeoutMs: spec.workerHeartbeatTimeoutMs },
-      ...(spec.supervisor ? { supervisor: spec.supervisor } : {}),
-      ...(spec.evaluator ? { evaluator: spec.evaluator } : {}),
-      notify: spec.notify,
-      searchAttributes: spec.searchAttributes,
-      delegation: { mode: 'solo', maxDepth: 1 },
-      parent: { agentId: `mesh-${runId}`, workflowId: workflowInfo().workflowId, depth: 1 },
-    };
+    const child = workerSpec({ spec, task: r.task, attempt: a, base: s.base!, parentWorkflowId: workflowInfo().workflowId, rebaseNote: note });
     const handle = await startChild(agentWorkflow, {
       workflowId: a.workflowId,
       args: [child],
@@ -184,32 +172,13 @@ export async function meshWorkflow(input: MeshInput): Promise<MeshStatus> {
     record(`FAILED task ${r.task.index} ${r.task.slug}: ${reason}`);
   }
 
-  /** Gates O, D and S on a finished attempt; a failure asks for a re-emit once, S fails the task. */
   function gate(r: TaskRecord, a: Attempt, o: ObserveResult): void {
-    const kind = a.mode === 'analysis-only' ? 'explorer' : 'worker';
-    const out = deliverableCheck(o.lastTurn?.text ?? '', kind);
-    a.gates.O = out.ok ? 'ok' : 'fail';
-    if (a.mode !== 'analysis-only' && r.task.scope.length) {
-      const sc = scopeCheck(r.task.scope, o.patch.files);
-      a.gates.S = sc.ok ? 'ok' : 'fail';
-      if (!sc.ok) return fail(r, `gate S failed: ${sc.outside.join(', ')} outside the scope ${r.task.scope.join(', ')}; not integrated`);
+    const g = gateFinished(r, a, o, t);
+    if (g.kind === 'fail') fail(r, g.reason);
+    else if (g.kind === 'reemit') {
+      record(`GATE FAILED task ${r.task.index}: ${g.failed.join('; ')}; re-emit requested`);
+      steer(a, g.text);
     }
-    const bad = [...(out.ok ? [] : [`O (missing sections: ${out.missing.join(', ')})`]), ...(a.gates.D === 'fail' ? ['D (the patch draft is not a unified diff)'] : [])];
-    if (bad.length === 0) {
-      a.ready = true;
-      return;
-    }
-    if (a.gates.D !== 'fail' && a.outputWaits < t.stallThreshold) {
-      a.outputWaits += 1; // the final message may still be on its way (the turn ends after the files are written)
-      a.gates.O = '?';
-      return;
-    }
-    if (a.reemits >= 1) return fail(r, `gate ${bad.join(' and ')} failed after a re-emit request`);
-    a.reemits += 1;
-    a.state = 'needs_reemit';
-    a.waitingFor = { what: 'reemit', sha: outputMark('reemit', o), ticks: 0 };
-    record(`GATE FAILED task ${r.task.index}: ${bad.join('; ')}; re-emit requested`);
-    steer(a, `Your output violates the contract: gate ${bad.join('; ')}. Re-emit: write the patch draft again at ${a.patchPath} and end with the deliverable sections (Summary, Intended files touched, Patch, Commands run + results, Risks / follow-ups).`);
   }
 
   async function tick(): Promise<void> {

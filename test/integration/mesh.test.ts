@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { applyMesh, MeshApplyRefusedError, startMesh, waitForMesh } from '../../src/client/mesh.js';
+import { applyMesh, cancelMesh, MeshApplyRefusedError, startMesh, waitForMesh } from '../../src/client/mesh.js';
 import { renderDashboard } from '../../src/domain/mesh/render.js';
 import { git, gitRepo, integrated, meshInput } from '../helpers/mesh.js';
 import { useStack, type Stack } from '../helpers/stack.js';
@@ -83,5 +83,11 @@ describe('mesh', () => {
     expect(integrated(repo, 'conflict')).toHaveLength(2);
     expect(readFileSync(join(repo, '.mesh/runs/conflict/patches/beta--a1.diff'), 'utf8')).toMatch(/^diff --git a\/shared.txt b\/shared.txt/);
     expect(readFileSync(join(repo, '.mesh/runs/conflict/checkpoints/beta--a1.md'), 'utf8')).toMatch(/^status_code: done\nstatus_detail: rebased onto /);
+    // cancel ends the mesh without merging; apply is refused afterwards.
+    await cancelMesh(stack.warden, 'conflict', 'enough');
+    const final = await stack.warden.client.workflow.getHandle('mesh-conflict').result();
+    expect(final).toMatchObject({ phase: 'cancelled', phaseReason: 'enough', applied: null });
+    await expect(applyMesh(stack.warden, 'conflict')).rejects.toThrow(/has ended \(completed\); nothing to apply/);
+    expect(git(repo, 'log', '--format=%s', 'main')).toBe('base');
   });
 });

@@ -4,7 +4,9 @@ import { MeshInputSchema, TunablesSchema, resolveTasks, slugify } from '../../sr
 import { parseCheckpoint, renderCheckpoint } from '../../src/domain/mesh/checkpoint.js';
 import { conflictingFiles, deliverableCheck, formatGates, initialGates, inScope, scopeCheck, touchedFiles, isUnifiedDiff, requiredGates } from '../../src/domain/mesh/gates.js';
 import { parseTaskFile, TaskFileError } from '../../src/domain/mesh/tasks.js';
-import { integrationTurn, tickAttempt, type Observation } from '../../src/domain/mesh/rules.js';
+import { gateFinished, integrationTurn, tickAttempt, type Observation } from '../../src/domain/mesh/rules.js';
+import { workerSpec } from '../../src/domain/mesh/worker.js';
+import { AgentSpecSchema, DriverConfigSchema } from '../../src/domain/schemas.js';
 import { rebaseRequest, renderDashboard, renderManifest, workerPrompt } from '../../src/domain/mesh/render.js';
 import type { Attempt, MeshStatus, TaskRecord } from '../../src/domain/mesh/state.js';
 
@@ -224,6 +226,48 @@ describe('tick rules', () => {
     expect(integrationTurn([a, b])).toBe(2);
     b.state = 'integrated';
     expect(integrationTurn([a, b])).toBeNull();
+  });
+});
+
+describe('gates on a finished attempt', () => {
+  const deliverable = '1) Summary\n2) Intended files touched\n3) Patch\n4) Commands run + results\n5) Risks / follow-ups';
+  const scoped = () => {
+    const r = record();
+    r.task.task = { ...r.task.task, scope: ['src/**'] };
+    return r;
+  };
+  test('all pass: ready', () => {
+    const { task, a } = scoped();
+    const o = { ...obs('done', 'x', { sha: 's' }), lastTurn: { text: deliverable, at: null } };
+    o.patch.files = ['src/a.ts'];
+    expect(gateFinished(task, a, o, tun)).toEqual({ kind: 'ready' });
+    expect(a).toMatchObject({ ready: true, gates: { O: 'ok', S: 'ok' } });
+  });
+  test('S fails the task', () => {
+    const { task, a } = scoped();
+    const o = { ...obs('done', 'x', { sha: 's' }), lastTurn: { text: deliverable, at: null } };
+    o.patch.files = ['src/a.ts', 'README.md'];
+    expect(gateFinished(task, a, o, tun)).toEqual({ kind: 'fail', reason: 'gate S failed: README.md outside the scope src/**; not integrated' });
+  });
+  test('O missing: wait for the final message, then one re-emit, then fail', () => {
+    const { task, a } = record();
+    const o = obs('done', 'x', { sha: 's' });
+    expect(gateFinished(task, a, o, tun)).toEqual({ kind: 'wait' });
+    expect(gateFinished(task, a, o, tun)).toEqual({ kind: 'wait' });
+    expect(gateFinished(task, a, o, tun)).toMatchObject({ kind: 'reemit', failed: ['O (missing sections: Summary, Intended files, Patch, Commands run, Risks)'] });
+    expect(a.waitingFor).toMatchObject({ what: 'reemit' });
+    expect(gateFinished(task, a, o, tun)).toMatchObject({ kind: 'fail' });
+  });
+});
+
+describe('worker spec', () => {
+  test('a command worker gets the WARDEN_MESH_* environment; the spec is a valid AgentSpec', () => {
+    const { task, a } = record();
+    const spec = MeshInputSchema.parse({ runId: 'r', repo: '/repo', tasks: [{ title: 't' }], driver: { kind: 'command', command: ['python3', 'w.py'] } });
+    const child = AgentSpecSchema.parse(workerSpec({ spec, task: task.task, attempt: a, base: 'abc', parentWorkflowId: 'mesh-r' }));
+    expect(child.driver).toEqual({ kind: 'command', command: ['python3', 'w.py'], env: { WARDEN_MESH_RUN: 'r', WARDEN_MESH_TASK: '1-t', WARDEN_MESH_CHECKPOINT: '/c', WARDEN_MESH_PATCH: '/p' } });
+    expect(child).toMatchObject({ agentId: 'r.1-t.a1', driven: { workDir: '/w' }, parent: { agentId: 'mesh-r', depth: 1 }, delegation: { mode: 'solo' } });
+    expect(DriverConfigSchema.safeParse({ kind: 'command', command: ['x'], env: { PATH: '/evil' } }).success).toBe(false);
   });
 });
 

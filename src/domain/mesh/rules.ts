@@ -13,6 +13,7 @@
  *  - Ready: status_code done (and a patch draft, for patch-first tasks) → the gates decide.
  */
 import type { CheckpointParse } from './checkpoint.js';
+import { deliverableCheck, scopeCheck } from './gates.js';
 import type { Tunables } from './config.js';
 import { activeAttempt, type Attempt, type TaskRecord } from './state.js';
 
@@ -161,4 +162,44 @@ export function taskState(task: TaskRecord): TaskRecord['state'] {
   if (task.state === 'integrated' || task.state === 'done' || task.state === 'failed') return task.state;
   const a = activeAttempt(task);
   return a ? a.state : 'queued';
+}
+
+export type GateDecision =
+  | { kind: 'ready' }
+  | { kind: 'wait' }
+  | { kind: 'reemit'; failed: string[]; text: string }
+  | { kind: 'fail'; reason: string };
+
+/**
+ * Gates O, D and S on a finished attempt. S failing fails the task (never integrated). O or D
+ * failing: O may still be on its way (the turn ends after the files are written), so wait up to
+ * `stallThreshold` ticks, then ask for one re-emit; a second failure fails the task.
+ */
+export function gateFinished(task: TaskRecord, a: Attempt, obs: Observation, t: Pick<Tunables, 'stallThreshold'>): GateDecision {
+  const out = deliverableCheck(obs.lastTurn?.text ?? '', a.mode === 'analysis-only' ? 'explorer' : 'worker');
+  a.gates.O = out.ok ? 'ok' : 'fail';
+  if (a.mode !== 'analysis-only' && task.task.scope.length) {
+    const sc = scopeCheck(task.task.scope, obs.patch.files);
+    a.gates.S = sc.ok ? 'ok' : 'fail';
+    if (!sc.ok) return { kind: 'fail', reason: `gate S failed: ${sc.outside.join(', ')} outside the scope ${task.task.scope.join(', ')}; not integrated` };
+  }
+  const failed = [...(out.ok ? [] : [`O (missing sections: ${out.missing.join(', ')})`]), ...(a.gates.D === 'fail' ? ['D (the patch draft is not a unified diff)'] : [])];
+  if (failed.length === 0) {
+    a.ready = true;
+    return { kind: 'ready' };
+  }
+  if (a.gates.D !== 'fail' && a.outputWaits < t.stallThreshold) {
+    a.outputWaits += 1;
+    a.gates.O = '?';
+    return { kind: 'wait' };
+  }
+  if (a.reemits >= 1) return { kind: 'fail', reason: `gate ${failed.join(' and ')} failed after a re-emit request` };
+  a.reemits += 1;
+  a.state = 'needs_reemit';
+  a.waitingFor = { what: 'reemit', sha: outputMark('reemit', obs), ticks: 0 };
+  return {
+    kind: 'reemit',
+    failed,
+    text: `Your output violates the contract: gate ${failed.join('; ')}. Re-emit: write the patch draft again at ${a.patchPath} and end with the deliverable sections (Summary, Intended files touched, Patch, Commands run + results, Risks / follow-ups).`,
+  };
 }
