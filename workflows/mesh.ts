@@ -58,6 +58,8 @@ export async function meshWorkflow(input: MeshInput): Promise<MeshStatus> {
   let cancel: string | null = null;
   let wake = false;
   let pendingSignals = 0;
+  /** Rebase requests not sent yet (past the conflict budget), by task index; rebuilt identically on replay. */
+  const heldRebase = new Map<number, string>();
 
   const record = (text: string) => {
     s.log.push({ at: now(), text });
@@ -92,11 +94,7 @@ export async function meshWorkflow(input: MeshInput): Promise<MeshStatus> {
     if (s.phase !== 'awaiting-input') return;
     s.conflictBudget = s.conflicts + t.conflictBudget;
     record(`RESUMED by a human${p?.note ? `: ${p.note}` : ''}; conflict budget now ${s.conflictBudget}`);
-    for (const r of s.tasks) {
-      const a = activeAttempt(r);
-      if (a && r.state === 'needs_rebase' && !a.waitingFor) a.ready = true;
-    }
-    publish('running');
+    publish('running'); // the main loop sends the rebase requests held back
   });
   setHandler(m.childSpendSignal, (p) => {
     if (p?.agentId) s.spend[p.agentId] = { tokens: p.tokens ?? 0, costUsd: p.costUsd ?? 0, turns: p.turns ?? 0 };
@@ -242,26 +240,34 @@ export async function meshWorkflow(input: MeshInput): Promise<MeshStatus> {
       [r.state, a.state] = ['needs_rebase', 'needs_rebase'];
       s.conflicts += 1;
       record(`PATCH DID NOT APPLY task ${r.task.index} attempt ${a.attempt}: ${res.conflictingFiles.join(', ') || res.error.split('\n')[0]} (conflict ${s.conflicts}/${s.conflictBudget})`);
+      heldRebase.set(r.task.index, rebaseRequest({ conflictingFiles: res.conflictingFiles, error: res.error, integrationBranch: s.integrationBranch, head: s.integrationHead!, patchPath: a.patchPath }));
       if (s.conflicts > s.conflictBudget) {
         const reason = `conflict budget spent (${s.conflictBudget}); give the tasks explicit scopes, a smaller cap, or resume`;
         r.next = 'wait for a human';
         publish('awaiting-input', reason);
-        void notifyAll(reason);
+        signal('webhooks', () => notifyAll(reason)); // counted: the mesh does not end before they are sent
         return;
       }
-      const text = rebaseRequest({ conflictingFiles: res.conflictingFiles, error: res.error, integrationBranch: s.integrationBranch, head: s.integrationHead!, patchPath: a.patchPath });
-      if (a.agentEnded === null) {
-        a.waitingFor = { what: 'rebase', sha: a.patchSha, ticks: 0 };
-        a.diffBase = s.integrationHead!;
-        a.draftNotBefore = now();
-        r.next = 'await rebase';
-        record(`REBASE REQUEST sent to ${a.agentId}`);
-        steer(a, text);
-      } else {
-        close(a, 'rebase needed and the agent has ended');
-        await spawn(r, a.kind, s.integrationHead!, text);
-      }
+      await sendRebase(r, a);
       return;
+    }
+  }
+
+  /** The rebase request (held in `heldRebase`) goes to the same agent, or to a new attempt if it has ended. */
+  async function sendRebase(r: TaskRecord, a: Attempt): Promise<void> {
+    const text = heldRebase.get(r.task.index);
+    if (!text) return;
+    heldRebase.delete(r.task.index);
+    if (a.agentEnded === null) {
+      a.waitingFor = { what: 'rebase', sha: a.patchSha, ticks: 0 };
+      a.diffBase = s.integrationHead!;
+      a.draftNotBefore = now();
+      r.next = 'await rebase';
+      record(`REBASE REQUEST sent to ${a.agentId}`);
+      steer(a, text);
+    } else {
+      close(a, 'rebase needed and the agent has ended');
+      await spawn(r, a.kind, s.integrationHead!, text);
     }
   }
 
@@ -299,7 +305,10 @@ export async function meshWorkflow(input: MeshInput): Promise<MeshStatus> {
     await tick();
     await integrate();
     publish();
-    if (s.phase === 'awaiting-input') await condition(() => cancel !== null || s.phase !== 'awaiting-input');
+    if (s.phase === 'awaiting-input') {
+      await condition(() => cancel !== null || s.phase !== 'awaiting-input');
+      for (const r of s.tasks) if (heldRebase.has(r.task.index) && activeAttempt(r)) await sendRebase(r, activeAttempt(r)!);
+    }
   }
 
   if (cancel) {

@@ -11,7 +11,8 @@ import { describe, expect, test } from 'vitest';
 import { applyMesh, cancelMesh, MeshApplyRefusedError, startMesh, waitForMesh } from '../../src/client/mesh.js';
 import { renderDashboard } from '../../src/domain/mesh/render.js';
 import { git, gitRepo, integrated, meshInput } from '../helpers/mesh.js';
-import { useStack, type Stack } from '../helpers/stack.js';
+import { eventually, useStack, type Stack } from '../helpers/stack.js';
+import { startWebhookListener } from '../helpers/webhook.js';
 
 process.env.WARDEN_HOME = mkdtempSync(join(tmpdir(), 'warden-home-'));
 const show = (s: Parameters<typeof renderDashboard>[0]) => process.env.WARDEN_MESH_SHOW && console.log(renderDashboard(s, Date.now()));
@@ -89,5 +90,33 @@ describe('mesh', () => {
     expect(final).toMatchObject({ phase: 'cancelled', phaseReason: 'enough', applied: null });
     await expect(applyMesh(stack.warden, 'conflict')).rejects.toThrow(/has ended \(completed\); nothing to apply/);
     expect(git(repo, 'log', '--format=%s', 'main')).toBe('base');
+  });
+
+  test('past the conflict budget the mesh awaits a human and notifies; resume sends the rebase request', async () => {
+    const hook = await startWebhookListener();
+    try {
+      const repo = gitRepo({ 'shared.txt': 'one\ntwo\nthree\n' });
+      const tasks = [
+        { title: 'Set line 2 to alpha {edit shared.txt:2:alpha}', slug: 'alpha', scope: ['shared.txt'] },
+        { title: 'Set line 2 to beta {edit shared.txt:2:beta}', slug: 'beta', scope: ['shared.txt'] },
+      ];
+      await startMesh(stack.warden, meshInput('budget', repo, tasks, { cap: 2, conflictBudget: 0 }, { notify: { webhooks: [{ url: hook.url }], log: true } }));
+      const waiting = await waitForMesh(stack.warden, 'budget', (s) => s.phase === 'awaiting-input', 90_000);
+      show(waiting);
+      expect(waiting.phaseReason).toMatch(/^conflict budget spent \(0\)/);
+      expect(waiting.tasks.map((t) => t.state)).toEqual(['integrated', 'needs_rebase']);
+      expect(await signalsTo(stack, 'agent-budget.beta.a1', 'steer')).toEqual([]); // nothing sent past the budget
+      const delivery = await eventually(async () => hook.accepted()[0], { what: 'the webhook', timeoutMs: 30_000 });
+      expect(delivery.json).toMatchObject({ event: 'escalation', agentId: 'mesh-budget', reason: expect.stringMatching(/^conflict budget spent/) });
+
+      await stack.warden.client.workflow.getHandle('mesh-budget').signal('resume', { note: 'go on' });
+      const done = await waitForMesh(stack.warden, 'budget', (s) => s.phase === 'ready', 90_000);
+      expect(done.log.map((e) => e.text)).toContain('RESUMED by a human: go on; conflict budget now 1');
+      expect(done.tasks.map((t) => t.state)).toEqual(['integrated', 'integrated']);
+      expect(await signalsTo(stack, 'agent-budget.beta.a1', 'steer')).toHaveLength(1);
+      expect(git(repo, 'show', 'mesh/budget/integration:shared.txt')).toBe('one\nbeta\nthree');
+    } finally {
+      await hook.close();
+    }
   });
 });
