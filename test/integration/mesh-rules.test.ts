@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import type { MeshStatus } from '../../src/domain/mesh/state.js';
-import { MESH_AGENT, git, gitRepo, integrated } from '../helpers/mesh.js';
+import { MESH_AGENT, git, gitRepo, integrated, meshInput } from '../helpers/mesh.js';
+import { startMesh, waitForMesh } from '../../src/client/mesh.js';
 import { ROOT, eventually, useStack } from '../helpers/stack.js';
 
 process.env.WARDEN_HOME = mkdtempSync(join(tmpdir(), 'warden-home-'));
@@ -89,5 +90,22 @@ describe('mesh enforcement through the CLI', () => {
     expect(readFileSync(join(repo, 'x.txt'), 'utf8')).toBe('X\n');
     expect(readFileSync(join(repo, 'y.txt'), 'utf8')).toBe('Y\n');
     expect(readFileSync(join(repo, 'z.txt'), 'utf8')).toBe('z\n');
+  });
+
+  test('time budget: what is ready is integrated, the rest fails; best-effort partial results', async () => {
+    const repo = gitRepo({ 'a.txt': 'a\n', 'b.txt': 'b\n' });
+    const tasks = [
+      { title: 'Uppercase a {edit a.txt:1:A}', slug: 'a', scope: ['a.txt'] },
+      { title: 'Never answers {silent-a1} {edit b.txt:1:B}', slug: 'silent', scope: ['b.txt'] },
+    ];
+    await startMesh(stack.warden, meshInput('budget-time', repo, tasks, { cap: 2, ackSla: '120s', timeBudget: '25s' }));
+    const done = await waitForMesh(stack.warden, 'budget-time', (s) => s.phase === 'ready', 120_000);
+    expect(done.log.some((e) => /^TIME BUDGET: 25s spent; integrating what is ready, returning best-effort partial results$/.test(e.text))).toBe(true);
+    expect(done.tasks.map((t) => [t.task.slug, t.state, t.reason])).toEqual([
+      ['a', 'integrated', null],
+      ['silent', 'failed', 'time budget spent'],
+    ]);
+    expect(done.phaseReason).toMatch(/^1 of 2 tasks through, 1 failed/);
+    expect(integrated(repo, 'budget-time')).toEqual(['mesh budget-time: task 1 a (attempt 1)']);
   });
 });
