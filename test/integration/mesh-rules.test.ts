@@ -108,4 +108,19 @@ describe('mesh enforcement through the CLI', () => {
     expect(done.phaseReason).toMatch(/^1 of 2 tasks through, 1 failed/);
     expect(integrated(repo, 'budget-time')).toEqual(['mesh budget-time: task 1 a (attempt 1)']);
   });
+
+  test('patch draft timeout: the worker is cancelled and a direct-edit attempt takes over', async () => {
+    const repo = gitRepo({ 'a.txt': 'a\n' });
+    const tasks = [{ title: 'Uppercase a, slowly {stall-a1} {edit a.txt:1:A}', slug: 'slow', scope: ['a.txt'] }];
+    await startMesh(stack.warden, meshInput('takeover', repo, tasks, { ackSla: '60s', stallThreshold: 100, patchDraftTimeout: '12s' }));
+    const done = await waitForMesh(stack.warden, 'takeover', (s) => s.phase === 'ready', 120_000);
+    const log = done.log.map((e) => e.text);
+    expect(log.some((l) => /^TIMEOUT ESCALATION: no patch draft after \d+s \(patch draft timeout 12s\)$/.test(l))).toBe(true);
+    expect(log).toContain('Action: cancel takeover.slow.a1 and switch task 1 to a direct-edit attempt');
+    const [t] = done.tasks;
+    expect(t!.tookOver).toBe(true);
+    expect(t!.attempts.map((a) => [a.attempt, a.kind, a.mode, a.closed])).toEqual([[1, 'worker', 'patch-first', true], [2, 'takeover', 'direct-edit', true]]);
+    expect(t!.state).toBe('integrated');
+    expect(git(repo, 'show', 'mesh/takeover/integration:a.txt')).toBe('A');
+  });
 });
