@@ -7,7 +7,8 @@ import { Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
 import type { EvaluateInput, EvaluateResult } from '../src/domain/activity-types.js';
 import { buildEvaluationPrompt } from '../src/domain/prompt.js';
-import { parseVerdict } from '../src/domain/verdict.js';
+import { parseAnswer } from '../src/domain/verdict.js';
+import { evidenceFrame, hasEvidenceTurns } from '../src/domain/evidence.js';
 import type { Verdict } from '../src/domain/schemas.js';
 import { evaluatorFor } from './evaluators/index.js';
 
@@ -25,15 +26,22 @@ export function makeEvaluate(log: Logger) {
     const elog = log.child({ agentId: input.agentId, evaluator: evaluator.name, reason: input.reason });
     const done = (r: { kind: 'verdict'; verdict: Verdict } | { kind: 'skipped'; reason: string }): EvaluateResult =>
       ({ ...r, evaluator: evaluator.name, durationMs: Date.now() - started }) as EvaluateResult;
+    const frame = evidenceFrame(input.turns.length, input.evidenceFrom, input.firstTurnNumber);
+    // Nothing the agent did since the evidence boundary: no verdict can rest on it. A skip neither
+    // advances nor resets the ladder (an OK here would reset it on no evidence at all).
+    if (input.reason === 'interval' && !hasEvidenceTurns(frame)) {
+      return done({ kind: 'skipped', reason: 'nothing to judge: no turn at or after the evidence boundary' });
+    }
     try {
       const prompt = buildEvaluationPrompt(input);
       // Evaluators honour `signal` and clean up (kill subprocesses, remove temp dirs) before returning.
       const raw = await evaluator.evaluate({ ...input, prompt }, { signal, timeoutMs: budget, log: elog });
-      const verdict = parseVerdict(raw);
-      if (!verdict) {
-        elog.warn({ answer: raw.slice(0, 500) }, 'unparseable evaluator answer; evaluation skipped');
-        return done({ kind: 'skipped', reason: `unparseable answer: ${JSON.stringify(raw.slice(0, 200))}` });
+      const parsed = parseAnswer(raw, { frame, reason: input.reason });
+      if (!parsed.ok) {
+        elog.warn({ answer: raw.slice(0, 500), error: parsed.error }, 'unparseable evaluator answer; evaluation skipped');
+        return done({ kind: 'skipped', reason: `unparseable answer: ${JSON.stringify(raw.slice(0, 200))} (${parsed.error})` });
       }
+      const verdict = parsed.verdict;
       elog.info({ verdict }, 'evaluation verdict');
       return done({ kind: 'verdict', verdict });
     } catch (err) {

@@ -2,15 +2,30 @@
  * Escalation webhooks: a JSON POST with the event type, agent, verdict and step. When the channel
  * names a secret environment variable, the body is signed with HMAC-SHA256 in
  * `X-Warden-Signature: sha256=<hex>`. Non-2xx answers throw, so Temporal retries with backoff
- * (the retry policy lives in the workflow); 4xx other than 408/429 are not retried.
+ * (the retry policy lives in the workflow); 4xx other than 408/429 are not retried. Every failure
+ * names its cause — `answered HTTP 503: …`, `unreachable: ECONNREFUSED …`, or the refused secret
+ * name/URL (src/config/worker.ts) — in the message and as `details[0] = {url, status, error}`.
  */
 import { createHmac } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Logger } from 'pino';
+import { secretFor } from '../src/config/worker.js';
 import type { NotifyWebhookInput } from '../src/domain/activity-types.js';
 
 export const SIGNATURE_HEADER = 'x-warden-signature';
 export const EVENT_HEADER = 'x-warden-event';
+
+/** How long one delivery attempt may take. */
+export const WEBHOOK_TIMEOUT_MS = 10_000;
+
+/** The network-level reason of a failed fetch: `ECONNREFUSED 127.0.0.1:9`, `timed out after 10000 ms`, … */
+export function networkError(err: unknown): string {
+  const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
+  if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return `no answer within ${WEBHOOK_TIMEOUT_MS} ms`;
+  const code = e?.cause?.code;
+  const msg = e?.cause?.message ?? e?.message ?? String(err);
+  return code && !msg.includes(code) ? `${code}: ${msg}` : msg;
+}
 
 export function signBody(body: string, secret: string): string {
   return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
@@ -25,27 +40,38 @@ export function makeNotifyWebhook(log: Logger) {
       [EVENT_HEADER]: event.event,
     };
     if (channel.secretEnv) {
-      const secret = process.env[channel.secretEnv];
-      if (!secret) {
-        throw ApplicationFailure.nonRetryable(
-          `webhook secret env var ${channel.secretEnv} is not set on the worker`,
-          'WebhookSecretMissing',
-        );
+      // The spec names the variable; the worker's operator must allow it and this URL.
+      const secret = secretFor('webhook (secretEnv)', channel.secretEnv, channel.url);
+      if (!secret.ok) {
+        log.warn({ agentId: event.agentId, event: event.event, reason: secret.reason }, 'webhook refused');
+        throw ApplicationFailure.nonRetryable(secret.reason, /not set/.test(secret.reason) ? 'WebhookSecretMissing' : 'WebhookSecretRefused');
       }
-      headers[SIGNATURE_HEADER] = signBody(body, secret);
+      headers[SIGNATURE_HEADER] = signBody(body, secret.value);
     }
-    const res = await fetch(channel.url, { method: 'POST', headers, body, signal: AbortSignal.timeout(10_000) });
+    let res: Response;
+    try {
+      res = await fetch(channel.url, { method: 'POST', headers, body, signal: AbortSignal.timeout(WEBHOOK_TIMEOUT_MS) });
+    } catch (err) {
+      // undici hides the reason in `cause` (ECONNREFUSED, ENOTFOUND, …): name it, so a failed notification says why.
+      const error = networkError(err);
+      const message = `webhook ${channel.url} unreachable: ${error}`;
+      log.warn({ agentId: event.agentId, url: channel.url, event: event.event, error }, 'webhook unreachable');
+      throw ApplicationFailure.create({ message, type: 'WebhookUnreachable', nonRetryable: false, details: [{ url: channel.url, status: null, error }] });
+    }
     const wlog = log.child({ agentId: event.agentId, url: channel.url, status: res.status, event: event.event });
     if (res.ok) {
       wlog.info('webhook delivered');
       return { status: res.status };
     }
-    const text = (await res.text().catch(() => '')).slice(0, 200);
-    const message = `webhook ${channel.url} answered ${res.status}: ${text}`;
-    wlog.warn('webhook rejected');
-    if (res.status >= 400 && res.status < 500 && res.status !== 408 && res.status !== 429) {
-      throw ApplicationFailure.nonRetryable(message, 'WebhookRejected');
-    }
-    throw ApplicationFailure.retryable(message, 'WebhookFailed');
+    const text = (await res.text().catch(() => '')).replace(/\s+/g, ' ').trim().slice(0, 200);
+    const message = `webhook ${channel.url} answered HTTP ${res.status}${text ? `: ${text}` : ''}`;
+    wlog.warn({ body: text }, 'webhook rejected');
+    const nonRetryable = res.status >= 400 && res.status < 500 && res.status !== 408 && res.status !== 429;
+    throw ApplicationFailure.create({
+      message,
+      type: nonRetryable ? 'WebhookRejected' : 'WebhookFailed',
+      nonRetryable,
+      details: [{ url: channel.url, status: res.status, error: null }],
+    });
   };
 }

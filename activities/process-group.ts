@@ -3,10 +3,12 @@
  * SIGTERM, then SIGKILL after a grace period (never a hard kill without the grace period), and the
  * call returns only once every process of the group — and every process still carrying `marker` in
  * its environment (a sandboxed child may start its own session) — is gone.
- * Used by the codex evaluator and by the drivers.
+ * Used by the codex evaluator and by the drivers. The child's environment is explicit (`options.env`,
+ * else src/config/worker.ts's minimal one): it never inherits the worker's.
  */
 import { execa, type Options, type Result } from 'execa';
 import { readdirSync, readFileSync } from 'node:fs';
+import { subprocessEnv } from '../src/config/worker.js';
 
 export interface GroupRunOptions {
   signal: AbortSignal;
@@ -36,7 +38,9 @@ export function signalGroup(pgid: number, sig: NodeJS.Signals): void {
 }
 
 export async function runInGroup(file: string, args: readonly string[], options: Options, run: GroupRunOptions): Promise<GroupRunResult> {
-  const child = execa(file, args, { ...options, detached: true, reject: false, buffer: true } as Options);
+  // Never the worker's whole environment: the caller's explicit `env`, or the minimal one (src/config/worker.ts).
+  const env = options.env ?? subprocessEnv();
+  const child = execa(file, args, { ...options, env, extendEnv: false, detached: true, reject: false, buffer: true } as Options);
   const pid = child.pid;
   if (pid !== undefined) {
     live.add(pid);

@@ -9,6 +9,8 @@ import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import { createActivities } from '../activities/index.js';
 import { connectionSettings, type ConnectionSettings } from '../src/config/connection.js';
+import { wardenDataConverter } from '../src/converter/path.js';
+import { workerConfig } from '../src/config/worker.js';
 import { createLogger } from '../src/logger.js';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL(`../workflows/index${extname(fileURLToPath(import.meta.url))}`, import.meta.url));
@@ -48,6 +50,9 @@ export async function startWorker(
   const log = opts.log ?? createLogger('warden-worker');
   installPinoRuntime(log);
   const settings = connectionSettings(opts);
+  // The operator's secrets configuration: refuse to start on a malformed one; log names, never values.
+  const secrets = workerConfig();
+  log.info(secrets, 'worker secrets configuration (names and endpoints only)');
   const connection = await NativeConnection.connect(settings.connectionOptions);
   const worker = await Worker.create({
     connection,
@@ -55,6 +60,8 @@ export async function startWorker(
     taskQueue: settings.taskQueue,
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     activities: createActivities(log),
+    // Undecodable signal/start payloads become a sentinel instead of failing every workflow task.
+    dataConverter: wardenDataConverter(),
     maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivityTaskExecutions ?? 50,
     shutdownGraceTime: '10s',
     // Cancellation reaches a running turn with a heartbeat reply; the default throttle (80% of the

@@ -23,9 +23,9 @@
  *   `homeDir/.claude`), kept across turns and worker restarts (never deleted here), so sessions
  *   survive a worker restart and the worker's own `~/.claude` (settings, hooks, logins) never
  *   leaks into the agent. The project's own `.claude/settings.json` in the work dir still applies.
- * - **Environment:** the worker's environment is passed through (PATH, proxies, and the
- *   ANTHROPIC_* variables: API key, base URL, …) — credentials travel only that way, never in
- *   argv. Variables Claude Code sets for its *own* children (CLAUDECODE, CLAUDE_CODE_ENTRYPOINT)
+ * - **Environment:** explicit (src/config/worker.ts): PATH, HOME, LANG …, proxies, the
+ *   ANTHROPIC_* variables (API key, base URL, …) and the operator's WARDEN_SUBPROCESS_ENV_ALLOW —
+ *   credentials travel only that way, never in argv; no other worker secret reaches the agent. Variables Claude Code sets for its *own* children (CLAUDECODE, CLAUDE_CODE_ENTRYPOINT)
  *   are dropped, in case the worker itself was started from inside Claude Code. The autoupdater is
  *   off unless the worker's environment says otherwise.
  * - **Events → Turn:** assistant text (top-level only, the final `result` text last), every tool
@@ -43,6 +43,7 @@ import { accessSync, constants as fsConstants, existsSync, mkdirSync, readdirSyn
 import { delimiter, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MAX_TOOL_CALLS, MAX_TOOL_FIELD, MAX_TURN_TEXT, truncate } from '../../src/domain/limits.js';
+import { PROXY_ENV, subprocessEnv } from '../../src/config/worker.js';
 import { type DriverConfig, type Turn, TurnSchema } from '../../src/domain/schemas.js';
 import { runInGroup } from '../process-group.js';
 import { extractResult } from '../../src/domain/result.js';
@@ -147,10 +148,16 @@ export function buildClaudeArgs(input: ClaudeArgsInput): string[] {
   ];
 }
 
-/** The worker's environment, minus Claude Code's own child markers, with the agent's homes and warden's markers. */
+/**
+ * An explicit environment (src/config/worker.ts): the base set, the operator's
+ * WARDEN_SUBPROCESS_ENV_ALLOW, proxies, and Claude Code's own ANTHROPIC_* credentials and
+ * DISABLE_AUTOUPDATER — minus Claude Code's own child markers — with the agent's homes and warden's
+ * markers. Nothing else of the worker's environment (its other secrets) reaches the agent.
+ */
 export function claudeEnv(base: NodeJS.ProcessEnv, add: { homeDir: string; configDir: string; agentId: string; turnNumber: number; marker: string }): Record<string, string> {
+  const own = Object.keys(base).filter((k) => k.startsWith('ANTHROPIC_') || k === 'DISABLE_AUTOUPDATER');
   const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(base)) if (v !== undefined && !DROPPED_ENV.has(k)) env[k] = v;
+  for (const [k, v] of Object.entries(subprocessEnv({}, { passThrough: [...PROXY_ENV, ...own] }, base))) if (!DROPPED_ENV.has(k)) env[k] = v;
   const [markerName, markerValue] = add.marker.split('=', 2) as [string, string];
   return {
     ...env,

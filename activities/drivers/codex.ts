@@ -26,6 +26,7 @@
  *   recorded the session as it went, so the next turn resumes it.
  * - A non-zero exit that is not a cancellation throws, with the exit code and stderr's tail.
  */
+import { PROXY_ENV, subprocessEnv } from '../../src/config/worker.js';
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -38,7 +39,7 @@ import {
   credentialsSource,
   resolveCodexBinary,
   stderrTail,
-} from '../evaluators/codex.js';
+} from '../codex-home.js';
 import { type GroupRunResult, runInGroup } from '../process-group.js';
 import { extractResult } from '../../src/domain/result.js';
 import type { Driver, DriverSession, TurnRequest } from './types.js';
@@ -385,7 +386,8 @@ export function codexDriver(config: CodexDriverConfig): Driver {
           {
             input: req.input,
             cwd: req.workDir,
-            env: { CODEX_HOME: home, NO_COLOR: '1' },
+            extendEnv: false, // explicit: no worker secret reaches codex (a spec's -c env_key could name one)
+            env: subprocessEnv({ CODEX_HOME: home, NO_COLOR: '1' }, { passThrough: PROXY_ENV }),
             stdout: 'pipe',
             stderr: 'pipe',
             maxBuffer: { stdout: 256_000_000, stderr: 20_000_000 },

@@ -11,10 +11,13 @@
  *   exit    0. Anything else fails the turn (stderr's tail is in the error).
  *   signals on interrupt/stop-after-drain/abort the process group gets SIGTERM, then SIGKILL after
  *           the grace period.
- * The program runs in the agent's working directory with WARDEN_AGENT_ID and WARDEN_TURN set.
+ * The program runs in the agent's working directory with WARDEN_AGENT_ID, WARDEN_TURN and WARDEN_AGENT_HOME
+ * set, and otherwise only the explicit environment of src/config/worker.ts (PATH, HOME, LANG, …, plus
+ * the operator's WARDEN_SUBPROCESS_ENV_ALLOW): never the worker's secrets.
  */
 import { z } from 'zod';
 import { describeZodError, type DriverConfig, ToolCallSchema, TurnSchema } from '../../src/domain/schemas.js';
+import { subprocessEnv } from '../../src/config/worker.js';
 import { runInGroup } from '../process-group.js';
 import type { Driver } from './types.js';
 
@@ -55,7 +58,16 @@ export function commandDriver(config: Extract<DriverConfig, { kind: 'command' }>
       const r = await runInGroup(
         file!,
         args,
-        { input: stdin, cwd: req.workDir, env: { ...config.env, WARDEN_AGENT_ID: req.agentId, WARDEN_TURN: String(req.turnNumber), WARDEN_AGENT_HOME: req.homeDir }, stdout: 'pipe', stderr: 'pipe', maxBuffer: 20_000_000 },
+        {
+          input: stdin,
+          cwd: req.workDir,
+          // Explicit: the base set, the operator's WARDEN_SUBPROCESS_ENV_ALLOW, and warden's own names (a mesh worker's WARDEN_MESH_* from its config).
+          extendEnv: false,
+          env: subprocessEnv({ ...config.env, WARDEN_AGENT_ID: req.agentId, WARDEN_TURN: String(req.turnNumber), WARDEN_AGENT_HOME: req.homeDir }),
+          stdout: 'pipe',
+          stderr: 'pipe',
+          maxBuffer: 20_000_000,
+        },
         {
           signal: ctx.signal,
           killGraceMs: ctx.killGraceMs,

@@ -1,13 +1,16 @@
-/** The offline, deterministic evaluator (rules in src/domain/heuristic.ts). The default. */
-import { heuristicVerdict } from '../../src/domain/heuristic.js';
-import { formatVerdict } from '../../src/domain/verdict.js';
+/** The offline, deterministic evaluator (detectors in src/domain/heuristic/). The default. */
+import { heuristicVerdict } from '../../src/domain/heuristic/index.js';
+import { formatAnswer } from '../../src/domain/verdict.js';
 import type { Evaluator } from './types.js';
 
 export function heuristicEvaluator(): Evaluator {
   return {
     name: 'heuristic',
     async evaluate(req) {
-      return formatVerdict(heuristicVerdict({ task: req.task, turns: req.turns, reason: req.reason }));
+      // Answers in the same strict format as a model, and goes through the same parser.
+      return formatAnswer(
+        heuristicVerdict({ task: req.task, turns: req.turns, reason: req.reason, evidenceFrom: req.evidenceFrom, firstTurnNumber: req.firstTurnNumber }),
+      );
     },
   };
 }

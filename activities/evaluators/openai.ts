@@ -13,6 +13,7 @@
  *   reasoning models emit, is dropped). A non-2xx status, a body that is not JSON, no choices or an
  *   empty message is an error, which the caller turns into a skipped evaluation.
  */
+import { secretFor } from '../../src/config/worker.js';
 import type { EvaluatorConfig } from '../../src/domain/schemas.js';
 import { SUPERVISOR_INSTRUCTIONS } from '../../src/domain/prompt.js';
 import type { Evaluator } from './types.js';
@@ -58,12 +59,17 @@ export function chatRequestBody(config: OpenAIEvaluatorConfig, model: string, pr
   };
 }
 
-/** The API key from the worker's environment, or undefined when the config names no variable. */
-export function apiKeyFrom(config: Pick<OpenAIEvaluatorConfig, 'apiKeyEnv'>, env: NodeJS.ProcessEnv = process.env): string | undefined {
+/**
+ * The API key from the worker's environment, or undefined when the config names no variable. The
+ * spec only *names* the variable: the worker's operator must allow that name
+ * (WARDEN_SECRET_ENV_ALLOW) and the endpoint it goes to (WARDEN_ENDPOINT_ALLOW); otherwise this
+ * throws, naming the variable or the URL, and nothing is sent.
+ */
+export function apiKeyFrom(config: Pick<OpenAIEvaluatorConfig, 'apiKeyEnv' | 'baseUrl'>, env: NodeJS.ProcessEnv = process.env): string | undefined {
   if (!config.apiKeyEnv) return undefined;
-  const key = env[config.apiKeyEnv];
-  if (!key) throw new Error(`openai evaluator: environment variable ${config.apiKeyEnv} (apiKeyEnv) is not set on the worker`);
-  return key;
+  const r = secretFor('openai evaluator (apiKeyEnv)', config.apiKeyEnv, chatCompletionsUrl(config.baseUrl), env);
+  if (!r.ok) throw new Error(r.reason);
+  return r.value;
 }
 
 /**

@@ -1,4 +1,4 @@
-/** One interface for every evaluator: given the request, answer with free text holding a verdict line. */
+/** One interface for every evaluator: given the request, answer with text holding the verdict (one JSON object, src/domain/verdict.ts). */
 import type { Logger } from 'pino';
 import type { EvaluatorConfig, Turn } from '../../src/domain/schemas.js';
 
@@ -11,6 +11,10 @@ export interface EvaluationRequest {
   model: string;
   /** The full prompt (instructions + task + transcript) for evaluators that talk to a model. */
   prompt: string;
+  /** Index of the first turn that may serve as evidence (earlier turns are context only). */
+  evidenceFrom?: number;
+  /** Turn number of `turns[0]`; absent = 1. */
+  firstTurnNumber?: number;
 }
 
 export interface EvaluatorContext {

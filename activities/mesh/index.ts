@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { execa } from 'execa';
 import type { Logger } from 'pino';
+import { subprocessEnv } from '../../src/config/worker.js';
 import { parseCheckpoint } from '../../src/domain/mesh/checkpoint.js';
 import { artifactPaths } from '../../src/domain/mesh/checkpoint.js';
 import { conflictingFiles, deliverableCheck, isUnifiedDiff, touchedFiles } from '../../src/domain/mesh/gates.js';
@@ -169,7 +170,8 @@ export function makeMeshActivities(log: Logger): MeshActivities {
     },
 
     async meshValidate(input) {
-      const r = await execa('sh', ['-c', input.command], { cwd: input.integrationDir, reject: false, all: true, timeout: input.timeoutMs, stdin: 'ignore' });
+      // The user's command runs with the explicit subprocess environment, never the worker's secrets.
+      const r = await execa('sh', ['-c', input.command], { cwd: input.integrationDir, reject: false, all: true, timeout: input.timeoutMs, stdin: 'ignore', extendEnv: false, env: subprocessEnv() });
       const output = String(r.all ?? '').slice(-2_000);
       return { ok: r.exitCode === 0, exitCode: r.exitCode ?? null, output };
     },

@@ -18,6 +18,7 @@ import {
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { connectionSettings } from '../config/connection.js';
+import { wardenDataConverter } from '../converter/path.js';
 import {
   AgentIdSchema,
   AgentSpecSchema,
@@ -34,6 +35,7 @@ import {
   type TurnInput,
   type Whisper,
 } from '../domain/schemas.js';
+import { MAX_TOOL_CALLS, TRUNCATION_MARKER, fitTurnToBudget, unknownTurnFields } from '../domain/limits.js';
 import { SEARCH_ATTRIBUTES, WardenCostUsd, WardenEscalationStep, WardenPaused, WardenState, WardenTokens } from '../domain/search-attributes.js';
 import type { AgentStatus, ReportTurnResult } from '../domain/status.js';
 
@@ -52,6 +54,49 @@ export class AgentNotFoundError extends Error {
     super(`no such agent: ${agentId} (workflow ${workflowIdFor(agentId)} not found)`);
   }
 }
+/**
+ * The agent's workflow task fails on every attempt (the server says `Workflow Task in failed state`):
+ * a worker *is* running, but the agent answers no query, update or signal until someone fixes it.
+ */
+export class AgentWedgedError extends Error {
+  override name = 'AgentWedgedError';
+  constructor(readonly agentId: string, cause: string) {
+    super(
+      `agent ${agentId}'s workflow task is failing (${cause}): a worker picks it up, but every attempt fails, so the agent answers no query, report or signal. ` +
+        `See why with \`temporal workflow describe --workflow-id ${workflowIdFor(agentId)}\` (the pending workflow task's last failure) ` +
+        `or \`temporal workflow show --workflow-id ${workflowIdFor(agentId)}\` (its WorkflowTaskFailed events); ` +
+        `\`temporal workflow terminate\` or \`reset\` ends or rewinds it.`,
+    );
+  }
+}
+
+/** The server's words for a workflow whose task keeps failing (a wedged agent, not a missing worker). */
+export function isWedgedError(err: unknown): boolean {
+  const e = err as { message?: string; cause?: { message?: string; cause?: { message?: string } } };
+  return /workflow task in failed state|workflow task (has )?failed/i.test(`${e?.message ?? ''} ${e?.cause?.message ?? ''} ${e?.cause?.cause?.message ?? ''}`);
+}
+
+/** The fields of a raw turn that TurnSchema cut (text over its length, tool fields, tool calls past the cap). */
+export function schemaTruncations(raw: TurnInput, parsed: Turn): string[] {
+  const out: string[] = [];
+  if (typeof raw.text === 'string' && parsed.text !== raw.text) out.push('text');
+  const rawCalls = Array.isArray(raw.toolCalls) ? raw.toolCalls : [];
+  const kept = parsed.toolCalls ?? [];
+  if (rawCalls.length > kept.length) out.push(`toolCalls (kept the last ${MAX_TOOL_CALLS} of ${rawCalls.length})`);
+  const offset = rawCalls.length - kept.length;
+  kept.forEach((c, i) => {
+    const r = rawCalls[i + offset] as { args?: unknown; result?: unknown } | undefined;
+    for (const f of ['args', 'result'] as const) {
+      const v = c[f];
+      if (typeof v === 'string' && v.endsWith(TRUNCATION_MARKER) && v !== r?.[f]) out.push(`toolCalls.${i}.${f}`);
+    }
+  });
+  return out;
+}
+
+/** reportTurn's reply, plus the fields the client truncated before sending (empty when none). */
+export type ReportTurnReply = ReportTurnResult & { truncated: string[] };
+
 export class AgentAlreadyRunningError extends Error {
   override name = 'AgentAlreadyRunningError';
   constructor(readonly agentId: string) {
@@ -108,7 +153,7 @@ export class WardenClient {
         `cannot reach Temporal at ${settings.connectionOptions.address} (${err instanceof Error ? err.message : String(err)}). Start one with \`warden dev\` or set TEMPORAL_ADDRESS.`,
       );
     }
-    return new WardenClient(new Client({ connection, namespace: settings.namespace }), settings.taskQueue, connection);
+    return new WardenClient(new Client({ connection, namespace: settings.namespace, dataConverter: wardenDataConverter() }), settings.taskQueue, connection);
   }
 
   async close(): Promise<void> {
@@ -175,16 +220,24 @@ export class WardenClient {
    * across continue-as-new). An update that meets a failed or superseded workflow task — as
    * happens when the workflow continues-as-new under it — is retried with the same id.
    */
-  async reportTurn(agentId: string, turn: TurnInput): Promise<ReportTurnResult> {
+  async reportTurn(agentId: string, turn: TurnInput): Promise<ReportTurnReply> {
+    // Unknown fields are refused by name (the workflow's validator does the same), never dropped silently.
+    const unknown = unknownTurnFields(turn);
+    if (unknown.length) throw new InvalidInputError(`invalid turn: unknown field${unknown.length > 1 ? 's' : ''} ${unknown.slice(0, 5).join(', ')}`);
     const parsed = parseOrThrow(TurnSchema, turn, 'turn');
-    const withId = { ...turn, id: parsed.id ?? randomUUID() };
+    // What is sent is the bounded turn, never the raw one: the update's accepted event stores the
+    // argument whole, so the byte budget is applied here, before sending, with the fields named.
+    const fitted = fitTurnToBudget(parsed);
+    const truncated = [...new Set([...schemaTruncations(turn, parsed), ...fitted.truncated])];
+    const withId = { ...fitted.turn, id: parsed.id ?? randomUUID() } as TurnInput & { id: string };
     const handle = this.handle(agentId);
     for (let attempt = 1; ; attempt++) {
       try {
-        return await handle.executeUpdate<ReportTurnResult, [TurnInput]>('reportTurn', {
+        const reply = await handle.executeUpdate<ReportTurnResult, [TurnInput]>('reportTurn', {
           args: [withId],
           updateId: `turn-${withId.id}`,
         });
+        return { ...reply, truncated };
       } catch (err) {
         if (attempt < 8 && isTransientUpdateError(err)) {
           await new Promise((r) => setTimeout(r, Math.min(2_000, 50 * 2 ** attempt)));
@@ -213,6 +266,10 @@ export class WardenClient {
     } catch (err) {
       const translated = await this.translate(agentId, err);
       if (translated !== err) throw translated;
+      if (isWedgedError(err)) throw new AgentWedgedError(agentId, 'Workflow Task in failed state');
+      // A query that times out is not always a missing worker: a workflow task failing on every attempt looks the same.
+      const attempt = await this.failingWorkflowTaskAttempt(agentId);
+      if (attempt !== null) throw new AgentWedgedError(agentId, `its workflow task is on attempt ${attempt}`);
       const e = err as { message?: string; cause?: { message?: string } };
       throw new Error(
         `status query for agent ${agentId} failed (${e.cause?.message ?? e.message}); queries are answered by a worker — is \`warden worker\` running on task queue ${this.taskQueue}?`,
@@ -278,6 +335,17 @@ export class WardenClient {
     return out;
   }
 
+  /** The attempt number of the agent's pending workflow task when it has failed before (≥ 2), else null. */
+  private async failingWorkflowTaskAttempt(agentId: string): Promise<number | null> {
+    try {
+      const d = await this.client.workflow.getHandle(workflowIdFor(agentId)).describe();
+      const attempt = Number(d.raw.pendingWorkflowTask?.attempt ?? 0);
+      return d.status.name === 'RUNNING' && attempt >= 2 ? attempt : null;
+    } catch {
+      return null;
+    }
+  }
+
   private async ensureRunning(handle: WorkflowHandle, agentId: string): Promise<void> {
     const d = await handle.describe();
     if (d.status.name !== 'RUNNING') {
@@ -289,6 +357,7 @@ export class WardenClient {
   private async translate(agentId: string, err: unknown): Promise<unknown> {
     const e = err as { code?: number; message?: string; cause?: { message?: string } };
     if (err instanceof WorkflowUpdateFailedError) return new InvalidInputError(e.cause?.message ?? e.message ?? 'update rejected');
+    if (isWedgedError(err)) return new AgentWedgedError(agentId, 'Workflow Task in failed state');
     const notFound = err instanceof WorkflowNotFoundError || e?.code === 5 || /not found|already completed/i.test(e?.message ?? '');
     if (!notFound) return err;
     // NOT_FOUND also means "that run has closed": tell an ended agent from one that never existed.
@@ -305,4 +374,5 @@ export class WardenClient {
 }
 
 export type { AgentStatus, ReportTurnResult } from '../domain/status.js';
+
 export type { AgentSpec, AgentSpecInput, Turn, TurnInput, Whisper } from '../domain/schemas.js';

@@ -1,5 +1,5 @@
 /** The activity contract between the workflow (deterministic) and activities/ (side effects). */
-import type { DriverConfig, EvaluatorConfig, Turn, Verdict, WebhookChannel, Whisper } from './schemas.js';
+import type { DriverConfig, EvaluatorConfig, Turn, Verdict, WebhookChannel, Whisper, WhisperType } from './schemas.js';
 
 export interface EvaluateInput {
   agentId: string;
@@ -11,6 +11,15 @@ export interface EvaluateInput {
   model: string;
   /** The activity's own deadline; it stops its evaluator a little before this. */
   timeoutMs: number;
+  /**
+   * Index into `turns` of the first turn that may serve as evidence; earlier turns are context only
+   * (already judged, or from before the last whisper reached the agent). Absent: 0.
+   */
+  evidenceFrom?: number;
+  /** A whisper reached the agent right before `turns[beforeIndex]` (`turns.length`: after the last one). */
+  deliveries?: { beforeIndex: number; type: WhisperType; text: string }[];
+  /** The agent's turn number (1-based, over its whole life) of `turns[0]`. Absent = 1. Verdict evidence uses these numbers. */
+  firstTurnNumber?: number;
 }
 
 export type EvaluateResult =

@@ -9,7 +9,11 @@ import {
   MAX_TOOL_CALLS,
   MAX_TOOL_FIELD,
   MAX_TURN_TEXT,
+  MAX_TURN_COST_USD,
+  MAX_TURN_TOKENS,
   MAX_WHISPER_TEXT,
+  SPEC_MAX_BYTES,
+  jsonBytes,
   truncate,
 } from './limits.js';
 
@@ -36,9 +40,10 @@ export const TurnSchema = z.object({
     .max(MAX_TOOL_CALLS * 4)
     .transform((calls) => calls.slice(-MAX_TOOL_CALLS))
     .optional(),
-  tokensIn: z.number().int().nonnegative().optional(),
-  tokensOut: z.number().int().nonnegative().optional(),
-  costUsd: z.number().nonnegative().optional(),
+  tokensIn: z.number().int().nonnegative().max(MAX_TURN_TOKENS, `at most ${MAX_TURN_TOKENS} tokens a turn`).optional(),
+  tokensOut: z.number().int().nonnegative().max(MAX_TURN_TOKENS, `at most ${MAX_TURN_TOKENS} tokens a turn`).optional(),
+  /** Bounded so that sums stay finite (near 1e308 they became Infinity, then JSON null, and removed the search attribute). */
+  costUsd: z.number().nonnegative().max(MAX_TURN_COST_USD, `at most ${MAX_TURN_COST_USD} USD a turn`).optional(),
   at: z.string().max(64).optional(),
   /** The agent process's generation (bumped when it restarts); reports from an older one are dropped. */
   generation: z.number().int().nonnegative().optional(),
@@ -64,6 +69,12 @@ export const VerdictSchema = z.object({
   kind: z.enum(VERDICT_KINDS),
   pattern: z.enum(PATTERNS).nullable(),
   message: z.string(),
+  /**
+   * The turns the verdict rests on, as turn numbers (1-based, counted over the agent's whole life:
+   * `EvaluateInput.firstTurnNumber` is the number of `turns[0]`). Optional so older histories decode.
+   * Empty on an idle STALLING verdict whose evidence is the silence itself.
+   */
+  evidence: z.array(z.number().int().positive()).max(50).optional(),
 });
 export type Verdict = z.output<typeof VerdictSchema>;
 
@@ -129,7 +140,7 @@ export const EvaluatorConfigSchema = z.discriminatedUnion('kind', [
   z
     .object({
       kind: z.literal('command'),
-      /** argv: the program and its arguments. It reads the prompt on stdin and prints a verdict line. */
+      /** argv: the program and its arguments. It reads the prompt on stdin and prints the answer: one JSON object (src/domain/verdict.ts). */
       command: z.array(z.string()).min(1, 'command needs at least the program'),
       cwd: z.string().optional(),
     })
@@ -228,8 +239,8 @@ export type DrivenConfig = z.output<typeof DrivenConfigSchema>;
 /** Hard ceilings (seed 002), checked before every turn. Reaching one stops the agent and notifies. */
 export const BudgetsSchema = z
   .object({
-    tokens: z.number().int().positive(),
-    costUsd: z.number().positive(),
+    tokens: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+    costUsd: z.number().positive().max(1e12, 'at most 1e12 USD'),
     turns: z.number().int().positive(),
     wallClockMs: DurationSchema.pipe(z.number().int().positive()),
   })
@@ -296,7 +307,15 @@ export const AgentSpecSchema = z
     /** A child waiting for a concurrency slot starts `queued`; its parent admits it. */
     startQueued: z.boolean().default(false),
   })
-  .strict();
+  .strict()
+  .superRefine((spec, ctx) => {
+    // The spec rides along with every continue-as-new; bounded so the carried input stays far below 2 MiB.
+    const bytes = jsonBytes(spec);
+    if (bytes > SPEC_MAX_BYTES) {
+      const biggest = Object.entries(spec).sort((a, b) => jsonBytes(b[1]) - jsonBytes(a[1]))[0]?.[0];
+      ctx.addIssue({ code: 'custom', path: biggest ? [biggest] : [], message: `the AgentSpec is ${bytes} bytes, over its budget of ${SPEC_MAX_BYTES} (largest field: ${biggest})` });
+    }
+  });
 export type AgentSpecInput = z.input<typeof AgentSpecSchema>;
 export type AgentSpec = z.output<typeof AgentSpecSchema>;
 

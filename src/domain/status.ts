@@ -48,6 +48,8 @@ export interface AgentStatus {
   budgets: Record<'tokens' | 'costUsd' | 'turns' | 'wallClockMs', { used: number; limit: number | null }>;
   /** Failed turns inside the restart window. */
   restarts: number;
+  /** Driven mode: why the last turn failed, until a turn succeeds. */
+  lastTurnError: string | null;
   /** The newest agent generation seen. */
   generation: number;
   /** Delegation: who delegated to this agent, its children, its allowed tools and its checked result. */

@@ -1,92 +1,97 @@
 /**
- * The verdict parser. An evaluator answers with free text; the verdict is the first line that
- * reads `OK`, `CORRECTION <msg>`, `THINK_DEEPER <msg>` or `ESCALATION <msg>`, optionally tagged
- * with a pattern (`CORRECTION SPIRALING: msg`, `CORRECTION [DRIFT] msg`, `SPIRALING CORRECTION msg`).
- * Tolerates code fences, bullets, bold markers, lower case and trailing noise. Anything else is
- * unparseable (null), which the supervisor counts as a skipped evaluation.
+ * The evaluator's answer: one JSON object, and nothing else.
+ *
+ *   {"verdict": "OK", "pattern": null, "message": "", "evidence": []}
+ *   {"verdict": "CORRECTION", "pattern": "SPIRALING", "message": "…", "evidence": [12, 14]}
+ *
+ * Why a whole-answer JSON object rather than "the first line that looks like a verdict": a lenient
+ * line scan lets `  result: OK`, `- OK`, `**OK**`, `ok`, an echoed prompt, or an agent's own
+ * `ESCALATION …` text quoted back by the model count as a verdict. Here the answer must *be* the
+ * object (surrounding whitespace, or one ```json fence wrapping the whole answer, are the only
+ * wrapping allowed), the keys are fixed, the values are exact upper-case enums, and a non-OK verdict
+ * must name its pattern, say what is wrong, and cite the turns it rests on by number. Anything else
+ * is not a verdict: the evaluation is skipped, which neither advances nor resets the ladder.
+ *
+ * Evidence rules (the ladder judges only what the agent did after the last whisper reached it):
+ * every cited number must be a turn shown in the transcript; citations of context turns (before the
+ * evidence boundary) are dropped; a non-OK interval verdict left with no evidence turn is rejected.
+ * An idle verdict may cite no turn: its evidence is the silence.
  */
-import { PATTERNS, type Pattern, type Verdict, type VerdictKind } from './schemas.js';
+import { z } from 'zod';
+import { PATTERNS, VERDICT_KINDS, type Verdict } from './schemas.js';
 import { truncate, MAX_WHISPER_TEXT } from './limits.js';
+import { turnIndex, type EvidenceFrame } from './evidence.js';
 
-const KIND_RE = /^(OK|CORRECTION|THINK[_ ]DEEPER|ESCALATION)\b/i;
-// `(?![A-Za-z0-9_])`: a pattern is a whole word ("Drifting away" is a message, not DRIFT + "ing away").
-const PATTERN_RE = new RegExp(`^[\\[(]?(${PATTERNS.join('|')})(?![A-Za-z0-9_])[\\])]?\\s*[:\\-–—]?\\s*`, 'i');
+export const AnswerSchema = z
+  .object({
+    verdict: z.enum(VERDICT_KINDS),
+    pattern: z.enum(PATTERNS).nullable().optional(),
+    message: z.string().max(20_000).optional(),
+    evidence: z.array(z.number().int().positive()).max(50).optional(),
+  })
+  .strict();
 
-function cleanLine(raw: string): string {
-  return raw
-    .trim()
-    .replace(/^```\w*$/, '') // fence lines
-    .replace(/^(?:[-*>•]|\d+[.)])\s+/, '') // bullets, quotes, numbering
-    .replace(/^(?:verdict|answer|result)\s*[:\-]\s*/i, '')
-    .replace(/^[*_`"']+/, '')
-    .trim();
+export type ParsedAnswer = { ok: true; verdict: Verdict } | { ok: false; error: string };
+
+export interface AnswerContext {
+  frame: EvidenceFrame;
+  reason: 'interval' | 'idle';
 }
 
-function normaliseKind(word: string): VerdictKind {
-  const upper = word.toUpperCase().replace(' ', '_');
-  return upper as VerdictKind;
+/** The answer text stripped of surrounding whitespace and of one fence that wraps all of it. */
+function unwrap(text: string): string {
+  const t = text.trim();
+  const fence = /^```(?:json)?[ \t]*\r?\n([\s\S]*?)\r?\n```$/.exec(t);
+  return (fence ? fence[1]! : t).trim();
 }
 
-function takePattern(rest: string): { pattern: Pattern | null; rest: string } {
-  const m = PATTERN_RE.exec(rest);
-  if (!m) return { pattern: null, rest };
-  return { pattern: m[1]!.toUpperCase() as Pattern, rest: rest.slice(m[0].length) };
-}
+const issue = (e: z.ZodError) =>
+  e.issues.map((i) => `${i.path.length ? i.path.join('.') : 'answer'}: ${i.message}`).join('; ');
 
-/**
- * Strip separators and stray markup (a bold closer, a wrapping backtick or quote) from the ends of
- * a message. A marker run is stray only when its character does not occur in the rest of the
- * message: "run `npm test`" and 'say "hi"' keep their closers, "msg**" loses its.
- */
-function tidyMessage(msg: string): string {
-  let m = msg.trim().replace(/^[:\-–—\s]+/, '');
-  const lead = /^[*_`"']+/.exec(m)?.[0] ?? '';
-  if (lead && ![...new Set(lead)].some((c) => m.slice(lead.length).includes(c))) m = m.slice(lead.length);
-  const tail = /[*_`"']+$/.exec(m)?.[0] ?? '';
-  if (tail && ![...new Set(tail)].some((c) => m.slice(0, m.length - tail.length).includes(c))) m = m.slice(0, m.length - tail.length);
-  return truncate(m.replace(/^[:\-–—\s]+/, '').trim(), MAX_WHISPER_TEXT);
-}
-
-/** Parse one line; null when it is not a verdict line. */
-export function parseVerdictLine(raw: string): Verdict | null {
-  let line = cleanLine(raw);
-  if (!line) return null;
-  // A pattern may come first: "SPIRALING CORRECTION retry ...".
-  let lead = takePattern(line);
-  if (lead.pattern) line = lead.rest;
-  const m = KIND_RE.exec(line);
-  if (!m) return null;
-  const kind = normaliseKind(m[1]!);
-  // Upper case is the verdict form. A lower- or mixed-case kind word is prose ("Escalation is not
-  // needed.", "Ok, let me look") unless the line still reads as a verdict: a bare "ok", or a kind
-  // followed by a separator or a pattern tag ("correction: …", "correction spiraling: …").
-  const shouted = m[1] === m[1]!.toUpperCase();
-  let rest = line.slice(m[0].length).replace(/^[*_`]+/, '');
-  if (kind === 'OK') {
-    // "OK" alone, or "OK - looks fine" / "OK." — but not "Okay" or "OK-ish words" glued on.
-    if (rest && !/^[\s.:,;!\-–—)]/.test(rest)) return null;
-    if (!shouted && !/^[\s.!]*$/.test(rest)) return null;
-    return { kind, pattern: null, message: tidyMessage(rest) };
+/** Parse an evaluator's answer under the strict format. Never throws. */
+export function parseAnswer(text: string | null | undefined, ctx: AnswerContext): ParsedAnswer {
+  if (!text || !text.trim()) return { ok: false, error: 'empty answer' };
+  const body = unwrap(text);
+  if (!body.startsWith('{') || !body.endsWith('}')) return { ok: false, error: 'the answer is not one JSON object (it must be the whole answer)' };
+  let raw: unknown;
+  try {
+    raw = JSON.parse(body);
+  } catch (err) {
+    return { ok: false, error: `the answer is not valid JSON: ${(err as Error).message}` };
   }
-  const tagged = takePattern(rest.replace(/^\s*[:\-–—]?\s*/, ''));
-  if (!shouted && !lead.pattern && !tagged.pattern && !/^\s*[:\-–—]/.test(rest)) return null;
-  const pattern = lead.pattern ?? tagged.pattern;
-  const message = tidyMessage(tagged.rest);
-  if (!message) return null; // non-OK verdicts must say what is wrong
-  return { kind, pattern, message };
-}
-
-/** The first verdict line of an evaluator's answer, or null if there is none. */
-export function parseVerdict(text: string | null | undefined): Verdict | null {
-  if (!text) return null;
-  for (const line of text.split(/\r?\n/)) {
-    const v = parseVerdictLine(line);
-    if (v) return v;
+  const parsed = AnswerSchema.safeParse(raw);
+  if (!parsed.success) return { ok: false, error: `invalid answer: ${issue(parsed.error)}` };
+  const a = parsed.data;
+  const cited = [...new Set(a.evidence ?? [])];
+  const unknown = cited.filter((n) => turnIndex(ctx.frame, n) < 0);
+  if (unknown.length) return { ok: false, error: `evidence: turn ${unknown.join(', ')} is not in the transcript` };
+  const evidence = cited.filter((n) => turnIndex(ctx.frame, n) >= ctx.frame.evidenceFrom).sort((x, y) => x - y);
+  if (a.verdict === 'OK') {
+    if (a.pattern) return { ok: false, error: 'pattern: an OK verdict has no pattern (null)' };
+    return { ok: true, verdict: { kind: 'OK', pattern: null, message: tidy(a.message ?? ''), evidence } };
   }
-  return null;
+  if (!a.pattern) return { ok: false, error: `pattern: a ${a.verdict} verdict must name one of ${PATTERNS.join(', ')}` };
+  const message = tidy(a.message ?? '');
+  if (!message) return { ok: false, error: `message: a ${a.verdict} verdict must say what is wrong` };
+  if (ctx.reason === 'interval' && evidence.length === 0) {
+    return {
+      ok: false,
+      error: cited.length
+        ? 'evidence: the verdict rests only on turns before the evidence boundary (already judged)'
+        : `evidence: a ${a.verdict} verdict must cite the turns it rests on`,
+    };
+  }
+  return { ok: true, verdict: { kind: a.verdict, pattern: a.pattern, message, evidence } };
 }
 
-/** Render a verdict back as the one-line wire form. */
+const tidy = (m: string) => truncate(m.replace(/\s+/g, ' ').trim(), MAX_WHISPER_TEXT);
+
+/** A verdict in the strict answer form (what the heuristic evaluator answers, and the prompt's example). */
+export function formatAnswer(v: Verdict): string {
+  return JSON.stringify({ verdict: v.kind, pattern: v.pattern, message: v.message, evidence: v.evidence ?? [] });
+}
+
+/** A verdict as one human-readable line (status, web UI, notifications). Not a wire format. */
 export function formatVerdict(v: Verdict): string {
   if (v.kind === 'OK') return 'OK';
   return `${v.kind}${v.pattern ? ` ${v.pattern}:` : ''} ${v.message}`;

@@ -81,3 +81,17 @@ export async function reportedTurns(client: WardenClient, agentId: string): Prom
   }
   return turns;
 }
+
+/**
+ * The status an agent's workflow ended with: its result when it completed, or the details of its
+ * failure when it failed (an aborted or failed agent is a failed workflow).
+ */
+export async function finalStatus(handle: { result(): Promise<unknown> }): Promise<AgentStatus> {
+  try {
+    return (await handle.result()) as AgentStatus;
+  } catch (err) {
+    const details = (err as { cause?: { details?: unknown[] } }).cause?.details;
+    if (details?.[0]) return details[0] as AgentStatus;
+    throw err;
+  }
+}

@@ -14,6 +14,7 @@ import { WardenClient } from '../../src/client/index.js';
 import { startDevServer, type DevServer, type DevServerOptions } from '../../src/devserver/server.js';
 import { freePort } from '../../src/devserver/ports.js';
 import { startWorker, WORKFLOWS_PATH, type WorkerHandle } from '../../workers/main.js';
+import { PAYLOAD_CONVERTER_PATH } from '../../src/converter/path.js';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 export const quietLog = pino({ level: process.env.WARDEN_TEST_LOG ?? 'silent' });
@@ -51,7 +52,7 @@ export async function startTestServer(opts: Partial<DevServerOptions> = {}): Pro
 let bundle: Promise<WorkflowBundleWithSourceMap> | null = null;
 /** The workflow bundle, built once per test file. */
 export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } as never });
+  bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, payloadConverterPath: PAYLOAD_CONVERTER_PATH, logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } as never });
   return bundle;
 }
 

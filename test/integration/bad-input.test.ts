@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { expect, test } from 'vitest';
 import { recordHistory } from '../helpers/histories.js';
 import { ROOT, eventually, useStack } from '../helpers/stack.js';
+import { finalStatus } from '../helpers/agents.js';
 import { temporalCli } from '../helpers/temporal-cli.js';
 
 const stack = useStack();
@@ -68,7 +69,7 @@ test('invalid signal payloads are recorded and ignored; the workflow stays healt
 test('an ended agent refuses reports and signals with a clear message', async () => {
   await stack.warden.start({ agentId: 'ended', task: 'anything' });
   await stack.warden.signal('ended', 'abort', { reason: 'no longer needed' });
-  await stack.warden.handle('ended').result();
+  await finalStatus(stack.warden.handle('ended'));
   const rep = await cli(['report', 'ended'], '{"text":"late turn"}');
   expect(rep.exitCode).toBe(2);
   expect(rep.stderr).toMatch(/ended|failed|completed/i);

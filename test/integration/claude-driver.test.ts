@@ -17,7 +17,6 @@ import { claudeDriver, type ClaudeDriverConfig } from '../../activities/drivers/
 import type { DriverContext, TurnRequest, TurnResult } from '../../activities/drivers/types.js';
 import { groupMembers } from '../../activities/process-group.js';
 import type { Turn } from '../../src/domain/schemas.js';
-import type { AgentStatus } from '../../src/domain/status.js';
 import { turnInput } from '../../src/domain/turn-input.js';
 import {
   messageTexts,
@@ -30,6 +29,7 @@ import {
   type AnthropicServer,
 } from '../fixtures/anthropic-server.js';
 import { ROOT, cleanup, eventually, useStack } from '../helpers/stack.js';
+import { finalStatus } from '../helpers/agents.js';
 import { processesWithEnv, running } from '../helpers/procs.js';
 
 const wardenHome = mkdtempSync(join(tmpdir(), 'warden-home-'));
@@ -333,7 +333,7 @@ describe('through the workflow', () => {
       supervisor: { idleAfterMs: 0 },
       driven: { killGraceMs: 2_000 },
     });
-    const final = (await stack.warden.handle(agentId).result()) as AgentStatus;
+    const final = await finalStatus(stack.warden.handle(agentId));
     expect(final).toMatchObject({ state: 'done', turns: 2, driver: 'claude' });
     expect(final.stateReason).toMatch(/task complete/);
     expect(final.tokens.in).toBeGreaterThan(0);

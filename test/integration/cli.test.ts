@@ -109,7 +109,7 @@ describe('warden evaluate (offline, no Temporal)', () => {
   test('spiraling transcript → CORRECTION SPIRALING as JSON', async () => {
     const r = await evaluate(['--transcript', transcript([spiralTurn(1), spiralTurn(2), spiralTurn(3)]), '--json']);
     expect(r.exitCode, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout)).toEqual({ kind: 'CORRECTION', pattern: 'SPIRALING', message: expect.stringContaining('same failing call 3 times') });
+    expect(JSON.parse(r.stdout)).toEqual({ kind: 'CORRECTION', pattern: 'SPIRALING', message: expect.stringContaining('same failing call 3 times'), evidence: [1, 2, 3] });
   });
 
   test('reward hacking: a skipped test', async () => {

@@ -21,7 +21,7 @@ import { recordHistory } from '../helpers/histories.js';
 import { processesWithEnv } from '../helpers/procs.js';
 import { eventually, useStack } from '../helpers/stack.js';
 import { temporalCli } from '../helpers/temporal-cli.js';
-import { waitForStatus } from '../helpers/agents.js';
+import { waitForStatus, finalStatus } from '../helpers/agents.js';
 
 process.env.WARDEN_HOME = mkdtempSync(join(tmpdir(), 'warden-home-'));
 const noCredentials = mkdtempSync(join(tmpdir(), 'warden-nocreds-'));
@@ -96,7 +96,7 @@ describe('a spiraling Codex agent', () => {
     await eventually(async () => turnStarts(task).length >= 10, { what: 'turn 10 after resume', timeoutMs: 60_000 });
     expect(userTexts(turnStarts(task)[9]!)).toMatch(/\[ESCALATION\] Still no progress after 2 warnings/);
     await stack.warden.signal('codex-spiral', 'abort', { reason: 'test over' });
-    const final = (await stack.warden.handle('codex-spiral').result()) as AgentStatus;
+    const final = await finalStatus(stack.warden.handle('codex-spiral'));
     expect(final.state).toBe('failed');
     await recordHistory(stack.server.address, stack.warden.handle('codex-spiral'), 'codex-agent-spiral');
   });
@@ -121,7 +121,7 @@ describe('interrupt and stop a Codex agent', () => {
     expect(processesWithEnv(`CODEX_HOME=${home}`)).toEqual([]);
     stalled = false;
     await stack.warden.signal('codex-int', 'steer', { text: 'Use the small approach.' });
-    const done = (await stack.warden.handle('codex-int').result()) as AgentStatus;
+    const done = await finalStatus(stack.warden.handle('codex-int'));
     expect(done).toMatchObject({ state: 'done', turns: 2 });
     const starts = turnStarts(task);
     expect(starts).toHaveLength(2);
@@ -138,7 +138,7 @@ describe('interrupt and stop a Codex agent', () => {
     await stack.warden.start(codexAgent('codex-drain', quick));
     await eventually(async () => turnStarts(quick).length >= 1, { what: 'turn 1 started' });
     await stack.warden.signal('codex-drain', 'stop', { reason: 'end of shift', drainTimeoutMs: 60_000 });
-    const drained = (await stack.warden.handle('codex-drain').result()) as AgentStatus;
+    const drained = await finalStatus(stack.warden.handle('codex-drain'));
     expect(drained).toMatchObject({ state: 'done', stateReason: 'stopped: end of shift', turns: 1 });
 
     const slow = 'Slow job (task Q-2).';
@@ -147,7 +147,7 @@ describe('interrupt and stop a Codex agent', () => {
     await eventually(async () => turnStarts(slow).length >= 1, { what: 'turn 1 started' });
     const home = agentDirs('codex-late').homeDir;
     await stack.warden.signal('codex-late', 'stop', { drainTimeoutMs: 1_500 });
-    const ended = (await stack.warden.handle('codex-late').result()) as AgentStatus;
+    const ended = await finalStatus(stack.warden.handle('codex-late'));
     expect(ended.state).toBe('done');
     expect(ended.stateReason).toMatch(/drain timeout/);
     expect(processesWithEnv(`CODEX_HOME=${home}`)).toEqual([]);

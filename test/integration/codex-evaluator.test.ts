@@ -15,7 +15,8 @@ import { inputTexts, message, stall, startModelServer, type ModelServer } from '
 import { cleanup, eventually, useStack } from '../helpers/stack.js';
 import { cmdline, processesWithEnv, running } from '../helpers/procs.js';
 
-const VERDICT_LINE = 'CORRECTION SPIRALING: stop retrying npm run build';
+// The strict answer (src/domain/verdict.ts): one JSON object citing evidence turns.
+const VERDICT_LINE = JSON.stringify({ verdict: 'CORRECTION', pattern: 'SPIRALING', message: 'stop retrying npm run build', evidence: [2] });
 const TASK = 'Make the CI build pass for the billing service (task marker T-4711)';
 const MODEL = 'warden-test-model';
 
@@ -140,7 +141,7 @@ describe('codex evaluator, activity called directly', () => {
       `developer_instructions = "CONFIG-TOML-MARKER-99"\n\n[mcp_servers.fake]\ncommand = "${mcpScript}"\n`,
     );
 
-    model.setScript([message('OK')]);
+    model.setScript([message('{"verdict":"OK"}')]);
     const before = model.requests.length;
     const { log, records } = captureLog();
     const result = await makeEvaluate(log)(

@@ -4,7 +4,7 @@
  * Then stop and restart the dev server on the same SQLite file: intact again, and the agent goes on.
  */
 import { expect, test } from 'vitest';
-import { reportWithEvaluations, spiralTurn } from '../helpers/agents.js';
+import { reportWithEvaluations, spiralTurn, finalStatus } from '../helpers/agents.js';
 import { recordHistory } from '../helpers/histories.js';
 import { clientFor, eventually, useWorkerProcesses } from '../helpers/stack.js';
 
@@ -75,7 +75,7 @@ test('paused state and undelivered whispers survive a worker SIGKILL and a serve
   expect(resumed).toMatchObject({ escalationStep: 0, pendingWhispers: 0, whispersDelivered: 4, turns: 16 });
 
   await stack.warden.signal(agentId, 'stop', { reason: 'done testing', drainTimeoutMs: 0 });
-  const final = (await stack.warden.handle(agentId).result()) as { state: string };
+  const final = await finalStatus(stack.warden.handle(agentId));
   expect(final.state).toBe('done');
   await recordHistory(stack.server.address, stack.warden.handle(agentId), 'crash-sigkill-restart');
 });

@@ -3,8 +3,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
-import type { AgentStatus } from '../../src/domain/status.js';
 import { eventually, useWorkerProcesses } from '../helpers/stack.js';
+import { finalStatus } from '../helpers/agents.js';
 
 const HOME = mkdtempSync(join(tmpdir(), 'warden-home-'));
 const stack = useWorkerProcesses({ WARDEN_HOME: HOME });
@@ -28,8 +28,8 @@ test('a worker SIGKILL mid-child: the child finishes on a new worker, the queued
   expect((await stack.warden.status('kboss.b')).state).toBe('queued');
   await kill(w);
   w = spawnWorker();
-  const a = (await stack.warden.handle('kboss.a').result()) as AgentStatus;
-  const b = (await stack.warden.handle('kboss.b').result()) as AgentStatus;
+  const a = await finalStatus(stack.warden.handle('kboss.a'));
+  const b = await finalStatus(stack.warden.handle('kboss.b'));
   expect(a).toMatchObject({ state: 'done', turns: 3, result: { inline: { answer: 1 } } });
   expect(b).toMatchObject({ state: 'done', turns: 1, result: { inline: { answer: 2 } } });
   expect(Date.parse(b.transitions[0]!.at)).toBeGreaterThanOrEqual(Date.parse(a.transitions.at(-1)!.at));

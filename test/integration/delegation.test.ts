@@ -10,9 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
 import type { TaskSpecInput } from '../../src/domain/schemas.js';
-import type { AgentStatus } from '../../src/domain/status.js';
 import { recordHistory } from '../helpers/histories.js';
 import { eventually, useStack } from '../helpers/stack.js';
+import { finalStatus } from '../helpers/agents.js';
 
 process.env.WARDEN_HOME = mkdtempSync(join(tmpdir(), 'warden-home-'));
 const stack = useStack();
@@ -28,7 +28,7 @@ const task = (childId: string, result: unknown, extra: Partial<TaskSpecInput> = 
   ...extra,
 });
 const childStatus = (id: string) => stack.warden.status(id);
-const result = (id: string) => stack.warden.handle(id).result() as Promise<AgentStatus>;
+const result = (id: string) => finalStatus(stack.warden.handle(id));
 
 test('tight: two children run one at a time (the second is queued); valid results come back inline', async () => {
   await stack.warden.start({ agentId: 'boss', task: 'Coordinate two computations.', supervisor: { idleAfterMs: 0 } });

@@ -16,7 +16,7 @@ import { recordHistory } from '../helpers/histories.js';
 import { running } from '../helpers/procs.js';
 import { ROOT, clientFor, eventually, startTestServer, useStack, workerProcess, type Stack } from '../helpers/stack.js';
 import { temporalCli } from '../helpers/temporal-cli.js';
-import { waitForStatus } from '../helpers/agents.js';
+import { waitForStatus, finalStatus } from '../helpers/agents.js';
 
 const AGENT = join(ROOT, 'test/fixtures/agent.py');
 process.env.WARDEN_HOME = mkdtempSync(join(tmpdir(), 'warden-home-'));
@@ -73,7 +73,7 @@ describe('with an in-process worker', () => {
     const next = inputs(spec.driven.workDir)[9]!;
     expect(next.input).toMatch(/\[ESCALATION\] Still no progress after 2 warnings[\s\S]*\[steering\] Read the error message first\./);
     await stack.warden.signal('py-spiral', 'abort', { reason: 'test over' });
-    const final = (await stack.warden.handle('py-spiral').result()) as AgentStatus;
+    const final = await finalStatus(stack.warden.handle('py-spiral'));
     expect(final.state).toBe('failed');
     await recordHistory(stack.server.address, stack.warden.handle('py-spiral'), 'driven-spiral-resume');
   });
@@ -102,7 +102,7 @@ describe('with an in-process worker', () => {
     expect(second.input).toContain('[steering] Do the short version.');
     expect(second.input).toContain('Continue working on your task.');
     await stack.warden.signal('py-interrupt', 'abort', {});
-    await stack.warden.handle('py-interrupt').result();
+    await finalStatus(stack.warden.handle('py-interrupt'));
   });
 
   test('stop drains: a turn that ends in time completes; one that does not is cancelled after the drain timeout', async () => {
@@ -110,7 +110,7 @@ describe('with an in-process worker', () => {
     await stack.warden.start(inTime);
     await eventually(async () => inputs(inTime.driven.workDir)[0], { what: 'turn 1 started' });
     await stack.warden.signal('py-drain', 'stop', { reason: 'end of shift', drainTimeoutMs: 30_000 });
-    const done = (await stack.warden.handle('py-drain').result()) as AgentStatus;
+    const done = await finalStatus(stack.warden.handle('py-drain'));
     expect(done).toMatchObject({ state: 'done', stateReason: 'stopped: end of shift', turns: 1 });
     expect(signals(inTime.driven.workDir)).toEqual([]);
     expect(inputs(inTime.driven.workDir)).toHaveLength(1);
@@ -120,7 +120,7 @@ describe('with an in-process worker', () => {
     const turn = await eventually(async () => inputs(late.driven.workDir)[0], { what: 'turn 1 started' });
     const t0 = Date.now();
     await stack.warden.signal('py-late', 'stop', { drainTimeoutMs: 1_500 });
-    const ended = (await stack.warden.handle('py-late').result()) as AgentStatus;
+    const ended = await finalStatus(stack.warden.handle('py-late'));
     expect(Date.now() - t0).toBeGreaterThanOrEqual(1_400);
     expect(ended.state).toBe('done');
     expect(ended.stateReason).toMatch(/drain timeout/);
@@ -134,7 +134,7 @@ describe('with an in-process worker', () => {
   test('an agent that reports the task complete ends done; the scripted driver plays its script', async () => {
     const spec = pythonAgent('py-finish', 'finish:3 three parts', { supervisor: { idleAfterMs: 0 } });
     await stack.warden.start(spec);
-    const done = (await stack.warden.handle('py-finish').result()) as AgentStatus;
+    const done = await finalStatus(stack.warden.handle('py-finish'));
     expect(done).toMatchObject({ state: 'done', turns: 3 });
     expect(done.stateReason).toMatch(/task complete/);
 
@@ -143,7 +143,7 @@ describe('with an in-process worker', () => {
       task: 'demo',
       driver: { kind: 'scripted', turns: [{ text: 'one', toolCalls: [{ name: 'shell', args: 'ls', ok: true }] }, { text: 'two' }] },
     });
-    const played = (await stack.warden.handle('scripted').result()) as AgentStatus;
+    const played = await finalStatus(stack.warden.handle('scripted'));
     expect(played).toMatchObject({ state: 'done', turns: 2, driver: 'scripted' });
   });
 
@@ -152,10 +152,10 @@ describe('with an in-process worker', () => {
     await stack.warden.start(spec);
     await expect(stack.warden.reportTurn('py-strict', { text: 'hello' })).rejects.toThrow(/driven by warden/);
     await stack.warden.signal('py-strict', 'abort', {});
-    await stack.warden.handle('py-strict').result();
+    await finalStatus(stack.warden.handle('py-strict'));
 
     await stack.warden.start({ agentId: 'liar', task: 'x', driver: { kind: 'command', command: ['sh', '-c', 'cat >/dev/null; echo \'{"turn":{"text":5}}\''] } });
-    const failed = (await stack.warden.handle('liar').result()) as AgentStatus;
+    const failed = await finalStatus(stack.warden.handle('liar'));
     expect(failed.state).toBe('failed');
     expect(failed.stateReason).toMatch(/turn 1 failed: invalid turn result: turn\.text/);
   });
@@ -198,7 +198,7 @@ describe('worker crash in the middle of a driven turn', () => {
       expect(s.turns).toBeGreaterThanOrEqual(2);
       expect(s.whispersDelivered).toBe(1);
       await warden.signal('py-crash', 'abort', {});
-      await warden.handle('py-crash').result();
+      await finalStatus(warden.handle('py-crash'));
       await recordHistory(server.address, warden.handle('py-crash'), 'driven-worker-crash-retry');
     } finally {
       await warden.close();

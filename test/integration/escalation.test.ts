@@ -5,7 +5,7 @@
  * `temporal workflow signal --name resume` from the real CLI resets it.
  */
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { productiveTurn, reportWithEvaluations, spiralTurn, waitForEvaluations } from '../helpers/agents.js';
+import { productiveTurn, reportWithEvaluations, spiralTurn, waitForEvaluations, finalStatus } from '../helpers/agents.js';
 import { recordHistory } from '../helpers/histories.js';
 import { eventually, useStack } from '../helpers/stack.js';
 import { temporalCli } from '../helpers/temporal-cli.js';
@@ -17,6 +17,8 @@ let hook: WebhookListener;
 
 beforeAll(async () => {
   process.env.WARDEN_TEST_WEBHOOK_SECRET = SECRET; // read by the (in-process) worker's webhook activity
+  process.env.WARDEN_SECRET_ENV_ALLOW = 'WARDEN_TEST_WEBHOOK_SECRET'; // the worker's operator allows it …
+  process.env.WARDEN_ENDPOINT_ALLOW = 'http://127.0.0.1:*'; // … to be sent to the local listener only
   hook = await startWebhookListener({ failFirst: 1 });
 });
 afterAll(async () => {
@@ -108,7 +110,7 @@ test('whisper, stronger whisper, escalation with webhook and pause; resume via t
 
   await stack.warden.signal(agentId, 'abort', { reason: 'test over' });
   const handle = stack.warden.handle(agentId);
-  const final = (await handle.result()) as { state: string; stateReason: string };
+  const final = await finalStatus(handle);
   expect(final.state).toBe('failed');
   expect(final.stateReason).toMatch(/aborted: test over/);
   await recordHistory(stack.server.address, handle, 'escalation-resume-abort');

@@ -9,14 +9,15 @@ import type { EvaluateInput, EvaluateResult } from '../../src/domain/activity-ty
 import { freePort } from '../../src/devserver/ports.js';
 import { EvaluatorConfigSchema, type EvaluatorConfig, type Turn } from '../../src/domain/schemas.js';
 import { chatError, chatMessage, chatStall, sentMessages, startChatServer, type ChatServer } from '../fixtures/chat-server.js';
-import { waitForEvaluations } from '../helpers/agents.js';
+import { waitForEvaluations, finalStatus } from '../helpers/agents.js';
 import { eventually, quietLog, useStack } from '../helpers/stack.js';
 
 const KEY_ENV = 'WARDEN_TEST_OPENAI_KEY';
 const KEY = 'sk-warden-openai-test-7f3a91';
 const MODEL = 'warden-chat-test-model';
 const TASK = 'Fix the login bug: users with a + in their email cannot sign in (task marker T-5150)';
-const VERDICT_LINE = 'CORRECTION DRIFT: go back to the login bug';
+// The strict answer (src/domain/verdict.ts): one JSON object citing the evidence turn (turn 2 of 2).
+const VERDICT_LINE = JSON.stringify({ verdict: 'CORRECTION', pattern: 'DRIFT', message: 'go back to the login bug', evidence: [2] });
 
 const driftTurns: Turn[] = [
   { id: 'd1', text: 'While I am here, refactoring the billing module.', toolCalls: [{ name: 'apply_patch', args: '*** Update File: src/billing/invoice.ts', ok: true }] },
@@ -46,6 +47,9 @@ let savedKey: string | undefined;
 beforeAll(() => {
   savedKey = process.env[KEY_ENV];
   process.env[KEY_ENV] = KEY;
+  // The worker's operator allows these names as secrets, sent only to the local test server.
+  process.env.WARDEN_SECRET_ENV_ALLOW = `${KEY_ENV},WARDEN_TEST_OPENAI_KEY_UNSET`;
+  process.env.WARDEN_ENDPOINT_ALLOW = 'http://127.0.0.1:*';
 });
 afterAll(() => {
   if (savedKey === undefined) delete process.env[KEY_ENV];
@@ -90,13 +94,13 @@ describe('openai evaluator, activity called directly', () => {
     expect(system.content).not.toContain('T-5150');
     expect(user.content).toContain(TASK);
     // a transcript line and a tool call (the formatting belongs to src/domain/prompt.ts)
-    expect(user.content).toContain('agent: More billing cleanup: renaming the invoice helpers.');
+    expect(user.content).toContain('│ More billing cleanup: renaming the invoice helpers.');
     expect(user.content).toContain('src/billing/invoice.ts');
     expect(user.content).not.toContain('You are warden');
   });
 
   test('config.model and temperature win; a trailing slash is fine; no key configured → no Authorization', async () => {
-    chat.setScript([chatMessage('OK')]);
+    chat.setScript([chatMessage('{"verdict":"OK"}')]);
     const before = chat.requests.length;
     const evaluator = EvaluatorConfigSchema.parse({ kind: 'openai', baseUrl: `${chat.baseUrl}/`, model: 'llama3.2:3b', temperature: 0.2 });
     const result = await evaluate(input(evaluator));
@@ -108,7 +112,7 @@ describe('openai evaluator, activity called directly', () => {
   });
 
   test('a reasoning model’s <think> block is not taken for the verdict', async () => {
-    chat.setScript([chatMessage('<think>\nOK, so the agent is editing billing code.\n</think>\nCORRECTION DRIFT: back to the login bug')]);
+    chat.setScript([chatMessage('<think>\nOK, so the agent is editing billing code.\n</think>\n{"verdict":"CORRECTION","pattern":"DRIFT","message":"back to the login bug","evidence":[1,2]}')]);
     const result = await evaluate(input(openai(chat.baseUrl)));
     expect(result).toMatchObject({ kind: 'verdict', verdict: { kind: 'CORRECTION', pattern: 'DRIFT', message: 'back to the login bug' } });
   });
@@ -147,7 +151,7 @@ describe('openai evaluator, activity called directly', () => {
     delete process.env.WARDEN_TEST_OPENAI_KEY_UNSET;
     const before = chat.requests.length;
     const reason = skipReason(await evaluate(input(openai(chat.baseUrl, { apiKeyEnv: 'WARDEN_TEST_OPENAI_KEY_UNSET' }))));
-    expect(reason).toBe('evaluator failed: openai evaluator: environment variable WARDEN_TEST_OPENAI_KEY_UNSET (apiKeyEnv) is not set on the worker');
+    expect(reason).toBe('evaluator failed: openai evaluator (apiKeyEnv): environment variable WARDEN_TEST_OPENAI_KEY_UNSET is not set on the worker');
     expect(chat.requests).toHaveLength(before);
   });
 
@@ -233,13 +237,13 @@ describe('openai evaluator, through agentWorkflow on a dev server', () => {
     expect(req.body).toMatchObject({ model: MODEL });
     const user = sentMessages(req.body).find((m) => m.role === 'user')!.content;
     expect(user).toContain(TASK);
-    expect(user).toContain('agent: While I am here, refactoring the billing module.');
+    expect(user).toContain('│ While I am here, refactoring the billing module.');
 
     const reply = await stack.warden.reportTurn('openai-wf', { id: 'd3', text: 'Right, back to the login bug.' });
     expect(reply.whispers.map((x) => x.text)).toEqual([w!.text]);
 
     await stack.warden.signal('openai-wf', 'abort', {});
-    await stack.warden.handle('openai-wf').result();
+    await finalStatus(stack.warden.handle('openai-wf'));
     const text = historyText(await stack.warden.handle('openai-wf').fetchHistory()).join('\n');
     expect(text).toContain(KEY_ENV); // the spec is in there, naming the variable …
     expect(text).toContain('go back to the login bug'); // … and the verdict …

@@ -6,8 +6,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
-import type { AgentStatus } from '../../src/domain/status.js';
-import { productiveTurn } from '../helpers/agents.js';
+import { productiveTurn, finalStatus } from '../helpers/agents.js';
 import { ROOT, eventually, useWorkerProcesses } from '../helpers/stack.js';
 
 const HOME = mkdtempSync(join(tmpdir(), 'warden-home-'));
@@ -31,7 +30,7 @@ test('a turns budget and the restart count hold across a worker SIGKILL mid-turn
   await eventually(async () => turnsSeen().includes(2), { what: 'turn 2 started', timeoutMs: 60_000 });
   await kill(w);
   w = spawnWorker();
-  const done = (await stack.warden.handle('budget-crash').result()) as AgentStatus;
+  const done = await finalStatus(stack.warden.handle('budget-crash'));
   expect(done.state).toBe('done');
   expect(done.stateReason).toBe('stopped: budget exhausted: turns 3 of 3');
   expect(done.turns).toBe(3);

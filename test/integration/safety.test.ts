@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { AgentStatus } from '../../src/domain/status.js';
-import { productiveTurn } from '../helpers/agents.js';
+import { productiveTurn, finalStatus } from '../helpers/agents.js';
 import { recordHistory } from '../helpers/histories.js';
 import { ROOT, eventually, useStack } from '../helpers/stack.js';
 import { temporalCli } from '../helpers/temporal-cli.js';
@@ -27,7 +27,7 @@ afterAll(async () => {
 
 const events = (agentId: string, event: string) =>
   hook.accepted().filter((d) => (d.json as { agentId?: string; event?: string }).agentId === agentId && (d.json as { event?: string }).event === event);
-const result = (agentId: string) => stack.warden.handle(agentId).result() as Promise<AgentStatus>;
+const result = (agentId: string) => finalStatus(stack.warden.handle(agentId));
 const scripted = (n: number, extra: Record<string, unknown> = {}) => ({
   kind: 'scripted' as const,
   turns: Array.from({ length: n }, (_, i) => ({ text: `part ${i + 1} done, moving on`, toolCalls: [{ name: 'shell', args: `make part${i + 1}`, ok: true }], ...extra })),

@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
 import type { AgentStatus } from '../../src/domain/status.js';
-import { productiveTurn, reportWithEvaluations, spiralTurn, waitForEvaluations, waitForStatus } from '../helpers/agents.js';
+import { productiveTurn, reportWithEvaluations, spiralTurn, waitForEvaluations, waitForStatus, finalStatus } from '../helpers/agents.js';
 import { recordHistory } from '../helpers/histories.js';
 import { ROOT, useStack } from '../helpers/stack.js';
 
@@ -29,7 +29,7 @@ test('idle watchdog: silence after an empty turn triggers one evaluation (STALLI
   const reply = await stack.warden.reportTurn('quiet', { id: 'q2', text: 'Sorry, back.' });
   expect(reply.whispers[0]).toMatchObject({ type: 'CORRECTION' });
   await stack.warden.signal('quiet', 'abort', {});
-  await stack.warden.handle('quiet').result();
+  await finalStatus(stack.warden.handle('quiet'));
   await recordHistory(stack.server.address, stack.warden.handle('quiet'), 'idle-watchdog');
 });
 
@@ -124,7 +124,7 @@ test('stop drains: a turn that ends in time completes the agent; otherwise the d
   await statusWhere('drainer', (x) => x.state === 'cancelling', 'cancelling');
   const last = await stack.warden.reportTurn('drainer', productiveTurn(2));
   expect(last.stop).toBe(true);
-  const done = (await stack.warden.handle('drainer').result()) as AgentStatus;
+  const done = await finalStatus(stack.warden.handle('drainer'));
   expect(done).toMatchObject({ state: 'done', turns: 2 });
   expect(done.stateReason).toBe('stopped: end of shift');
 
@@ -132,7 +132,7 @@ test('stop drains: a turn that ends in time completes the agent; otherwise the d
   await stack.warden.reportTurn('stuck', productiveTurn(1));
   const t0 = Date.now();
   await stack.warden.signal('stuck', 'stop', { drainTimeoutMs: 1500 });
-  const ended = (await stack.warden.handle('stuck').result()) as AgentStatus;
+  const ended = await finalStatus(stack.warden.handle('stuck'));
   expect(Date.now() - t0).toBeGreaterThanOrEqual(1400);
   expect(ended.state).toBe('done');
   expect(ended.stateReason).toMatch(/drain timeout/);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { heuristicVerdict, type HeuristicInput } from '../../src/domain/heuristic.js';
-import { formatVerdict, parseVerdict } from '../../src/domain/verdict.js';
+import { heuristicVerdict, type HeuristicInput } from '../../src/domain/heuristic/index.js';
+import { formatAnswer, parseAnswer } from '../../src/domain/verdict.js';
+import { evidenceFrame } from '../../src/domain/evidence.js';
 import { TurnSchema, type Turn, type TurnInput } from '../../src/domain/schemas.js';
 
 const TASK = 'Fix the date parser in src/parse.ts so that ISO week dates parse, with tests.';
@@ -28,11 +29,11 @@ const healthy: Turn[] = [
 
 describe('heuristicVerdict: a healthy session', () => {
   it('a varied, productive session is OK', () => {
-    expect(verdict(healthy)).toEqual({ kind: 'OK', pattern: null, message: '' });
+    expect(verdict(healthy)).toEqual({ kind: 'OK', pattern: null, message: '', evidence: [] });
   });
 
   it('an empty window is OK on a periodic check', () => {
-    expect(verdict([], 'interval')).toEqual({ kind: 'OK', pattern: null, message: '' });
+    expect(verdict([], 'interval')).toEqual({ kind: 'OK', pattern: null, message: '', evidence: [] });
   });
 
   it('failures that change between attempts are not a spiral', () => {
@@ -222,14 +223,15 @@ describe('heuristicVerdict: precedence', () => {
     expect(pattern(turns)).toBe(expected);
   });
 
-  it('every verdict survives the wire form (formatVerdict → parseVerdict) unchanged', () => {
-    for (const turns of [spiral, stall, hack, healthy, [say('Same text again and again here.'), say('Same text again and again here.'), say('Same text again and again here.')]]) {
-      const v = verdict(turns);
-      expect(parseVerdict(formatVerdict(v))).toEqual(v);
-    }
+  it('every verdict survives the strict wire form (formatAnswer → parseAnswer) unchanged', () => {
+    const wire = (turns: Turn[], reason: 'interval' | 'idle' = 'interval') => {
+      const v = verdict(turns, reason);
+      expect(parseAnswer(formatAnswer(v), { frame: evidenceFrame(turns.length), reason })).toEqual({ ok: true, verdict: v });
+    };
+    for (const turns of [spiral, stall, hack, healthy, [say('Same text again and again here.'), say('Same text again and again here.'), say('Same text again and again here.')]]) wire(turns);
     expect(verdict(stall, 'idle').kind).toBe('CORRECTION');
-    const idle = verdict([healthy[0]!, say('Let me check.')], 'idle');
-    expect(parseVerdict(formatVerdict(idle))).toEqual(idle);
+    wire([healthy[0]!, say('Let me check.')], 'idle');
+    wire([], 'idle');
   });
 
   it('never answers THINK_DEEPER or ESCALATION (the heuristic only corrects)', () => {

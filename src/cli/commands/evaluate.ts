@@ -1,21 +1,35 @@
-/** `warden evaluate --transcript FILE`: run one evaluation offline (no Temporal needed). */
+/**
+ * `warden evaluate --transcript FILE`: run one evaluation offline (no Temporal needed).
+ * `warden evaluate --cases FILE.jsonl`: score an evaluator on labelled `{task, turns, label}` lines.
+ */
 import { Command, Option } from 'commander';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { makeEvaluate } from '../../../activities/evaluate.js';
 import { parseOrThrow } from '../../client/index.js';
 import { loadConfigFile, specFromConfig } from '../../config/file.js';
-import { EvaluatorConfigSchema, SupervisorConfigSchema, TurnSchema, type EvaluatorConfig } from '../../domain/schemas.js';
+import { EvaluatorConfigSchema, SupervisorConfigSchema, TurnSchema, type EvaluatorConfig, type Verdict } from '../../domain/schemas.js';
+import { CaseFileError, formatScore, parseCases, predictionOf, score, type CaseLabel, type Prediction } from '../../domain/scoring.js';
 import { createLogger } from '../../logger.js';
 import { globals } from '../context.js';
 import { openaiEvaluatorFromFlags } from './start.js';
 import { UsageError } from '../exit.js';
 import { print, printJson } from '../output.js';
 
-export const TranscriptSchema = z.object({ task: z.string().min(1, 'task must not be empty'), turns: z.array(TurnSchema) }).strict();
+export const TranscriptSchema = z
+  .object({
+    task: z.string().min(1, 'task must not be empty'),
+    turns: z.array(TurnSchema),
+    reason: z.enum(['interval', 'idle']).optional(),
+    evidenceFrom: z.number().int().nonnegative().optional(),
+    firstTurnNumber: z.number().int().positive().optional(),
+  })
+  .strict();
 
 interface EvaluateOptions {
-  transcript: string;
+  transcript?: string;
+  cases?: string;
+  split?: string;
   evaluator: string;
   evaluatorCommand?: string;
   openaiBaseUrl?: string;
@@ -29,7 +43,9 @@ export function register(program: Command): void {
   program
     .command('evaluate')
     .description('evaluate a transcript offline and print the verdict (no Temporal needed)')
-    .requiredOption('--transcript <file>', 'JSON file: {"task": "…", "turns": [Turn, …]}')
+    .option('--transcript <file>', 'JSON file: {"task": "…", "turns": [Turn, …]}')
+    .option('--cases <file>', 'JSONL file, one {"task", "turns", "label"} per line: score the evaluator on it')
+    .option('--split <name>', 'with --cases: only the cases whose "split" is this')
     .addOption(new Option('--evaluator <kind>', 'who judges').choices(['heuristic', 'codex', 'command', 'openai']).default('heuristic'))
     .option('--evaluator-command <argv>', 'for --evaluator command: program and args')
     .option('--openai-base-url <url>', 'for --evaluator openai: an OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1')
@@ -37,15 +53,10 @@ export function register(program: Command): void {
     .option('--model <name>', 'evaluator model', 'gpt-5.4')
     .option('--config <file>', 'take the evaluator from a config file')
     .option('--timeout <ms>', 'evaluation timeout in ms', '30000')
-    .option('--json', 'print {kind, pattern, message} or {skipped: true, reason}')
+    .option('--json', 'print {kind, pattern, message, evidence} or {skipped: true, reason}; with --cases, one score object')
     .action(async (o: EvaluateOptions, cmd: Command) => {
-      let raw: unknown;
-      try {
-        raw = JSON.parse(readFileSync(o.transcript, 'utf8'));
-      } catch (err) {
-        throw new UsageError(`cannot read transcript ${o.transcript}: ${(err as Error).message}`);
-      }
-      const transcript = parseOrThrow(TranscriptSchema, raw, 'transcript');
+      if (!o.transcript === !o.cases) throw new UsageError('give exactly one of --transcript FILE or --cases FILE.jsonl');
+      if (o.split && !o.cases) throw new UsageError('--split goes with --cases');
       let evaluator: EvaluatorConfig = { kind: 'heuristic' };
       if (o.config) evaluator = parseOrThrow(EvaluatorConfigSchema, specFromConfig(loadConfigFile(o.config)).evaluator ?? evaluator, 'evaluator');
       if (o.evaluator === 'command') {
@@ -58,12 +69,76 @@ export function register(program: Command): void {
       if (openai !== evaluator) evaluator = parseOrThrow(EvaluatorConfigSchema, openai, 'evaluator');
       const timeoutMs = SupervisorConfigSchema.shape.evalTimeoutMs.parse(Number(o.timeout));
       const evaluate = makeEvaluate(createLogger('warden-evaluate', process.env.WARDEN_LOG_LEVEL ?? 'warn'));
-      const result = await evaluate({ agentId: 'offline', task: transcript.task, turns: transcript.turns, reason: 'interval', evaluator, model: o.model, timeoutMs });
+      if (o.cases) return runCases(o.cases, o.split, evaluate, evaluator, o.model, timeoutMs, globals(cmd).json === true);
+      let raw: unknown;
+      try {
+        raw = JSON.parse(readFileSync(o.transcript!, 'utf8'));
+      } catch (err) {
+        throw new UsageError(`cannot read transcript ${o.transcript}: ${(err as Error).message}`);
+      }
+      const transcript = parseOrThrow(TranscriptSchema, raw, 'transcript');
+      const result = await evaluate({
+        agentId: 'offline',
+        task: transcript.task,
+        turns: transcript.turns,
+        reason: transcript.reason ?? 'interval',
+        evidenceFrom: transcript.evidenceFrom,
+        firstTurnNumber: transcript.firstTurnNumber,
+        evaluator,
+        model: o.model,
+        timeoutMs,
+      });
       if (globals(cmd).json) {
         return printJson(result.kind === 'verdict' ? result.verdict : { skipped: true, reason: result.reason });
       }
       if (result.kind === 'skipped') return print(`skipped: ${result.reason}`);
       const v = result.verdict;
-      print(v.kind === 'OK' ? 'OK' : `${v.kind}${v.pattern ? ` ${v.pattern}` : ''}: ${v.message}`);
+      const on = v.evidence?.length ? ` (turns ${v.evidence.join(', ')})` : '';
+      print(v.kind === 'OK' ? 'OK' : `${v.kind}${v.pattern ? ` ${v.pattern}` : ''}: ${v.message}${on}`);
     });
+}
+
+type EvaluateFn = ReturnType<typeof makeEvaluate>;
+
+async function runCases(file: string, split: string | undefined, evaluate: EvaluateFn, evaluator: EvaluatorConfig, model: string, timeoutMs: number, json: boolean) {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new UsageError(`cannot read cases ${file}: ${(err as Error).message}`);
+  }
+  let cases;
+  try {
+    cases = parseCases(text);
+  } catch (err) {
+    if (err instanceof CaseFileError) throw new UsageError(`${file}: ${err.message}`);
+    throw err;
+  }
+  if (split) cases = cases.filter((c) => c.split === split);
+  if (cases.length === 0) throw new UsageError(`${file}: no case has split ${JSON.stringify(split)}`);
+  const results: Array<{ line: number; id?: string; label: CaseLabel; predicted: Prediction; verdict: Verdict | null; skipped?: string }> = [];
+  for (const c of cases) {
+    const r = await evaluate({
+      agentId: `case-${c.id ?? c.line}`,
+      task: c.task,
+      turns: c.turns,
+      reason: c.reason ?? 'interval',
+      evidenceFrom: c.evidenceFrom,
+      firstTurnNumber: c.firstTurnNumber,
+      evaluator,
+      model,
+      timeoutMs,
+    });
+    const verdict = r.kind === 'verdict' ? r.verdict : null;
+    results.push({ line: c.line, id: c.id, label: c.label, predicted: predictionOf(verdict), verdict, ...(r.kind === 'skipped' ? { skipped: r.reason } : {}) });
+  }
+  const s = score(results);
+  const misses = results.filter((r) => r.predicted !== r.label);
+  if (json) return printJson({ file, split: split ?? null, evaluator: evaluator.kind, ...s, misses: misses.map(({ verdict, ...m }) => ({ ...m, message: verdict?.message ?? null })) });
+  for (const l of formatScore(s)) print(l);
+  if (misses.length) {
+    print();
+    print('misses:');
+    for (const m of misses) print(`  line ${m.line}${m.id ? ` (${m.id})` : ''}: label ${m.label}, got ${m.predicted}${m.skipped ? ` (${m.skipped})` : m.verdict?.message ? `: ${m.verdict.message.slice(0, 100)}` : ''}`);
+  }
 }

@@ -37,5 +37,6 @@ Example:
       if (globals(cmd).json) return printJson(reply);
       print(`${reply.duplicate ? 'duplicate turn (already recorded)' : 'turn recorded'}; state ${reply.state}${reply.paused ? ' (paused)' : ''}${reply.stop ? ' — STOP requested' : ''}${reply.interrupt ? ' — INTERRUPTED' : ''}`);
       for (const w of reply.whispers) print(`[${w.type === 'STEERING' ? 'steering' : w.type}] ${w.text}`);
+      if (reply.truncated.length) print(`truncated before sending (byte budget): ${reply.truncated.join(', ')}`);
     });
 }

@@ -1,0 +1,63 @@
+/**
+ * The ports through which the agent core acts on the world. The workflow shell (workflows/ports.ts)
+ * implements them with Temporal calls; unit tests implement them with a fake clock and recorders.
+ * Every port is fire-and-forget: the core never awaits, so every rule stays a plain function.
+ */
+import type { NotificationEvent } from '../activity-types.js';
+import type { WebhookChannel } from '../schemas.js';
+import type { SearchAttributeKey } from '../search-attributes.js';
+import type { AgentCore } from './state.js';
+
+export type SearchAttributeUpdate = { key: SearchAttributeKey<string>; value: string | number | boolean };
+
+/** Workflow changes that alter replay sit behind these (Temporal's `patched()`). */
+export type PatchId =
+  | 'idle-timer-rearms'
+  | 'turn-restart-intensity'
+  | 'spend-search-attributes'
+  /** The ladder advances only on evidence the agent produced after the last whisper reached it. */
+  | 'evidence-after-whisper'
+  /** The idle watchdog's clock restarts when a human resumes the agent. */
+  | 'idle-clock-after-resume'
+  /** An agent's workflow id must be agent-<agentId>. */
+  | 'agent-workflow-id'
+  /** Restart intensity also counts consecutive failed turns, however far apart. */
+  | 'restart-consecutive'
+  /** A failed agent ends as a failed workflow (not Completed). */
+  | 'failed-outcome'
+  /** At most one interval evaluation waits: a newer one supersedes it. */
+  | 'eval-queue-coalesce';
+
+/** Signals one agent sends another (delegation). */
+export type AgentSignal =
+  | { name: 'admit'; payload: Record<string, never> }
+  | { name: 'stop'; payload: { reason: string; drainTimeoutMs: number } }
+  | { name: 'childSpend'; payload: { agentId: string; tokens: number; costUsd: number; turns: number } };
+
+export interface Logger {
+  info(message: string, meta?: Record<string, unknown>): void;
+  warn(message: string, meta?: Record<string, unknown>): void;
+  error(message: string, meta?: Record<string, unknown>): void;
+}
+
+export interface AgentPorts {
+  /** Workflow time (deterministic in the shell). */
+  now(): number;
+  log: Logger;
+  /** The Web UI's "current details" text. */
+  setDetails(markdown: string): void;
+  upsertSearchAttributes(updates: SearchAttributeUpdate[]): void;
+  patched(id: PatchId): boolean;
+  /** Deliver a notification to one webhook channel (retried by the shell; failures are logged). */
+  notifyWebhook(channel: WebhookChannel, event: NotificationEvent, summary: string): void;
+  /** Signal another agent's workflow (delegation); the workflow does not end before it is sent. */
+  signalAgent(workflowId: string, signal: AgentSignal): void;
+  /** Cancel the running driven turn, if any (its process gets its grace period). */
+  cancelTurn(): void;
+}
+
+/** The core of one run with its ports: what every core function takes. */
+export interface AgentContext {
+  core: AgentCore;
+  ports: AgentPorts;
+}

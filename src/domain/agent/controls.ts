@@ -1,0 +1,162 @@
+/**
+ * Human controls (seed 002's verbs): steer, interrupt, stop, pause, resume, abort, and the agent's
+ * heartbeat. Every signal payload is validated; an invalid one is recorded and ignored (a throwing
+ * handler would wedge the workflow). Every kind of stop goes through `requestStop`.
+ */
+import type { z } from 'zod';
+import { resetLadder } from '../ladder.js';
+import { SIGNAL_SCHEMAS, describeZodError, type SignalName } from '../schemas.js';
+import { isTerminal } from '../states.js';
+import { isUndecodable, undecodableReason } from '../undecodable.js';
+import type { AgentContext } from './context.js';
+import { fire, queueWhisper, refuse } from './core.js';
+import { receiveChildSpend, stopChildren } from './delegation.js';
+import { dropQueuedEvaluations } from './supervision.js';
+import { iso, keepLast } from './state.js';
+import { publish } from './visibility.js';
+
+/** A stop signal without `drainTimeoutMs` lets the current turn finish for this long. */
+export const DEFAULT_DRAIN_MS = 30_000;
+
+export interface StopRequest {
+  reason: string;
+  /** How long the current turn may still run (0: stop at once). */
+  drainMs: number;
+  /** Nothing is left to drain (no turn may start; none is running or it is being cancelled). */
+  drained?: boolean;
+  /** Cancel a running driven turn now. */
+  cancelTurn?: boolean;
+  /** Stop the subtree now, with this reason (otherwise it is stopped when the agent ends). */
+  stopChildren?: boolean;
+}
+
+/** One stop for every cause (a human, a budget, max turns): drain, then end `done`. */
+export function requestStop(ctx: AgentContext, req: StopRequest): boolean {
+  const { core, ports } = ctx;
+  const { s } = core;
+  if (!fire(ctx, 'stop', req.reason)) return false;
+  core.run.epoch += 1;
+  s.stopReason = req.reason;
+  s.stopDeadline = ports.now() + req.drainMs;
+  if (req.drained) s.drained = true;
+  dropQueuedEvaluations(ctx);
+  if (req.cancelTurn) ports.cancelTurn();
+  if (req.stopChildren) stopChildren(ctx, req.reason);
+  return true;
+}
+
+/** The drain is over (reached a turn boundary, or timed out): the agent ends `done`. */
+export function finishStop(ctx: AgentContext, reachedBoundary: boolean): void {
+  const { s } = ctx.core;
+  if (isTerminal(s.state)) return;
+  fire(ctx, 'drained', reachedBoundary ? `stopped: ${s.stopReason}` : `stopped after drain timeout: ${s.stopReason}`);
+}
+
+type Payload<N extends SignalName> = z.output<(typeof SIGNAL_SCHEMAS)[N]>;
+
+const controls: { [N in SignalName]: (ctx: AgentContext, p: Payload<N>) => void } = {
+  steer(ctx, p) {
+    const { core } = ctx;
+    const { s } = core;
+    if (isTerminal(s.state)) return refuse(ctx, 'steer', `agent is ${s.state}`);
+    if (!p.text) return refuse(ctx, 'steer', 'text: steering needs text');
+    queueWhisper(ctx, 'STEERING', p.text);
+    if (s.state === 'awaiting-input' && s.awaitingCause === 'interrupt') {
+      core.run.epoch += 1;
+      s.awaitingCause = null;
+      s.pauseReason = null;
+      fire(ctx, 'input', 'steered after an interrupt');
+    }
+  },
+  interrupt(ctx, p) {
+    const { core } = ctx;
+    const { s } = core;
+    if (!fire(ctx, 'interrupt', p.reason ?? 'interrupted by a human')) return;
+    core.run.epoch += 1;
+    ctx.ports.cancelTurn(); // driven: abandon the running turn; the session is kept
+    s.interruptPending = true;
+    s.awaitingCause = 'interrupt';
+    s.pauseReason = p.reason ?? 'interrupted: waiting for input';
+    dropQueuedEvaluations(ctx);
+    publish(ctx);
+  },
+  stop(ctx, p) {
+    requestStop(ctx, { reason: p.reason ?? 'stop requested', drainMs: p.drainTimeoutMs ?? DEFAULT_DRAIN_MS });
+  },
+  pause(ctx, p) {
+    const { core } = ctx;
+    if (!fire(ctx, 'pause', p.reason ?? 'paused by a human')) return;
+    core.run.epoch += 1;
+    core.s.pauseReason = p.reason ?? 'paused by a human';
+    dropQueuedEvaluations(ctx);
+    publish(ctx);
+  },
+  resume(ctx, p) {
+    const { core } = ctx;
+    const { s } = core;
+    if (!fire(ctx, 'resume', p.note ? `resumed: ${p.note}` : 'resumed by a human')) return;
+    core.run.epoch += 1;
+    s.ladder = resetLadder(s.ladder);
+    // The human has judged what came before: later evaluations look only at turns after this,
+    // and the time spent paused is not idleness.
+    s.window = [];
+    s.deliveredAt = [];
+    s.evidenceFrom = s.turns + 1;
+    s.idleFrom = ctx.ports.now();
+    s.awaitingCause = null;
+    s.pauseReason = null;
+    s.turnsSinceEval = 0;
+    dropQueuedEvaluations(ctx);
+    s.idleChecked = false;
+    publish(ctx);
+  },
+  abort(ctx, p) {
+    if (!fire(ctx, 'abort', `aborted: ${p.reason ?? 'by a human'}`)) return;
+    ctx.core.run.epoch += 1;
+    ctx.ports.cancelTurn(); // driven: end the running turn now (the process still gets its grace period)
+    dropQueuedEvaluations(ctx);
+  },
+  heartbeat(ctx, p) {
+    const { s } = ctx.core;
+    if (p.generation !== undefined) {
+      if (p.generation < s.generation) return refuse(ctx, 'heartbeat', `stale generation ${p.generation} < ${s.generation}`);
+      s.generation = p.generation;
+    }
+    s.lastHeartbeatAt = ctx.ports.now();
+    if (s.state === 'spawning') fire(ctx, 'started', 'first heartbeat');
+  },
+  admit(ctx) {
+    ctx.core.s.admitted = true;
+  },
+  childSpend(ctx, p) {
+    receiveChildSpend(ctx, p);
+  },
+};
+
+/** A signal this workflow does not define (a typo, an old client): recorded and refused, visibly. */
+export function unknownSignal(ctx: AgentContext, name: string): void {
+  const { s, spec } = ctx.core;
+  s.invalidSignals += 1;
+  const reason = `unknown signal ${JSON.stringify(name.slice(0, 100))}: agentWorkflow takes ${Object.keys(controls).join(', ')}`;
+  s.refused = keepLast(s.refused, { what: name.slice(0, 100), reason, at: iso(ctx.ports.now()) });
+  ctx.ports.log.warn('unknown signal refused', { agentId: spec.agentId, signal: name.slice(0, 100) });
+}
+
+/** Temporal asked to cancel the workflow (`temporal workflow cancel`, the Web UI): a stop with the default drain. */
+export function cancellationRequested(ctx: AgentContext): void {
+  requestStop(ctx, { reason: 'cancellation requested through Temporal', drainMs: DEFAULT_DRAIN_MS });
+}
+
+/** A signal arrived: validate it, then apply its control. Never throws. */
+export function signal<N extends SignalName>(ctx: AgentContext, name: N, raw?: unknown): void {
+  const { s, spec } = ctx.core;
+  const r = SIGNAL_SCHEMAS[name].safeParse(raw ?? {});
+  if (!r.success) {
+    s.invalidSignals += 1;
+    const reason = isUndecodable(raw) ? `undecodable ${name} payload: ${undecodableReason(raw)}` : `invalid ${name} payload: ${describeZodError(r.error)}`;
+    s.refused = keepLast(s.refused, { what: name, reason, at: iso(ctx.ports.now()) });
+    ctx.ports.log.warn('invalid signal ignored', { agentId: spec.agentId, signal: name, reason });
+    return;
+  }
+  controls[name](ctx, r.data as Payload<N>);
+}

@@ -1,0 +1,112 @@
+/**
+ * Delegation (seed 002's parent–child contract), both sides. Parent: a `delegate` request becomes a
+ * child agent with a structured task spec, admitted while the mode's concurrency cap allows (the
+ * rest wait visibly `queued`); children report their spend (the parent's budget covers its
+ * subtree) and are stopped with their parent. Child: it waits `queued` until admitted.
+ */
+import { DELEGATION_CAPS, TaskSpecSchema, describeZodError, type AgentSpecInput, type TaskSpec } from '../schemas.js';
+import { isTerminal } from '../states.js';
+import type { AgentContext } from './context.js';
+import { fire, refuse } from './core.js';
+import { enforceBudgets } from './rails.js';
+import type { ChildRecord } from './state.js';
+import { publish } from './visibility.js';
+
+export const liveChildren = (ctx: AgentContext): number => ctx.core.s.children.filter((c) => c.state === 'running').length;
+export const openChildren = (ctx: AgentContext): number =>
+  ctx.core.s.children.filter((c) => c.state === 'running' || c.state === 'queued').length;
+
+/** The delegate update's validator: throws (rejecting the update before it enters history) with the reason. */
+export function validateDelegation(ctx: AgentContext, input: unknown): void {
+  const { s, spec } = ctx.core;
+  const r = TaskSpecSchema.safeParse(input);
+  if (!r.success) throw new Error(`invalid task spec: ${describeZodError(r.error)}`);
+  if (isTerminal(s.state) || s.state === 'cancelling') throw new Error(`agent ${spec.agentId} is ${s.state}; it cannot delegate`);
+  const depth = spec.parent?.depth ?? 0;
+  if (depth >= spec.delegation.maxDepth) {
+    throw new Error(`spawn depth: agent ${spec.agentId} runs at depth ${depth} (max ${spec.delegation.maxDepth}); it may not delegate`);
+  }
+  if (DELEGATION_CAPS[spec.delegation.mode] === 0) throw new Error(`mode solo: agent ${spec.agentId} may not delegate`);
+  if (s.children.some((c) => c.agentId === `${spec.agentId}.${r.data.childId}`)) throw new Error(`childId ${r.data.childId} is already used`);
+}
+
+export interface PlannedChild {
+  rec: ChildRecord;
+  spec: AgentSpecInput;
+  queued: boolean;
+  summary: string;
+}
+
+/** A validated delegation: record the child (running, or queued past the cap) and build its spec. */
+export function planChild(ctx: AgentContext, input: unknown): PlannedChild {
+  const { core } = ctx;
+  const { spec } = core;
+  const t: TaskSpec = TaskSpecSchema.parse(input);
+  const childAgentId = `${spec.agentId}.${t.childId}`;
+  const queued = liveChildren(ctx) >= DELEGATION_CAPS[spec.delegation.mode];
+  const rec: ChildRecord = { agentId: childAgentId, workflowId: `agent-${childAgentId}`, state: queued ? 'queued' : 'running', reason: null };
+  core.s.children.push(rec);
+  const marker = t.driven?.doneMarker ?? spec.driven.doneMarker;
+  const child: AgentSpecInput = {
+    agentId: childAgentId,
+    task: [
+      t.objective,
+      `Definition of done: ${t.definitionOfDone}`,
+      `When you are done, start your final message with "${marker}" followed by your result as JSON matching this schema:\n${JSON.stringify(t.resultSchema)}`,
+    ].join('\n\n'),
+    driver: t.driver,
+    driven: { ...t.driven },
+    budgets: t.budgets,
+    supervisor: spec.supervisor,
+    evaluator: spec.evaluator,
+    notify: spec.notify,
+    searchAttributes: spec.searchAttributes,
+    delegation: spec.delegation,
+    parent: { agentId: spec.agentId, workflowId: core.workflowId, depth: (spec.parent?.depth ?? 0) + 1 },
+    contract: { resultSchema: t.resultSchema, toolAllowlist: t.toolAllowlist, definitionOfDone: t.definitionOfDone },
+    startQueued: queued,
+  };
+  return { rec, spec: child, queued, summary: `Delegated by ${spec.agentId}: ${t.objective.split('\n')[0]!.slice(0, 160)}` };
+}
+
+/** A child's workflow ended: record how, and admit the next queued child. */
+export function childEnded(ctx: AgentContext, rec: ChildRecord, outcome: { state: 'done' | 'failed'; reason: string | null }): void {
+  rec.state = outcome.state;
+  rec.reason = outcome.reason;
+  admitNext(ctx);
+  publish(ctx);
+}
+
+/** Admit queued children while the mode's concurrency cap allows. */
+export function admitNext(ctx: AgentContext): void {
+  const cap = DELEGATION_CAPS[ctx.core.spec.delegation.mode];
+  for (const c of ctx.core.s.children) {
+    if (liveChildren(ctx) >= cap) break;
+    if (c.state !== 'queued') continue;
+    c.state = 'running';
+    ctx.ports.signalAgent(c.workflowId, { name: 'admit', payload: {} });
+  }
+}
+
+/** The subtree goes with its parent: every open child is asked to stop (it drains with its grace period). */
+export function stopChildren(ctx: AgentContext, reason: string): void {
+  for (const c of ctx.core.s.children) {
+    if ((c.state !== 'running' && c.state !== 'queued') || c.stopSent) continue;
+    c.stopSent = true;
+    ctx.ports.signalAgent(c.workflowId, { name: 'stop', payload: { reason: `parent ${ctx.core.spec.agentId}: ${reason}`, drainTimeoutMs: 0 } });
+  }
+}
+
+/** A child reports what it has spent; the parent's budget covers its subtree. */
+export function receiveChildSpend(ctx: AgentContext, p: { agentId?: string; tokens?: number; costUsd?: number; turns?: number }): void {
+  const { s } = ctx.core;
+  if (!p.agentId || !s.children.some((c) => c.agentId === p.agentId)) return refuse(ctx, 'childSpend', `unknown child ${p.agentId}`);
+  s.childSpend[p.agentId] = { tokens: p.tokens ?? 0, costUsd: p.costUsd ?? 0, turns: p.turns ?? 0 };
+  enforceBudgets(ctx);
+  publish(ctx);
+}
+
+/** Child side: the parent admitted this queued child (or it left `queued` otherwise). */
+export function admitted(ctx: AgentContext): void {
+  if (ctx.core.s.state === 'queued') fire(ctx, 'slot-granted', 'its parent admitted it');
+}

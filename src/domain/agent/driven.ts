@@ -1,0 +1,127 @@
+/**
+ * Driven mode: warden runs the agent's turns itself (codex, claude, a command, a script). Each
+ * turn takes the whispers queued for it (a retried turn gets exactly the input of the failed
+ * attempt); a stop lets the running turn drain until its deadline; a finished turn is recorded like
+ * a reported one, and an agent that says it is done has its result checked against its contract.
+ */
+import type { CheckResultInput, CheckResultOutput, RunTurnInput, TurnResult } from '../activity-types.js';
+import type { Whisper } from '../schemas.js';
+import { fitTurnToBudget } from '../limits.js';
+import { turnInput } from '../turn-input.js';
+import type { AgentContext } from './context.js';
+import { fire, takeWhispers } from './core.js';
+import { enforceAllowlist, enforceMaxTurns } from './rails.js';
+import { recordTurn } from './reporting.js';
+import type { AgentCore } from './state.js';
+import { publish } from './visibility.js';
+
+export interface PlannedTurn {
+  turnNumber: number;
+  whispers: Whisper[];
+  input: RunTurnInput;
+  summary: string;
+  /** The `turn-restart-intensity` patch: the workflow retries failed turns itself and counts them. */
+  countRestarts: boolean;
+  retry: { maximumAttempts: number; initialInterval?: string; nonRetryableErrorTypes?: string[] };
+  startToCloseTimeoutMs: number;
+  heartbeatTimeoutMs: number;
+}
+
+/** A driven turn starts: take its whispers and say what the turn activity gets. */
+export function beginTurn(ctx: AgentContext): PlannedTurn {
+  const { core, ports } = ctx;
+  const { s, spec } = core;
+  const driver = spec.driver!;
+  let whispers: Whisper[];
+  if (s.retryWhispers) {
+    whispers = s.retryWhispers; // a retried turn: exactly the input of the failed attempt
+    s.retryWhispers = null;
+  } else {
+    whispers = takeWhispers(ctx);
+  }
+  const turnNumber = s.turns + 1;
+  core.run.turnRunning = true;
+  publish(ctx);
+  // Failed turns are retried by the workflow, which counts them (restart intensity); histories
+  // from before this let the activity retry on its own.
+  const countRestarts = ports.patched('turn-restart-intensity');
+  return {
+    turnNumber,
+    whispers,
+    countRestarts,
+    retry: countRestarts ? { maximumAttempts: 1 } : { initialInterval: '1s', maximumAttempts: 3, nonRetryableErrorTypes: ['TurnProtocolError'] },
+    startToCloseTimeoutMs: spec.driven.turnTimeoutMs,
+    heartbeatTimeoutMs: spec.driven.heartbeatTimeoutMs,
+    summary: `turn ${turnNumber} of ${spec.agentId} (${driver.kind})${whispers.length ? `, delivering ${whispers.length} whisper(s)` : ''}`,
+    input: {
+      agentId: spec.agentId,
+      task: spec.task,
+      turnNumber,
+      input: turnInput({ task: spec.task, turnNumber, whispers, doneMarker: spec.driven.doneMarker }),
+      whispers,
+      session: s.session,
+      driver,
+      workDir: spec.driven.workDir,
+      killGraceMs: spec.driven.killGraceMs,
+      doneMarker: spec.driven.doneMarker,
+      ...(spec.contract?.toolAllowlist.length ? { toolAllowlist: spec.contract.toolAllowlist } : {}),
+    },
+  };
+}
+
+/** While a turn runs: the time by which a requested stop must have drained it, else null (no stop). */
+export function drainDeadline(core: AgentCore): number | null {
+  return core.s.state === 'cancelling' && core.s.stopDeadline !== null ? core.s.stopDeadline : null;
+}
+
+/** The stop's drain deadline passed with the turn still running: it is cancelled. */
+export function drainTimedOut(ctx: AgentContext): void {
+  ctx.core.s.drainTimedOut = true;
+}
+
+/** The turn's activity settled (finished, cancelled, or failed). */
+export function endTurn(ctx: AgentContext): void {
+  ctx.core.run.turnRunning = false;
+}
+
+export type AfterTurn = { kind: 'none' } | { kind: 'complete' } | { kind: 'check-result'; input: CheckResultInput };
+
+/** A turn finished (or was cut short with partial output): record it, then see whether the agent is done. */
+export function turnFinished(ctx: AgentContext, result: TurnResult | null, turnNumber: number): AfterTurn {
+  const { s, spec } = ctx.core;
+  if (result) {
+    s.lastTurnError = null;
+    s.consecutiveFailures = 0;
+    // What a driver produced gets the same byte budget as a reported turn.
+    recordTurn(ctx, fitTurnToBudget({ ...result.turn, id: result.turn.id ?? `${spec.agentId}-turn-${turnNumber}` }).turn);
+    if (result.session) s.session = result.session;
+    enforceAllowlist(ctx, result.turn);
+  }
+  if (s.state !== 'running') {
+    publish(ctx); // interrupted, stopped or aborted meanwhile: the signal handlers set the state
+    return { kind: 'none' };
+  }
+  if (result?.done) {
+    // A delegated child's result is checked against its contract first.
+    if (spec.contract || result.result !== undefined) {
+      return { kind: 'check-result', input: { agentId: spec.agentId, result: result.result, schema: spec.contract?.resultSchema } };
+    }
+    return { kind: 'complete' };
+  }
+  if (!enforceMaxTurns(ctx)) publish(ctx);
+  return { kind: 'none' };
+}
+
+/** The agent's result was checked: a result that breaks its contract fails the agent. */
+export function resultChecked(ctx: AgentContext, check: CheckResultOutput): void {
+  if (!check.ok) {
+    fire(ctx, 'fail', `result does not match its schema: ${check.errors}`);
+    return;
+  }
+  ctx.core.s.result = check.ref ? { ref: check.ref } : { inline: check.inline };
+  completeTask(ctx);
+}
+
+export function completeTask(ctx: AgentContext): void {
+  fire(ctx, 'complete', `the agent reported the task complete after ${ctx.core.s.turns} turns`);
+}

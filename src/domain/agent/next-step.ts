@@ -1,0 +1,158 @@
+/**
+ * The scheduler: what the workflow's loop does next, decided from the state alone. The shell
+ * (workflows/loop.ts) executes each step with Temporal calls and asks again.
+ *
+ * Order of precedence: a queued child waits for admission; a stop drains and ends; a queued
+ * evaluation runs; a long history continues as new (never while children are open); a driven
+ * agent runs its next turn or waits for a human; an external agent is watched (idle watchdog and
+ * heartbeat orphan detection) until something happens.
+ */
+import { isTerminal, type AgentState } from '../states.js';
+import type { AgentContext } from './context.js';
+import { fire } from './core.js';
+import { openChildren } from './delegation.js';
+import { notify } from './notify.js';
+import { queueIdleEvaluation } from './supervision.js';
+import type { AgentCore } from './state.js';
+
+/** Continue-as-new at the server's suggestion, or at this many events, whichever comes first. */
+export const MAX_HISTORY_EVENTS = 10_000;
+/** States in which a silent external agent can be declared orphaned. */
+export const ORPHANABLE: readonly AgentState[] = ['spawning', 'running', 'awaiting-input', 'blocked'];
+
+/** What the shell knows about the run's history. */
+export interface HistoryInfo {
+  historyLength: number;
+  continueAsNewSuggested: boolean;
+}
+
+export type Step =
+  | { kind: 'end' }
+  | { kind: 'await-admission' }
+  /** Driven: the drain already happened while the turn ran; end now. */
+  | { kind: 'finish-stop' }
+  /** External: wait for a turn boundary at most `timeoutMs`, then end. */
+  | { kind: 'drain'; timeoutMs: number }
+  | { kind: 'evaluate' }
+  | { kind: 'continue-as-new' }
+  /** Driven and spawning: it starts running. */
+  | { kind: 'start-driven' }
+  /** Driven and running: check the budgets, then run one turn. */
+  | { kind: 'turn' }
+  /** Driven, paused/escalated/interrupted: no turn starts until a human lets it. */
+  | { kind: 'await-human' }
+  /** External: watch for idleness and silence (see `watchPlan`). */
+  | { kind: 'watch' };
+
+export const canEvaluate = (core: AgentCore): boolean => core.s.state === 'running' && !core.run.evaluating;
+
+export function shouldContinueAsNew(ctx: AgentContext, h: HistoryInfo): boolean {
+  // Not while children are open: their results are awaited by this run.
+  return openChildren(ctx) === 0 && (h.continueAsNewSuggested || h.historyLength >= MAX_HISTORY_EVENTS);
+}
+
+export function nextStep(ctx: AgentContext, h: HistoryInfo): Step {
+  const { core, ports } = ctx;
+  const { s, spec } = core;
+  if (isTerminal(s.state)) return { kind: 'end' };
+  if (s.state === 'queued') return { kind: 'await-admission' };
+  if (s.state === 'cancelling') {
+    if (spec.driver) return { kind: 'finish-stop' };
+    return { kind: 'drain', timeoutMs: Math.max(0, (s.stopDeadline ?? ports.now()) - ports.now()) };
+  }
+  if (s.evalQueue.length > 0 && canEvaluate(core)) return { kind: 'evaluate' };
+  if (shouldContinueAsNew(ctx, h)) return { kind: 'continue-as-new' };
+  if (spec.driver) {
+    if (s.state === 'spawning') return { kind: 'start-driven' };
+    if (s.state === 'running') return { kind: 'turn' };
+    return { kind: 'await-human' };
+  }
+  return { kind: 'watch' };
+}
+
+/** Driven: the agent starts running its turns. */
+export function startDriven(ctx: AgentContext): void {
+  fire(ctx, 'started', `driven by warden (${ctx.core.spec.driver!.kind})`);
+}
+
+/** Driven, waiting for a human: wake when it may run, stops, ends, or should continue as new. */
+export function humanWake(ctx: AgentContext, h: HistoryInfo): boolean {
+  const { s } = ctx.core;
+  return isTerminal(s.state) || s.state === 'running' || s.state === 'cancelling' || shouldContinueAsNew(ctx, h);
+}
+
+/** The idle watchdog is armed: running, enabled, and this silence not yet evaluated. */
+export const idleArmed = (core: AgentCore): boolean => core.spec.supervisor.idleAfterMs > 0 && core.s.state === 'running' && !core.s.idleChecked;
+
+export type WatchPlan =
+  | { kind: 'orphaned'; reason: string }
+  /** Wait until `wake` (no timer when `timeoutMs` is undefined), then `afterWatch`. */
+  | { kind: 'wait'; timeoutMs: number | undefined; armed: boolean; rearmIdle: boolean; idleAfterResume?: boolean };
+
+/**
+ * When the agent's current silence began: its last turn or heartbeat and, with the
+ * `idle-clock-after-resume` patch, no earlier than its last resume (time spent paused is not idleness).
+ */
+export function silentSince(core: AgentCore, now: number, idleAfterResume: boolean): number {
+  const { s } = core;
+  const last = s.lastTurnAt ?? s.lastHeartbeatAt ?? now;
+  return idleAfterResume && s.idleFrom !== null ? Math.max(last, s.idleFrom) : last;
+}
+
+/** A resume happened after the agent's last sign of life: only then does the resume patch matter. */
+export const resumedSinceLastSeen = (core: AgentCore): boolean =>
+  core.s.idleFrom !== null && core.s.idleFrom > (core.s.lastTurnAt ?? core.s.lastHeartbeatAt ?? -Infinity);
+
+/**
+ * External agent, nothing to do: how long to wait. The idle timer runs from the last turn (or
+ * heartbeat); with heartbeats configured, twice the interval of silence makes the agent orphaned.
+ * `rearmIdle` is the `idle-timer-rearms` patch (older histories did not wake to re-arm it).
+ */
+export function watchPlan(core: AgentCore, now: number, rearmIdle: boolean, idleAfterResume = false): WatchPlan {
+  const { s, spec } = core;
+  const armed = idleArmed(core);
+  const idleAfter = spec.supervisor.idleAfterMs;
+  const hb = spec.safety.heartbeatIntervalMs;
+  if (hb !== undefined && ORPHANABLE.includes(s.state)) {
+    // Heartbeat-based orphan detection: silence for twice the interval makes the agent orphaned (loud).
+    const lastSeen = Math.max(s.lastTurnAt ?? 0, s.lastHeartbeatAt ?? 0, s.startedAt);
+    const orphanAt = lastSeen + 2 * hb;
+    if (now >= orphanAt) {
+      return { kind: 'orphaned', reason: `no heartbeat for ${Math.round((now - lastSeen) / 1000)} s (expected every ${Math.round(hb / 1000)} s)` };
+    }
+    const idleAt = armed ? silentSince(core, now, idleAfterResume) + idleAfter : Infinity;
+    return { kind: 'wait', timeoutMs: Math.max(1, Math.min(orphanAt, idleAt) - now), armed, rearmIdle, ...flag(idleAfterResume) };
+  }
+  if (!armed) return { kind: 'wait', timeoutMs: undefined, armed, rearmIdle, ...flag(idleAfterResume) };
+  return { kind: 'wait', timeoutMs: Math.max(1, silentSince(core, now, idleAfterResume) + idleAfter - now), armed, rearmIdle, ...flag(idleAfterResume) };
+}
+
+const flag = (idleAfterResume: boolean) => (idleAfterResume ? { idleAfterResume } : {});
+
+/** While watching: wake on an end, a stop, a runnable evaluation, continue-as-new, or an idle timer to (re)arm. */
+export function watchWake(ctx: AgentContext, h: HistoryInfo, plan: { armed: boolean; rearmIdle: boolean }): boolean {
+  const { core } = ctx;
+  const { s } = core;
+  return (
+    isTerminal(s.state) ||
+    s.state === 'cancelling' ||
+    (s.evalQueue.length > 0 && canEvaluate(core)) ||
+    shouldContinueAsNew(ctx, h) ||
+    (plan.rearmIdle && idleArmed(core) !== plan.armed)
+  );
+}
+
+/** The agent fell silent for twice its heartbeat interval: orphaned, and every channel hears. */
+export function declareOrphaned(ctx: AgentContext, reason: string): void {
+  if (fire(ctx, 'heartbeat-lost', reason)) notify(ctx, { event: 'orphaned', reason });
+}
+
+/** The watch ended: if the idle timer fired (nothing woke it), queue one evaluation of this silence. */
+export function afterWatch(ctx: AgentContext, woke: boolean, plan: { armed: boolean; idleAfterResume?: boolean }): void {
+  const { core, ports } = ctx;
+  const { s } = core;
+  const idleFor = ports.now() - silentSince(core, ports.now(), plan.idleAfterResume ?? false);
+  if (!woke && plan.armed && s.state === 'running' && !s.idleChecked && idleFor >= core.spec.supervisor.idleAfterMs) {
+    queueIdleEvaluation(ctx, idleFor);
+  }
+}

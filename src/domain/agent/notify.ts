@@ -1,0 +1,34 @@
+/** Notifications: every configured channel hears about an alert (escalation, budget, circuit, orphan). */
+import type { NotificationEvent } from '../activity-types.js';
+import type { AgentContext } from './context.js';
+import { iso } from './state.js';
+
+export type Alert = Pick<NotificationEvent, 'event' | 'verdict' | 'whisper' | 'reason'>;
+
+/** The event as webhooks receive it. */
+export function notificationEvent(ctx: AgentContext, alert: Alert): NotificationEvent {
+  const { core } = ctx;
+  return {
+    agentId: core.spec.agentId,
+    workflowId: core.workflowId,
+    runId: core.runId,
+    task: core.spec.task,
+    step: core.s.ladder.step,
+    at: iso(ctx.ports.now()),
+    ...alert,
+  };
+}
+
+/** The Web UI summary of a webhook delivery: the event and the receiving host only (no path, no query). */
+export function webhookSummary(event: NotificationEvent['event'], url: string): string {
+  return `${event} webhook → ${url.replace(/^https?:\/\/([^/?#]+).*$/, '$1')}`;
+}
+
+export function notify(ctx: AgentContext, alert: Alert): void {
+  const { spec } = ctx.core;
+  const event = notificationEvent(ctx, alert);
+  if (alert.event !== 'escalation') {
+    ctx.ports.log.warn(`agent ${alert.event}`, { event: alert.event, agentId: spec.agentId, reason: alert.reason, channels: spec.notify.webhooks.length });
+  }
+  for (const channel of spec.notify.webhooks) ctx.ports.notifyWebhook(channel, event, webhookSummary(alert.event, channel.url));
+}

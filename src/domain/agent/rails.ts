@@ -1,0 +1,94 @@
+/**
+ * Safety rails (seed 002): budgets are hard ceilings checked before every turn; restart intensity
+ * (OTP) opens the circuit after too many failed turns; a child's tool allowlist; max turns.
+ */
+import { exhaustedBudget, recordFailure } from '../budgets.js';
+import type { Turn, Whisper } from '../schemas.js';
+import { isTerminal } from '../states.js';
+import type { AgentContext } from './context.js';
+import { fire, queueWhisper } from './core.js';
+import { requestStop } from './controls.js';
+import { stopChildren } from './delegation.js';
+import { notify } from './notify.js';
+import { iso, keepLast, spendOf } from './state.js';
+import { publish } from './visibility.js';
+
+/** Budgets are hard ceilings: reaching one stops the agent (the reason says which) and notifies. True if one is reached. */
+export function enforceBudgets(ctx: AgentContext): boolean {
+  const { core, ports } = ctx;
+  const { s } = core;
+  if (isTerminal(s.state) || s.state === 'cancelling') return false;
+  const hit = exhaustedBudget(core.spec.budgets, spendOf(core, ports.now()));
+  if (!hit) return false;
+  // Nothing to wait for: no new turn may start, and a running one is cancelled.
+  if (requestStop(ctx, { reason: hit.reason, drainMs: 0, drained: true, cancelTurn: true })) {
+    stopChildren(ctx, hit.reason);
+    notify(ctx, { event: 'budget-exhausted', reason: hit.reason });
+  }
+  return true;
+}
+
+/**
+ * A child's tool allowlist, for tool calls warden only sees after the fact (driven codex/command
+ * turns; hooks and the claude driver refuse them before they run): each one is recorded as
+ * refused and the agent gets a correction naming the tools it may use.
+ */
+export function enforceAllowlist(ctx: AgentContext, turn: Turn): void {
+  const { s, spec } = ctx.core;
+  const allowed = spec.contract?.toolAllowlist ?? [];
+  if (allowed.length === 0) return;
+  const outside = [...new Set((turn.toolCalls ?? []).map((c) => c.name).filter((n) => !allowed.includes(n)))];
+  if (outside.length === 0) return;
+  const reason = `tool call outside the allowlist: ${outside.join(', ')} (allowed: ${allowed.join(', ')})`;
+  s.refused = keepLast(s.refused, { what: 'tool', reason, at: iso(ctx.ports.now()) });
+  queueWhisper(ctx, 'CORRECTION', `Your contract allows only these tools: ${allowed.join(', ')}. Do not use ${outside.join(', ')}.`);
+}
+
+/** Max turns reached after a driven turn: a stop with nothing left to drain. True if it stopped. */
+export function enforceMaxTurns(ctx: AgentContext): boolean {
+  const { s, spec } = ctx.core;
+  if (s.turns < spec.driven.maxTurns) return false;
+  return requestStop(ctx, { reason: `max turns (${spec.driven.maxTurns}) reached`, drainMs: 0, drained: true });
+}
+
+export interface TurnFailure {
+  turnNumber: number;
+  whispers: Whisper[];
+  cause: string;
+  /** The driver broke its protocol: retrying cannot help. */
+  protocolError: boolean;
+  /** The `turn-restart-intensity` patch is in force (older histories let the activity retry itself). */
+  countRestarts: boolean;
+}
+
+/**
+ * A driven turn failed. Restart intensity (OTP): the turn is retried with the same input unless
+ * too many failed within the window (the circuit opens: the agent fails and every channel hears).
+ * Returns how long to back off before the retry, or null when there is no retry.
+ */
+export function turnFailed(ctx: AgentContext, f: TurnFailure): number | null {
+  const { core, ports } = ctx;
+  const { s, spec } = core;
+  s.lastTurnError = f.cause;
+  s.consecutiveFailures += 1;
+  if (!f.countRestarts || f.protocolError) {
+    fire(ctx, 'fail', `turn ${f.turnNumber} failed: ${f.cause}`);
+    return null;
+  }
+  s.retryWhispers = f.whispers; // the retry gets the same input; nothing queued is lost or doubled
+  const r = recordFailure(s.failures, ports.now(), spec.safety.maxRestarts, spec.safety.restartWindowMs);
+  s.failures = r.failures;
+  // Slow failures (a turn that fails after minutes) never crowd the window: consecutive ones count too.
+  const consecutive = !r.open && s.consecutiveFailures > spec.safety.maxRestarts && ports.patched('restart-consecutive');
+  if (r.open || consecutive) {
+    const reason = r.open
+      ? `circuit open: ${r.failures.length} failed turns within ${Math.round(spec.safety.restartWindowMs / 1000)} s (max ${spec.safety.maxRestarts}); last: ${f.cause}`
+      : `circuit open: ${s.consecutiveFailures} failed turns in a row (max ${spec.safety.maxRestarts} restarts); last: ${f.cause}`;
+    if (fire(ctx, 'fail', reason)) notify(ctx, { event: 'circuit-open', reason });
+    return null;
+  }
+  ports.log.warn('turn failed; retrying', { agentId: spec.agentId, turn: f.turnNumber, failures: r.failures.length, cause: f.cause });
+  publish(ctx);
+  // Back off before the retry (1 s, 2 s, 4 s …), unless a human steps in meanwhile.
+  return Math.min(30_000, 1_000 * 2 ** (r.failures.length - 1));
+}

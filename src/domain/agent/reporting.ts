@@ -1,0 +1,86 @@
+/**
+ * External reporting: an agent running elsewhere reports each turn with the `reportTurn` update
+ * and receives, in the same round trip, every whisper queued for it. Turn ids make a report
+ * idempotent (a re-sent turn gets the whispers it got the first time); reports from an older
+ * generation of the agent are stale and dropped.
+ */
+import { TurnSchema, describeZodError, type Turn, type Whisper } from '../schemas.js';
+import type { ReportTurnResult } from '../status.js';
+import { isTerminal } from '../states.js';
+import { turnReportProblem } from '../limits.js';
+import { isUndecodable, undecodableReason } from '../undecodable.js';
+import { pushWindow, rememberId } from '../window.js';
+import { boundedWindow } from './bytes.js';
+import type { AgentContext } from './context.js';
+import { fire, takeWhispers } from './core.js';
+import { enforceBudgets } from './rails.js';
+import { countTurnForEvaluation } from './supervision.js';
+import { isPaused, keepLast, spendOf } from './state.js';
+import { publish } from './visibility.js';
+
+/** How many turns' deliveries are remembered for answering a re-sent report. */
+export const KEEP_DELIVERIES = 20;
+
+/** The update's validator (synchronous: throwing rejects the update before it enters history). */
+export function validateReport(ctx: AgentContext, input: unknown): void {
+  const { s, spec } = ctx.core;
+  // Before the schema: the raw argument is what the accepted event would store.
+  const problem = isUndecodable(input) ? `undecodable payload: ${undecodableReason(input)}` : turnReportProblem(input);
+  if (problem) throw new Error(`invalid turn: ${problem}`);
+  const r = TurnSchema.safeParse(input);
+  if (!r.success) throw new Error(`invalid turn: ${describeZodError(r.error)}`);
+  if (isTerminal(s.state)) throw new Error(`agent ${spec.agentId} is ${s.state}; it takes no more turns`);
+  if (spec.driver) throw new Error(`agent ${spec.agentId} is driven by warden (driver ${spec.driver.kind}); it takes no reported turns`);
+}
+
+export function reportTurn(ctx: AgentContext, input: unknown): ReportTurnResult {
+  const { s } = ctx.core;
+  const turn = TurnSchema.safeParse(input).data as Turn;
+  s.lastTurnAt = ctx.ports.now();
+  s.idleChecked = false;
+  if (turn.generation !== undefined) {
+    if (turn.generation < s.generation) return { ...reply(ctx, false, false, []), stale: true };
+    s.generation = turn.generation;
+  }
+  if (turn.id !== undefined && s.recentIds.includes(turn.id)) {
+    const earlier = s.deliveries.find((d) => d.turnId === turn.id);
+    return reply(ctx, false, true, earlier?.whispers ?? []);
+  }
+  if (s.state === 'spawning') fire(ctx, 'started', 'first turn reported');
+  recordTurn(ctx, turn);
+  enforceBudgets(ctx); // before the agent's next turn: the reply says stop
+  const whispers = takeWhispers(ctx);
+  if (turn.id !== undefined && whispers.length > 0) {
+    s.deliveries = keepLast(s.deliveries, { turnId: turn.id, whispers }, KEEP_DELIVERIES);
+  }
+  publish(ctx);
+  return reply(ctx, true, false, whispers);
+}
+
+/** A turn happened (reported, or run by the driver): count it, window it, maybe queue an evaluation. */
+export function recordTurn(ctx: AgentContext, turn: Turn): void {
+  const { core, ports } = ctx;
+  const { s, spec } = core;
+  if (turn.id !== undefined) s.recentIds = rememberId(s.recentIds, turn.id);
+  s.turns += 1;
+  s.tokensIn += turn.tokensIn ?? 0;
+  s.tokensOut += turn.tokensOut ?? 0;
+  s.costUsd += turn.costUsd ?? 0;
+  s.window = boundedWindow(pushWindow(s.window, turn, spec.supervisor.windowSize));
+  if (s.state === 'cancelling') s.drained = true;
+  if (spec.parent) {
+    const total = spendOf(core, ports.now());
+    ports.signalAgent(spec.parent.workflowId, {
+      name: 'childSpend',
+      payload: { agentId: spec.agentId, tokens: total.tokens, costUsd: total.costUsd, turns: total.turns },
+    });
+  }
+  countTurnForEvaluation(ctx);
+}
+
+function reply(ctx: AgentContext, accepted: boolean, duplicate: boolean, whispers: Whisper[]): ReportTurnResult {
+  const { s } = ctx.core;
+  const interrupt = s.interruptPending;
+  if (accepted) s.interruptPending = false;
+  return { accepted, duplicate, whispers, paused: isPaused(s), stop: s.state === 'cancelling', interrupt, state: s.state };
+}

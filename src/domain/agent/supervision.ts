@@ -1,0 +1,178 @@
+/**
+ * Supervision (seed 000): evaluations every `evalInterval` turns and after `idleAfter` of silence,
+ * their results applied to the escalation ladder (src/domain/ladder.ts), and escalation to humans.
+ * A result is applied only if nothing intervened while it ran (a human control bumps the epoch),
+ * and only while the agent is running; anything else counts as skipped, never as a verdict.
+ */
+import type { EvaluateInput, EvaluateResult } from '../activity-types.js';
+import { applyOutcome } from '../ladder.js';
+import type { Verdict } from '../schemas.js';
+import { formatVerdict } from '../verdict.js';
+import { evaluationDue } from '../window.js';
+import type { AgentContext } from './context.js';
+import { fire, queueWhisper } from './core.js';
+import { notify } from './notify.js';
+import { iso, type EvalJob } from './state.js';
+import { publish } from './visibility.js';
+
+/** After a turn was recorded: every `evalInterval` turns while running, queue an evaluation of the window. */
+export function countTurnForEvaluation(ctx: AgentContext): void {
+  const { s, spec } = ctx.core;
+  if (s.state !== 'running') return;
+  s.turnsSinceEval += 1;
+  if (evaluationDue(s.turnsSinceEval, spec.supervisor.evalInterval)) {
+    s.turnsSinceEval = 0;
+    const job: EvalJob = { reason: 'interval', turns: [...s.window], firstTurn: firstWindowTurn(ctx) };
+    // An evaluation still waiting is superseded by this one (its window covers the newer turns):
+    // at most one interval job waits, so a slow evaluator never piles up copies of the window.
+    const waiting = s.evalQueue.findIndex((j) => j.reason === 'interval');
+    if (waiting >= 0 && ctx.ports.patched('eval-queue-coalesce')) s.evalQueue[waiting] = job;
+    else s.evalQueue.push(job);
+  }
+}
+
+/** The idle watchdog fired: one evaluation of this silence (re-armed by the next turn or a resume). */
+export function queueIdleEvaluation(ctx: AgentContext, idleMs: number): void {
+  const { s } = ctx.core;
+  s.idleChecked = true;
+  s.evalQueue.push({ reason: 'idle', turns: [...s.window], idleMs, firstTurn: firstWindowTurn(ctx) });
+}
+
+/** The number of the oldest turn in the window. */
+const firstWindowTurn = (ctx: AgentContext): number => ctx.core.s.turns - ctx.core.s.window.length + 1;
+
+/** Nothing queued may run any more (a human intervened, or the agent escalated or stopped). */
+export function dropQueuedEvaluations(ctx: AgentContext): void {
+  ctx.core.s.evalQueue = [];
+}
+
+export interface StartedEvaluation {
+  job: EvalJob;
+  input: EvaluateInput;
+  summary: string;
+  epoch: number;
+  /** How many of the job's turns may serve as evidence (see `CarriedState.evidenceFrom`). */
+  freshTurns: number;
+  /** The number of the job's newest turn (0 when it has none). */
+  lastTurn: number;
+}
+
+/** Take the next queued evaluation and say what the activity gets. */
+export function startEvaluation(ctx: AgentContext): StartedEvaluation {
+  const { core } = ctx;
+  const { s, spec } = core;
+  const job = s.evalQueue.shift()!;
+  core.run.evaluating = true;
+  const first = job.firstTurn;
+  // Jobs carried from older runs do not know their turn numbers: all of their turns are evidence.
+  const evidenceFrom = first === undefined ? 0 : Math.min(job.turns.length, Math.max(0, s.evidenceFrom - first));
+  const deliveries =
+    first === undefined
+      ? []
+      : s.deliveredAt
+          .map((d) => ({ beforeIndex: d.beforeTurn - first, type: d.type, text: d.text }))
+          .filter((d) => d.beforeIndex >= 0 && d.beforeIndex <= job.turns.length);
+  return {
+    job,
+    epoch: core.run.epoch,
+    freshTurns: job.turns.length - evidenceFrom,
+    lastTurn: first === undefined ? s.turns : first + job.turns.length - 1,
+    summary: `${job.reason} evaluation of ${job.turns.length} turns by ${spec.evaluator.kind}`,
+    input: {
+      agentId: spec.agentId,
+      task: spec.task,
+      turns: job.turns,
+      reason: job.reason,
+      idleMs: job.idleMs,
+      evaluator: spec.evaluator,
+      model: spec.supervisor.model,
+      timeoutMs: spec.supervisor.evalTimeoutMs,
+      evidenceFrom,
+      deliveries,
+      ...(first === undefined ? {} : { firstTurnNumber: first }),
+    },
+  };
+}
+
+/** Timeout, worker crash or activity error: the evaluation is skipped, never a verdict. */
+export function evaluationFailed(ctx: AgentContext, cause: string): EvaluateResult {
+  return { kind: 'skipped', reason: `evaluation activity failed: ${cause}`, evaluator: ctx.core.spec.evaluator.kind, durationMs: 0 };
+}
+
+/**
+ * Why a non-OK verdict must not advance the ladder, or null. Persistence is judged on what the agent
+ * did after the last whisper reached it: evidence already judged never advances the ladder again,
+ * and a whisper the agent has not received yet cannot have failed.
+ */
+export function staleEvidence(ctx: AgentContext, started: Pick<StartedEvaluation, 'job' | 'freshTurns'>): string | null {
+  const { s } = ctx.core;
+  if (s.pendingWhispers.some((w) => w.type === 'CORRECTION' || w.type === 'THINK_DEEPER')) {
+    return 'already judged: the last whisper has not reached the agent yet';
+  }
+  if (started.job.reason === 'interval' && started.freshTurns === 0) {
+    return 'already judged: no turn since the last whisper reached the agent or since this evidence was flagged';
+  }
+  return null;
+}
+
+export function applyEvaluation(ctx: AgentContext, result: EvaluateResult, started: Pick<StartedEvaluation, 'epoch' | 'job' | 'freshTurns' | 'lastTurn'>): void {
+  const { core, ports } = ctx;
+  const { s } = core;
+  core.run.evaluating = false;
+  s.evaluations.total += 1;
+  if (result.kind === 'skipped' || started.epoch !== core.run.epoch || s.state !== 'running') {
+    skip(ctx, result.kind === 'skipped' ? result.reason : `superseded: the agent became ${s.state} during the evaluation`);
+    return;
+  }
+  const verdict = result.verdict;
+  // Histories from before this rule keep replaying the old ladder.
+  if (verdict.kind !== 'OK' && ports.patched('evidence-after-whisper')) {
+    const stale = staleEvidence(ctx, started);
+    if (stale) {
+      skip(ctx, stale);
+      return;
+    }
+    // These turns have now been judged: they never count again.
+    s.evidenceFrom = Math.max(s.evidenceFrom, started.lastTurn + 1);
+  }
+  s.lastVerdict = { ...verdict, at: iso(ports.now()) };
+  if (verdict.kind === 'OK') s.evaluations.ok += 1;
+  else s.evaluations.flagged += 1;
+  const { state: ladder, action } = applyOutcome(s.ladder, { kind: 'verdict', verdict }, core.threshold);
+  s.ladder = ladder;
+  switch (action.kind) {
+    case 'whisper':
+      queueWhisper(ctx, action.type, action.text);
+      break;
+    case 'escalate':
+      escalate(ctx, verdict, action.text);
+      break;
+    default:
+      publish(ctx);
+  }
+}
+
+function skip(ctx: AgentContext, reason: string): void {
+  const { s } = ctx.core;
+  s.evaluations.skipped += 1;
+  s.lastSkipReason = reason;
+  publish(ctx);
+}
+
+/** The ladder reached its threshold: an ESCALATION whisper, the agent awaits a human, every channel hears. */
+export function escalate(ctx: AgentContext, verdict: Verdict, text: string): void {
+  const { s, spec } = ctx.core;
+  queueWhisper(ctx, 'ESCALATION', text);
+  s.awaitingCause = 'escalation';
+  s.pauseReason = `escalated: ${verdict.pattern ?? verdict.kind} — ${verdict.message}`;
+  dropQueuedEvaluations(ctx);
+  fire(ctx, 'escalate', s.pauseReason);
+  ctx.ports.log.warn('agent escalated to humans', {
+    event: 'escalation',
+    agentId: spec.agentId,
+    step: s.ladder.step,
+    verdict: formatVerdict(verdict),
+    channels: spec.notify.webhooks.length,
+  });
+  notify(ctx, { event: 'escalation', verdict, whisper: text, reason: s.pauseReason });
+}

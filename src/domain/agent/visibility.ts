@@ -1,0 +1,114 @@
+/**
+ * What the world sees of an agent: the status query, the Web UI's current-details text, and the
+ * search attribute values. `publish` sends only what changed: details on every change, search
+ * attributes on a state/step/pause change and, for spend, every SPEND_EVERY turns.
+ */
+import { budgetReport } from '../budgets.js';
+import { WardenCostUsd, WardenEscalationStep, WardenParent, WardenPaused, WardenState, WardenTokens } from '../search-attributes.js';
+import type { AgentStatus } from '../status.js';
+import { formatVerdict } from '../verdict.js';
+import type { AgentContext, SearchAttributeUpdate } from './context.js';
+import { isPaused, iso, spendOf, type AgentCore } from './state.js';
+
+/** Publish spend as search attributes at least every this many turns (bounded history). */
+export const SPEND_EVERY = 5;
+
+/** The Web UI's "current details" of the agent (markdown). */
+export function detailsText(core: AgentCore): string {
+  const { s, threshold } = core;
+  return [
+    `**state** ${s.state}${s.stateReason ? ` (${s.stateReason})` : ''}`,
+    `**escalation step** ${s.ladder.step}/${threshold}`,
+    `**last verdict** ${s.lastVerdict ? formatVerdict(s.lastVerdict) : '—'}`,
+    `**turns** ${s.turns} · **evaluations** ${s.evaluations.total} (${s.evaluations.flagged} flagged, ${s.evaluations.skipped} skipped)`,
+    `**whispers pending** ${s.pendingWhispers.length} · delivered ${s.whispersDelivered}`,
+    `**tokens** ${s.tokensIn + s.tokensOut} · **cost** $${s.costUsd.toFixed(4)}`,
+  ].join('\n');
+}
+
+/** The search attribute values (spend only where the `spend-search-attributes` patch is in force). */
+export function searchAttributeValues(core: AgentCore, withSpend: boolean): SearchAttributeUpdate[] {
+  const { s, spec } = core;
+  return [
+    { key: WardenState, value: s.state },
+    { key: WardenEscalationStep, value: s.ladder.step },
+    { key: WardenPaused, value: isPaused(s) },
+    ...(spec.parent ? [{ key: WardenParent, value: spec.parent.agentId }] : []),
+    ...(withSpend
+      ? [
+          { key: WardenCostUsd, value: Math.round(s.costUsd * 1e6) / 1e6 },
+          { key: WardenTokens, value: s.tokensIn + s.tokensOut },
+        ]
+      : []),
+  ];
+}
+
+export function publish(ctx: AgentContext): void {
+  const { core, ports } = ctx;
+  const { s, spec, run } = core;
+  const details = detailsText(core);
+  if (details !== run.published.details) ports.setDetails(details);
+  const spendBucket = Math.floor(s.turns / SPEND_EVERY);
+  const paused = isPaused(s);
+  const changed = run.published.state !== s.state || run.published.step !== s.ladder.step || run.published.paused !== paused;
+  if (spec.searchAttributes && (changed || run.published.spendBucket !== spendBucket)) {
+    // Histories from before spend was published keep replaying without these upserts.
+    const withSpend = ports.patched('spend-search-attributes');
+    if (changed || withSpend) ports.upsertSearchAttributes(searchAttributeValues(core, withSpend));
+  }
+  run.published = { state: s.state, step: s.ladder.step, paused, details, spendBucket };
+}
+
+export function status(ctx: AgentContext): AgentStatus {
+  const { core } = ctx;
+  const { s, spec, threshold } = core;
+  const paused = isPaused(s);
+  return {
+    agentId: spec.agentId,
+    state: s.state,
+    stateReason: s.stateReason,
+    paused,
+    pauseReason: paused ? s.pauseReason : null,
+    escalationStep: s.ladder.step,
+    escalationThreshold: threshold,
+    escalations: s.ladder.escalations,
+    turns: s.turns,
+    evaluations: { ...s.evaluations },
+    lastVerdict: s.lastVerdict,
+    lastSkipReason: s.lastSkipReason,
+    pendingWhispers: s.pendingWhispers.length,
+    whispersDelivered: s.whispersDelivered,
+    tokens: { in: s.tokensIn, out: s.tokensOut, total: s.tokensIn + s.tokensOut },
+    costUsd: s.costUsd,
+    lastTurnAt: s.lastTurnAt === null ? null : iso(s.lastTurnAt),
+    lastHeartbeatAt: s.lastHeartbeatAt === null ? null : iso(s.lastHeartbeatAt),
+    stopRequested: s.stopDeadline !== null,
+    transitions: s.transitions,
+    refused: s.refused,
+    invalidSignals: s.invalidSignals,
+    runs: s.runs,
+    driver: spec.driver?.kind ?? null,
+    turnRunning: core.run.turnRunning,
+    budgets: budgetReport(spec.budgets, spendOf(core, ctx.ports.now())),
+    restarts: s.failures.length,
+    lastTurnError: s.lastTurnError,
+    generation: s.generation,
+    parent: spec.parent?.agentId ?? null,
+    children: s.children.map((c) => ({ agentId: c.agentId, state: c.state, reason: c.reason })),
+    toolAllowlist: spec.contract?.toolAllowlist ?? [],
+    result: s.result,
+  };
+}
+
+/**
+ * How the run ends for Temporal. A failed agent (aborted by a human, circuit open, a result that
+ * breaks its contract, a fatal turn) is a failed workflow, so the Web UI's failure filter, metrics
+ * and alerts on failed workflows see it; the final status rides along as the failure's details.
+ * A stopped agent — by a human, a budget or max turns — ended as asked: completed.
+ */
+export function finalOutcome(core: AgentCore): { kind: 'completed' } | { kind: 'failed'; type: 'AgentAborted' | 'AgentFailed'; message: string } {
+  const { s, spec } = core;
+  if (s.state !== 'failed') return { kind: 'completed' };
+  const aborted = s.transitions.at(-1)?.event === 'abort';
+  return { kind: 'failed', type: aborted ? 'AgentAborted' : 'AgentFailed', message: `agent ${spec.agentId} ${s.stateReason ?? 'failed'}` };
+}

@@ -1,0 +1,57 @@
+/**
+ * warden's offline evaluator: deterministic detectors over the window, no model needed. One
+ * detector per concern, in files beside this one; the first finding, in the order below, is the
+ * verdict. Reward hacking comes first (it is the most harmful and the most specific), then
+ * spirals, then stalls.
+ *
+ * Evidence: only turns at or after `evidenceFrom` count as evidence (earlier turns are context, e.g.
+ * to know that an edit is being undone, or that tests ran); every non-OK verdict lists the turn
+ * numbers it rests on. An idle STALLING verdict may rest on no turn: the silence is its evidence.
+ *
+ * What it cannot see is listed in the README ("The heuristic evaluator"): DRIFT, SHALLOW reasoning,
+ * reward hacking that the text of edits does not show, and spirals whose attempts differ in
+ * substance rather than noise.
+ */
+import type { Verdict } from '../schemas.js';
+import { evidenceFrame, turnNumber } from '../evidence.js';
+import { claims, deletedTests, excludedTests, literalSigns, mockedUnderTest, specialCased, weakenedAssertion } from './reward.js';
+import { editRevert, pingPong, repeatedFailure, repeatedMessage, repeatedObservation } from './spiral.js';
+import { emptyTail, idle, noProgress, promiseWithoutAction } from './stall.js';
+import type { Detector, DetectorContext, HeuristicInput } from './types.js';
+
+export type { HeuristicInput, Finding, Detector, DetectorContext } from './types.js';
+
+/** Every detector, in precedence order, by name (for tests and for the README). */
+export const DETECTORS: ReadonlyArray<readonly [string, Detector]> = [
+  ['literalSigns', literalSigns],
+  ['deletedTests', deletedTests],
+  ['weakenedAssertion', weakenedAssertion],
+  ['excludedTests', excludedTests],
+  ['mockedUnderTest', mockedUnderTest],
+  ['specialCased', specialCased],
+  ['claims', claims],
+  ['repeatedFailure', repeatedFailure],
+  ['editRevert', editRevert],
+  ['pingPong', pingPong],
+  ['repeatedObservation', repeatedObservation],
+  ['repeatedMessage', repeatedMessage],
+  ['emptyTail', emptyTail],
+  ['promiseWithoutAction', promiseWithoutAction],
+  ['idle', idle],
+  ['noProgress', noProgress],
+];
+
+export const OK_VERDICT: Verdict = { kind: 'OK', pattern: null, message: '', evidence: [] };
+
+export function heuristicVerdict(input: HeuristicInput): Verdict {
+  const frame = evidenceFrame(input.turns.length, input.evidenceFrom, input.firstTurnNumber);
+  const ctx: DetectorContext = { task: input.task, turns: input.turns, reason: input.reason ?? 'interval', from: frame.evidenceFrom };
+  for (const [, detect] of DETECTORS) {
+    const f = detect(ctx);
+    if (!f) continue;
+    const evidence = f.turns.filter((i) => i >= frame.evidenceFrom && i < frame.count).map((i) => turnNumber(frame, i));
+    if (evidence.length === 0 && ctx.reason === 'interval') continue; // a finding with no evidence turn is not a verdict
+    return { kind: f.kind, pattern: f.pattern, message: f.message, evidence: evidence.slice(0, 50) };
+  }
+  return { ...OK_VERDICT, evidence: [] };
+}

@@ -1,0 +1,44 @@
+/** Shared types of the heuristic detectors (pure, no @temporalio). */
+import type { Pattern, Turn, VerdictKind } from '../schemas.js';
+
+export interface HeuristicInput {
+  task: string;
+  turns: readonly Turn[];
+  reason?: 'interval' | 'idle';
+  /** Index of the first turn that may serve as evidence; earlier turns are context only. Absent = 0. */
+  evidenceFrom?: number;
+  /** Turn number of `turns[0]` (verdict evidence is cited by turn number). Absent = 1. */
+  firstTurnNumber?: number;
+}
+
+/** What one detector found: the verdict, and the indices (into `turns`) of the evidence turns. */
+export interface Finding {
+  kind: VerdictKind;
+  pattern: Pattern;
+  message: string;
+  /** Indices into `turns`, all at or after `evidenceFrom` (an idle finding may have none). */
+  turns: number[];
+}
+
+export interface DetectorContext {
+  task: string;
+  turns: readonly Turn[];
+  reason: 'interval' | 'idle';
+  /** Index of the first evidence turn. */
+  from: number;
+}
+
+export type Detector = (ctx: DetectorContext) => Finding | null;
+
+export type Call = NonNullable<Turn['toolCalls']>[number];
+
+/** Every tool call of the window with the index of its turn, in order. */
+export function callsOf(turns: readonly Turn[], from = 0): Array<{ turn: number; call: Call }> {
+  const out: Array<{ turn: number; call: Call }> = [];
+  turns.forEach((t, i) => {
+    if (i >= from) for (const call of t.toolCalls ?? []) out.push({ turn: i, call });
+  });
+  return out;
+}
+
+export const uniq = (xs: number[]) => [...new Set(xs)].sort((a, b) => a - b);

@@ -1,0 +1,145 @@
+/** One hook event of a coding agent (Claude Code or Codex), answered with warden's help. The protocol: src/hooks/protocol.ts. */
+import { MAX_TURN_TEXT, truncate } from '../domain/limits.js';
+import type { TurnInput } from '../domain/schemas.js';
+import {
+  bounded,
+  codexToolOutcome,
+  haltFor,
+  lastAssistantFromTranscript,
+  toolArgs,
+  toolSucceeded,
+  turnId,
+  whisperContext,
+  type ClaudeHookInput,
+  type ClaudeHookOutput,
+  type CodexHookInput,
+  type HookAgent,
+  type HookClient,
+} from './protocol.js';
+
+// ---------- the events ----------
+
+/**
+ * Handle one hook event of a coding agent (Claude Code or Codex): talk to warden, and return what
+ * to print on stdout (or `null` for nothing). Errors propagate; the command decides whether they
+ * are fatal.
+ */
+export async function handleHook(
+  agent: HookAgent,
+  input: CodexHookInput,
+  agentId: string,
+  client: () => Promise<HookClient>,
+  warn: (line: string) => void = () => {},
+): Promise<ClaudeHookOutput | null> {
+  const event = input.hook_event_name;
+  switch (event) {
+    case 'PreToolUse': {
+      const s = await (await client()).status(agentId);
+      const tool = input.tool_name || 'unknown-tool';
+      const allowed = s.toolAllowlist ?? [];
+      if (allowed.length > 0 && !allowed.includes(tool)) {
+        // A delegated child's contract: the supervisor enforces the allowlist, the child cannot escape it.
+        return {
+          hookSpecificOutput: {
+            hookEventName: 'PreToolUse',
+            permissionDecision: 'deny',
+            permissionDecisionReason: `warden: tool ${tool} is outside agent ${agentId}'s allowlist (${allowed.join(', ')}); use one of those.`,
+          },
+        };
+      }
+      if (!s.paused) return null;
+      return {
+        hookSpecificOutput: {
+          hookEventName: 'PreToolUse',
+          permissionDecision: 'deny',
+          permissionDecisionReason:
+            `warden: agent ${agentId} is paused (${s.pauseReason ?? s.state}); no tool calls until a human resumes it ` +
+            `(warden resume ${agentId}). Stop here, say where you are, and wait.`,
+        },
+      };
+    }
+
+    case 'PostToolUse':
+    case 'PostToolUseFailure': {
+      const name = input.tool_name || 'unknown-tool';
+      const failed = event === 'PostToolUseFailure';
+      const ok = failed
+        ? false
+        : agent === 'codex'
+          ? (codexToolOutcome(input.transcript_path, input.tool_use_id) ?? true) // its tool_response is the output only
+          : toolSucceeded(input.tool_response);
+      const turn: TurnInput = {
+        id: turnId(agent, input, 'tool', input.tool_use_id, name, input.tool_input),
+        text: '',
+        toolCalls: [
+          {
+            name,
+            args: toolArgs(name, input.tool_input),
+            result: bounded(failed ? (input.error ?? 'tool call failed') : input.tool_response),
+            ok,
+          },
+        ],
+      };
+      const reply = await (await client()).reportTurn(agentId, turn);
+      const context = whisperContext(agentId, reply.whispers, reply);
+      const halt = haltFor(agentId, reply);
+      if (!context && halt.continue !== false) return null;
+      return {
+        ...halt,
+        ...(context ? { hookSpecificOutput: { hookEventName: event, additionalContext: context } } : {}),
+      };
+    }
+
+    case 'UserPromptSubmit':
+    case 'SessionStart': {
+      // A prompt is the user's, not the agent's: it becomes a turn only to carry pending whispers.
+      const c = await client();
+      const s = await c.status(agentId);
+      if (s.pendingWhispers === 0) return null;
+      const what = truncate(event === 'UserPromptSubmit' ? `User prompt: ${input.prompt ?? ''}` : `Session ${input.source ?? 'start'}.`, MAX_TURN_TEXT);
+      const reply = await c.reportTurn(agentId, {
+        id: turnId(agent, input, event === 'UserPromptSubmit' ? 'prompt' : 'session', input.prompt_id ?? input.turn_id, input.prompt, input.source, Date.now()),
+        text: what,
+      });
+      const context = whisperContext(agentId, reply.whispers);
+      return context ? { hookSpecificOutput: { hookEventName: event, additionalContext: context } } : null;
+    }
+
+    case 'Stop': {
+      // Claude's transcript names its last message (the key of the turn); codex's stop has a turn_id,
+      // the same for a stop that was blocked and the one after it, so its id is a hash of the lot.
+      const fromTranscript = agent === 'claude' ? lastAssistantFromTranscript(input.transcript_path) : null;
+      const text = truncate(input.last_assistant_message ?? fromTranscript?.text ?? '', MAX_TURN_TEXT);
+      const c = await client();
+      if (input.stop_hook_active) {
+        // This stop was already blocked once: never block again. Pending whispers stay queued
+        // for the next prompt or tool call rather than being taken by a report that cannot deliver them.
+        const s = await c.status(agentId);
+        if (s.pendingWhispers > 0) {
+          warn(`${s.pendingWhispers} whisper(s) stay queued for agent ${agentId}: this stop was already continued once by a hook`);
+          return null;
+        }
+      }
+      const reply = await c.reportTurn(agentId, {
+        id: turnId(agent, input, 'stop', fromTranscript?.uuid, input.prompt_id ?? input.turn_id, input.stop_hook_active, text),
+        text,
+      });
+      if (!reply.whispers.length) return null;
+      const context = whisperContext(agentId, reply.whispers)!;
+      if (input.stop_hook_active) return { systemMessage: context }; // a race: shown to the human, at least
+      return { decision: 'block', reason: `${context}\nAct on this before you finish.` };
+    }
+
+    default:
+      return null; // an event warden has nothing to do with
+  }
+}
+
+/** One Claude Code hook event (see handleHook). */
+export const handleClaudeHook = (input: ClaudeHookInput, agentId: string, client: () => Promise<HookClient>, warn?: (line: string) => void) =>
+  handleHook('claude', input, agentId, client, warn);
+
+/** One Codex hook event (see handleHook). */
+export const handleCodexHook = (input: CodexHookInput, agentId: string, client: () => Promise<HookClient>, warn?: (line: string) => void) =>
+  handleHook('codex', input, agentId, client, warn);
+

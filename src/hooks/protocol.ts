@@ -1,0 +1,232 @@
+/**
+ * The hook protocols of Claude Code and Codex, and how warden answers them (`warden hook claude|codex`
+ * is the command around this; src/hooks/handle.ts the event handler).
+ *
+ * `warden hook claude`: the bridge between Claude Code's hooks and warden.
+ *
+ * Claude Code runs this command at its hook events with the event as JSON on stdin. It reports
+ * what the agent did to the agent's workflow (`agent-<id>`, external mode) and hands warden's
+ * whispers back to Claude as context it reads:
+ *
+ *  - PostToolUse / PostToolUseFailure: report the tool call as a turn; the whispers in the reply
+ *    go back as `hookSpecificOutput.additionalContext`. A reply that says stop or interrupt
+ *    ends Claude's turn (`continue: false`).
+ *  - UserPromptSubmit / SessionStart: when whispers are pending, report the boundary as a turn
+ *    and deliver them as `additionalContext` before Claude answers.
+ *  - PreToolUse: ask warden (the `status` query, no turn) whether the agent is paused; if it is,
+ *    deny the tool call with the pause reason.
+ *  - Stop: report Claude's final text; when whispers come back, block the stop
+ *    (`decision: "block"`) with the whispers as the reason, so Claude carries on with them. A stop
+ *    that a hook already blocked once (`stop_hook_active`) is never blocked again.
+ *
+ * `warden hook codex`: the same bridge for the Codex CLI's hooks (0.169: `[hooks]` in config.toml or
+ * hooks.json), whose events and answers follow Claude Code's. The differences, all measured with
+ * the real binary:
+ *
+ *  - PostToolUse carries the command's output only (`tool_response` is a string, no exit status),
+ *    and there is no PostToolUseFailure: whether the call failed is read from the session's
+ *    rollout (`transcript_path`), where codex has already written the finished item with its
+ *    `exit_code` and `status`.
+ *  - `additionalContext` reaches the model as a developer message; a Stop blocked with a reason
+ *    reaches it as a user message. PreToolUse `deny` answers the model with
+ *    "Command blocked by PreToolUse hook: <reason>".
+ *  - `continue: false` after a tool call does not end codex's turn: the model gets the
+ *    `stopReason` in place of the tool's output. The PreToolUse pause check refuses whatever comes next.
+ *
+ * The agent must never suffer for its supervisor: when Temporal is unreachable, the agent is
+ * unknown or ended, or anything else goes wrong, the hook writes one line to stderr and exits 0
+ * with no output, so the agent goes on unsupervised. `--strict` turns that off (the error exits
+ * non-zero, as in every other verb).
+ */
+import { createHash } from 'node:crypto';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import type { WardenClient } from '../client/index.js';
+import { MAX_TOOL_FIELD, truncate } from '../domain/limits.js';
+import type { Whisper } from '../domain/schemas.js';
+import type { ReportTurnResult } from '../domain/status.js';
+
+export interface ClaudeHookInput {
+  hook_event_name?: string;
+  session_id?: string;
+  transcript_path?: string;
+  cwd?: string;
+  prompt_id?: string;
+  tool_name?: string;
+  tool_input?: unknown;
+  tool_response?: unknown;
+  tool_use_id?: string;
+  /** PostToolUseFailure */
+  error?: string;
+  is_interrupt?: boolean;
+  /** UserPromptSubmit */
+  prompt?: string;
+  /** SessionStart */
+  source?: string;
+  /** Stop */
+  stop_hook_active?: boolean;
+  last_assistant_message?: string;
+}
+
+/** The fields of Codex's hook input that warden reads beyond Claude's (its names are Claude's). */
+export interface CodexHookInput extends ClaudeHookInput {
+  /** The codex turn the event belongs to (every event but SessionStart). */
+  turn_id?: string;
+  model?: string;
+  permission_mode?: string;
+}
+
+/** The coding agents whose hooks warden bridges. */
+export type HookAgent = 'claude' | 'codex';
+
+/** What the hook prints on stdout (nothing at all when there is nothing to say); Codex reads the same shape. */
+export interface ClaudeHookOutput {
+  continue?: boolean;
+  stopReason?: string;
+  decision?: 'block';
+  reason?: string;
+  systemMessage?: string;
+  hookSpecificOutput?: {
+    hookEventName: string;
+    additionalContext?: string;
+    permissionDecision?: 'allow' | 'deny' | 'ask';
+    permissionDecisionReason?: string;
+  };
+}
+
+export type CodexHookOutput = ClaudeHookOutput;
+
+/** The narrow slice of the client the hook uses (the real WardenClient in production). */
+export type HookClient = Pick<WardenClient, 'reportTurn' | 'status'>;
+
+// ---------- rendering ----------
+
+const tag = (w: Whisper) => (w.type === 'STEERING' ? 'steering' : w.type);
+
+/** Whispers as the lines Claude reads: `[CORRECTION] …`, `[steering] …`. */
+export function renderWhispers(whispers: readonly Whisper[]): string {
+  return whispers.map((w) => `[${tag(w)}] ${w.text}`).join('\n');
+}
+
+export function whisperContext(agentId: string, whispers: readonly Whisper[], reply?: ReportTurnResult): string | undefined {
+  const lines: string[] = [];
+  if (whispers.length) lines.push(`warden, the supervisor of this session (agent ${agentId}), says:`, renderWhispers(whispers));
+  if (reply?.paused && !reply.stop && !reply.interrupt)
+    lines.push(`[warden] You are paused (state ${reply.state}): tool calls are refused until a human resumes you. Say where you are and wait.`);
+  return lines.length ? lines.join('\n') : undefined;
+}
+
+/** `continue: false` when the reply asks the agent to stop or abandon its turn. */
+export function haltFor(agentId: string, reply: ReportTurnResult): Pick<ClaudeHookOutput, 'continue' | 'stopReason'> {
+  if (reply.stop) return { continue: false, stopReason: `warden: a stop was requested for agent ${agentId}; ending here.` };
+  if (reply.interrupt) return { continue: false, stopReason: `warden: agent ${agentId} was interrupted; waiting for input.` };
+  return {};
+}
+
+// ---------- turn ids and contents ----------
+
+const hash = (...parts: unknown[]) => createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, 20);
+
+/** A stable turn id (at most 200 characters): the same hook event always reports the same id. */
+export function turnId(agent: HookAgent, input: ClaudeHookInput, kind: string, key: string | undefined, ...extra: unknown[]): string {
+  const session = input.session_id ?? 'nosession';
+  const plain = key && /^[\w.:-]{1,100}$/.test(key) && session.length <= 80 ? `${agent}-${session}-${kind}-${key}` : undefined;
+  return plain ?? `${agent}-${hash(session, kind, key, ...extra)}`;
+}
+
+/** As text, cut to `max` here already: a tool's output can be megabytes, an update payload cannot. */
+export function bounded(value: unknown, max = MAX_TOOL_FIELD): string | undefined {
+  if (value === undefined) return undefined;
+  return truncate(typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value)), max);
+}
+
+/** The tool call's arguments: Bash by its command (its description varies between tries), others as given. */
+export function toolArgs(name: string, toolInput: unknown): string | undefined {
+  const command = (toolInput as { command?: unknown } | null)?.command;
+  return bounded(name === 'Bash' && typeof command === 'string' ? command : toolInput);
+}
+
+/** Whether a PostToolUse response reports a failure (PostToolUseFailure always does). */
+export function toolSucceeded(response: unknown): boolean {
+  if (response === null || typeof response !== 'object') return true;
+  const r = response as Record<string, unknown>;
+  if (r.is_error === true || r.isError === true || r.success === false || r.interrupted === true) return false;
+  if (typeof r.error === 'string' && r.error) return false;
+  if (typeof r.exitCode === 'number' && r.exitCode !== 0) return false;
+  return true;
+}
+
+/** The last assistant message with text in a Claude Code transcript (JSONL), read from its tail. */
+export function lastAssistantFromTranscript(path: string | undefined): { text: string; uuid?: string } | null {
+  const lines = path ? tailLines(path) : null;
+  if (!lines) return null;
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const line = lines[i]!.trim();
+    if (!line.startsWith('{') || !line.includes('"assistant"')) continue;
+    let entry: { type?: string; uuid?: string; message?: { role?: string; content?: unknown } };
+    try {
+      entry = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    if (entry.type !== 'assistant' || entry.message?.role !== 'assistant') continue;
+    const content = entry.message.content;
+    const text =
+      typeof content === 'string'
+        ? content
+        : Array.isArray(content)
+          ? content
+              .filter((c: { type?: string; text?: unknown }) => c?.type === 'text' && typeof c.text === 'string')
+              .map((c: { text: string }) => c.text)
+              .join('\n')
+          : '';
+    if (text.trim()) return { text, uuid: entry.uuid };
+  }
+  return null;
+}
+
+/** The last `limit` bytes of a file as lines (`null` when it cannot be read). */
+function tailLines(path: string, limit = 2 * 1024 * 1024): string[] | null {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, 'r');
+    const size = fstatSync(fd).size;
+    const len = Math.min(size, limit);
+    const buf = Buffer.alloc(len);
+    readSync(fd, buf, 0, len, size - len);
+    return buf.toString('utf8').split('\n');
+  } catch {
+    return null;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/**
+ * Whether a codex tool call succeeded, from the session's rollout (JSONL): the `item_completed`
+ * event of the item with the call's id, which codex writes before it runs PostToolUse. `undefined`
+ * when the rollout does not say (then the call counts as succeeded).
+ */
+export function codexToolOutcome(path: string | undefined, toolUseId: string | undefined): boolean | undefined {
+  if (!path || !toolUseId) return undefined;
+  const lines = tailLines(path);
+  if (!lines) return undefined;
+  const needle = JSON.stringify(toolUseId);
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const line = lines[i]!;
+    if (!line.includes('"item_completed"') || !line.includes(needle)) continue;
+    let entry: { payload?: { type?: string; item?: { id?: unknown; status?: unknown; exit_code?: unknown } } };
+    try {
+      entry = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    const item = entry.payload?.type === 'item_completed' ? entry.payload.item : undefined;
+    if (!item || item.id !== toolUseId) continue;
+    if (typeof item.exit_code === 'number') return item.exit_code === 0;
+    if (item.status === 'failed' || item.status === 'declined') return false;
+    if (item.status === 'completed') return true;
+    return undefined;
+  }
+  return undefined;
+}
+

@@ -1,0 +1,62 @@
+/**
+ * A harness for the pure agent core: a fake clock and ports that record every call, so the rules
+ * of the workflow are tested in milliseconds with no server. What the ports record is exactly
+ * what the workflow shell would turn into Temporal commands.
+ */
+import type { AgentContext, AgentPorts, AgentSignal, PatchId, SearchAttributeUpdate } from '../../src/domain/agent/context.js';
+import { createCore, type CarriedState } from '../../src/domain/agent/state.js';
+import { AgentSpecSchema, type AgentSpecInput, type WebhookChannel } from '../../src/domain/schemas.js';
+import type { NotificationEvent } from '../../src/domain/activity-types.js';
+
+export const T0 = Date.parse('2026-11-23T09:00:00.000Z');
+
+export interface Recorded {
+  details: string[];
+  upserts: SearchAttributeUpdate[][];
+  webhooks: { channel: WebhookChannel; event: NotificationEvent; summary: string }[];
+  signals: { workflowId: string; signal: AgentSignal }[];
+  cancels: number;
+  patches: PatchId[];
+  logs: { level: 'info' | 'warn' | 'error'; message: string; meta?: Record<string, unknown> }[];
+}
+
+export interface TestAgent extends AgentContext {
+  clock: { now: number; advance(ms: number): void };
+  rec: Recorded;
+}
+
+export function testAgent(spec: Partial<AgentSpecInput> = {}, opts: { carried?: CarriedState; patches?: Partial<Record<PatchId, boolean>> } = {}): TestAgent {
+  const clock = {
+    now: T0,
+    advance(ms: number) {
+      clock.now += ms;
+    },
+  };
+  const rec: Recorded = { details: [], upserts: [], webhooks: [], signals: [], cancels: 0, patches: [], logs: [] };
+  const ports: AgentPorts = {
+    now: () => clock.now,
+    log: {
+      info: (message, meta) => rec.logs.push({ level: 'info', message, meta }),
+      warn: (message, meta) => rec.logs.push({ level: 'warn', message, meta }),
+      error: (message, meta) => rec.logs.push({ level: 'error', message, meta }),
+    },
+    setDetails: (text) => rec.details.push(text),
+    upsertSearchAttributes: (u) => rec.upserts.push(u),
+    patched: (id) => {
+      rec.patches.push(id);
+      return opts.patches?.[id] ?? true;
+    },
+    notifyWebhook: (channel, event, summary) => rec.webhooks.push({ channel, event, summary }),
+    signalAgent: (workflowId, signal) => rec.signals.push({ workflowId, signal }),
+    cancelTurn: () => (rec.cancels += 1),
+  };
+  const parsed = AgentSpecSchema.parse({ agentId: 'a1', task: 'Make the build pass', ...spec });
+  const core = createCore(parsed, { workflowId: `agent-${parsed.agentId}`, runId: 'run-1' }, clock.now, opts.carried);
+  return { core, ports, clock, rec };
+}
+
+/** A turn as an external agent reports it. */
+export const turn = (id: string, text = `turn ${id}`, extra: Record<string, unknown> = {}) => ({ id, text, ...extra });
+
+/** The same failing shell call, as a spiraling agent makes it. */
+export const failingTurn = (id: string) => ({ id, text: 'Trying the build again', toolCalls: [{ name: 'shell', args: 'npm run build', result: 'error TS2307: Cannot find module', ok: false }] });

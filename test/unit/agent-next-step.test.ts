@@ -1,0 +1,116 @@
+/** The scheduler as a table: what the loop does next in each situation, and how long its timer is. */
+import { describe, expect, it } from 'vitest';
+import { afterWatch, nextStep, watchPlan, watchWake, type HistoryInfo } from '../../src/domain/agent/next-step.js';
+import { reportTurn } from '../../src/domain/agent/reporting.js';
+import { signal } from '../../src/domain/agent/controls.js';
+import type { AgentSpecInput } from '../../src/domain/schemas.js';
+import type { AgentState } from '../../src/domain/states.js';
+import { T0, testAgent, turn } from '../helpers/core.js';
+
+const calm: HistoryInfo = { historyLength: 100, continueAsNewSuggested: false };
+const driven: Partial<AgentSpecInput> = { driver: { kind: 'scripted', turns: [{ text: 'x' }] } };
+
+describe('nextStep', () => {
+  const rows: { name: string; spec?: Partial<AgentSpecInput>; state: AgentState; setup?: (s: ReturnType<typeof testAgent>) => void; history?: HistoryInfo; step: unknown }[] = [
+    { name: 'an ended agent ends', state: 'done', step: { kind: 'end' } },
+    { name: 'a failed agent ends', state: 'failed', step: { kind: 'end' } },
+    { name: 'a queued child waits for admission', state: 'queued', step: { kind: 'await-admission' } },
+    { name: 'a stopping driven agent finishes (its turn already drained)', spec: driven, state: 'cancelling', step: { kind: 'finish-stop' } },
+    {
+      name: 'a stopping external agent drains until its deadline',
+      state: 'cancelling',
+      setup: (a) => (a.core.s.stopDeadline = T0 + 30_000),
+      step: { kind: 'drain', timeoutMs: 30_000 },
+    },
+    { name: 'a drain past its deadline waits 0 ms', state: 'cancelling', setup: (a) => (a.core.s.stopDeadline = T0 - 5), step: { kind: 'drain', timeoutMs: 0 } },
+    { name: 'a queued evaluation runs while running', state: 'running', setup: (a) => a.core.s.evalQueue.push({ reason: 'interval', turns: [] }), step: { kind: 'evaluate' } },
+    {
+      name: 'one evaluation at a time',
+      state: 'running',
+      setup: (a) => {
+        a.core.s.evalQueue.push({ reason: 'interval', turns: [] });
+        a.core.run.evaluating = true;
+      },
+      step: { kind: 'watch' },
+    },
+    { name: 'no evaluation while paused', state: 'paused-by-user', setup: (a) => a.core.s.evalQueue.push({ reason: 'interval', turns: [] }), step: { kind: 'watch' } },
+    { name: 'continue-as-new when the server suggests it', state: 'running', history: { historyLength: 50, continueAsNewSuggested: true }, step: { kind: 'continue-as-new' } },
+    { name: 'continue-as-new at 10,000 events', state: 'running', history: { historyLength: 10_000, continueAsNewSuggested: false }, step: { kind: 'continue-as-new' } },
+    {
+      name: 'never continue-as-new with open children',
+      state: 'running',
+      history: { historyLength: 10_000, continueAsNewSuggested: true },
+      setup: (a) => a.core.s.children.push({ agentId: 'c', workflowId: 'agent-c', state: 'queued', reason: null }),
+      step: { kind: 'watch' },
+    },
+    { name: 'a spawning driven agent starts', spec: driven, state: 'spawning', step: { kind: 'start-driven' } },
+    { name: 'a running driven agent runs a turn', spec: driven, state: 'running', step: { kind: 'turn' } },
+    { name: 'a paused driven agent waits for a human', spec: driven, state: 'paused-by-user', step: { kind: 'await-human' } },
+    { name: 'an escalated driven agent waits for a human', spec: driven, state: 'awaiting-input', step: { kind: 'await-human' } },
+    { name: 'an external agent is watched', state: 'running', step: { kind: 'watch' } },
+  ];
+  it.each(rows)('$name', ({ spec, state, setup, history, step }) => {
+    const a = testAgent(spec);
+    a.core.s.state = state;
+    setup?.(a);
+    expect(nextStep(a, history ?? calm)).toEqual(step);
+  });
+});
+
+describe('watchPlan: the idle watchdog and heartbeat orphans', () => {
+  it('idle timer: idleAfter after the last turn; none when disarmed, disabled, or already checked', () => {
+    const a = testAgent({ supervisor: { idleAfterMs: 600_000 } });
+    reportTurn(a, turn('t1'));
+    a.clock.advance(100_000);
+    expect(watchPlan(a.core, a.clock.now, true)).toEqual({ kind: 'wait', timeoutMs: 500_000, armed: true, rearmIdle: true });
+    a.core.s.idleChecked = true;
+    expect(watchPlan(a.core, a.clock.now, true)).toEqual({ kind: 'wait', timeoutMs: undefined, armed: false, rearmIdle: true });
+    const off = testAgent({ supervisor: { idleAfterMs: 0 } });
+    reportTurn(off, turn('t1'));
+    expect(watchPlan(off.core, off.clock.now, true)).toMatchObject({ timeoutMs: undefined, armed: false });
+    const paused = testAgent();
+    paused.core.s.state = 'paused-by-user';
+    expect(watchPlan(paused.core, paused.clock.now, true)).toMatchObject({ timeoutMs: undefined, armed: false });
+  });
+
+  it('an overdue idle timer waits at least 1 ms', () => {
+    const a = testAgent({ supervisor: { idleAfterMs: 1000 } });
+    reportTurn(a, turn('t1'));
+    a.clock.advance(5_000);
+    expect(watchPlan(a.core, a.clock.now, false)).toMatchObject({ timeoutMs: 1, armed: true });
+  });
+
+  it('with heartbeats: the timer is the earlier of the orphan deadline and the idle timer; past it, orphaned', () => {
+    const a = testAgent({ supervisor: { idleAfterMs: 600_000 }, safety: { heartbeatIntervalMs: 10_000 } });
+    signal(a, 'heartbeat', {});
+    a.clock.advance(4_000);
+    expect(watchPlan(a.core, a.clock.now, true)).toMatchObject({ kind: 'wait', timeoutMs: 16_000 });
+    a.clock.advance(16_000);
+    expect(watchPlan(a.core, a.clock.now, true)).toEqual({ kind: 'orphaned', reason: 'no heartbeat for 20 s (expected every 10 s)' });
+  });
+
+  it('the idle evaluation is queued once when the timer fires, not when something woke the loop', () => {
+    const a = testAgent({ supervisor: { idleAfterMs: 60_000 } });
+    reportTurn(a, turn('t1'));
+    a.clock.advance(60_000);
+    afterWatch(a, true, { armed: true });
+    expect(a.core.s.evalQueue).toEqual([]);
+    afterWatch(a, false, { armed: true });
+    expect(a.core.s.evalQueue).toEqual([{ reason: 'idle', turns: [expect.objectContaining({ id: 't1' })], idleMs: 60_000, firstTurn: 1 }]);
+    expect(a.core.s.idleChecked).toBe(true);
+    afterWatch(a, false, { armed: true });
+    expect(a.core.s.evalQueue).toHaveLength(1);
+  });
+
+  it('the watch wakes on a stop, an evaluation to run, and (with the patch) an idle timer to re-arm', () => {
+    const a = testAgent({ supervisor: { idleAfterMs: 60_000 } });
+    const plan = watchPlan(a.core, a.clock.now, true);
+    if (plan.kind !== 'wait') throw new Error('expected a wait');
+    expect(watchWake(a, calm, plan)).toBe(false);
+    reportTurn(a, turn('t1')); // spawning → running: the idle timer must be armed now
+    expect(watchWake(a, calm, plan)).toBe(true);
+    expect(watchWake(a, calm, { ...plan, rearmIdle: false })).toBe(false); // old histories did not wake for it
+    signal(a, 'stop', {});
+    expect(watchWake(a, calm, { ...plan, rearmIdle: false })).toBe(true);
+  });
+});

@@ -1,0 +1,22 @@
+/** The rule of the architecture: src/domain/ is pure — nothing under it imports @temporalio (or host I/O). */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { expect, it } from 'vitest';
+
+const ROOT = join(import.meta.dirname, '../..');
+const files = (dir: string): string[] =>
+  readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+const imports = (file: string) => [...readFileSync(file, 'utf8').matchAll(/^\s*(?:import|export)[^;]*?from\s+['"]([^'"]+)['"]/gm)].map((m) => m[1]!);
+
+it('nothing under src/domain/ imports @temporalio, node: modules, pino or execa', () => {
+  const offenders = files(join(ROOT, 'src/domain')).flatMap((f) =>
+    imports(f)
+      .filter((i) => /^(@temporalio\/|node:|pino$|execa$)/.test(i))
+      .map((i) => `${relative(ROOT, f)} imports ${i}`),
+  );
+  expect(offenders).toEqual([]);
+});
+
+it('the check sees imports (it would catch one)', () => {
+  expect(imports(join(ROOT, 'workflows/agent.ts'))).toContain('@temporalio/workflow');
+});

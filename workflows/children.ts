@@ -1,0 +1,30 @@
+/** Delegation's Temporal side: a planned child becomes a child workflow; its end is reported to the core. */
+import { ParentClosePolicy, startChild } from '@temporalio/workflow';
+import type { AgentContext } from '../src/domain/agent/context.js';
+import { childEnded, planChild } from '../src/domain/agent/delegation.js';
+import { publish } from '../src/domain/agent/visibility.js';
+import type { AgentStatus } from '../src/domain/status.js';
+import type { agentWorkflow } from './agent.js';
+
+export async function delegate(ctx: AgentContext, input: unknown): Promise<{ childAgentId: string; workflowId: string; queued: boolean }> {
+  const child = planChild(ctx, input);
+  const handle = await startChild<typeof agentWorkflow>('agentWorkflow', {
+    workflowId: child.rec.workflowId,
+    args: [child.spec],
+    // The parent stops its subtree itself, with a drain; an abandoned child still finishes cleanly.
+    parentClosePolicy: ParentClosePolicy.ABANDON,
+    staticSummary: child.summary,
+  });
+  handle.result().then(
+    (st: AgentStatus) => childEnded(ctx, child.rec, { state: st.state === 'done' ? 'done' : 'failed', reason: st.stateReason }),
+    // A failed child is a failed workflow: its own reason is the failure's cause.
+    (err: unknown) => childEnded(ctx, child.rec, { state: 'failed', reason: failureReason(err) }),
+  );
+  publish(ctx);
+  return { childAgentId: child.rec.agentId, workflowId: child.rec.workflowId, queued: child.queued };
+}
+
+function failureReason(err: unknown): string {
+  const cause = (err as { cause?: { message?: string } }).cause;
+  return cause?.message ?? (err instanceof Error ? err.message : String(err));
+}

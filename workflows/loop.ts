@@ -1,0 +1,96 @@
+/**
+ * The agent's main loop: ask the core for the next step (src/domain/agent/next-step.ts) and carry
+ * it out with Temporal calls: timers and conditions, the evaluation activity, driven turns,
+ * continue-as-new.
+ */
+import { allHandlersFinished, condition, continueAsNew, log, patched, workflowInfo } from '@temporalio/workflow';
+import type { EvaluateResult } from '../src/domain/activity-types.js';
+import type { AgentContext } from '../src/domain/agent/context.js';
+import { carriedForContinueAsNew } from '../src/domain/agent/bytes.js';
+import { admitted } from '../src/domain/agent/delegation.js';
+import { finishStop } from '../src/domain/agent/controls.js';
+import { enforceBudgets } from '../src/domain/agent/rails.js';
+import { afterWatch, declareOrphaned, humanWake, nextStep, resumedSinceLastSeen, startDriven, watchPlan, watchWake, type HistoryInfo } from '../src/domain/agent/next-step.js';
+import { applyEvaluation, evaluationFailed, startEvaluation } from '../src/domain/agent/supervision.js';
+import { isTerminal } from '../src/domain/states.js';
+import type { AgentSpecInput } from '../src/domain/schemas.js';
+import type { Shell } from './ports.js';
+import { runDrivenTurn } from './turn.js';
+
+const history = (): HistoryInfo => {
+  const info = workflowInfo();
+  return { historyLength: info.historyLength, continueAsNewSuggested: info.continueAsNewSuggested };
+};
+
+/** Every handler finished and everything fire-and-forget handed over. */
+export const quiet = (shell: Shell) => () => allHandlersFinished() && shell.pending === 0;
+
+/** Runs until the agent ends (returns) or continues as new (throws ContinueAsNew). */
+export async function runLoop(ctx: AgentContext, shell: Shell, specInput: AgentSpecInput): Promise<void> {
+  const { s } = ctx.core;
+  for (;;) {
+    const step = nextStep(ctx, history());
+    switch (step.kind) {
+      case 'end':
+        return;
+      case 'await-admission':
+        await condition(() => s.admitted || s.state !== 'queued');
+        admitted(ctx);
+        continue;
+      case 'finish-stop':
+        finishStop(ctx, !s.drainTimedOut);
+        return;
+      case 'drain': {
+        // Graceful drain: wait for the agent to reach a turn boundary, at most until the deadline.
+        const reached = await condition(() => s.drained || isTerminal(s.state), step.timeoutMs);
+        finishStop(ctx, reached);
+        return;
+      }
+      case 'evaluate':
+        await evaluate(ctx, shell);
+        continue;
+      case 'continue-as-new':
+        await condition(quiet(shell));
+        log.info('continuing as new', { agentId: ctx.core.spec.agentId, historyLength: workflowInfo().historyLength });
+        await continueAsNew(specInput, carriedForContinueAsNew(ctx, specInput));
+        return;
+      case 'start-driven':
+        startDriven(ctx);
+        continue;
+      case 'turn':
+        if (enforceBudgets(ctx)) continue; // hard ceilings, before every turn
+        await runDrivenTurn(ctx, shell);
+        continue;
+      case 'await-human':
+        await condition(() => humanWake(ctx, history()));
+        continue;
+      case 'watch': {
+        const rearmIdle = patched('idle-timer-rearms');
+        // Only agents resumed since they were last seen need the newer idle clock (fewer patch markers).
+        const plan = watchPlan(ctx.core, ctx.ports.now(), rearmIdle, resumedSinceLastSeen(ctx.core) && patched('idle-clock-after-resume'));
+        if (plan.kind === 'orphaned') {
+          declareOrphaned(ctx, plan.reason);
+          continue;
+        }
+        const wake = () => watchWake(ctx, history(), plan);
+        const woke = plan.timeoutMs === undefined ? (await condition(wake), true) : await condition(wake, plan.timeoutMs);
+        afterWatch(ctx, woke, plan);
+        continue;
+      }
+    }
+  }
+}
+
+async function evaluate(ctx: AgentContext, shell: Shell): Promise<void> {
+  const started = startEvaluation(ctx);
+  let result: EvaluateResult;
+  try {
+    result = await shell.activities.evaluate.executeWithOptions(
+      { startToCloseTimeout: ctx.core.spec.supervisor.evalTimeoutMs, retry: { maximumAttempts: 1 }, summary: started.summary },
+      [started.input],
+    );
+  } catch (err) {
+    result = evaluationFailed(ctx, err instanceof Error ? ((err as { cause?: Error }).cause?.message ?? err.message) : String(err));
+  }
+  applyEvaluation(ctx, result, started);
+}

@@ -1,0 +1,69 @@
+/**
+ * The real ports of the agent core: every Temporal call the core's decisions need. Fire-and-forget
+ * work (webhooks, signals to other agents) is counted, so the workflow neither continues as new nor
+ * ends before it has been handed to the server.
+ */
+import {
+  getExternalWorkflowHandle,
+  log,
+  patched,
+  proxyActivities,
+  setCurrentDetails,
+  upsertSearchAttributes,
+  type CancellationScope,
+} from '@temporalio/workflow';
+import type { WardenActivities } from '../src/domain/activity-types.js';
+import type { AgentPorts } from '../src/domain/agent/context.js';
+import type { AgentSpec } from '../src/domain/schemas.js';
+import * as m from './messages.js';
+
+/** Webhooks retry with exponential backoff: 1 s doubling to 1 min, 8 attempts. */
+export const WEBHOOK_ACTIVITY_OPTIONS = {
+  startToCloseTimeout: '15s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 8 },
+} as const;
+
+export interface Shell {
+  ports: AgentPorts;
+  activities: ReturnType<typeof proxyActivities<WardenActivities>>;
+  /** The running driven turn's scope, so interrupt/stop/abort can cancel it. */
+  turnScope: CancellationScope | null;
+  /** Webhook deliveries and signals to other agents still in flight. */
+  pending: number;
+}
+
+export function createShell(spec: AgentSpec): Shell {
+  // Options are given per call (with a summary for the Web UI): evaluations never retry, webhooks do.
+  const activities = proxyActivities<WardenActivities>({ startToCloseTimeout: spec.supervisor.evalTimeoutMs, retry: { maximumAttempts: 1 } });
+  const shell: Shell = { activities, turnScope: null, pending: 0, ports: undefined as unknown as AgentPorts };
+  const track = (p: Promise<unknown>) => {
+    shell.pending += 1;
+    void p.finally(() => (shell.pending -= 1));
+  };
+  shell.ports = {
+    now: () => Date.now(),
+    log,
+    setDetails: (text) => setCurrentDetails(text),
+    upsertSearchAttributes: (updates) => upsertSearchAttributes(updates as Parameters<typeof upsertSearchAttributes>[0]),
+    patched: (id) => patched(id),
+    notifyWebhook(channel, event, summary) {
+      track(
+        activities.notifyWebhook
+          .executeWithOptions({ ...WEBHOOK_ACTIVITY_OPTIONS, summary }, [{ channel, event }])
+          .catch((err: unknown) => log.error('webhook notification failed after retries', { agentId: spec.agentId, url: channel.url, error: String(err) })),
+      );
+    },
+    signalAgent(workflowId, signal) {
+      const handle = getExternalWorkflowHandle(workflowId);
+      const sent =
+        signal.name === 'admit'
+          ? handle.signal(m.admitSignal, signal.payload)
+          : signal.name === 'stop'
+            ? handle.signal(m.stopSignal, signal.payload)
+            : handle.signal(m.childSpendSignal, signal.payload);
+      track(sent.catch((err: unknown) => log.warn('signal to another agent failed', { agentId: spec.agentId, to: workflowId, error: String(err) })));
+    },
+    cancelTurn: () => shell.turnScope?.cancel(),
+  };
+  return shell;
+}

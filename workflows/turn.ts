@@ -1,0 +1,86 @@
+/**
+ * One driven turn: the turn activity inside its own cancellation scope (interrupt, abort and a
+ * stop past its drain deadline cancel it; the process group gets its grace period), then the
+ * core's rules for what the turn's outcome means.
+ */
+import { ActivityCancellationType, CancellationScope, condition, isCancellation } from '@temporalio/workflow';
+import type { CheckResultOutput, TurnResult } from '../src/domain/activity-types.js';
+import type { AgentContext } from '../src/domain/agent/context.js';
+import { beginTurn, completeTask, drainDeadline, drainTimedOut, endTurn, resultChecked, turnFinished } from '../src/domain/agent/driven.js';
+import { turnFailed } from '../src/domain/agent/rails.js';
+import type { Shell } from './ports.js';
+
+export async function runDrivenTurn(ctx: AgentContext, shell: Shell): Promise<void> {
+  const scope = new CancellationScope();
+  shell.turnScope = scope;
+  const t = beginTurn(ctx);
+  let settled = false;
+  const running = scope.run(() =>
+    shell.activities.runTurn.executeWithOptions(
+      {
+        startToCloseTimeout: t.startToCloseTimeoutMs,
+        heartbeatTimeout: t.heartbeatTimeoutMs,
+        cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+        retry: t.retry,
+        summary: t.summary,
+      },
+      [t.input],
+    ),
+  );
+  running.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  // A stop drains: the turn may finish until the drain deadline; after that it is cancelled.
+  while (!settled) {
+    const deadline = drainDeadline(ctx.core);
+    if (deadline !== null) {
+      const finished = await condition(() => settled, Math.max(1, deadline - ctx.ports.now()));
+      if (!finished) {
+        drainTimedOut(ctx);
+        scope.cancel();
+      }
+      break;
+    }
+    await condition(() => settled || ctx.core.s.state === 'cancelling');
+  }
+  let result: TurnResult | null = null;
+  try {
+    result = await running;
+  } catch (err) {
+    if (isCancellation(err)) {
+      // Cut short: the driver hands back the partial turn as the cancellation's details.
+      const details = (err as { cause?: { details?: unknown[] } }).cause?.details;
+      result = (details?.[0] as TurnResult | undefined) ?? null;
+    } else {
+      const inner = (err as { cause?: { message?: string; type?: string; nonRetryable?: boolean } }).cause;
+      shell.turnScope = null;
+      endTurn(ctx);
+      const backoffMs = turnFailed(ctx, {
+        turnNumber: t.turnNumber,
+        whispers: t.whispers,
+        cause: inner?.message ?? (err instanceof Error ? err.message : String(err)),
+        protocolError: Boolean(inner?.nonRetryable && inner.type === 'TurnProtocolError'),
+        countRestarts: t.countRestarts,
+      });
+      if (backoffMs !== null) await condition(() => ctx.core.s.state !== 'running', backoffMs);
+      return;
+    }
+  } finally {
+    shell.turnScope = null;
+    endTurn(ctx);
+  }
+  const next = turnFinished(ctx, result, t.turnNumber);
+  if (next.kind === 'complete') completeTask(ctx);
+  if (next.kind !== 'check-result') return;
+  let check: CheckResultOutput;
+  try {
+    check = await shell.activities.checkResult.executeWithOptions(
+      { startToCloseTimeout: '30s', retry: { maximumAttempts: 3 }, summary: `check the result of ${ctx.core.spec.agentId}` },
+      [next.input],
+    );
+  } catch (err) {
+    check = { ok: false, errors: `could not check the result: ${err instanceof Error ? err.message : String(err)}` };
+  }
+  resultChecked(ctx, check);
+}
