@@ -5,12 +5,15 @@ import { makeEvaluate } from './evaluate.js';
 import { makeNotifyWebhook } from './notify.js';
 import { makeRunTurn } from './turn.js';
 import { checkResult } from './result.js';
+import { makeMeshActivities } from './mesh/index.js';
+import type { MeshActivities } from '../src/domain/mesh/activity-types.js';
 
-export function createActivities(log: Logger): WardenActivities {
+export function createActivities(log: Logger): WardenActivities & MeshActivities {
   return {
     evaluate: makeEvaluate(log),
     notifyWebhook: makeNotifyWebhook(log),
     runTurn: makeRunTurn(log),
     checkResult,
+    ...makeMeshActivities(log),
   };
 }

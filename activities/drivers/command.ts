@@ -3,7 +3,8 @@
  * agent in any language.
  *
  * Protocol, one process per turn:
- *   stdin   one JSON object: {agentId, task, turnNumber, input, whispers, session, workDir, doneMarker, toolAllowlist}
+ *   stdin   one JSON object: {agentId, task, turnNumber, input, whispers, session, workDir, doneMarker, toolAllowlist,
+ *           mesh?: {runId, task, checkpoint, patch} for a mesh worker}
  *   stdout  JSON lines. Optional progress lines {"partial": {text?, toolCalls?}} (each one is a
  *           heartbeat and the partial turn kept if the turn is cancelled); the LAST line is the
  *           result: {"turn": Turn, "session"?: object, "done"?: boolean, "result"?: any}
@@ -50,6 +51,9 @@ export function commandDriver(config: Extract<DriverConfig, { kind: 'command' }>
         workDir: req.workDir,
         doneMarker: req.doneMarker,
         toolAllowlist: req.toolAllowlist ?? [],
+        ...(config.env?.WARDEN_MESH_RUN && {
+          mesh: { runId: config.env.WARDEN_MESH_RUN, task: config.env.WARDEN_MESH_TASK, checkpoint: config.env.WARDEN_MESH_CHECKPOINT, patch: config.env.WARDEN_MESH_PATCH },
+        }),
       });
       const r = await runInGroup(
         file!,
@@ -57,9 +61,9 @@ export function commandDriver(config: Extract<DriverConfig, { kind: 'command' }>
         {
           input: stdin,
           cwd: req.workDir,
-          // Explicit: the base set, the operator's WARDEN_SUBPROCESS_ENV_ALLOW, and warden's own names (more WARDEN_* may be added here).
+          // Explicit: the base set, the operator's WARDEN_SUBPROCESS_ENV_ALLOW, and warden's own names (a mesh worker's WARDEN_MESH_* from its config).
           extendEnv: false,
-          env: subprocessEnv({ WARDEN_AGENT_ID: req.agentId, WARDEN_TURN: String(req.turnNumber), WARDEN_AGENT_HOME: req.homeDir }),
+          env: subprocessEnv({ ...config.env, WARDEN_AGENT_ID: req.agentId, WARDEN_TURN: String(req.turnNumber), WARDEN_AGENT_HOME: req.homeDir }),
           stdout: 'pipe',
           stderr: 'pipe',
           maxBuffer: 20_000_000,

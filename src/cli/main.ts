@@ -14,6 +14,7 @@ import { register as registerStack } from './commands/stack.js';
 import { register as registerStart } from './commands/start.js';
 import { register as registerStatus } from './commands/status.js';
 import { register as registerTop } from './commands/top.js';
+import { register as registerMesh } from './commands/mesh.js';
 import { EXIT, exitCodeFor } from './exit.js';
 import { printError } from './output.js';
 
@@ -50,6 +51,7 @@ Quick start:
   registerHook(program);
   registerTop(program);
   registerIrc(program);
+  registerMesh(program);
   return program;
 }
 

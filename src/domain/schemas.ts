@@ -211,6 +211,8 @@ export const DriverConfigSchema = z.discriminatedUnion('kind', [
       kind: z.literal('command'),
       /** argv of a program speaking warden's turn protocol: TurnRequest JSON on stdin, TurnResult JSON on stdout. */
       command: z.array(z.string()).min(1, 'command needs at least the program'),
+      /** Extra environment for the program; only WARDEN_MESH_* keys (a mesh worker's run, task and artifact paths). */
+      env: z.record(z.string().regex(/^WARDEN_MESH_[A-Z0-9_]+$/, 'env: only WARDEN_MESH_* variables'), z.string().max(4_000)).optional(),
     })
     .strict(),
   z
@@ -379,3 +381,5 @@ export const TaskSpecSchema = z
   .strict();
 export type TaskSpecInput = z.input<typeof TaskSpecSchema>;
 export type TaskSpec = z.output<typeof TaskSpecSchema>;
+
+// The mesh's schemas (seed 003: MeshInputSchema, MeshTaskSchema, TunablesSchema) are in domain/mesh/config.ts.

@@ -1,0 +1,94 @@
+/**
+ * The mesh, client side: start a meshWorkflow (`mesh-<runId>`), read its status, apply its
+ * integration branch, cancel it. Used by `warden mesh` and by services and tests.
+ */
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
+import { MeshInputSchema, type MeshInput, type MeshSpec } from '../domain/mesh/config.js';
+import type { MeshStatus } from '../domain/mesh/state.js';
+import { SEARCH_ATTRIBUTES, WardenState } from '../domain/search-attributes.js';
+import { AgentNotFoundError, InvalidInputError, parseOrThrow, type WardenClient } from './index.js';
+
+export const MESH_WORKFLOW_TYPE = 'meshWorkflow';
+export const meshWorkflowId = (runId: string) => `mesh-${runId}`;
+export const newRunId = () => `r${Date.now().toString(36)}-${randomBytes(2).toString('hex')}`;
+
+/** No mesh with that run id (CLI exit code 3). */
+export class MeshNotFoundError extends AgentNotFoundError {
+  override name = 'MeshNotFoundError';
+  constructor(readonly runId: string) {
+    super(runId);
+    this.message = `no such mesh run: ${runId} (workflow ${meshWorkflowId(runId)} not found)`;
+  }
+}
+/** `apply` refused (open tasks, or the mesh is not ready): CLI exit code 1. */
+export class MeshApplyRefusedError extends Error {
+  override name = 'MeshApplyRefusedError';
+}
+
+export async function startMesh(w: WardenClient, input: MeshInput): Promise<{ runId: string; workflowId: string; spec: MeshSpec }> {
+  const parsed = parseOrThrow(MeshInputSchema, { ...input, repo: resolve(input.repo) }, 'mesh input');
+  const registered = await w.registeredSearchAttributes();
+  const spec: MeshSpec = { ...parsed, searchAttributes: parsed.searchAttributes && registered.length === Object.keys(SEARCH_ATTRIBUTES).length };
+  try {
+    const handle = await w.client.workflow.start(MESH_WORKFLOW_TYPE, {
+      taskQueue: w.taskQueue,
+      workflowId: meshWorkflowId(spec.runId),
+      args: [spec],
+      workflowIdConflictPolicy: 'FAIL',
+      staticSummary: `Mesh ${spec.runId}: ${spec.tasks.length} tasks, cap ${spec.tunables.cap}, in ${spec.repo}`,
+      ...(spec.searchAttributes ? { typedSearchAttributes: [{ key: WardenState, value: 'setting-up' }] } : {}),
+    } as Parameters<Client['workflow']['start']>[1]);
+    return { runId: spec.runId, workflowId: handle.workflowId, spec };
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) throw new InvalidInputError(`mesh run ${spec.runId} already exists; pick another --run-id`);
+    throw err;
+  }
+}
+
+const notFound = (err: unknown) => err instanceof WorkflowNotFoundError || (err as { code?: number })?.code === 5 || /not found/i.test((err as Error)?.message ?? '');
+
+export async function meshStatus(w: WardenClient, runId: string): Promise<MeshStatus> {
+  try {
+    return await w.client.workflow.getHandle(meshWorkflowId(runId)).query<MeshStatus>('meshStatus');
+  } catch (err) {
+    if (notFound(err)) throw new MeshNotFoundError(runId);
+    throw err;
+  }
+}
+
+export async function applyMesh(w: WardenClient, runId: string): Promise<{ commit: string; branch: string }> {
+  const handle = w.client.workflow.getHandle(meshWorkflowId(runId));
+  try {
+    return await handle.executeUpdate<{ commit: string; branch: string }, []>('apply', { args: [] });
+  } catch (err) {
+    if (err instanceof WorkflowUpdateFailedError) throw new MeshApplyRefusedError((err.cause as Error | undefined)?.message ?? err.message);
+    if (notFound(err)) {
+      const d = await handle.describe().catch(() => null);
+      if (!d) throw new MeshNotFoundError(runId);
+      throw new MeshApplyRefusedError(`mesh ${runId} has ended (${d.status.name.toLowerCase()}); nothing to apply`);
+    }
+    throw err;
+  }
+}
+
+export async function cancelMesh(w: WardenClient, runId: string, reason?: string): Promise<void> {
+  try {
+    await w.client.workflow.getHandle(meshWorkflowId(runId)).signal('cancel', reason ? { reason } : {});
+  } catch (err) {
+    if (notFound(err)) throw new MeshNotFoundError(runId);
+    throw err;
+  }
+}
+
+/** Wait until the mesh's status satisfies `pred` (polling the query). */
+export async function waitForMesh(w: WardenClient, runId: string, pred: (s: MeshStatus) => boolean, timeoutMs = 60_000): Promise<MeshStatus> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const s = await meshStatus(w, runId).catch(() => null);
+    if (s && pred(s)) return s;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for mesh ${runId}${s ? ` (phase ${s.phase})` : ''}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}

@@ -1,0 +1,97 @@
+/** The activity contract between meshWorkflow (deterministic) and activities/mesh (git, files, processes). */
+import type { MeshTask, Tunables } from './config.js';
+import type { Observation } from './rules.js';
+
+export interface MeshSetupInput {
+  runId: string;
+  repo: string;
+  tasks: MeshTask[];
+  tunables: Tunables;
+  validate: string | null;
+  driver: string;
+}
+export interface MeshSetupOutput {
+  repo: string;
+  base: string;
+  userBranch: string;
+  integrationBranch: string;
+  integrationDir: string;
+  integrationHead: string;
+  runDir: string;
+  manifestPath: string;
+}
+
+export interface PrepareAttemptInput {
+  repo: string;
+  runId: string;
+  slug: string;
+  attempt: number;
+  /** The commit the worktree branch starts from. */
+  from: string;
+}
+export interface PrepareAttemptOutput {
+  worktree: string;
+  branch: string;
+  checkpointPath: string;
+  patchPath: string;
+}
+
+export interface ObserveTarget {
+  key: string;
+  checkpointPath: string;
+  patchPath: string;
+  worktree: string;
+  diffBase: string;
+  /**
+   * When warden drafts the patch from the worktree's diff: `always` (a direct-edit attempt: every
+   * tick), `when-done` (a patch-first worker that wrote none: once its checkpoint says done, newer
+   * than `draftNotBefore`, and never over a draft the worker wrote), `never` (analysis-only).
+   */
+  draftFromWorktree: 'always' | 'when-done' | 'never';
+  /** Epoch ms: a `when-done` draft needs a checkpoint written after this (e.g. after a rebase request). */
+  draftNotBefore: number;
+  workflowId: string;
+  /** Which deliverable format the final message must have (gate O). */
+  kind: 'worker' | 'explorer';
+}
+export interface ObserveResult extends Observation {
+  key: string;
+  /** The agent workflow's state (status query), or null if it could not be asked. */
+  agentState: string | null;
+  patchText: string | null;
+}
+
+export interface IntegrateInput {
+  integrationDir: string;
+  patchPath: string;
+  key: string;
+  message: string;
+}
+export type IntegrateOutput = { applied: true; head: string; already: boolean } | { applied: false; error: string; conflictingFiles: string[] };
+
+export interface ValidateInput {
+  integrationDir: string;
+  command: string;
+  timeoutMs: number;
+}
+export interface ValidateOutput {
+  ok: boolean;
+  exitCode: number | null;
+  output: string;
+}
+
+export interface ApplyInput {
+  repo: string;
+  runId: string;
+  integrationBranch: string;
+  userBranch: string;
+}
+
+export interface MeshActivities {
+  meshSetup(input: MeshSetupInput): Promise<MeshSetupOutput>;
+  meshPrepareAttempt(input: PrepareAttemptInput): Promise<PrepareAttemptOutput>;
+  meshObserve(input: { targets: ObserveTarget[] }): Promise<ObserveResult[]>;
+  meshIntegrate(input: IntegrateInput): Promise<IntegrateOutput>;
+  meshValidate(input: ValidateInput): Promise<ValidateOutput>;
+  meshApply(input: ApplyInput): Promise<{ commit: string; branch: string }>;
+}

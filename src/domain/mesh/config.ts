@@ -1,0 +1,126 @@
+/**
+ * The mesh's input (seed 003): the task list, the tunables with the seed's defaults, and how
+ * workers are driven. Pure zod schemas, shared by the workflow, the activities, the client and the CLI.
+ */
+import { z } from 'zod';
+import { DriverConfigSchema, DurationSchema, EvaluatorConfigSchema, NotifyConfigSchema, SupervisorConfigSchema } from '../schemas.js';
+
+export const AGENT_TYPES = ['worker', 'explorer', 'orchestrator'] as const;
+export const TASK_MODES = ['analysis-only', 'patch-first', 'direct-edit'] as const;
+export type TaskMode = (typeof TASK_MODES)[number];
+
+export const MeshTaskSchema = z
+  .object({
+    /** The task as the user wrote it (one line: a verb and a concrete object). */
+    title: z.string().min(1, 'title must not be empty').max(2_000),
+    /** Stable id used in paths: `<slug>--a<attempt>`. Derived from the index and title when absent. */
+    slug: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9-]{0,39}$/, 'slug: lower-case letters, digits and "-", at most 40')
+      .optional(),
+    agent: z.enum(AGENT_TYPES).default('worker'),
+    skills: z.array(z.string()).default([]),
+    mode: z.enum(TASK_MODES).optional(),
+    /** Path globs the patch may touch; empty or absent: unconstrained. */
+    scope: z.array(z.string().min(1)).default([]),
+    doneWhen: z.string().max(2_000).optional(),
+    /** Gate V requested for this task (the mesh's validation command runs on the integrated result). */
+    verify: z.boolean().default(false),
+  })
+  .strict();
+export type MeshTaskInput = z.input<typeof MeshTaskSchema>;
+
+/** A parsed task, with its defaults resolved (explorers default to analysis-only, the rest to patch-first). */
+export interface MeshTask {
+  index: number;
+  title: string;
+  slug: string;
+  agent: (typeof AGENT_TYPES)[number];
+  skills: string[];
+  mode: TaskMode;
+  scope: string[];
+  doneWhen: string | null;
+  verify: boolean;
+}
+
+const tick = z.union([z.literal('off'), DurationSchema.pipe(z.number().int().min(1_000, 'tickInterval: at least 1s'))]);
+
+/** Seed 003's tunable thresholds, with its defaults. */
+export const TunablesSchema = z
+  .object({
+    cap: z.number().int().min(1).max(64).default(4),
+    conflictBudget: z.number().int().min(0).max(100).default(3),
+    tickInterval: tick.default(60_000),
+    checkpointInterval: DurationSchema.default(120_000),
+    timeBudget: DurationSchema.pipe(z.number().int().positive()).optional(),
+    ackSla: DurationSchema.default(30_000),
+    patchDraftTimeout: DurationSchema.default(300_000),
+    firstEditTarget: DurationSchema.default(600_000),
+    continueWaiting: z.boolean().default(false),
+    hedgeBudget: z.number().int().min(1).max(8).default(1),
+    stallThreshold: z.number().int().min(2).max(100).default(2),
+    missingArtifactStrikes: z.number().int().min(0).max(10).default(1),
+  })
+  .strict();
+export type TunablesInput = z.input<typeof TunablesSchema>;
+export type Tunables = z.output<typeof TunablesSchema>;
+
+export const RUN_ID_RE = /^[a-z0-9][a-z0-9-]{0,39}$/;
+
+export const MeshInputSchema = z
+  .object({
+    runId: z.string().regex(RUN_ID_RE, 'runId: lower-case letters, digits and "-", at most 40'),
+    /** The user's repository (absolute path); its HEAD at start is the base commit. */
+    repo: z.string().min(1, 'repo must not be empty'),
+    tasks: z.array(MeshTaskSchema).min(1, 'tasks: at least one task'),
+    tunables: TunablesSchema.default(TunablesSchema.parse({})),
+    /** How workers run (a driven agentWorkflow each). `command` workers also get WARDEN_MESH_* env. */
+    driver: DriverConfigSchema,
+    /** Gate V: a shell command run in the integration worktree after integration (e.g. `npm test`). */
+    validate: z.string().min(1).optional(),
+    supervisor: SupervisorConfigSchema.partial().optional(),
+    evaluator: EvaluatorConfigSchema.optional(),
+    notify: NotifyConfigSchema.default(NotifyConfigSchema.parse({})),
+    searchAttributes: z.boolean().default(true),
+    /** Per-worker turn settings (turn timeout, kill grace, max turns). */
+    workerMaxTurns: z.number().int().min(1).max(10_000).default(200),
+    killGraceMs: DurationSchema.default(2_000),
+    /** A worker's turn that stops heartbeating this long is retried on another warden worker. */
+    workerHeartbeatTimeoutMs: DurationSchema.pipe(z.number().min(1000)).default(30_000),
+  })
+  .strict();
+export type MeshInput = z.input<typeof MeshInputSchema>;
+export type MeshSpec = z.output<typeof MeshInputSchema>;
+
+/** Resolve defaults and slugs: explorers are analysis-only unless told otherwise; slugs are unique. */
+export function resolveTasks(tasks: readonly z.output<typeof MeshTaskSchema>[]): MeshTask[] {
+  const used = new Set<string>();
+  return tasks.map((t, i) => {
+    const index = i + 1;
+    let slug = t.slug ?? slugify(t.title, index);
+    for (let n = 2; used.has(slug); n++) slug = `${slugify(t.title, index).slice(0, 36)}-${n}`;
+    used.add(slug);
+    return {
+      index,
+      title: t.title,
+      slug,
+      agent: t.agent,
+      skills: t.skills,
+      mode: t.mode ?? (t.agent === 'explorer' ? 'analysis-only' : 'patch-first'),
+      scope: t.scope,
+      doneWhen: t.doneWhen ?? null,
+      verify: t.verify,
+    };
+  });
+}
+
+/** `3-fix-the-parser`: the task index, then the first words of the title, ASCII, at most 40. */
+export function slugify(title: string, index: number): string {
+  const words = title
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '');
+  return `${index}-${words}`.slice(0, 40).replace(/-+$/, '') || String(index);
+}

@@ -1,0 +1,118 @@
+/**
+ * Seed 003's strict gates, per attempt:
+ *   A ack          the first checkpoint exists by the ack SLA and matches the format
+ *   C checkpoint   the checkpoint keeps existing (and is updated when required)
+ *   O output       the final message has the deliverable contract's sections
+ *   D draft        the patch draft exists and is a unified diff (a `diff --git` line)
+ *   P patch        the diff applies cleanly to the integration branch
+ *   S scope        touched files are within the task's scope globs (when it has any)
+ *   V verification the validation command passed on the integrated result (when requested)
+ * Profiles: analysis-only needs A+O (+V); patch-first needs A+O+D+P (+S if scoped, +V if requested).
+ */
+import type { MeshTask } from './config.js';
+
+export const GATE_NAMES = ['A', 'C', 'O', 'D', 'P', 'S', 'V'] as const;
+export type GateName = (typeof GATE_NAMES)[number];
+/** ok passed, fail failed, `--` not run yet, `?` pending an answer, `na` not required. */
+export type GateValue = 'ok' | 'fail' | '--' | '?' | 'na';
+export type Gates = Record<GateName, GateValue>;
+
+export function initialGates(task: MeshTask, verifyRequested: boolean): Gates {
+  const patch = task.mode !== 'analysis-only';
+  return {
+    A: '--',
+    C: '--',
+    O: '--',
+    D: patch ? '--' : 'na',
+    P: patch ? '--' : 'na',
+    S: patch && task.scope.length ? '?' : 'na',
+    V: verifyRequested ? '--' : 'na',
+  };
+}
+
+/** `A=ok C=ok O=-- D=ok P=-- S=? V=--` (gates that do not apply print `na`). */
+export function formatGates(g: Gates): string {
+  return GATE_NAMES.map((n) => `${n}=${g[n]}`).join(' ');
+}
+
+/** The gates this task must pass before it counts as done (V is checked mesh-wide, after integration). */
+export function requiredGates(task: MeshTask): GateName[] {
+  if (task.mode === 'analysis-only') return ['A', 'O'];
+  return ['A', 'O', 'D', 'P', ...(task.scope.length ? (['S'] as const) : [])];
+}
+
+export function isUnifiedDiff(text: string): boolean {
+  return /^diff --git /m.test(text);
+}
+
+/** Files a unified diff touches (both sides of renames), in order, without duplicates. */
+export function touchedFiles(diff: string): string[] {
+  const out = new Set<string>();
+  for (const line of diff.split('\n')) {
+    const git = /^diff --git a\/(.+?) b\/(.+)$/.exec(line);
+    if (git) {
+      out.add(git[1]!);
+      out.add(git[2]!);
+      continue;
+    }
+    const side = /^(?:---|\+\+\+) [ab]\/(.+)$/.exec(line);
+    if (side) out.add(side[1]!.replace(/\t.*$/, ''));
+  }
+  return [...out];
+}
+
+/** Glob to RegExp: `**` any depth, `*` within one segment, `?` one character; a trailing `/` means the directory. */
+export function globToRegExp(glob: string): RegExp {
+  let g = glob.replace(/^\.\//, '');
+  if (g.endsWith('/')) g += '**';
+  let re = '';
+  for (let i = 0; i < g.length; i++) {
+    const c = g[i]!;
+    if (c === '*' && g[i + 1] === '*') {
+      i++;
+      if (g[i + 1] === '/') {
+        i++;
+        re += '(?:.*/)?';
+      } else re += '.*';
+    } else if (c === '*') re += '[^/]*';
+    else if (c === '?') re += '[^/]';
+    else re += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
+  }
+  return new RegExp(`^${re}$`);
+}
+
+export function inScope(scope: readonly string[], file: string): boolean {
+  if (!scope.length) return true;
+  return scope.some((g) => globToRegExp(g).test(file) || globToRegExp(`${g.replace(/\/$/, '')}/**`).test(file));
+}
+
+export function scopeCheck(scope: readonly string[], files: readonly string[]): { ok: boolean; outside: string[] } {
+  const outside = files.filter((f) => !inScope(scope, f));
+  return { ok: outside.length === 0, outside };
+}
+
+/** The deliverable contract's sections (seed 003's prompt templates), per agent type. */
+export const DELIVERABLE_SECTIONS = {
+  worker: ['Summary', 'Intended files', 'Patch', 'Commands run', 'Risks'],
+  explorer: ['Summary', 'Findings', 'Commands run', 'Risks'],
+} as const;
+
+/** Gate O: every required section heading appears (numbered or as a heading; `Questions` is optional). */
+export function deliverableCheck(text: string, kind: 'worker' | 'explorer'): { ok: boolean; missing: string[] } {
+  const lower = text.toLowerCase();
+  const missing = DELIVERABLE_SECTIONS[kind].filter((s) => {
+    const re = new RegExp(`^\\s*(?:#+\\s*|\\d+[.)]\\s*|\\*\\*)?${s.toLowerCase().replace(/ /g, '\\s+')}`, 'm');
+    return !re.test(lower);
+  });
+  return { ok: missing.length === 0, missing };
+}
+
+/** `git apply` output → the files it could not apply. */
+export function conflictingFiles(applyError: string): string[] {
+  const out = new Set<string>();
+  for (const line of applyError.split('\n')) {
+    const m = /^error: (?:patch failed: )?(.+?)(?::\d+)?(?:: (?:patch does not apply|already exists in working directory|does not exist in index|No such file or directory))?$/.exec(line.trim());
+    if (m && !/^(?:corrupt patch|unrecognized input|No valid patches)/.test(m[1]!)) out.add(m[1]!);
+  }
+  return [...out];
+}

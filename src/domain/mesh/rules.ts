@@ -1,0 +1,205 @@
+/**
+ * Tick rules (seed 003's progress enforcement), pure: given an attempt, what the tick saw on disk
+ * and the time, update the attempt's monitoring fields and gates and decide one action.
+ *
+ *  - Ack SLA: no valid checkpoint by spawnedAt + ackSla → restart (once per task).
+ *  - Checkpoint integrity: a checkpoint that vanished, turned invalid, or claims a patch that does
+ *    not exist → one unreliable strike and a re-checkpoint request; past `missingArtifactStrikes` → restart.
+ *  - Checkpoint interval: no checkpoint update for two intervals → ask for a minimal checkpoint.
+ *  - Stall: the same status_code + status_detail on `stallThreshold` consecutive ticks, or a patch
+ *    draft unchanged over as many ticks → STALL DETECTED, restart (take over after the patch draft timeout).
+ *  - Patch draft timeout: no patch draft that long after the task's first spawn → cancel and take
+ *    over with a direct-edit attempt (unless continueWaiting).
+ *  - Ready: status_code done (and a patch draft, for patch-first tasks) → the gates decide.
+ */
+import type { CheckpointParse } from './checkpoint.js';
+import { deliverableCheck, scopeCheck } from './gates.js';
+import type { Tunables } from './config.js';
+import { activeAttempt, type Attempt, type TaskRecord } from './state.js';
+
+export interface PatchObservation {
+  exists: boolean;
+  size: number;
+  mtimeMs: number | null;
+  sha: string | null;
+  unified: boolean;
+  files: string[];
+  /** Who wrote the draft: the worker, or warden from the worktree's diff. */
+  by: 'worker' | 'warden' | null;
+}
+
+export interface Observation {
+  checkpoint: { exists: boolean; mtimeMs: number | null; parse: CheckpointParse | null };
+  patch: PatchObservation;
+  /** The agent's final message so far: its latest turn in the deliverable format, else its latest turn. */
+  lastTurn: { text: string; at: string | null } | null;
+  /** How many turns the agent has taken (null: it could not be asked). */
+  turns?: number | null;
+}
+
+/** What a re-emit or rebase must change: the patch draft (rebase), or the patch or the checkpoint (re-emit). */
+export function outputMark(what: 'rebase' | 'reemit', obs: Observation): string | null {
+  return what === 'rebase' ? obs.patch.sha : `${obs.patch.sha}@${obs.checkpoint.mtimeMs}@${obs.turns ?? ''}`;
+}
+
+export type TickAction =
+  | { kind: 'none' }
+  | { kind: 'ready' }
+  | { kind: 'steer'; text: string }
+  | { kind: 'restart'; reason: string; event: string }
+  | { kind: 'takeover'; reason: string; event: string }
+  | { kind: 'fail'; reason: string };
+
+const WAITING_CODES = new Set(['done', 'waiting_for_feedback']);
+const secs = (ms: number) => `${Math.round(ms / 1000)}s`;
+
+export function tickAttempt(task: TaskRecord, a: Attempt, obs: Observation, now: number, t: Tunables): TickAction {
+  a.lastTickAt = now;
+  if (obs.turns !== undefined && obs.turns !== null && obs.turns !== a.turnsSeen) {
+    a.turnsSeen = obs.turns;
+    a.lastSeenAt = now;
+  }
+  const patchFirst = a.mode !== 'analysis-only';
+  const cp = obs.checkpoint.parse?.ok ? obs.checkpoint.parse.checkpoint : null;
+  const firstSpawn = task.firstSpawnAt ?? a.spawnedAt;
+
+  // Gate D (and the patch draft timeout) for patch-first attempts.
+  if (patchFirst) a.gates.D = obs.patch.exists ? (obs.patch.unified ? 'ok' : 'fail') : '--';
+  const draftDeadline = (a.kind === 'takeover' ? a.spawnedAt : firstSpawn) + t.patchDraftTimeout;
+  if (patchFirst && !obs.patch.exists && now >= draftDeadline && !t.continueWaiting) {
+    const event = `TIMEOUT ESCALATION: no patch draft after ${secs(now - (a.kind === 'takeover' ? a.spawnedAt : firstSpawn))} (patch draft timeout ${secs(t.patchDraftTimeout)})`;
+    if (a.kind === 'takeover' || task.tookOver) return { kind: 'fail', reason: `${event}; the direct-edit attempt produced no patch either` };
+    return { kind: 'takeover', reason: 'patch draft timeout', event };
+  }
+
+  // Gate A: the ack SLA.
+  if (!a.acked) {
+    if (cp) {
+      a.acked = true;
+      a.gates.A = 'ok';
+      a.state = 'acked';
+    } else if (now >= a.spawnedAt + t.ackSla) {
+      a.gates.A = 'fail';
+      const why = obs.checkpoint.exists ? `checkpoint invalid (${obs.checkpoint.parse && !obs.checkpoint.parse.ok ? obs.checkpoint.parse.error : 'unreadable'})` : 'no checkpoint';
+      if (task.ackRestarts < 1) return { kind: 'restart', reason: `ack SLA missed: ${why} ${secs(now - a.spawnedAt)} after spawn (SLA ${secs(t.ackSla)})`, event: `ACK SLA MISSED: ${why}` };
+      a.state = 'waiting_checkpoint';
+      return { kind: 'none' };
+    } else {
+      a.state = 'spawned';
+      return { kind: 'none' };
+    }
+  }
+
+  // Gate C: checkpoint integrity, missing-artifact strikes.
+  let strike: string | null = null;
+  if (!obs.checkpoint.exists) strike = 'checkpoint missing';
+  else if (!cp) strike = `checkpoint invalid: ${obs.checkpoint.parse && !obs.checkpoint.parse.ok ? obs.checkpoint.parse.error : 'unreadable'}`;
+  else if (cp.statusCode === 'done' && patchFirst && !obs.patch.exists) strike = 'checkpoint says done but the patch draft does not exist';
+  if (strike) {
+    a.gates.C = 'fail';
+    a.unrel += 1;
+    if (a.unrel > t.missingArtifactStrikes) return { kind: 'restart', reason: `missing-artifact incident ${a.unrel}: ${strike}`, event: `UNRELIABLE: ${strike} (strike ${a.unrel})` };
+    a.state = 'waiting_checkpoint';
+    return { kind: 'steer', text: `Checkpoint integrity: ${strike}. Write the checkpoint at ${a.checkpointPath} in the required format (and the patch draft at ${a.patchPath} if you claim one). Do not claim artifacts that are not on disk. (unreliable strike ${a.unrel})` };
+  }
+  a.gates.C = 'ok';
+  if (obs.checkpoint.mtimeMs !== a.lastCheckpointMtime) a.lastCheckpointMtime = obs.checkpoint.mtimeMs;
+  const cpAge = now - (a.lastCheckpointMtime ?? now);
+  const waiting = WAITING_CODES.has(cp!.statusCode);
+
+  // Stall: same status N ticks, or the patch draft unchanged N ticks.
+  const status = `${cp!.statusCode}|${cp!.statusDetail}`;
+  a.statusSeen = status === a.lastStatus ? a.statusSeen + 1 : 1;
+  a.lastStatus = status;
+  const patchStat = obs.patch.exists ? `${obs.patch.size}:${obs.patch.sha}` : null;
+  a.patchSeen = patchStat !== null && patchStat === a.lastPatchStat ? a.patchSeen + 1 : patchStat === null ? 0 : 1;
+  a.lastPatchStat = patchStat;
+
+  if (cp!.statusCode === 'done' && (!patchFirst || obs.patch.exists)) {
+    if (a.waitingFor) {
+      const changed = outputMark(a.waitingFor.what, obs) !== a.waitingFor.sha;
+      if (!changed) {
+        a.waitingFor.ticks += 1;
+        if (a.waitingFor.what === 'reemit' && a.waitingFor.ticks >= t.stallThreshold)
+          return { kind: 'fail', reason: 'no re-emitted output after the request' };
+        return { kind: 'none' };
+      }
+      a.waitingFor = null;
+    }
+    return { kind: 'ready' };
+  }
+  if (waiting) {
+    a.state = 'running';
+    return { kind: 'none' };
+  }
+  const sameStatus = a.statusSeen >= t.stallThreshold;
+  const samePatch = a.patchSeen >= t.stallThreshold;
+  if (sameStatus || samePatch) {
+    a.state = 'stalled';
+    const reason = sameStatus
+      ? `same status ${a.statusSeen} ticks ("${cp!.statusCode}: ${cp!.statusDetail}")${obs.patch.exists ? '' : ' and no patch draft'}`
+      : `no patch progress in ${a.patchSeen} ticks`;
+    const event = `STALL DETECTED: ${reason}`;
+    if (patchFirst && now >= draftDeadline && a.kind !== 'takeover' && !task.tookOver) return { kind: 'takeover', reason: 'stall after the patch draft timeout', event };
+    return { kind: 'restart', reason: `stall: ${reason}`, event };
+  }
+  a.state = 'running';
+  if (cpAge >= 2 * t.checkpointInterval && (a.checkpointNudgedAt === null || now - a.checkpointNudgedAt >= t.checkpointInterval)) {
+    a.checkpointNudgedAt = now;
+    return { kind: 'steer', text: `No checkpoint update for ${secs(cpAge)} (interval ${secs(t.checkpointInterval)}). Write a minimal checkpoint now: status_code, status_detail and artifact paths, at ${a.checkpointPath}.` };
+  }
+  return { kind: 'none' };
+}
+
+/** The next task allowed to integrate: patches go in task order, so the first open task. */
+export function integrationTurn(tasks: readonly TaskRecord[]): number | null {
+  const open = tasks.find((t) => t.state !== 'integrated' && t.state !== 'done' && t.state !== 'failed');
+  return open ? open.task.index : null;
+}
+
+/** The task's dashboard state follows its active attempt. */
+export function taskState(task: TaskRecord): TaskRecord['state'] {
+  if (task.state === 'integrated' || task.state === 'done' || task.state === 'failed') return task.state;
+  const a = activeAttempt(task);
+  return a ? a.state : 'queued';
+}
+
+export type GateDecision =
+  | { kind: 'ready' }
+  | { kind: 'wait' }
+  | { kind: 'reemit'; failed: string[]; text: string }
+  | { kind: 'fail'; reason: string };
+
+/**
+ * Gates O, D and S on a finished attempt. S failing fails the task (never integrated). O or D
+ * failing: O may still be on its way (the turn ends after the files are written), so wait up to
+ * `stallThreshold` ticks, then ask for one re-emit; a second failure fails the task.
+ */
+export function gateFinished(task: TaskRecord, a: Attempt, obs: Observation, t: Pick<Tunables, 'stallThreshold'>): GateDecision {
+  const out = deliverableCheck(obs.lastTurn?.text ?? '', a.mode === 'analysis-only' ? 'explorer' : 'worker');
+  a.gates.O = out.ok ? 'ok' : 'fail';
+  if (a.mode !== 'analysis-only' && task.task.scope.length) {
+    const sc = scopeCheck(task.task.scope, obs.patch.files);
+    a.gates.S = sc.ok ? 'ok' : 'fail';
+    if (!sc.ok) return { kind: 'fail', reason: `gate S failed: ${sc.outside.join(', ')} outside the scope ${task.task.scope.join(', ')}; not integrated` };
+  }
+  const failed = [...(out.ok ? [] : [`O (missing sections: ${out.missing.join(', ')})`]), ...(a.gates.D === 'fail' ? ['D (the patch draft is not a unified diff)'] : [])];
+  if (failed.length === 0) {
+    a.ready = true;
+    return { kind: 'ready' };
+  }
+  if (a.gates.D !== 'fail' && a.outputWaits < t.stallThreshold) {
+    a.outputWaits += 1;
+    a.gates.O = '?';
+    return { kind: 'wait' };
+  }
+  if (a.reemits >= 1) return { kind: 'fail', reason: `gate ${failed.join(' and ')} failed after a re-emit request` };
+  a.reemits += 1;
+  a.state = 'needs_reemit';
+  a.waitingFor = { what: 'reemit', sha: outputMark('reemit', obs), ticks: 0 };
+  return {
+    kind: 'reemit',
+    failed,
+    text: `Your output violates the contract: gate ${failed.join('; ')}. Re-emit: write the patch draft again at ${a.patchPath} and end with the deliverable sections (Summary, Intended files touched, Patch, Commands run + results, Risks / follow-ups).`,
+  };
+}

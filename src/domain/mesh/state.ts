@@ -1,0 +1,121 @@
+/**
+ * The mesh's durable state: tasks, their attempts, tick history, gate results, integrated patches
+ * and the monitoring log. Lives in meshWorkflow; the `meshStatus` query returns it whole.
+ */
+import type { MeshTask, TaskMode, Tunables } from './config.js';
+import type { Gates } from './gates.js';
+
+/** Seed 003's dashboard states. */
+export const MESH_TASK_STATES = [
+  'queued',
+  'spawned',
+  'acked',
+  'running',
+  'waiting_checkpoint',
+  'stalled',
+  'restarting',
+  'taking_over',
+  'needs_reemit',
+  'needs_rebase',
+  'applying_patch',
+  'integrated',
+  'done',
+  'failed',
+] as const;
+export type MeshTaskState = (typeof MESH_TASK_STATES)[number];
+
+export const MESH_PHASES = ['setting-up', 'running', 'awaiting-input', 'validating', 'ready', 'applied', 'cancelled', 'failed'] as const;
+export type MeshPhase = (typeof MESH_PHASES)[number];
+
+export interface Attempt {
+  attempt: number;
+  kind: 'worker' | 'takeover';
+  mode: TaskMode;
+  agentId: string;
+  workflowId: string;
+  branch: string;
+  worktree: string;
+  checkpointPath: string;
+  patchPath: string;
+  /** The commit the attempt's diff is taken against (the base, or the integration head after a rebase request). */
+  diffBase: string;
+  spawnedAt: number;
+  lastTickAt: number | null;
+  lastSeenAt: number | null;
+  lastStatus: string | null;
+  statusSeen: number;
+  lastPatchStat: string | null;
+  patchSeen: number;
+  lastCheckpointMtime: number | null;
+  checkpointNudgedAt: number | null;
+  unrel: number;
+  acked: boolean;
+  gates: Gates;
+  state: MeshTaskState;
+  /** The patch sha when a rebase or re-emit was requested: the next one must differ. */
+  waitingFor: { what: 'rebase' | 'reemit'; sha: string | null; ticks: number } | null;
+  reemits: number;
+  /** Warden drafts this attempt's patch only from a checkpoint written after this (epoch ms). */
+  draftNotBefore: number;
+  /** Ticks that found the attempt done but its final message not (yet) in the deliverable format. */
+  outputWaits: number;
+  /** The agent's turn count at the last tick (a new turn means the agent was seen). */
+  turnsSeen: number;
+  /** Gates A, O, D and S passed on a finished attempt: it waits for its turn to integrate. */
+  ready: boolean;
+  /** The patch draft as last seen: its sha and the files it touches. */
+  patchSha: string | null;
+  patchFiles: string[];
+  /** The agent workflow ended (its final state), or null while it runs. */
+  agentEnded: string | null;
+  closed: boolean;
+  reason: string | null;
+}
+
+export interface TaskRecord {
+  task: MeshTask;
+  state: MeshTaskState;
+  attempts: Attempt[];
+  ackRestarts: number;
+  restarts: number;
+  tookOver: boolean;
+  firstSpawnAt: number | null;
+  integratedCommit: string | null;
+  integratedAttempt: number | null;
+  next: string;
+  reason: string | null;
+}
+
+export interface LogEntry {
+  at: number;
+  text: string;
+}
+
+export interface MeshStatus {
+  runId: string;
+  repo: string;
+  phase: MeshPhase;
+  phaseReason: string | null;
+  tunables: Tunables;
+  validate: string | null;
+  base: string | null;
+  userBranch: string | null;
+  integrationBranch: string;
+  integrationDir: string | null;
+  integrationHead: string | null;
+  startedAt: number;
+  ticks: number;
+  lastTickAt: number | null;
+  conflicts: number;
+  conflictBudget: number;
+  tasks: TaskRecord[];
+  /** Tick entries and enforcement events (STALL DETECTED, TIMEOUT ESCALATION, …), oldest first, bounded. */
+  log: LogEntry[];
+  validation: { ok: boolean; exitCode: number | null; output: string; at: number } | null;
+  applied: { commit: string; branch: string; at: number } | null;
+  spend: Record<string, { tokens: number; costUsd: number; turns: number }>;
+}
+
+export const OPEN_STATES: readonly MeshTaskState[] = MESH_TASK_STATES.filter((s) => s !== 'integrated' && s !== 'done' && s !== 'failed');
+export const isOpen = (t: TaskRecord) => OPEN_STATES.includes(t.state);
+export const activeAttempt = (t: TaskRecord): Attempt | undefined => [...t.attempts].reverse().find((a) => !a.closed);

@@ -1,0 +1,301 @@
+/** The mesh's pure core: task file, checkpoint format, gates, tick rules, rendering. */
+import { describe, expect, test } from 'vitest';
+import { MeshInputSchema, TunablesSchema, resolveTasks, slugify } from '../../src/domain/mesh/config.js';
+import { parseCheckpoint, renderCheckpoint } from '../../src/domain/mesh/checkpoint.js';
+import { conflictingFiles, deliverableCheck, formatGates, initialGates, inScope, scopeCheck, touchedFiles, isUnifiedDiff, requiredGates } from '../../src/domain/mesh/gates.js';
+import { parseTaskFile, TaskFileError } from '../../src/domain/mesh/tasks.js';
+import { gateFinished, integrationTurn, tickAttempt, type Observation } from '../../src/domain/mesh/rules.js';
+import { workerSpec } from '../../src/domain/mesh/worker.js';
+import { AgentSpecSchema, DriverConfigSchema } from '../../src/domain/schemas.js';
+import { rebaseRequest, renderDashboard, renderManifest, workerPrompt } from '../../src/domain/mesh/render.js';
+import type { Attempt, MeshStatus, TaskRecord } from '../../src/domain/mesh/state.js';
+
+const TEMPLATE = `Use $mesh to parallelize (patch-first):
+1. Implement formula: mol-mesh-run.
+- Agent: worker
+- Skills: none
+- Mode: patch-first
+- Scope: src/run/**, docs/run.md
+- Done when: npm test passes
+2. Explain how config is loaded.
+   - Agent: explorer
+   - Mode: analysis-only
+3. Fix the parser
+- Mode: direct edit ok
+
+Tunable thresholds:
+- Cap: 2
+- Tick interval: 5s
+- Ack SLA: 10s
+- Continue waiting: yes
+- Stall threshold: 3
+- Time budget: 45m (after this, return best-effort partial results)
+`;
+
+describe('task file', () => {
+  test("the seed's template: tasks verbatim with their fields, and the tunables", () => {
+    const f = parseTaskFile(TEMPLATE);
+    expect(f.tasks).toEqual([
+      { title: 'Implement formula: mol-mesh-run.', agent: 'worker', skills: [], mode: 'patch-first', scope: ['src/run/**', 'docs/run.md'], doneWhen: 'npm test passes' },
+      { title: 'Explain how config is loaded.', agent: 'explorer', mode: 'analysis-only' },
+      { title: 'Fix the parser', mode: 'direct-edit' },
+    ]);
+    const t = TunablesSchema.parse(f.tunables);
+    expect(t).toMatchObject({ cap: 2, tickInterval: 5000, ackSla: 10_000, continueWaiting: true, stallThreshold: 3, timeBudget: 2_700_000, patchDraftTimeout: 300_000 });
+  });
+
+  test('a bulleted list, a single freeform task, and JSON', () => {
+    expect(parseTaskFile('- a\n- b\n  - Scope: x/**').tasks).toEqual([{ title: 'a' }, { title: 'b', scope: ['x/**'] }]);
+    expect(parseTaskFile('Just fix the flaky test in ci.').tasks).toEqual([{ title: 'Just fix the flaky test in ci.' }]);
+    const j = parseTaskFile(JSON.stringify({ tasks: [{ title: 'x', scope: ['a/*'] }, 'y'], tunables: { cap: 3 }, validate: 'npm test' }));
+    expect(j).toEqual({ tasks: [{ title: 'x', scope: ['a/*'] }, { title: 'y' }], tunables: { cap: 3 }, validate: 'npm test' });
+  });
+
+  test('errors name the field', () => {
+    expect(() => parseTaskFile('[{"title": ""}]')).toThrow(/task 1: title: title must not be empty/);
+    expect(() => parseTaskFile('1. a\n- Agent: wizard')).toThrow(TaskFileError);
+    expect(() => parseTaskFile('1. a\nTunable thresholds:\n- Cap: many')).toThrow(/tunables: cap/);
+    expect(() => parseTaskFile('  ')).toThrow(/empty/);
+  });
+
+  test('defaults: explorers are analysis-only, slugs are unique and path-safe', () => {
+    const tasks = resolveTasks(MeshInputSchema.shape.tasks.parse([{ title: 'Fix it!' }, { title: 'Fix it!' }, { title: 'Look', agent: 'explorer' }]));
+    expect(tasks.map((t) => [t.slug, t.mode])).toEqual([
+      ['1-fix-it', 'patch-first'],
+      ['2-fix-it', 'patch-first'],
+      ['3-look', 'analysis-only'],
+    ]);
+    expect(slugify('Ünïcode & spaces / slashes', 12)).toBe('12-unicode-spaces-slashes');
+    expect(TunablesSchema.parse({})).toMatchObject({ cap: 4, tickInterval: 60_000, ackSla: 30_000, patchDraftTimeout: 300_000, firstEditTarget: 600_000, stallThreshold: 2, missingArtifactStrikes: 1 });
+  });
+});
+
+const CP = {
+  statusCode: 'drafting_patch',
+  statusDetail: 'editing src/a.ts',
+  plan: ['read', 'edit', 'diff', 'check', 'report'],
+  intendedFiles: ['src/a.ts'],
+  blockers: [],
+  artifacts: ['/r/.mesh/runs/x/checkpoints/1-a--a1.md'],
+};
+
+describe('checkpoint format', () => {
+  test('render and parse round-trip; "- none" means no blockers', () => {
+    const text = renderCheckpoint(CP);
+    expect(text).toContain('blockers:\n- none\n');
+    expect(parseCheckpoint(text)).toEqual({ ok: true, checkpoint: CP });
+  });
+  test('violations are named', () => {
+    const text = renderCheckpoint(CP);
+    expect(parseCheckpoint(text.replace('- report\n', ''))).toEqual({ ok: false, error: 'plan: expected exactly 5 bullets, found 4' });
+    expect(parseCheckpoint(text.replace('status_code: drafting_patch', 'status_code: two words'))).toMatchObject({ ok: false, error: 'status_code: expected one token' });
+    expect(parseCheckpoint(text.replace(/artifacts:\n- .*\n/, ''))).toMatchObject({ ok: false, error: 'artifacts: missing' });
+    expect(parseCheckpoint(text.replace('artifacts:', 'artefacts:'))).toMatchObject({ ok: false, error: expect.stringMatching(/^a bullet outside a list/) });
+    expect(parseCheckpoint(text.replace('editing', 'édition'))).toMatchObject({ ok: false, error: 'checkpoint is not ASCII-only' });
+    expect(parseCheckpoint('')).toMatchObject({ ok: false, error: 'status_code: missing' });
+  });
+});
+
+const DIFF = `diff --git a/src/a.ts b/src/a.ts
+index 1..2 100644
+--- a/src/a.ts
++++ b/src/a.ts
+@@ -1 +1 @@
+-a
++b
+diff --git a/README.md b/README.md
+--- a/README.md
++++ b/README.md
+@@ -1 +1 @@
+-x
++y
+`;
+
+describe('gates', () => {
+  test('D and S: unified diff, touched files, scope globs', () => {
+    expect(isUnifiedDiff(DIFF)).toBe(true);
+    expect(isUnifiedDiff('--- a\n+++ b\n')).toBe(false);
+    expect(touchedFiles(DIFF)).toEqual(['src/a.ts', 'README.md']);
+    expect(scopeCheck(['src/**'], touchedFiles(DIFF))).toEqual({ ok: false, outside: ['README.md'] });
+    expect(scopeCheck(['src/', 'README.md'], touchedFiles(DIFF)).ok).toBe(true);
+    expect(inScope(['src/*.ts'], 'src/a.ts')).toBe(true);
+    expect(inScope(['src/*.ts'], 'src/x/a.ts')).toBe(false);
+    expect(inScope(['**/*.md'], 'docs/a/b.md')).toBe(true);
+    expect(inScope(['lib'], 'lib/x.js')).toBe(true);
+    expect(inScope([], 'anything')).toBe(true);
+  });
+  test('O: the deliverable sections', () => {
+    const ok = '1) Summary\n- did it\n2) Intended files touched\n- a\n3) Patch\n```diff\n```\n4) Commands run + results\n- none\n5) Risks / follow-ups\n- none';
+    expect(deliverableCheck(ok, 'worker')).toEqual({ ok: true, missing: [] });
+    expect(deliverableCheck('## Summary\ndone', 'worker')).toEqual({ ok: false, missing: ['Intended files', 'Patch', 'Commands run', 'Risks'] });
+    expect(deliverableCheck('Summary\nFindings\nCommands run\nRisks', 'explorer').ok).toBe(true);
+  });
+  test('profiles and formatting', () => {
+    const [scoped, explorer] = resolveTasks([
+      { title: 'a', scope: ['src/**'], agent: 'worker', skills: [], verify: false },
+      { title: 'b', agent: 'explorer', skills: [], scope: [], verify: false },
+    ]);
+    expect(requiredGates(scoped!)).toEqual(['A', 'O', 'D', 'P', 'S']);
+    expect(requiredGates(explorer!)).toEqual(['A', 'O']);
+    expect(formatGates(initialGates(scoped!, false))).toBe('A=-- C=-- O=-- D=-- P=-- S=? V=na');
+    expect(formatGates(initialGates(explorer!, true))).toBe('A=-- C=-- O=-- D=na P=na S=na V=--');
+  });
+  test('P: conflicting files from git apply', () => {
+    const err = 'error: patch failed: src/a.ts:1\nerror: src/a.ts: patch does not apply\nerror: b.txt: does not exist in index';
+    expect(conflictingFiles(err)).toEqual(['src/a.ts', 'b.txt']);
+  });
+});
+
+const tun = TunablesSchema.parse({ tickInterval: '1s', ackSla: '3s', patchDraftTimeout: '60s', checkpointInterval: '10s' });
+function record(mode: 'patch-first' | 'analysis-only' = 'patch-first'): { task: TaskRecord; a: Attempt } {
+  const [task] = resolveTasks([{ title: 't', agent: 'worker', mode, skills: [], scope: [], verify: false }]);
+  const a: Attempt = {
+    attempt: 1, kind: 'worker', mode, agentId: 'r.1-t.a1', workflowId: 'agent-r.1-t.a1', branch: 'b', worktree: '/w', checkpointPath: '/c', patchPath: '/p',
+    diffBase: 'base', spawnedAt: 0, lastTickAt: null, lastSeenAt: null, lastStatus: null, statusSeen: 0, lastPatchStat: null, patchSeen: 0,
+    lastCheckpointMtime: null, checkpointNudgedAt: null, unrel: 0, acked: false, gates: initialGates(task!, false), state: 'spawned',
+    waitingFor: null, reemits: 0, draftNotBefore: 0, outputWaits: 0, turnsSeen: 0, ready: false, patchSha: null, patchFiles: [], agentEnded: null, closed: false, reason: null,
+  };
+  return { task: { task: task!, state: 'spawned', attempts: [a], ackRestarts: 0, restarts: 0, tookOver: false, firstSpawnAt: 0, integratedCommit: null, integratedAttempt: null, next: '', reason: null }, a };
+}
+const obs = (code: string | null, detail = 'x', patch: { sha: string } | null = null): Observation => ({
+  checkpoint: code === null ? { exists: false, mtimeMs: null, parse: null } : { exists: true, mtimeMs: 1, parse: { ok: true, checkpoint: { ...CP, statusCode: code, statusDetail: detail } } },
+  patch: patch ? { exists: true, size: 10, mtimeMs: 1, sha: patch.sha, unified: true, files: ['a'], by: 'worker' } : { exists: false, size: 0, mtimeMs: null, sha: null, unified: false, files: [], by: null },
+  lastTurn: null,
+});
+
+describe('tick rules', () => {
+  test('ack SLA: nothing before it, a restart at it (once per task)', () => {
+    const { task, a } = record();
+    expect(tickAttempt(task, a, obs(null), 1000, tun)).toEqual({ kind: 'none' });
+    expect(tickAttempt(task, a, obs(null), 3000, tun)).toMatchObject({ kind: 'restart', reason: expect.stringMatching(/^ack SLA missed: no checkpoint/) });
+    expect(a.gates.A).toBe('fail');
+    task.ackRestarts = 1;
+    expect(tickAttempt(task, a, obs(null), 4000, tun)).toEqual({ kind: 'none' });
+    expect(tickAttempt(task, a, obs('started'), 5000, tun)).toEqual({ kind: 'none' });
+    expect(a.gates.A).toBe('ok');
+  });
+  test('stall: the same status on two consecutive ticks', () => {
+    const { task, a } = record();
+    expect(tickAttempt(task, a, obs('discovering', 'reading'), 1000, tun).kind).toBe('none');
+    expect(tickAttempt(task, a, obs('discovering', 'reading more'), 2000, tun).kind).toBe('none');
+    expect(tickAttempt(task, a, obs('discovering', 'reading more'), 3000, tun)).toMatchObject({ kind: 'restart', event: 'STALL DETECTED: same status 2 ticks ("discovering: reading more") and no patch draft' });
+  });
+  test('stall: no patch progress; waiting for feedback is not a stall; after the draft timeout a stall means take over', () => {
+    const { task, a } = record();
+    tickAttempt(task, a, obs('drafting_patch', 'one', { sha: 's1' }), 1000, tun);
+    expect(tickAttempt(task, a, obs('drafting_patch', 'two', { sha: 's1' }), 2000, tun)).toMatchObject({ kind: 'restart', event: 'STALL DETECTED: no patch progress in 2 ticks' });
+    const r = record();
+    tickAttempt(r.task, r.a, obs('waiting_for_feedback'), 1000, tun);
+    expect(tickAttempt(r.task, r.a, obs('waiting_for_feedback'), 2000, tun).kind).toBe('none');
+    const late = record();
+    tickAttempt(late.task, late.a, obs('discovering', 'x', { sha: 'a' }), 61_000, tun);
+    expect(tickAttempt(late.task, late.a, obs('discovering', 'x', { sha: 'a' }), 62_000, tun)).toMatchObject({ kind: 'takeover' });
+  });
+  test('patch draft timeout: take over once; the take-over attempt failing too fails the task', () => {
+    const { task, a } = record();
+    tickAttempt(task, a, obs('started'), 1000, tun);
+    expect(tickAttempt(task, a, obs('discovering', 'y'), 60_000, tun)).toMatchObject({ kind: 'takeover', event: expect.stringMatching(/^TIMEOUT ESCALATION: no patch draft after 60s/) });
+    task.tookOver = true;
+    a.kind = 'takeover';
+    a.spawnedAt = 60_000;
+    expect(tickAttempt(task, a, obs('discovering', 'z'), 120_000, tun)).toMatchObject({ kind: 'fail' });
+    const waiting = record();
+    expect(tickAttempt(waiting.task, waiting.a, obs('started'), 60_000, { ...tun, continueWaiting: true }).kind).not.toBe('takeover');
+  });
+  test('missing artifacts: a strike and a re-checkpoint request, then a restart', () => {
+    const { task, a } = record();
+    tickAttempt(task, a, obs('started'), 1000, tun);
+    expect(tickAttempt(task, a, obs(null), 2000, tun)).toMatchObject({ kind: 'steer', text: expect.stringMatching(/^Checkpoint integrity: checkpoint missing/) });
+    expect(a.unrel).toBe(1);
+    expect(tickAttempt(task, a, obs('done'), 3000, tun)).toMatchObject({ kind: 'restart', reason: 'missing-artifact incident 2: checkpoint says done but the patch draft does not exist' });
+  });
+  test('ready when done with a draft; after a rebase request only a different patch is ready', () => {
+    const { task, a } = record();
+    expect(tickAttempt(task, a, obs('done', 'x', { sha: 's1' }), 1000, tun)).toEqual({ kind: 'ready' });
+    a.waitingFor = { what: 'rebase', sha: 's1', ticks: 0 };
+    expect(tickAttempt(task, a, obs('done', 'x', { sha: 's1' }), 2000, tun)).toEqual({ kind: 'none' });
+    expect(tickAttempt(task, a, obs('done', 'x', { sha: 's2' }), 3000, tun)).toEqual({ kind: 'ready' });
+    const an = record('analysis-only');
+    expect(tickAttempt(an.task, an.a, obs('done'), 1000, tun)).toEqual({ kind: 'ready' });
+  });
+  test('integration goes in task order', () => {
+    const a = record().task, b = record().task;
+    expect(integrationTurn([a, b])).toBe(1);
+    a.state = 'failed';
+    b.task = { ...b.task, index: 2 };
+    expect(integrationTurn([a, b])).toBe(2);
+    b.state = 'integrated';
+    expect(integrationTurn([a, b])).toBeNull();
+  });
+});
+
+describe('gates on a finished attempt', () => {
+  const deliverable = '1) Summary\n2) Intended files touched\n3) Patch\n4) Commands run + results\n5) Risks / follow-ups';
+  const scoped = () => {
+    const r = record();
+    r.task.task = { ...r.task.task, scope: ['src/**'] };
+    return r;
+  };
+  test('all pass: ready', () => {
+    const { task, a } = scoped();
+    const o = { ...obs('done', 'x', { sha: 's' }), lastTurn: { text: deliverable, at: null } };
+    o.patch.files = ['src/a.ts'];
+    expect(gateFinished(task, a, o, tun)).toEqual({ kind: 'ready' });
+    expect(a).toMatchObject({ ready: true, gates: { O: 'ok', S: 'ok' } });
+  });
+  test('S fails the task', () => {
+    const { task, a } = scoped();
+    const o = { ...obs('done', 'x', { sha: 's' }), lastTurn: { text: deliverable, at: null } };
+    o.patch.files = ['src/a.ts', 'README.md'];
+    expect(gateFinished(task, a, o, tun)).toEqual({ kind: 'fail', reason: 'gate S failed: README.md outside the scope src/**; not integrated' });
+  });
+  test('O missing: wait for the final message, then one re-emit, then fail', () => {
+    const { task, a } = record();
+    const o = obs('done', 'x', { sha: 's' });
+    expect(gateFinished(task, a, o, tun)).toEqual({ kind: 'wait' });
+    expect(gateFinished(task, a, o, tun)).toEqual({ kind: 'wait' });
+    expect(gateFinished(task, a, o, tun)).toMatchObject({ kind: 'reemit', failed: ['O (missing sections: Summary, Intended files, Patch, Commands run, Risks)'] });
+    expect(a.waitingFor).toMatchObject({ what: 'reemit' });
+    expect(gateFinished(task, a, o, tun)).toMatchObject({ kind: 'fail' });
+  });
+});
+
+describe('worker spec', () => {
+  test('a command worker gets the WARDEN_MESH_* environment; the spec is a valid AgentSpec', () => {
+    const { task, a } = record();
+    const spec = MeshInputSchema.parse({ runId: 'r', repo: '/repo', tasks: [{ title: 't' }], driver: { kind: 'command', command: ['python3', 'w.py'] } });
+    const child = AgentSpecSchema.parse(workerSpec({ spec, task: task.task, attempt: a, base: 'abc', parentWorkflowId: 'mesh-r' }));
+    expect(child.driver).toEqual({ kind: 'command', command: ['python3', 'w.py'], env: { WARDEN_MESH_RUN: 'r', WARDEN_MESH_TASK: '1-t', WARDEN_MESH_CHECKPOINT: '/c', WARDEN_MESH_PATCH: '/p' } });
+    expect(child).toMatchObject({ agentId: 'r.1-t.a1', driven: { workDir: '/w' }, parent: { agentId: 'mesh-r', depth: 1 }, delegation: { mode: 'solo' } });
+    expect(DriverConfigSchema.safeParse({ kind: 'command', command: ['x'], env: { PATH: '/evil' } }).success).toBe(false);
+  });
+});
+
+describe('rendering', () => {
+  test('manifest, worker prompt, rebase request and dashboard', () => {
+    const { task, a } = record();
+    const m = renderManifest({ runId: 'r', repo: '/repo', base: 'abc', userBranch: 'main', tasks: [task.task], tunables: tun, driver: 'command' });
+    expect(m).toContain('1. t\n   - slug: 1-t');
+    expect(m).toContain('- Tick interval: 1s');
+    const p = workerPrompt({ runId: 'r', task: task.task, attempt: a, base: 'abc', tunables: tun });
+    expect(p).toContain('Default mode: PATCH-FIRST.');
+    expect(p).toContain('create/update /c with the required checkpoint format');
+    expect(p).toContain('create/update /p as a unified diff');
+    const rb = rebaseRequest({ conflictingFiles: ['a.txt'], error: 'error: patch failed: a.txt:1', integrationBranch: 'mesh/r/integration', head: 'def', patchPath: '/p' });
+    expect(rb.split('\n').slice(0, 4)).toEqual([
+      'Your patch did not apply cleanly.',
+      'Please rebase/regenerate your patch against the current workspace state and resend a single unified diff.',
+      'Failure details:',
+      '- Conflicting files: a.txt',
+    ]);
+    a.lastTickAt = Date.UTC(2026, 0, 31, 19, 22, 0);
+    a.lastSeenAt = a.lastTickAt - 55_000;
+    task.next = 'tick';
+    const s = { runId: 'r', phase: 'running', phaseReason: null, tunables: tun, lastTickAt: a.lastTickAt, ticks: 3, integrationBranch: 'mesh/r/integration', integrationHead: null, conflicts: 0, conflictBudget: 3, validation: null, applied: null, tasks: [task], log: [{ at: a.lastTickAt, text: 'STALL DETECTED: x' }] } as unknown as MeshStatus;
+    const d = renderDashboard(s, a.lastTickAt).split('\n');
+    expect(d[1]).toBe('last tick: 2026-01-31T19:22:00.000Z (tick interval: 1s; ticks 3)');
+    expect(d[5]).toMatch(/^task\s+agent\s+att\s+unrel\s+state\s+last_seen\s+last_tick\s+gates\s+next$/);
+    expect(d[6]).toMatch(/^1 1-t\s+r\.1-t\.a1\s+1\s+0\s+spawned\s+00:55\s+19:22:00\s+A=-- C=-- O=-- D=-- P=-- S=na V=na\s+tick$/);
+    expect(d.at(-1)).toBe('- 19:22:00 STALL DETECTED: x');
+  });
+});
