@@ -16,6 +16,7 @@ import type { WardenActivities } from '../src/domain/activity-types.js';
 import type { AgentPorts } from '../src/domain/agent/context.js';
 import type { AgentSpec } from '../src/domain/schemas.js';
 import * as m from './messages.js';
+import { startNotifyChild } from './notify.js';
 
 /** Webhooks retry with exponential backoff: 1 s doubling to 1 min, 8 attempts. */
 export const WEBHOOK_ACTIVITY_OPTIONS = {
@@ -40,6 +41,7 @@ export function createShell(spec: AgentSpec): Shell {
     shell.pending += 1;
     void p.finally(() => (shell.pending -= 1));
   };
+  let notifySeq = 0;
   shell.ports = {
     now: () => Date.now(),
     log,
@@ -51,6 +53,15 @@ export function createShell(spec: AgentSpec): Shell {
         activities.notifyWebhook
           .executeWithOptions({ ...WEBHOOK_ACTIVITY_OPTIONS, summary }, [{ channel, event }])
           .catch((err: unknown) => log.error('webhook notification failed after retries', { agentId: spec.agentId, url: channel.url, error: String(err) })),
+      );
+    },
+    startNotification(input) {
+      notifySeq += 1;
+      // Held only until the child has started, never for its delivery.
+      track(
+        startNotifyChild(input, notifySeq).catch((err: unknown) =>
+          log.error('notification workflow did not start', { agentId: spec.agentId, event: input.event.event, error: String(err) }),
+        ),
       );
     },
     signalAgent(workflowId, signal) {

@@ -7,6 +7,7 @@ import type { AgentContext, AgentPorts, AgentSignal, PatchId, SearchAttributeUpd
 import { createCore, type CarriedState } from '../../src/domain/agent/state.js';
 import { AgentSpecSchema, type AgentSpecInput, type WebhookChannel } from '../../src/domain/schemas.js';
 import type { NotificationEvent } from '../../src/domain/activity-types.js';
+import type { NotifyWorkflowInput } from '../../src/domain/notify.js';
 
 export const T0 = Date.parse('2026-11-23T09:00:00.000Z');
 
@@ -14,6 +15,7 @@ export interface Recorded {
   details: string[];
   upserts: SearchAttributeUpdate[][];
   webhooks: { channel: WebhookChannel; event: NotificationEvent; summary: string }[];
+  notifications: NotifyWorkflowInput[];
   signals: { workflowId: string; signal: AgentSignal }[];
   cancels: number;
   patches: PatchId[];
@@ -32,7 +34,7 @@ export function testAgent(spec: Partial<AgentSpecInput> = {}, opts: { carried?: 
       clock.now += ms;
     },
   };
-  const rec: Recorded = { details: [], upserts: [], webhooks: [], signals: [], cancels: 0, patches: [], logs: [] };
+  const rec: Recorded = { details: [], upserts: [], webhooks: [], notifications: [], signals: [], cancels: 0, patches: [], logs: [] };
   const ports: AgentPorts = {
     now: () => clock.now,
     log: {
@@ -47,6 +49,7 @@ export function testAgent(spec: Partial<AgentSpecInput> = {}, opts: { carried?: 
       return opts.patches?.[id] ?? true;
     },
     notifyWebhook: (channel, event, summary) => rec.webhooks.push({ channel, event, summary }),
+    startNotification: (input) => rec.notifications.push(input),
     signalAgent: (workflowId, signal) => rec.signals.push({ workflowId, signal }),
     cancelTurn: () => (rec.cancels += 1),
   };

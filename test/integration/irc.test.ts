@@ -267,7 +267,7 @@ test('two warden workers (and a second bot): each alert appears once', SLOW, asy
 
 // Enabled once the agent workflow starts notifyWorkflow for its alerts (issue 7 wiring): an agent
 // with `notify.irc` escalates and the alert appears in the channel without anyone calling notify.
-test.skip('an agent with notify.irc escalates → the alert appears in #alerts', SLOW, async () => {
+test('an agent with notify.irc escalates → the alert appears in #alerts', SLOW, async () => {
   const agentId = 'irc-wired';
   await ensureBot();
   const since = watcher.heard.length;

@@ -18,7 +18,7 @@ describe('budgets are hard ceilings', () => {
     expect(r).toMatchObject({ accepted: true, stop: true, state: 'cancelling' });
     expect(a.core.s).toMatchObject({ stopReason: reason, drained: true, stopDeadline: T0, stateReason: reason });
     expect(a.rec.cancels).toBe(1);
-    expect(a.rec.webhooks.map((w) => [w.event.event, w.event.reason])).toEqual([['budget-exhausted', reason]]);
+    expect(a.rec.notifications.map((n) => [n.event.event, n.event.reason])).toEqual([['budget-exhausted', reason]]);
   });
 
   it('just under a limit nothing happens; the wall clock counts from the start', () => {
@@ -56,7 +56,7 @@ describe('restart intensity (OTP)', () => {
     expect(a.core.s.state).toBe('failed');
     expect(a.core.s.stateReason).toBe('circuit open: 4 failed turns within 60 s (max 3); last: codex exited 1');
     expect(a.core.s.retryWhispers).toEqual(whispers); // nothing queued was lost
-    expect(a.rec.webhooks.map((w) => w.event.event)).toEqual(['circuit-open']);
+    expect(a.rec.notifications.map((n) => n.event.event)).toEqual(['circuit-open']);
   });
 
   it('histories from before the consecutive rule: failures older than the window do not count', () => {

@@ -4,6 +4,7 @@
  * Every port is fire-and-forget: the core never awaits, so every rule stays a plain function.
  */
 import type { NotificationEvent } from '../activity-types.js';
+import type { NotifyWorkflowInput } from '../notify.js';
 import type { WebhookChannel } from '../schemas.js';
 import type { SearchAttributeKey } from '../search-attributes.js';
 import type { AgentCore } from './state.js';
@@ -26,7 +27,9 @@ export type PatchId =
   /** A failed agent ends as a failed workflow (not Completed). */
   | 'failed-outcome'
   /** At most one interval evaluation waits: a newer one supersedes it. */
-  | 'eval-queue-coalesce';
+  | 'eval-queue-coalesce'
+  /** Alerts are delivered by an abandoned notifyWorkflow child, so they never hold the agent open. */
+  | 'notify-child-workflow';
 
 /** Signals one agent sends another (delegation). */
 export type AgentSignal =
@@ -50,6 +53,8 @@ export interface AgentPorts {
   patched(id: PatchId): boolean;
   /** Deliver a notification to one webhook channel (retried by the shell; failures are logged). */
   notifyWebhook(channel: WebhookChannel, event: NotificationEvent, summary: string): void;
+  /** Start the delivery of one alert (a notifyWorkflow child the agent does not wait for). */
+  startNotification(input: NotifyWorkflowInput): void;
   /** Signal another agent's workflow (delegation); the workflow does not end before it is sent. */
   signalAgent(workflowId: string, signal: AgentSignal): void;
   /** Cancel the running driven turn, if any (its process gets its grace period). */

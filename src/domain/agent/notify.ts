@@ -30,5 +30,13 @@ export function notify(ctx: AgentContext, alert: Alert): void {
   if (alert.event !== 'escalation') {
     ctx.ports.log.warn(`agent ${alert.event}`, { event: alert.event, agentId: spec.agentId, reason: alert.reason, channels: spec.notify.webhooks.length });
   }
+  // Delivery runs in its own workflow: a finished agent is never held open by webhook retries, and
+  // an IRC alert waits for the bot. Histories from before this delivered from the agent itself.
+  if (ctx.ports.patched('notify-child-workflow')) {
+    if (spec.notify.webhooks.length || spec.notify.irc) {
+      ctx.ports.startNotification({ event, webhooks: spec.notify.webhooks, ...(spec.notify.irc ? { irc: spec.notify.irc } : {}) });
+    }
+    return;
+  }
   for (const channel of spec.notify.webhooks) ctx.ports.notifyWebhook(channel, event, webhookSummary(alert.event, channel.url));
 }
