@@ -6,93 +6,15 @@ import { z } from 'zod';
 import {
   MAX_REASON_TEXT,
   MAX_TASK_TEXT,
-  MAX_TOOL_CALLS,
-  MAX_TOOL_FIELD,
-  MAX_TURN_TEXT,
-  MAX_TURN_COST_USD,
-  MAX_TURN_TOKENS,
   MAX_WHISPER_TEXT,
   SPEC_MAX_BYTES,
   jsonBytes,
   truncate,
 } from './limits.js';
+import { DurationSchema, IrcNotifySchema, TurnSchema, cut } from './turn-schemas.js';
 
-const cut = (max: number) => z.string().transform((s) => truncate(s, max));
+export * from './turn-schemas.js';
 
-/** Anything JSON-ish shown as text to the evaluator; objects are stringified and bounded. */
-const looseText = z
-  .unknown()
-  .transform((v) => (v === undefined ? undefined : truncate(typeof v === 'string' ? v : JSON.stringify(v) ?? String(v), MAX_TOOL_FIELD)));
-
-export const ToolCallSchema = z.object({
-  name: z.string().min(1, 'tool call name must not be empty').max(200),
-  args: looseText.optional(),
-  result: looseText.optional(),
-  ok: z.boolean().optional(),
-});
-export type ToolCall = z.output<typeof ToolCallSchema>;
-
-export const TurnSchema = z.object({
-  id: z.string().min(1).max(200).optional(),
-  text: cut(MAX_TURN_TEXT),
-  toolCalls: z
-    .array(ToolCallSchema)
-    .max(MAX_TOOL_CALLS * 4)
-    .transform((calls) => calls.slice(-MAX_TOOL_CALLS))
-    .optional(),
-  tokensIn: z.number().int().nonnegative().max(MAX_TURN_TOKENS, `at most ${MAX_TURN_TOKENS} tokens a turn`).optional(),
-  tokensOut: z.number().int().nonnegative().max(MAX_TURN_TOKENS, `at most ${MAX_TURN_TOKENS} tokens a turn`).optional(),
-  /** Bounded so that sums stay finite (near 1e308 they became Infinity, then JSON null, and removed the search attribute). */
-  costUsd: z.number().nonnegative().max(MAX_TURN_COST_USD, `at most ${MAX_TURN_COST_USD} USD a turn`).optional(),
-  at: z.string().max(64).optional(),
-  /** The agent process's generation (bumped when it restarts); reports from an older one are dropped. */
-  generation: z.number().int().nonnegative().optional(),
-});
-export type TurnInput = z.input<typeof TurnSchema>;
-export type Turn = z.output<typeof TurnSchema>;
-
-export const WHISPER_TYPES = ['CORRECTION', 'THINK_DEEPER', 'ESCALATION', 'STEERING'] as const;
-export type WhisperType = (typeof WHISPER_TYPES)[number];
-export const WhisperSchema = z.object({
-  id: z.string(),
-  type: z.enum(WHISPER_TYPES),
-  text: z.string(),
-  createdAt: z.string(),
-});
-export type Whisper = z.output<typeof WhisperSchema>;
-
-export const VERDICT_KINDS = ['OK', 'CORRECTION', 'THINK_DEEPER', 'ESCALATION'] as const;
-export type VerdictKind = (typeof VERDICT_KINDS)[number];
-export const PATTERNS = ['SPIRALING', 'DRIFT', 'STALLING', 'SHALLOW', 'REWARD_HACKING'] as const;
-export type Pattern = (typeof PATTERNS)[number];
-export const VerdictSchema = z.object({
-  kind: z.enum(VERDICT_KINDS),
-  pattern: z.enum(PATTERNS).nullable(),
-  message: z.string(),
-  /**
-   * The turns the verdict rests on, as turn numbers (1-based, counted over the agent's whole life:
-   * `EvaluateInput.firstTurnNumber` is the number of `turns[0]`). Optional so older histories decode.
-   * Empty on an idle STALLING verdict whose evidence is the silence itself.
-   */
-  evidence: z.array(z.number().int().positive()).max(50).optional(),
-});
-export type Verdict = z.output<typeof VerdictSchema>;
-
-/** Durations: a number of milliseconds or a string like "30s", "10m", "1h". */
-export const DurationSchema = z.union([
-  z.number().int().nonnegative(),
-  z
-    .string()
-    .regex(/^\d+(ms|s|m|h)$/, 'a duration like 500ms, 30s, 10m or 1h')
-    .transform((s) => parseDuration(s)),
-]);
-export function parseDuration(s: string): number {
-  const m = /^(\d+)(ms|s|m|h)$/.exec(s);
-  if (!m) throw new Error(`not a duration: ${s}`);
-  const n = Number(m[1]);
-  const unit = m[2] as 'ms' | 's' | 'm' | 'h';
-  return n * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[unit];
-}
 
 export const SupervisorConfigSchema = z
   .object({
@@ -161,13 +83,6 @@ export const WebhookChannelSchema = z
   })
   .strict();
 export type WebhookChannel = z.output<typeof WebhookChannelSchema>;
-
-/** An IRC channel name (RFC 2812: starts with # & + !, no spaces, commas or ^G, at most 50). */
-export const IRC_CHANNEL_RE = /^[#&+!][^\s,\x07]{1,49}$/;
-export const IrcChannelSchema = z.string().regex(IRC_CHANNEL_RE, 'an IRC channel like #alerts (no spaces or commas, at most 50)');
-/** Where the `warden irc` bot posts this agent's alerts. */
-export const IrcNotifySchema = z.object({ channel: IrcChannelSchema }).strict();
-export type IrcNotify = z.output<typeof IrcNotifySchema>;
 
 export const NotifyConfigSchema = z
   .object({
@@ -359,12 +274,6 @@ export type SignalName = keyof typeof SIGNAL_SCHEMAS;
 export const SIGNAL_NAMES = Object.keys(SIGNAL_SCHEMAS) as SignalName[];
 export type SignalPayload<N extends SignalName> = z.input<(typeof SIGNAL_SCHEMAS)[N]>;
 
-/** Render a zod error as one line naming every bad field: `text: expected string, received number`. */
-export function describeZodError(err: z.ZodError): string {
-  return err.issues
-    .map((i) => `${i.path.length ? i.path.join('.') : '(payload)'}: ${i.message}`)
-    .join('; ');
-}
 
 /** The `delegate` update's argument: a structured task spec, never a free-form prompt (seed 002). */
 export const TaskSpecSchema = z

@@ -3,7 +3,8 @@
  * or the continue-as-new input near the server's 2 MB payload limit (src/domain/limits.ts says
  * why each number is what it is). The oldest detail goes first, and a marker says what went.
  */
-import { CARRIED_STATE_MAX_BYTES, WINDOW_MAX_BYTES, capWindow, checkCarriedBudget, jsonBytes } from '../limits.js';
+import { CARRIED_STATE_MAX_BYTES, WINDOW_MAX_BYTES, jsonBytes } from '../limits.js';
+import { capWindow, checkCarriedBudget } from '../window-budget.js';
 import type { Turn } from '../schemas.js';
 import type { AgentContext } from './context.js';
 import type { CarriedState } from './state.js';
