@@ -124,7 +124,7 @@ test('an escalation reaches #alerts through notifyWorkflow; a Slack-format webho
     expect(report.ok).toBe(false);
     expect(report.deliveries).toEqual([
       { channel: 'webhook', url: slack.url, ok: true, status: 200 },
-      { channel: 'webhook', url: rejecting.url, ok: false, cause: expect.stringMatching(/^WebhookRejected: webhook .* answered 400/) },
+      { channel: 'webhook', url: rejecting.url, ok: false, cause: expect.stringMatching(/^WebhookRejected: webhook .* answered (HTTP )?400/) },
       { channel: 'irc', target: CHANNEL, ok: true, lines: 5 },
     ]);
     // A 400 is not retried.
