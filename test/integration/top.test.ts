@@ -143,7 +143,8 @@ test('warden top in tmux: priority order, columns, resume, refusal, filter, stee
 
   // Enter: the focus pane shows the transcript tail with tool calls, verdict, whispers, budgets.
   await keys('Enter');
-  s = await screenWhere((x) => /transcript tail/.test(x) && /wrote the grammar section/.test(x), 'focus pane');
+  // The window and the status are polled separately: wait until both show turn b2.
+  s = await screenWhere((x) => /transcript tail/.test(x) && /wrote the grammar section/.test(x) && /budgets: tokens 3400\//.test(x), 'focus pane');
   expect(s).toMatch(/▌busy \[▶ running\] Write docs for the parser/);
   expect(s).toMatch(/⚙ shell npm test → 12 passed/);
   expect(s).toMatch(/last verdict:/);
