@@ -42,6 +42,10 @@ export function register(program: Command): void {
       if (!opts.once) {
         if (g.json) throw new UsageError('--json needs --once (the live view is a terminal UI)');
         if (!process.stdout.isTTY || !process.stdin.isTTY) throw new UsageError('warden top needs a terminal; use `warden top --once [--json]` in scripts');
+        // A terminal is attached, so a person is watching: Ink's CI mode (set by CI=true in the
+        // environment) would draw only the last frame on exit. Ink reads the variable when loaded.
+        delete process.env.CI;
+        delete process.env.CONTINUOUS_INTEGRATION;
         const { runTop } = await import('../top/app.js');
         await withClient(cmd, (client) =>
           runTop(client, {
