@@ -1,11 +1,11 @@
 /**
  * The workflow bundle: how warden's workflow code is packaged for the worker.
  *
- * - `preloadModules`: zod (through workers/zod-preload) is loaded once per worker thread, in the
- *   reusable V8 context, instead of once per cached workflow: measured 2.1 MiB → ~0.5 MiB of worker
- *   RSS per cached agent (README "Capacity"). Only zod: the SDK deep-freezes preloaded modules, and
- *   zod schema instances materialise methods at first use, so preloading src/domain/schemas fails
- *   every workflow ("Cannot define property safeParse, object is not extensible").
+ * - `preloadModules`: evaluated once per worker thread, in the reusable V8 context, instead of once
+ *   per cached workflow (README "Capacity"): zod itself (through workers/zod-preload), and
+ *   src/domain/shared, whose closure keeps warden's schemas built once per thread. The schema
+ *   modules themselves are not preloaded: the SDK deep-freezes what preloaded modules export, and
+ *   zod writes to a schema on first use ("Cannot define property …, object is not extensible").
  * - `npm run build` prebuilds the bundle into dist/workflow-bundle.js (`node dist/workers/bundle.js`),
  *   so a production worker starts without running webpack; the worker falls back to bundling from
  *   `workflowsPath` when the prebuilt file is missing or older than the compiled workflow code.
@@ -21,8 +21,8 @@ const here = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
 
 export const WORKFLOWS_PATH = here(`../workflows/index${ext}`);
 
-/** Shared by every workflow of a worker thread (see workers/zod-preload for why it is safe). */
-export const PRELOAD_MODULES: string[] = [here(`./zod-preload${ext}`)];
+/** Shared by every workflow of a worker thread (workers/zod-preload and src/domain/shared say why that is safe). */
+export const PRELOAD_MODULES: string[] = [here(`./zod-preload${ext}`), here(`../src/domain/shared${ext}`)];
 
 /**
  * Options for `bundleWorkflowCode` (and the worker's own bundling): the same everywhere, tests

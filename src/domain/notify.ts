@@ -7,12 +7,13 @@ import { z } from 'zod';
 import { NOTIFICATION_EVENTS, type NotificationEvent } from './activity-types.js';
 import { truncate } from './limits.js';
 import { IrcNotifySchema, VerdictSchema, WebhookChannelSchema, type IrcNotify, type WebhookChannel } from './schemas.js';
+import { shared } from './shared.js';
 
 /** The task queue served only by the `warden irc` bot: one poller family, so one post per alert. */
 export const IRC_TASK_QUEUE = 'warden-irc';
 export const NOTIFY_WORKFLOW_TYPE = 'notifyWorkflow';
 
-export const NotificationEventSchema = z
+export const NotificationEventSchema = shared('notify:NotificationEventSchema', () => z
   .object({
     event: z.enum(NOTIFICATION_EVENTS),
     agentId: z.string().min(1),
@@ -25,15 +26,15 @@ export const NotificationEventSchema = z
     reason: z.string(),
     at: z.string(),
   })
-  .strict();
+  .strict());
 
-export const NotifyWorkflowInputSchema = z
+export const NotifyWorkflowInputSchema = shared('notify:NotifyWorkflowInputSchema', () => z
   .object({
     event: NotificationEventSchema,
     webhooks: z.array(WebhookChannelSchema).max(20).default([]),
     irc: IrcNotifySchema.optional(),
   })
-  .strict();
+  .strict());
 export interface NotifyWorkflowInput {
   event: NotificationEvent;
   webhooks: WebhookChannel[];

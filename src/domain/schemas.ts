@@ -12,11 +12,12 @@ import {
   truncate,
 } from './limits.js';
 import { DurationSchema, IrcNotifySchema, TurnSchema, cut } from './turn-schemas.js';
+import { shared } from './shared.js';
 
 export * from './turn-schemas.js';
 
 
-export const SupervisorConfigSchema = z
+export const SupervisorConfigSchema = shared('schemas:SupervisorConfigSchema', () => z
   .object({
     model: z.string().min(1).default('gpt-5.4'),
     windowSize: z.number().int().min(1).max(200).default(20),
@@ -28,10 +29,10 @@ export const SupervisorConfigSchema = z
     /** Start-to-close timeout of one evaluation; 30 s by design, lower it only for tests. */
     evalTimeoutMs: DurationSchema.pipe(z.number().min(1000).max(30_000)).default(30_000),
   })
-  .strict();
+  .strict());
 export type SupervisorConfig = z.output<typeof SupervisorConfigSchema>;
 
-export const EvaluatorConfigSchema = z.discriminatedUnion('kind', [
+export const EvaluatorConfigSchema = shared('schemas:EvaluatorConfigSchema', () => z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('heuristic') }).strict(),
   z
     .object({
@@ -67,10 +68,10 @@ export const EvaluatorConfigSchema = z.discriminatedUnion('kind', [
       cwd: z.string().optional(),
     })
     .strict(),
-]);
+]));
 export type EvaluatorConfig = z.output<typeof EvaluatorConfigSchema>;
 
-export const WebhookChannelSchema = z
+export const WebhookChannelSchema = shared('schemas:WebhookChannelSchema', () => z
   .object({
     url: z.url({ protocol: /^https?$/ }),
     /** Name of an environment variable holding the HMAC secret (the secret never enters history). */
@@ -81,10 +82,10 @@ export const WebhookChannelSchema = z
     /** Body shape: `json` (default, the NotificationEvent as is) or `slack` (Slack-compatible `{text, blocks}`). */
     format: z.enum(['json', 'slack']).optional(),
   })
-  .strict();
+  .strict());
 export type WebhookChannel = z.output<typeof WebhookChannelSchema>;
 
-export const NotifyConfigSchema = z
+export const NotifyConfigSchema = shared('schemas:NotifyConfigSchema', () => z
   .object({
     webhooks: z.array(WebhookChannelSchema).default([]),
     /** Post alerts to this IRC channel through the `warden irc` bot (task queue warden-irc). */
@@ -92,14 +93,14 @@ export const NotifyConfigSchema = z
     /** A structured log line on escalation (always on; kept as a switch for quiet setups). */
     log: z.boolean().default(true),
   })
-  .strict();
+  .strict());
 export type NotifyConfig = z.output<typeof NotifyConfigSchema>;
 
 /**
  * How a driven agent's turns run (AgentSpec.driver). Without a driver the agent runs elsewhere and
  * reports its turns (external mode).
  */
-export const DriverConfigSchema = z.discriminatedUnion('kind', [
+export const DriverConfigSchema = shared('schemas:DriverConfigSchema', () => z.discriminatedUnion('kind', [
   z
     .object({
       kind: z.literal('codex'),
@@ -141,10 +142,10 @@ export const DriverConfigSchema = z.discriminatedUnion('kind', [
       result: z.unknown().optional(),
     })
     .strict(),
-]);
+]));
 export type DriverConfig = z.output<typeof DriverConfigSchema>;
 
-export const DrivenConfigSchema = z
+export const DrivenConfigSchema = shared('schemas:DrivenConfigSchema', () => z
   .object({
     /** Working directory for the agent; default a per-agent directory under $WARDEN_HOME/agents/<agentId>/work. */
     workDir: z.string().optional(),
@@ -159,11 +160,11 @@ export const DrivenConfigSchema = z
     /** Stop after this many turns (the budgets of a later issue go further). */
     maxTurns: z.number().int().min(1).max(10_000).default(50),
   })
-  .strict();
+  .strict());
 export type DrivenConfig = z.output<typeof DrivenConfigSchema>;
 
 /** Hard ceilings (seed 002), checked before every turn. Reaching one stops the agent and notifies. */
-export const BudgetsSchema = z
+export const BudgetsSchema = shared('schemas:BudgetsSchema', () => z
   .object({
     tokens: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
     costUsd: z.number().positive().max(1e12, 'at most 1e12 USD'),
@@ -171,10 +172,10 @@ export const BudgetsSchema = z
     wallClockMs: DurationSchema.pipe(z.number().int().positive()),
   })
   .partial()
-  .strict();
+  .strict());
 export type Budgets = z.output<typeof BudgetsSchema>;
 
-export const SafetySchema = z
+export const SafetySchema = shared('schemas:SafetySchema', () => z
   .object({
     /** Restart intensity (OTP): more than this many failed turns within `restartWindowMs` opens the circuit. */
     maxRestarts: z.number().int().min(0).max(100).default(3),
@@ -182,21 +183,21 @@ export const SafetySchema = z
     /** External agents: expected heartbeat interval; silence for twice as long makes the agent `orphaned`. Unset: off. */
     heartbeatIntervalMs: DurationSchema.pipe(z.number().int().min(100)).optional(),
   })
-  .strict();
+  .strict());
 export type Safety = z.output<typeof SafetySchema>;
 
 /** Seed 002's delegation modes: how many children may be in flight at once. */
 export const DELEGATION_CAPS = { solo: 0, tight: 1, orchestrator: 5 } as const;
-export const DelegationSchema = z
+export const DelegationSchema = shared('schemas:DelegationSchema', () => z
   .object({
     mode: z.enum(['solo', 'tight', 'orchestrator']).default('tight'),
     /** Spawn depth: agents at this depth may not delegate (default 1: children are leaves). */
     maxDepth: z.number().int().min(0).max(5).default(1),
   })
-  .strict();
+  .strict());
 
 /** What a child agent was given by its parent (seed 002's parent–child contract). */
-export const ContractSchema = z
+export const ContractSchema = shared('schemas:ContractSchema', () => z
   .object({
     /** JSON Schema the child's result must validate against; a result that does not is a failure. */
     resultSchema: z.record(z.string(), z.unknown()).optional(),
@@ -204,15 +205,15 @@ export const ContractSchema = z
     toolAllowlist: z.array(z.string().min(1)).default([]),
     definitionOfDone: z.string().optional(),
   })
-  .strict();
+  .strict());
 export type Contract = z.output<typeof ContractSchema>;
 
 export const AGENT_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
-export const AgentIdSchema = z
+export const AgentIdSchema = shared('schemas:AgentIdSchema', () => z
   .string()
-  .regex(AGENT_ID_RE, 'agentId: letters, digits, ".", "_" or "-", at most 100, starting with a letter or digit');
+  .regex(AGENT_ID_RE, 'agentId: letters, digits, ".", "_" or "-", at most 100, starting with a letter or digit'));
 
-export const AgentSpecSchema = z
+export const AgentSpecSchema = shared('schemas:AgentSpecSchema', () => z
   .object({
     agentId: AgentIdSchema,
     task: z.string().min(1, 'task must not be empty').transform((s) => truncate(s, MAX_TASK_TEXT)),
@@ -241,25 +242,25 @@ export const AgentSpecSchema = z
       const biggest = Object.entries(spec).sort((a, b) => jsonBytes(b[1]) - jsonBytes(a[1]))[0]?.[0];
       ctx.addIssue({ code: 'custom', path: biggest ? [biggest] : [], message: `the AgentSpec is ${bytes} bytes, over its budget of ${SPEC_MAX_BYTES} (largest field: ${biggest})` });
     }
-  });
+  }));
 export type AgentSpecInput = z.input<typeof AgentSpecSchema>;
 export type AgentSpec = z.output<typeof AgentSpecSchema>;
 
 // ---- signal payloads: every field optional, so a bare `temporal workflow signal --name X` works —
 // except steer's text: steering without text means nothing, and the workflow refuses it, so its
 // JSON Schema says so too (`{}` and `{"text": ""}` are invalid; longer text is truncated).
-const reason = cut(MAX_REASON_TEXT).optional();
-export const SteerSchema = z.object({ text: z.string().min(1, 'text must not be empty').transform((t) => truncate(t, MAX_WHISPER_TEXT)) });
-export const InterruptSchema = z.object({ reason }).partial();
-export const StopSchema = z
+const reason = shared('schemas:reason', () => cut(MAX_REASON_TEXT).optional());
+export const SteerSchema = shared('schemas:SteerSchema', () => z.object({ text: z.string().min(1, 'text must not be empty').transform((t) => truncate(t, MAX_WHISPER_TEXT)) }));
+export const InterruptSchema = shared('schemas:InterruptSchema', () => z.object({ reason }).partial());
+export const StopSchema = shared('schemas:StopSchema', () => z
   .object({ reason, drainTimeoutMs: z.number().int().min(0).max(3_600_000) })
-  .partial();
-export const PauseSchema = z.object({ reason }).partial();
-export const ResumeSchema = z.object({ note: cut(MAX_REASON_TEXT) }).partial();
-export const AbortSchema = z.object({ reason }).partial();
-export const HeartbeatSchema = z.object({ at: z.string().max(64), generation: z.number().int().nonnegative() }).partial();
+  .partial());
+export const PauseSchema = shared('schemas:PauseSchema', () => z.object({ reason }).partial());
+export const ResumeSchema = shared('schemas:ResumeSchema', () => z.object({ note: cut(MAX_REASON_TEXT) }).partial());
+export const AbortSchema = shared('schemas:AbortSchema', () => z.object({ reason }).partial());
+export const HeartbeatSchema = shared('schemas:HeartbeatSchema', () => z.object({ at: z.string().max(64), generation: z.number().int().nonnegative() }).partial());
 
-export const SIGNAL_SCHEMAS = {
+export const SIGNAL_SCHEMAS = shared('schemas:SIGNAL_SCHEMAS', () => ({
   steer: SteerSchema,
   interrupt: InterruptSchema,
   stop: StopSchema,
@@ -269,14 +270,14 @@ export const SIGNAL_SCHEMAS = {
   heartbeat: HeartbeatSchema,
   admit: z.object({ note: z.string().max(MAX_REASON_TEXT) }).partial(),
   childSpend: z.object({ agentId: z.string(), tokens: z.number().nonnegative(), costUsd: z.number().nonnegative(), turns: z.number().int().nonnegative() }).partial(),
-} as const;
+} as const));
 export type SignalName = keyof typeof SIGNAL_SCHEMAS;
-export const SIGNAL_NAMES = Object.keys(SIGNAL_SCHEMAS) as SignalName[];
+export const SIGNAL_NAMES = shared('schemas:SIGNAL_NAMES', () => Object.keys(SIGNAL_SCHEMAS) as SignalName[]);
 export type SignalPayload<N extends SignalName> = z.input<(typeof SIGNAL_SCHEMAS)[N]>;
 
 
 /** The `delegate` update's argument: a structured task spec, never a free-form prompt (seed 002). */
-export const TaskSpecSchema = z
+export const TaskSpecSchema = shared('schemas:TaskSpecSchema', () => z
   .object({
     childId: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$/, 'childId: letters, digits, _ or -, at most 40'),
     objective: z.string().min(1, 'objective must not be empty').transform((s) => truncate(s, MAX_TASK_TEXT)),
@@ -287,7 +288,7 @@ export const TaskSpecSchema = z
     driver: DriverConfigSchema,
     driven: DrivenConfigSchema.partial().optional(),
   })
-  .strict();
+  .strict());
 export type TaskSpecInput = z.input<typeof TaskSpecSchema>;
 export type TaskSpec = z.output<typeof TaskSpecSchema>;
 

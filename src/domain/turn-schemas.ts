@@ -5,24 +5,25 @@
  */
 import { z } from 'zod';
 import { MAX_TOOL_CALLS, MAX_TOOL_FIELD, MAX_TURN_COST_USD, MAX_TURN_TEXT, MAX_TURN_TOKENS, truncate } from './limits.js';
+import { shared } from './shared.js';
 
 /** A string truncated (with a marker) to `max` characters. */
 export const cut = (max: number) => z.string().transform((s) => truncate(s, max));
 
 /** Anything JSON-ish shown as text to the evaluator; objects are stringified and bounded. */
-const looseText = z
+const looseText = shared('turn-schemas:looseText', () => z
   .unknown()
-  .transform((v) => (v === undefined ? undefined : truncate(typeof v === 'string' ? v : JSON.stringify(v) ?? String(v), MAX_TOOL_FIELD)));
+  .transform((v) => (v === undefined ? undefined : truncate(typeof v === 'string' ? v : JSON.stringify(v) ?? String(v), MAX_TOOL_FIELD))));
 
-export const ToolCallSchema = z.object({
+export const ToolCallSchema = shared('turn-schemas:ToolCallSchema', () => z.object({
   name: z.string().min(1, 'tool call name must not be empty').max(200),
   args: looseText.optional(),
   result: looseText.optional(),
   ok: z.boolean().optional(),
-});
+}));
 export type ToolCall = z.output<typeof ToolCallSchema>;
 
-export const TurnSchema = z.object({
+export const TurnSchema = shared('turn-schemas:TurnSchema', () => z.object({
   id: z.string().min(1).max(200).optional(),
   text: cut(MAX_TURN_TEXT),
   toolCalls: z
@@ -37,25 +38,25 @@ export const TurnSchema = z.object({
   at: z.string().max(64).optional(),
   /** The agent process's generation (bumped when it restarts); reports from an older one are dropped. */
   generation: z.number().int().nonnegative().optional(),
-});
+}));
 export type TurnInput = z.input<typeof TurnSchema>;
 export type Turn = z.output<typeof TurnSchema>;
 
 export const WHISPER_TYPES = ['CORRECTION', 'THINK_DEEPER', 'ESCALATION', 'STEERING'] as const;
 export type WhisperType = (typeof WHISPER_TYPES)[number];
-export const WhisperSchema = z.object({
+export const WhisperSchema = shared('turn-schemas:WhisperSchema', () => z.object({
   id: z.string(),
   type: z.enum(WHISPER_TYPES),
   text: z.string(),
   createdAt: z.string(),
-});
+}));
 export type Whisper = z.output<typeof WhisperSchema>;
 
 export const VERDICT_KINDS = ['OK', 'CORRECTION', 'THINK_DEEPER', 'ESCALATION'] as const;
 export type VerdictKind = (typeof VERDICT_KINDS)[number];
 export const PATTERNS = ['SPIRALING', 'DRIFT', 'STALLING', 'SHALLOW', 'REWARD_HACKING'] as const;
 export type Pattern = (typeof PATTERNS)[number];
-export const VerdictSchema = z.object({
+export const VerdictSchema = shared('turn-schemas:VerdictSchema', () => z.object({
   kind: z.enum(VERDICT_KINDS),
   pattern: z.enum(PATTERNS).nullable(),
   message: z.string(),
@@ -65,17 +66,17 @@ export const VerdictSchema = z.object({
    * Empty on an idle STALLING verdict whose evidence is the silence itself.
    */
   evidence: z.array(z.number().int().positive()).max(50).optional(),
-});
+}));
 export type Verdict = z.output<typeof VerdictSchema>;
 
 /** Durations: a number of milliseconds or a string like "30s", "10m", "1h". */
-export const DurationSchema = z.union([
+export const DurationSchema = shared('turn-schemas:DurationSchema', () => z.union([
   z.number().int().nonnegative(),
   z
     .string()
     .regex(/^\d+(ms|s|m|h)$/, 'a duration like 500ms, 30s, 10m or 1h')
     .transform((s) => parseDuration(s)),
-]);
+]));
 export function parseDuration(s: string): number {
   const m = /^(\d+)(ms|s|m|h)$/.exec(s);
   if (!m) throw new Error(`not a duration: ${s}`);
@@ -86,9 +87,9 @@ export function parseDuration(s: string): number {
 
 /** An IRC channel name (RFC 2812: starts with # & + !, no spaces, commas or ^G, at most 50). */
 export const IRC_CHANNEL_RE = /^[#&+!][^\s,\x07]{1,49}$/;
-export const IrcChannelSchema = z.string().regex(IRC_CHANNEL_RE, 'an IRC channel like #alerts (no spaces or commas, at most 50)');
+export const IrcChannelSchema = shared('turn-schemas:IrcChannelSchema', () => z.string().regex(IRC_CHANNEL_RE, 'an IRC channel like #alerts (no spaces or commas, at most 50)'));
 /** Where the `warden irc` bot posts this agent's alerts. */
-export const IrcNotifySchema = z.object({ channel: IrcChannelSchema }).strict();
+export const IrcNotifySchema = shared('turn-schemas:IrcNotifySchema', () => z.object({ channel: IrcChannelSchema }).strict());
 export type IrcNotify = z.output<typeof IrcNotifySchema>;
 
 /** Render a zod error as one line naming every bad field: `text: expected string, received number`. */

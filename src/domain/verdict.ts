@@ -21,15 +21,16 @@ import { z } from 'zod';
 import { PATTERNS, VERDICT_KINDS, type Verdict } from './schemas.js';
 import { truncate, MAX_WHISPER_TEXT } from './limits.js';
 import { turnIndex, type EvidenceFrame } from './evidence.js';
+import { shared } from './shared.js';
 
-export const AnswerSchema = z
+export const AnswerSchema = shared('verdict:AnswerSchema', () => z
   .object({
     verdict: z.enum(VERDICT_KINDS),
     pattern: z.enum(PATTERNS).nullable().optional(),
     message: z.string().max(20_000).optional(),
     evidence: z.array(z.number().int().positive()).max(50).optional(),
   })
-  .strict();
+  .strict());
 
 export type ParsedAnswer = { ok: true; verdict: Verdict } | { ok: false; error: string };
 

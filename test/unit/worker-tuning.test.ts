@@ -34,8 +34,9 @@ describe('workflow bundle selection', () => {
     expect(prebuiltBundlePath({})).toBeNull();
   });
 
-  test('only the zod preload is shared across workflows', () => {
-    expect(PRELOAD_MODULES).toHaveLength(1);
+  test('only zod and the shared-schema cache are preloaded (shared across workflows)', () => {
+    expect(PRELOAD_MODULES).toHaveLength(2);
     expect(PRELOAD_MODULES[0]).toMatch(/zod-preload\.(ts|js)$/);
+    expect(PRELOAD_MODULES[1]).toMatch(/domain[/\\]shared\.(ts|js)$/);
   });
 });

@@ -4,12 +4,13 @@
  */
 import { z } from 'zod';
 import { DriverConfigSchema, DurationSchema, EvaluatorConfigSchema, NotifyConfigSchema, SupervisorConfigSchema } from '../schemas.js';
+import { shared } from '../shared.js';
 
 export const AGENT_TYPES = ['worker', 'explorer', 'orchestrator'] as const;
 export const TASK_MODES = ['analysis-only', 'patch-first', 'direct-edit'] as const;
 export type TaskMode = (typeof TASK_MODES)[number];
 
-export const MeshTaskSchema = z
+export const MeshTaskSchema = shared('mesh/config:MeshTaskSchema', () => z
   .object({
     /** The task as the user wrote it (one line: a verb and a concrete object). */
     title: z.string().min(1, 'title must not be empty').max(2_000),
@@ -27,7 +28,7 @@ export const MeshTaskSchema = z
     /** Gate V requested for this task (the mesh's validation command runs on the integrated result). */
     verify: z.boolean().default(false),
   })
-  .strict();
+  .strict());
 export type MeshTaskInput = z.input<typeof MeshTaskSchema>;
 
 /** A parsed task, with its defaults resolved (explorers default to analysis-only, the rest to patch-first). */
@@ -43,10 +44,10 @@ export interface MeshTask {
   verify: boolean;
 }
 
-const tick = z.union([z.literal('off'), DurationSchema.pipe(z.number().int().min(1_000, 'tickInterval: at least 1s'))]);
+const tick = shared('mesh/config:tick', () => z.union([z.literal('off'), DurationSchema.pipe(z.number().int().min(1_000, 'tickInterval: at least 1s'))]));
 
 /** Seed 003's tunable thresholds, with its defaults. */
-export const TunablesSchema = z
+export const TunablesSchema = shared('mesh/config:TunablesSchema', () => z
   .object({
     cap: z.number().int().min(1).max(64).default(4),
     conflictBudget: z.number().int().min(0).max(100).default(3),
@@ -61,13 +62,13 @@ export const TunablesSchema = z
     stallThreshold: z.number().int().min(2).max(100).default(2),
     missingArtifactStrikes: z.number().int().min(0).max(10).default(1),
   })
-  .strict();
+  .strict());
 export type TunablesInput = z.input<typeof TunablesSchema>;
 export type Tunables = z.output<typeof TunablesSchema>;
 
 export const RUN_ID_RE = /^[a-z0-9][a-z0-9-]{0,39}$/;
 
-export const MeshInputSchema = z
+export const MeshInputSchema = shared('mesh/config:MeshInputSchema', () => z
   .object({
     runId: z.string().regex(RUN_ID_RE, 'runId: lower-case letters, digits and "-", at most 40'),
     /** The user's repository (absolute path); its HEAD at start is the base commit. */
@@ -88,7 +89,7 @@ export const MeshInputSchema = z
     /** A worker's turn that stops heartbeating this long is retried on another warden worker. */
     workerHeartbeatTimeoutMs: DurationSchema.pipe(z.number().min(1000)).default(30_000),
   })
-  .strict();
+  .strict());
 export type MeshInput = z.input<typeof MeshInputSchema>;
 export type MeshSpec = z.output<typeof MeshInputSchema>;
 

@@ -1,0 +1,188 @@
+/**
+ * Memory per cached agent, exactly: V8 heap after a full GC, not RSS.
+ *
+ *   node dist/bench/agent-memory.js --agents 200 [--side warden|bare] [--turns 1]
+ *
+ * Runs the worker in this process with `debugMode` (workflows in the main thread, the same
+ * reusable V8 context the threaded worker uses), so one `gc()` sees every cached workflow. Starts
+ * its own dev server (or `--address`), starts `--agents` workflows of the chosen side, reports
+ * `--turns` turns to each (so each is cached and has run its handlers), forces a full GC, and
+ * prints one JSON object: heap used before and after, and the difference per agent in KiB.
+ * `fleet`'s RSS figure moves with GC timing; this one does not. Exit 0 ok, 1 failure, 2 bad usage.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { createActivities } from '../activities/index.js';
+import { WardenClient, workflowIdFor } from '../src/client/index.js';
+import { wardenDataConverter } from '../src/converter/path.js';
+import { freePort } from '../src/devserver/ports.js';
+import { startDevServer, type DevServer } from '../src/devserver/server.js';
+import { createLogger } from '../src/logger.js';
+import { PRELOAD_MODULES, prebuiltBundlePath } from '../workers/bundle.js';
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+const say = (msg: string) => process.stderr.write(`[agent-memory] ${msg}\n`);
+const round = (n: number, d = 1) => Math.round(n * 10 ** d) / 10 ** d;
+
+interface Options {
+  agents: number;
+  side: 'warden' | 'bare';
+  turns: number;
+  address: string | null;
+  /** bare side: another entry exporting bareEntityWorkflow (experiments: price one import). */
+  workflows: string | null;
+  /** bare side: preload zod once per thread, as warden's bundle does. */
+  preloadZod: boolean;
+}
+
+function parseArgs(argv: string[]): Options {
+  const o: Options = { agents: 200, side: 'warden', turns: 1, address: null, workflows: null, preloadZod: false };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const v = argv[i + 1];
+    const whole = (min: number, max: number) => {
+      if (!v || !/^\d+$/.test(v) || Number(v) < min || Number(v) > max) throw new Error(`${a} needs a whole number between ${min} and ${max}`);
+      i++;
+      return Number(v);
+    };
+    if (a === '--agents') o.agents = whole(1, 5000);
+    else if (a === '--turns') o.turns = whole(0, 1000);
+    else if (a === '--side') {
+      if (v !== 'warden' && v !== 'bare') throw new Error('--side is warden or bare');
+      o.side = v;
+      i++;
+    } else if (a === '--workflows') {
+      if (!v) throw new Error('--workflows needs a file');
+      o.workflows = v;
+      i++;
+    } else if (a === '--preload-zod') o.preloadZod = true;
+    else if (a === '--address') {
+      if (!v || !/^(127\.\d+\.\d+\.\d+|localhost|\[::1\]):\d+$/.test(v)) throw new Error('--address must be a loopback host:port');
+      o.address = v;
+      i++;
+    } else throw new Error(`unknown argument: ${a}`);
+  }
+  return o;
+}
+
+async function pool<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) await fn(items[next++]!);
+    }),
+  );
+}
+
+function heapMiB(): number {
+  for (let k = 0; k < 3; k++) gc();
+  return process.memoryUsage().heapUsed / 2 ** 20;
+}
+
+const turn = (id: string, t: number) => ({
+  id,
+  text: `Turn ${t}: reading src/parser.ts to understand the retry loop before changing anything.`,
+  toolCalls: [{ name: 'read_file', args: { path: 'src/parser.ts' }, result: `${40 + t} lines`, ok: true }],
+  tokensIn: 900,
+  tokensOut: 150,
+  costUsd: 0.002,
+});
+
+async function main(): Promise<number> {
+  let o: Options;
+  try {
+    o = parseArgs(process.argv.slice(2));
+  } catch (err) {
+    process.stderr.write(`agent-memory: ${(err as Error).message}\nusage: node dist/bench/agent-memory.js [--agents N] [--side warden|bare] [--turns T] [--workflows FILE] [--preload-zod] [--address HOST:PORT]\n`);
+    return 2;
+  }
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  let tmp: string | null = null;
+  let server: DevServer | null = null;
+  const load0 = loadavg();
+  try {
+    let address = o.address;
+    if (!address) {
+      tmp = mkdtempSync(join(tmpdir(), 'warden-memory-'));
+      server = await startDevServer({ port: await freePort(), uiPort: false, dbFile: join(tmp, 'temporal.db'), say });
+      address = server.address;
+    }
+    const taskQueue = `memory-${o.side}-${Date.now().toString(36)}`;
+    const connection = await NativeConnection.connect({ address });
+    const common = { connection, taskQueue, debugMode: true, maxCachedWorkflows: o.agents + 100, shutdownGraceTime: '2s' } as const;
+    const codePath = prebuiltBundlePath();
+    if (o.side === 'warden' && !codePath) throw new Error('no current dist/workflow-bundle.js: run npm run build first');
+    const worker =
+      o.side === 'warden'
+        ? await Worker.create({ ...common, workflowBundle: { codePath: codePath! }, activities: createActivities(createLogger('agent-memory', 'warn')), dataConverter: wardenDataConverter() })
+        : await Worker.create({
+            ...common,
+            workflowsPath: o.workflows ? resolve(o.workflows) : fileURLToPath(new URL('./bare-workflow.js', import.meta.url)),
+            ...(o.preloadZod ? { bundlerOptions: { preloadModules: PRELOAD_MODULES } } : {}),
+          });
+    const running = worker.run();
+    const ids = Array.from({ length: o.agents }, (_, i) => `mem-${o.side}-${i}`);
+    try {
+      // One agent first, so the bundle and every lazily created shared object exist before the baseline.
+      const warm = `mem-${o.side}-warm`;
+      const warden = o.side === 'warden' ? await WardenClient.connect({ address, taskQueue }) : null;
+      const raw = new Client({ connection: await Connection.connect({ address }) });
+      const startOne = async (id: string) => {
+        if (warden) {
+          await warden.start({ agentId: id, task: `Memory agent ${id}: fix the parser and keep the tests green.` });
+          for (let t = 0; t < o.turns; t++) await warden.reportTurn(id, turn(`${id}-t${t}`, t));
+        } else {
+          const h = await raw.workflow.start('bareEntityWorkflow', { taskQueue, workflowId: id, args: [0] });
+          for (let t = 0; t < o.turns; t++) await h.executeUpdate('reportTurn', { args: [turn(`${id}-t${t}`, t)], updateId: `${id}-t${t}` });
+        }
+      };
+      await startOne(warm);
+      const before = heapMiB();
+      say(`heap with 1 agent: ${round(before)} MiB; starting ${o.agents}`);
+      await pool(ids, 16, startOne);
+      const after = heapMiB();
+      process.stdout.write(
+        `${JSON.stringify({
+          bench: 'agent-memory',
+          side: o.side,
+          agents: o.agents,
+          turnsEach: o.turns,
+          heapUsedMiB: { before: round(before), after: round(after) },
+          perCachedAgentKiB: Math.round(((after - before) * 1024) / o.agents),
+          bundle: o.side === 'warden' ? 'prebuilt' : (o.workflows ?? 'bare-workflow'),
+          preloadZod: o.side === 'warden' || o.preloadZod,
+          loadavg: load0.map((x) => round(x, 2)),
+          node: process.version,
+          cpus: cpus().length,
+        })}\n`,
+      );
+      const terminate = async (id: string) => {
+        const wid = warden ? workflowIdFor(id) : id;
+        await raw.workflow.getHandle(wid).terminate('benchmark finished').catch(() => undefined);
+      };
+      if (o.address) await pool([warm, ...ids], 16, terminate);
+      await warden?.close();
+      await raw.connection.close();
+      return 0;
+    } finally {
+      worker.shutdown();
+      await running.catch(() => undefined);
+      await connection.close();
+    }
+  } catch (err) {
+    say(`failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    return 1;
+  } finally {
+    await server?.stop().catch(() => undefined);
+    if (tmp) rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+main().then((code) => process.exit(code));
