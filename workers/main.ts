@@ -47,6 +47,16 @@ function workflowSource(given: WorkerOptions['workflowBundle'] | undefined, log:
   return { workflowsPath: WORKFLOWS_PATH, bundlerOptions: { preloadModules: PRELOAD_MODULES } };
 }
 
+/**
+ * Warden's defaults where the SDK's do not fit (README "Capacity", worker tuning):
+ * - `stickyQueueScheduleToStartTimeout` 3 s (SDK: 10 s). After a worker dies, the server keeps
+ *   sending each of its agents' next task to the dead worker's sticky queue until this expires;
+ *   measured after a SIGKILL, every agent waited the full timeout before a new worker could take
+ *   it. A healthy worker picks a sticky task up in milliseconds, so 3 s only matters when one dies
+ *   (or is overloaded far past any latency target).
+ */
+export const WORKER_DEFAULTS = { stickyQueueScheduleToStartTimeout: 3_000 } as const;
+
 /** Worker tuning by environment (README "Capacity" says when to change them); unset = measured defaults. */
 export function tuningFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<WorkerOptions> {
   const int = (name: string): number | undefined => {
@@ -58,7 +68,11 @@ export function tuningFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<Wor
   const cached = int('WARDEN_MAX_CACHED_WORKFLOWS');
   const wft = int('WARDEN_WFT_CONCURRENCY');
   const pollers = int('WARDEN_WFT_POLLERS');
+  const sticky = int('WARDEN_STICKY_TIMEOUT_MS');
+  const threads = int('WARDEN_WORKFLOW_THREADS');
   return {
+    ...(threads !== undefined ? { workflowThreadPoolSize: threads } : {}),
+    ...(sticky !== undefined ? { stickyQueueScheduleToStartTimeout: sticky } : {}),
     ...(cached !== undefined ? { maxCachedWorkflows: cached } : {}),
     ...(wft !== undefined ? { maxConcurrentWorkflowTaskExecutions: wft } : {}),
     ...(pollers !== undefined ? { workflowTaskPollerBehavior: { type: 'simple-maximum' as const, maximum: pollers } } : {}),
@@ -89,6 +103,7 @@ export async function startWorker(
     namespace: settings.namespace,
     taskQueue: settings.taskQueue,
     ...workflowSource(opts.workflowBundle, log),
+    ...WORKER_DEFAULTS,
     ...tuningFromEnv(),
     activities: createActivities(log),
     // Undecodable signal/start payloads become a sentinel instead of failing every workflow task.

@@ -12,6 +12,7 @@ import { cancellationRequested, signal, unknownSignal } from '../src/domain/agen
 import type { AgentContext } from '../src/domain/agent/context.js';
 import { stopChildren, validateDelegation } from '../src/domain/agent/delegation.js';
 import { reportTurn, validateReport } from '../src/domain/agent/reporting.js';
+import { RUN_LIMITS } from '../src/domain/agent/next-step.js';
 import { createCore, type CarriedState } from '../src/domain/agent/state.js';
 import { finalOutcome, publish, status } from '../src/domain/agent/visibility.js';
 import { AgentSpecSchema, describeZodError, type AgentSpecInput } from '../src/domain/schemas.js';
@@ -38,6 +39,8 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
   const shell = createShell(spec);
   const ctx: AgentContext = { core: createCore(spec, { workflowId: info.workflowId, runId: info.runId }, Date.now(), carried), ports: shell.ports };
   const { s } = ctx.core;
+  // Short runs, so a restarted worker replays little (next-step.ts RUN_LIMITS); older histories keep 10,000 events.
+  if (patched('short-runs')) ctx.core.run.runLimits = { ...RUN_LIMITS };
 
   // Signals: validated, recorded and ignored when invalid; never thrown.
   setHandler(m.steerSignal, (p) => signal(ctx, 'steer', p));

@@ -19,7 +19,7 @@ import { runDrivenTurn } from './turn.js';
 
 const history = (): HistoryInfo => {
   const info = workflowInfo();
-  return { historyLength: info.historyLength, continueAsNewSuggested: info.continueAsNewSuggested };
+  return { historyLength: info.historyLength, continueAsNewSuggested: info.continueAsNewSuggested, historySize: info.historySize };
 };
 
 /** Every handler finished and everything fire-and-forget handed over. */
@@ -51,7 +51,7 @@ export async function runLoop(ctx: AgentContext, shell: Shell, specInput: AgentS
         continue;
       case 'continue-as-new':
         await condition(quiet(shell));
-        log.info('continuing as new', { agentId: ctx.core.spec.agentId, historyLength: workflowInfo().historyLength });
+        log.info('continuing as new', { agentId: ctx.core.spec.agentId, historyLength: workflowInfo().historyLength, historySize: workflowInfo().historySize });
         await continueAsNew(specInput, carriedForContinueAsNew(ctx, specInput));
         return;
       case 'start-driven':
@@ -81,14 +81,22 @@ export async function runLoop(ctx: AgentContext, shell: Shell, specInput: AgentS
   }
 }
 
+/**
+ * One evaluation. The heuristic evaluator is milliseconds of pure code, so it runs as a local
+ * activity (behind `patched('local-heuristic-evaluation')`): its result is one marker in the
+ * workflow task that handled the turn, instead of an activity task and a second workflow task
+ * (6 history events and two server round trips; README "Capacity"). Model and command evaluators
+ * take seconds and stay ordinary activities, with the same 30 s start-to-close timeout.
+ */
 async function evaluate(ctx: AgentContext, shell: Shell): Promise<void> {
   const started = startEvaluation(ctx);
+  const local = ctx.core.spec.evaluator.kind === 'heuristic' && ctx.ports.patched('local-heuristic-evaluation');
+  const options = { startToCloseTimeout: ctx.core.spec.supervisor.evalTimeoutMs, retry: { maximumAttempts: 1 }, summary: started.summary };
   let result: EvaluateResult;
   try {
-    result = await shell.activities.evaluate.executeWithOptions(
-      { startToCloseTimeout: ctx.core.spec.supervisor.evalTimeoutMs, retry: { maximumAttempts: 1 }, summary: started.summary },
-      [started.input],
-    );
+    result = local
+      ? await shell.localActivities.evaluate.executeWithOptions(options, [started.input])
+      : await shell.activities.evaluate.executeWithOptions(options, [started.input]);
   } catch (err) {
     result = evaluationFailed(ctx, err instanceof Error ? ((err as { cause?: Error }).cause?.message ?? err.message) : String(err));
   }

@@ -8,6 +8,7 @@ import {
   log,
   patched,
   proxyActivities,
+  proxyLocalActivities,
   setCurrentDetails,
   upsertSearchAttributes,
   type CancellationScope,
@@ -27,6 +28,8 @@ export const WEBHOOK_ACTIVITY_OPTIONS = {
 export interface Shell {
   ports: AgentPorts;
   activities: ReturnType<typeof proxyActivities<WardenActivities>>;
+  /** The same activities run as local activities (the heuristic evaluation: milliseconds of pure code). */
+  localActivities: ReturnType<typeof proxyLocalActivities<WardenActivities>>;
   /** The running driven turn's scope, so interrupt/stop/abort can cancel it. */
   turnScope: CancellationScope | null;
   /** Webhook deliveries and signals to other agents still in flight. */
@@ -36,7 +39,8 @@ export interface Shell {
 export function createShell(spec: AgentSpec): Shell {
   // Options are given per call (with a summary for the Web UI): evaluations never retry, webhooks do.
   const activities = proxyActivities<WardenActivities>({ startToCloseTimeout: spec.supervisor.evalTimeoutMs, retry: { maximumAttempts: 1 } });
-  const shell: Shell = { activities, turnScope: null, pending: 0, ports: undefined as unknown as AgentPorts };
+  const localActivities = proxyLocalActivities<WardenActivities>({ startToCloseTimeout: spec.supervisor.evalTimeoutMs, retry: { maximumAttempts: 1 } });
+  const shell: Shell = { activities, localActivities, turnScope: null, pending: 0, ports: undefined as unknown as AgentPorts };
   const track = (p: Promise<unknown>) => {
     shell.pending += 1;
     void p.finally(() => (shell.pending -= 1));

@@ -1,6 +1,6 @@
 /** The scheduler as a table: what the loop does next in each situation, and how long its timer is. */
 import { describe, expect, it } from 'vitest';
-import { afterWatch, nextStep, watchPlan, watchWake, type HistoryInfo } from '../../src/domain/agent/next-step.js';
+import { afterWatch, nextStep, RUN_LIMITS, watchPlan, watchWake, type HistoryInfo } from '../../src/domain/agent/next-step.js';
 import { reportTurn } from '../../src/domain/agent/reporting.js';
 import { signal } from '../../src/domain/agent/controls.js';
 import type { AgentSpecInput } from '../../src/domain/schemas.js';
@@ -8,6 +8,7 @@ import type { AgentState } from '../../src/domain/states.js';
 import { T0, testAgent, turn } from '../helpers/core.js';
 
 const calm: HistoryInfo = { historyLength: 100, continueAsNewSuggested: false };
+const short = (a: ReturnType<typeof testAgent>) => (a.core.run.runLimits = { ...RUN_LIMITS });
 const driven: Partial<AgentSpecInput> = { driver: { kind: 'scripted', turns: [{ text: 'x' }] } };
 
 describe('nextStep', () => {
@@ -35,7 +36,12 @@ describe('nextStep', () => {
     },
     { name: 'no evaluation while paused', state: 'paused-by-user', setup: (a) => a.core.s.evalQueue.push({ reason: 'interval', turns: [] }), step: { kind: 'watch' } },
     { name: 'continue-as-new when the server suggests it', state: 'running', history: { historyLength: 50, continueAsNewSuggested: true }, step: { kind: 'continue-as-new' } },
-    { name: 'continue-as-new at 10,000 events', state: 'running', history: { historyLength: 10_000, continueAsNewSuggested: false }, step: { kind: 'continue-as-new' } },
+    { name: 'continue-as-new at 10,000 events (runs from before short-runs)', state: 'running', history: { historyLength: 10_000, continueAsNewSuggested: false }, step: { kind: 'continue-as-new' } },
+    { name: 'before short-runs, 9,999 events and any size go on', state: 'running', history: { historyLength: 9_999, continueAsNewSuggested: false, historySize: 50 * 2 ** 20 }, step: { kind: 'watch' } },
+    { name: 'short runs: continue-as-new at 250 events', state: 'running', setup: short, history: { historyLength: 250, continueAsNewSuggested: false, historySize: 60_000 }, step: { kind: 'continue-as-new' } },
+    { name: 'short runs: 249 events go on', state: 'running', setup: short, history: { historyLength: 249, continueAsNewSuggested: false, historySize: 60_000 }, step: { kind: 'watch' } },
+    { name: 'short runs: continue-as-new at 1 MiB of history', state: 'running', setup: short, history: { historyLength: 40, continueAsNewSuggested: false, historySize: 2 ** 20 }, step: { kind: 'continue-as-new' } },
+    { name: 'short runs: a driven agent continues as new before its next turn', spec: driven, state: 'running', setup: short, history: { historyLength: 300, continueAsNewSuggested: false }, step: { kind: 'continue-as-new' } },
     {
       name: 'never continue-as-new with open children',
       state: 'running',

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { prebuiltBundlePath, PRELOAD_MODULES } from '../../workers/bundle.js';
-import { tuningFromEnv } from '../../workers/main.js';
+import { tuningFromEnv, WORKER_DEFAULTS } from '../../workers/main.js';
 
 describe('worker tuning from the environment', () => {
   test('unset variables leave the SDK defaults', () => {
@@ -14,6 +14,11 @@ describe('worker tuning from the environment', () => {
       maxConcurrentWorkflowTaskExecutions: 20,
       workflowTaskPollerBehavior: { type: 'simple-maximum', maximum: 4 },
     });
+    expect(tuningFromEnv({ WARDEN_STICKY_TIMEOUT_MS: '10000', WARDEN_WORKFLOW_THREADS: '2' })).toEqual({ stickyQueueScheduleToStartTimeout: 10_000, workflowThreadPoolSize: 2 });
+  });
+
+  test("warden's own default: a crashed worker's agents move to another worker after 3 s, not the SDK's 10 s", () => {
+    expect(WORKER_DEFAULTS.stickyQueueScheduleToStartTimeout).toBe(3_000);
   });
 
   test('anything else is refused, naming the variable', () => {

@@ -29,7 +29,11 @@ export type PatchId =
   /** At most one interval evaluation waits: a newer one supersedes it. */
   | 'eval-queue-coalesce'
   /** Alerts are delivered by an abandoned notifyWorkflow child, so they never hold the agent open. */
-  | 'notify-child-workflow';
+  | 'notify-child-workflow'
+  /** The heuristic evaluator runs as a local activity: one marker, no extra workflow task. */
+  | 'local-heuristic-evaluation'
+  /** Runs continue as new at 250 events or 1 MiB (RUN_LIMITS), not 10,000 events. */
+  | 'short-runs';
 
 /** Signals one agent sends another (delegation). */
 export type AgentSignal =

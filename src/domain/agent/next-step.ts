@@ -15,8 +15,7 @@ import { notify } from './notify.js';
 import { queueIdleEvaluation } from './supervision.js';
 import type { AgentCore } from './state.js';
 
-/** Continue-as-new at the server's suggestion, or at this many events, whichever comes first. */
-export const MAX_HISTORY_EVENTS = 10_000;
+export { MAX_HISTORY_EVENTS, RUN_LIMITS } from './state.js';
 /** States in which a silent external agent can be declared orphaned. */
 export const ORPHANABLE: readonly AgentState[] = ['spawning', 'running', 'awaiting-input', 'blocked'];
 
@@ -24,6 +23,8 @@ export const ORPHANABLE: readonly AgentState[] = ['spawning', 'running', 'awaiti
 export interface HistoryInfo {
   historyLength: number;
   continueAsNewSuggested: boolean;
+  /** History size in bytes, as the server last reported it. */
+  historySize?: number;
 }
 
 export type Step =
@@ -48,7 +49,9 @@ export const canEvaluate = (core: AgentCore): boolean => core.s.state === 'runni
 
 export function shouldContinueAsNew(ctx: AgentContext, h: HistoryInfo): boolean {
   // Not while children are open: their results are awaited by this run.
-  return openChildren(ctx) === 0 && (h.continueAsNewSuggested || h.historyLength >= MAX_HISTORY_EVENTS);
+  const limits = ctx.core.run.runLimits;
+  const tooLong = h.historyLength >= limits.events || (limits.bytes !== null && (h.historySize ?? 0) >= limits.bytes);
+  return openChildren(ctx) === 0 && (h.continueAsNewSuggested || tooLong);
 }
 
 export function nextStep(ctx: AgentContext, h: HistoryInfo): Step {

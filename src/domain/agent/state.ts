@@ -121,6 +121,24 @@ export const SPEND_BUCKET_MS = 60_000;
 export const SPEND_BUCKETS = 60;
 
 /** What lives only in this run: never carried, rebuilt by replay. */
+/** Before `short-runs`: continue-as-new at the server's suggestion or at this many events. */
+export const MAX_HISTORY_EVENTS = 10_000;
+/**
+ * Since `patched('short-runs')`: a run continues as new at 250 events or 1 MiB of history, whichever
+ * comes first (or at the server's suggestion). Why so short: a worker that restarts replays every
+ * cached agent's whole current run before that agent answers again, and replay costs ~2–4 ms per
+ * workflow task here (an update is one task, ~5.8 events; README "Capacity"; the rule is next-step.ts `shouldContinueAsNew`). 250 events are ~43
+ * turns: ~0.15 s of replay per agent. A continue-as-new costs one workflow task and a start event
+ * carrying the state (the window: ~20 turns), so runs this short add ~6 % history, nothing else.
+ * The byte bound keeps runs of large turns (up to 64 KiB each) as cheap to replay.
+ */
+export const RUN_LIMITS: RunLimits = { events: 250, bytes: 1024 * 1024 };
+export interface RunLimits {
+  events: number;
+  /** History size in bytes; null: no byte bound (histories from before `short-runs`). */
+  bytes: number | null;
+}
+
 export interface RunState {
   /** A driven turn is running (its cancellation scope is open). */
   turnRunning: boolean;
@@ -130,6 +148,8 @@ export interface RunState {
   epoch: number;
   /** The last values published (details text, search attributes), so unchanged ones are not sent again. */
   published: { state: string; step: number; paused: boolean; details: string; spendBucket: number };
+  /** When this run continues as new (next-step.ts RUN_LIMITS; the shell sets them behind a patch). */
+  runLimits: RunLimits;
 }
 
 export interface AgentCore {
@@ -211,7 +231,13 @@ export function createCore(spec: AgentSpec, ids: { workflowId: string; runId: st
     spec,
     threshold: effectiveThreshold(spec.supervisor.escalationThreshold),
     s,
-    run: { turnRunning: false, evaluating: false, epoch: 0, published: { state: '', step: -1, paused: false, details: '', spendBucket: 0 } },
+    run: {
+      turnRunning: false,
+      evaluating: false,
+      epoch: 0,
+      published: { state: '', step: -1, paused: false, details: '', spendBucket: 0 },
+      runLimits: { events: MAX_HISTORY_EVENTS, bytes: null },
+    },
     ...ids,
   };
 }
