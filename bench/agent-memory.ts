@@ -8,13 +8,14 @@
  * its own dev server (or `--address`), starts `--agents` workflows of the chosen side, reports
  * `--turns` turns to each (so each is cached and has run its handlers), forces a full GC, and
  * prints one JSON object: heap used before and after, and the difference per agent in KiB.
- * `fleet`'s RSS figure moves with GC timing; this one does not. Exit 0 ok, 1 failure, 2 bad usage.
+ * `fleet`'s RSS figure moves with GC timing; this one does not. `AGENT_MEMORY_SNAPSHOT=FILE` also
+ * writes a heap snapshot after the agents are cached (open it in Chrome DevTools, Memory tab). Exit 0 ok, 1 failure, 2 bad usage.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { setFlagsFromString } from 'node:v8';
+import { setFlagsFromString, writeHeapSnapshot } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
@@ -148,6 +149,7 @@ async function main(): Promise<number> {
       say(`heap with 1 agent: ${round(before)} MiB; starting ${o.agents}`);
       await pool(ids, 16, startOne);
       const after = heapMiB();
+      if (process.env.AGENT_MEMORY_SNAPSHOT) say(`heap snapshot: ${writeHeapSnapshot(process.env.AGENT_MEMORY_SNAPSHOT)}`);
       process.stdout.write(
         `${JSON.stringify({
           bench: 'agent-memory',
