@@ -1,0 +1,64 @@
+/**
+ * Short runs (patched 'short-runs', README "Capacity"): an agent's run continues as new at 250
+ * events, so a restarted worker replays little. Across several such switches and a worker SIGKILL
+ * in between, nothing is lost or doubled: turns, evaluations, spend, a steer sent before the kill,
+ * and turn ids from earlier runs. Every closed run stayed near the limit.
+ */
+import { expect, test } from 'vitest';
+import { workflowIdFor } from '../../src/client/index.js';
+import { RUN_LIMITS } from '../../src/domain/agent/next-step.js';
+import type { Whisper } from '../../src/domain/schemas.js';
+import { productiveTurn, reportWithEvaluations } from '../helpers/agents.js';
+import { recordHistory } from '../helpers/histories.js';
+import { eventually, useWorkerProcesses } from '../helpers/stack.js';
+
+const stack = useWorkerProcesses();
+
+test('runs continue as new at 250 events; state crosses every switch and a worker SIGKILL', async () => {
+  const agentId = 'shortruns';
+  let worker = stack.spawnWorker();
+  await stack.warden.start({ agentId, task: 'Refactor every module and keep the tests green.' });
+  const turns = (from: number, n: number) => Array.from({ length: n }, (_, i) => ({ ...productiveTurn(from + i), tokensIn: 100, costUsd: 0.001 }));
+
+  await reportWithEvaluations(stack.warden, agentId, turns(1, 70));
+  const before = await stack.warden.status(agentId);
+  expect(before).toMatchObject({ state: 'running', turns: 70, escalationStep: 0 });
+  expect(before.evaluations).toMatchObject({ total: 14, flagged: 0 });
+  expect(before.runs).toBeGreaterThanOrEqual(2); // 70 turns are ~400 events
+
+  // A steer waits in state; the worker dies before the agent's next turn collects it.
+  await stack.warden.signal(agentId, 'steer', { text: 'Module 42 has no tests yet: add them.' });
+  await eventually(async () => ((await stack.warden.status(agentId)).pendingWhispers === 1 ? true : null), { what: 'the steer recorded' });
+  await stack.kill(worker);
+  worker = stack.spawnWorker();
+
+  const received: Whisper[] = [];
+  for (const r of await reportWithEvaluations(stack.warden, agentId, turns(71, 70), 5, 14)) received.push(...r.whispers);
+  expect(received.map((w) => [w.type, w.text])).toEqual([['STEERING', 'Module 42 has no tests yet: add them.']]);
+
+  const after = await stack.warden.status(agentId);
+  expect(after).toMatchObject({ state: 'running', turns: 140, escalationStep: 0, pendingWhispers: 0, whispersDelivered: 1 });
+  expect(after.evaluations).toMatchObject({ total: 28, flagged: 0 });
+  expect(after.tokens.in).toBe(140 * 100);
+  expect(after.runs).toBeGreaterThanOrEqual(4); // ~800 events in runs of at most ~250
+  // A turn id from two runs ago is still known.
+  expect(await stack.warden.reportTurn(agentId, turns(100, 1)[0]!)).toMatchObject({ accepted: false, duplicate: true });
+
+  // Every closed run ended near the limit: the check runs after each workflow task.
+  const runs = await eventually(
+    async () => {
+      const closed: number[] = [];
+      for await (const w of stack.warden.client.workflow.list({ query: `WorkflowId = "${workflowIdFor(agentId)}"` })) {
+        if (w.status.name === 'CONTINUED_AS_NEW') closed.push(w.historyLength);
+      }
+      return closed.length === after.runs - 1 ? closed : null;
+    },
+    { what: 'every closed run listed' },
+  );
+  for (const events of runs) {
+    expect(events).toBeGreaterThanOrEqual(RUN_LIMITS.events);
+    expect(events).toBeLessThan(RUN_LIMITS.events + 20);
+  }
+  await recordHistory(stack.server.address, stack.warden.handle(agentId), 'short-runs-after-sigkill');
+  await stack.warden.signal(agentId, 'abort', { reason: 'test over' });
+}, 180_000);
