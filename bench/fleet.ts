@@ -45,6 +45,8 @@ interface Options {
   durationS: number;
   evaluator: EvaluatorConfig;
   evalInterval: number;
+  /** Warden agents upsert their search attributes (the default); off prices the visibility writes. */
+  searchAttributes: boolean;
   address: string | null;
   namespace: string;
   sides: Array<'bare' | 'warden'>;
@@ -62,6 +64,7 @@ const USAGE = `usage: node dist/bench/fleet.js [options]
   --duration S         measured seconds per side (default 60)
   --evaluator E        heuristic (default), or an evaluator config as JSON
   --eval-interval N    turns between evaluations (default 5, warden's default)
+  --no-search-attributes  warden agents without search-attribute upserts (prices visibility writes)
   --closed-loop        throughput: each agent reports back to back for --duration
   --mode M             open (default) | closed | recovery
   --history-turns T    recovery: turns per agent before the worker is killed (default 400)
@@ -83,6 +86,7 @@ function parseArgs(argv: string[]): Options {
     durationS: 60,
     evaluator: { kind: 'heuristic' } as EvaluatorConfig,
     evalInterval: 5,
+    searchAttributes: true,
     address: null,
     namespace: 'default',
     sides: ['bare', 'warden'],
@@ -111,6 +115,7 @@ function parseArgs(argv: string[]): Options {
       case '--concurrency': o.concurrency = num(flag, val(), 1, 512); break;
       case '--timeout-ms': o.timeoutMs = num(flag, val(), 1_000, 7_200_000); break;
       case '--closed-loop': o.mode = 'closed'; break;
+      case '--no-search-attributes': o.searchAttributes = false; break;
       case '--mode': {
         const v = val();
         if (v !== 'open' && v !== 'closed' && v !== 'recovery') throw new UsageError('--mode must be open, closed or recovery');
@@ -548,7 +553,7 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
         workflowId: workflowIdFor,
         start: async (id) => {
           r.started.push({ workflowId: workflowIdFor(id) });
-          await warden.start({ agentId: id, task: `Fleet agent ${id}: fix the empty-input handling in the parser and keep the tests green.`, supervisor: { evalInterval: o.evalInterval }, evaluator: o.evaluator });
+          await warden.start({ agentId: id, task: `Fleet agent ${id}: fix the empty-input handling in the parser and keep the tests green.`, supervisor: { evalInterval: o.evalInterval }, evaluator: o.evaluator, searchAttributes: o.searchAttributes });
         },
         report: async (id, turn) => {
           const reply = await warden.reportTurn(id, turn);
