@@ -11,9 +11,8 @@
  * `fleet`'s RSS figure moves with GC timing; this one does not. `AGENT_MEMORY_SNAPSHOT=FILE` also
  * writes a heap snapshot after the agents are cached (open it in Chrome DevTools, Memory tab). Exit 0 ok, 1 failure, 2 bad usage.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { cpus, loadavg } from 'node:os';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setFlagsFromString, writeHeapSnapshot } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -22,15 +21,13 @@ import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/wo
 import { createActivities } from '../activities/index.js';
 import { WardenClient, workflowIdFor } from '../src/client/index.js';
 import { wardenDataConverter } from '../src/converter/path.js';
-import { freePort } from '../src/devserver/ports.js';
-import { startDevServer, type DevServer } from '../src/devserver/server.js';
+import { loopbackAddress, round, withServer } from './common.js';
 import { createLogger } from '../src/logger.js';
 import { PRELOAD_MODULES, prebuiltBundlePath } from '../workers/bundle.js';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 const say = (msg: string) => process.stderr.write(`[agent-memory] ${msg}\n`);
-const round = (n: number, d = 1) => Math.round(n * 10 ** d) / 10 ** d;
 
 interface Options {
   agents: number;
@@ -65,8 +62,7 @@ function parseArgs(argv: string[]): Options {
       i++;
     } else if (a === '--preload-zod') o.preloadZod = true;
     else if (a === '--address') {
-      if (!v || !/^(127\.\d+\.\d+\.\d+|localhost|\[::1\]):\d+$/.test(v)) throw new Error('--address must be a loopback host:port');
-      o.address = v;
+      o.address = loopbackAddress(v);
       i++;
     } else throw new Error(`unknown argument: ${a}`);
   }
@@ -105,85 +101,76 @@ async function main(): Promise<number> {
     return 2;
   }
   Runtime.install({ logger: new DefaultLogger('WARN') });
-  let tmp: string | null = null;
-  let server: DevServer | null = null;
   const load0 = loadavg();
   try {
-    let address = o.address;
-    if (!address) {
-      tmp = mkdtempSync(join(tmpdir(), 'warden-memory-'));
-      server = await startDevServer({ port: await freePort(), uiPort: false, dbFile: join(tmp, 'temporal.db'), say });
-      address = server.address;
-    }
-    const taskQueue = `memory-${o.side}-${Date.now().toString(36)}`;
-    const connection = await NativeConnection.connect({ address });
-    const common = { connection, taskQueue, debugMode: true, maxCachedWorkflows: o.agents + 100, shutdownGraceTime: '2s' } as const;
-    const codePath = prebuiltBundlePath();
-    if (o.side === 'warden' && !codePath) throw new Error('no current dist/workflow-bundle.js: run npm run build first');
-    const worker =
-      o.side === 'warden'
-        ? await Worker.create({ ...common, workflowBundle: { codePath: codePath! }, activities: createActivities(createLogger('agent-memory', 'warn')), dataConverter: wardenDataConverter() })
-        : await Worker.create({
-            ...common,
-            workflowsPath: o.workflows ? resolve(o.workflows) : fileURLToPath(new URL('./bare-workflow.js', import.meta.url)),
-            ...(o.preloadZod ? { bundlerOptions: { preloadModules: PRELOAD_MODULES } } : {}),
-          });
-    const running = worker.run();
-    const ids = Array.from({ length: o.agents }, (_, i) => `mem-${o.side}-${i}`);
-    try {
-      // One agent first, so the bundle and every lazily created shared object exist before the baseline.
-      const warm = `mem-${o.side}-warm`;
-      const warden = o.side === 'warden' ? await WardenClient.connect({ address, taskQueue }) : null;
-      const raw = new Client({ connection: await Connection.connect({ address }) });
-      const startOne = async (id: string) => {
-        if (warden) {
-          await warden.start({ agentId: id, task: `Memory agent ${id}: fix the parser and keep the tests green.` });
-          for (let t = 0; t < o.turns; t++) await warden.reportTurn(id, turn(`${id}-t${t}`, t));
-        } else {
-          const h = await raw.workflow.start('bareEntityWorkflow', { taskQueue, workflowId: id, args: [0] });
-          for (let t = 0; t < o.turns; t++) await h.executeUpdate('reportTurn', { args: [turn(`${id}-t${t}`, t)], updateId: `${id}-t${t}` });
-        }
-      };
-      await startOne(warm);
-      const before = heapMiB();
-      say(`heap with 1 agent: ${round(before)} MiB; starting ${o.agents}`);
-      await pool(ids, 16, startOne);
-      const after = heapMiB();
-      if (process.env.AGENT_MEMORY_SNAPSHOT) say(`heap snapshot: ${writeHeapSnapshot(process.env.AGENT_MEMORY_SNAPSHOT)}`);
-      process.stdout.write(
-        `${JSON.stringify({
-          bench: 'agent-memory',
-          side: o.side,
-          agents: o.agents,
-          turnsEach: o.turns,
-          heapUsedMiB: { before: round(before), after: round(after) },
-          perCachedAgentKiB: Math.round(((after - before) * 1024) / o.agents),
-          bundle: o.side === 'warden' ? 'prebuilt' : (o.workflows ?? 'bare-workflow'),
-          preloadZod: o.side === 'warden' || o.preloadZod,
-          loadavg: load0.map((x) => round(x, 2)),
-          node: process.version,
-          cpus: cpus().length,
-        })}\n`,
-      );
-      const terminate = async (id: string) => {
-        const wid = warden ? workflowIdFor(id) : id;
-        await raw.workflow.getHandle(wid).terminate('benchmark finished').catch(() => undefined);
-      };
-      if (o.address) await pool([warm, ...ids], 16, terminate);
-      await warden?.close();
-      await raw.connection.close();
-      return 0;
-    } finally {
-      worker.shutdown();
-      await running.catch(() => undefined);
-      await connection.close();
-    }
+    return await withServer(o.address, 'warden-memory-', say, async (address) => {
+      const taskQueue = `memory-${o.side}-${Date.now().toString(36)}`;
+      const connection = await NativeConnection.connect({ address });
+      const common = { connection, taskQueue, debugMode: true, maxCachedWorkflows: o.agents + 100, shutdownGraceTime: '2s' } as const;
+      const codePath = prebuiltBundlePath();
+      if (o.side === 'warden' && !codePath) throw new Error('no current dist/workflow-bundle.js: run npm run build first');
+      const worker =
+        o.side === 'warden'
+          ? await Worker.create({ ...common, workflowBundle: { codePath: codePath! }, activities: createActivities(createLogger('agent-memory', 'warn')), dataConverter: wardenDataConverter() })
+          : await Worker.create({
+              ...common,
+              workflowsPath: o.workflows ? resolve(o.workflows) : fileURLToPath(new URL('./bare-workflow.js', import.meta.url)),
+              ...(o.preloadZod ? { bundlerOptions: { preloadModules: PRELOAD_MODULES } } : {}),
+            });
+      const running = worker.run();
+      const ids = Array.from({ length: o.agents }, (_, i) => `mem-${o.side}-${i}`);
+      try {
+        // One agent first, so the bundle and every lazily created shared object exist before the baseline.
+        const warm = `mem-${o.side}-warm`;
+        const warden = o.side === 'warden' ? await WardenClient.connect({ address, taskQueue }) : null;
+        const raw = new Client({ connection: await Connection.connect({ address }) });
+        const startOne = async (id: string) => {
+          if (warden) {
+            await warden.start({ agentId: id, task: `Memory agent ${id}: fix the parser and keep the tests green.` });
+            for (let t = 0; t < o.turns; t++) await warden.reportTurn(id, turn(`${id}-t${t}`, t));
+          } else {
+            const h = await raw.workflow.start('bareEntityWorkflow', { taskQueue, workflowId: id, args: [0] });
+            for (let t = 0; t < o.turns; t++) await h.executeUpdate('reportTurn', { args: [turn(`${id}-t${t}`, t)], updateId: `${id}-t${t}` });
+          }
+        };
+        await startOne(warm);
+        const before = heapMiB();
+        say(`heap with 1 agent: ${round(before)} MiB; starting ${o.agents}`);
+        await pool(ids, 16, startOne);
+        const after = heapMiB();
+        if (process.env.AGENT_MEMORY_SNAPSHOT) say(`heap snapshot: ${writeHeapSnapshot(process.env.AGENT_MEMORY_SNAPSHOT)}`);
+        process.stdout.write(
+          `${JSON.stringify({
+            bench: 'agent-memory',
+            side: o.side,
+            agents: o.agents,
+            turnsEach: o.turns,
+            heapUsedMiB: { before: round(before), after: round(after) },
+            perCachedAgentKiB: Math.round(((after - before) * 1024) / o.agents),
+            bundle: o.side === 'warden' ? 'prebuilt' : (o.workflows ?? 'bare-workflow'),
+            preloadZod: o.side === 'warden' || o.preloadZod,
+            loadavg: load0.map((x) => round(x, 2)),
+            node: process.version,
+            cpus: cpus().length,
+          })}\n`,
+        );
+        const terminate = async (id: string) => {
+          const wid = warden ? workflowIdFor(id) : id;
+          await raw.workflow.getHandle(wid).terminate('benchmark finished').catch(() => undefined);
+        };
+        if (o.address) await pool([warm, ...ids], 16, terminate);
+        await warden?.close();
+        await raw.connection.close();
+        return 0;
+      } finally {
+        worker.shutdown();
+        await running.catch(() => undefined);
+        await connection.close();
+      }
+    });
   } catch (err) {
     say(`failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     return 1;
-  } finally {
-    await server?.stop().catch(() => undefined);
-    if (tmp) rmSync(tmp, { recursive: true, force: true });
   }
 }
 

@@ -11,20 +11,16 @@
  * dist/workflow-bundle.js when current). Prints one JSON object: history events and bytes, events
  * per turn, and replay time (min, p50, max). Exit 0 ok, 1 failure, 2 bad usage.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { pino } from 'pino';
 import { WardenClient, workflowIdFor } from '../src/client/index.js';
-import { freePort } from '../src/devserver/ports.js';
-import { startDevServer, type DevServer } from '../src/devserver/server.js';
+import { loopbackAddress, round, withServer } from './common.js';
 import { prebuiltBundlePath, WORKFLOWS_PATH } from '../workers/bundle.js';
 import { startWorker } from '../workers/main.js';
 
 const say = (msg: string) => process.stderr.write(`[replay-time] ${msg}\n`);
-const round = (n: number, d = 1) => Math.round(n * 10 ** d) / 10 ** d;
 
 function parseArgs(argv: string[]): { turns: number; replays: number; address: string | null } {
   const o = { turns: 450, replays: 5, address: null as string | null };
@@ -39,8 +35,7 @@ function parseArgs(argv: string[]): { turns: number; replays: number; address: s
     if (a === '--turns') o.turns = whole(1, 5000);
     else if (a === '--replays') o.replays = whole(1, 100);
     else if (a === '--address') {
-      if (!v || !/^(127\.\d+\.\d+\.\d+|localhost|\[::1\]):\d+$/.test(v)) throw new Error('--address must be a loopback host:port');
-      o.address = v;
+      o.address = loopbackAddress(v);
       i++;
     } else throw new Error(`unknown argument: ${a}`);
   }
@@ -55,75 +50,66 @@ async function main(): Promise<number> {
     process.stderr.write(`replay-time: ${(err as Error).message}\nusage: node dist/bench/replay-time.js [--turns N] [--replays K] [--address HOST:PORT]\n`);
     return 2;
   }
-  let tmp: string | null = null;
-  let server: DevServer | null = null;
   const load0 = loadavg();
   try {
-    let address = o.address;
-    if (!address) {
-      tmp = mkdtempSync(join(tmpdir(), 'warden-replay-'));
-      server = await startDevServer({ port: await freePort(), uiPort: false, dbFile: join(tmp, 'temporal.db'), say });
-      address = server.address;
-    }
-    const taskQueue = `replay-time-${Date.now().toString(36)}`;
-    const codePath = prebuiltBundlePath();
-    const bundle = codePath ? { codePath } : await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } as never });
-    const worker = await startWorker({ address, taskQueue, log: pino({ level: 'warn' }, pino.destination(2)), workflowBundle: bundle });
-    const client = await WardenClient.connect({ address, taskQueue });
-    const agentId = `replay-${Date.now().toString(36)}`;
-    try {
-      await client.start({ agentId, task: 'Replay benchmark: fix the parser and keep the tests green.' });
-      say(`reporting ${o.turns} turns`);
-      for (let t = 0; t < o.turns; t++) {
-        await client.reportTurn(agentId, {
-          id: `t${t}`,
-          text: `Turn ${t}: reading src/parser.ts and running the tests for case ${t}.`,
-          toolCalls: [{ name: 'read_file', args: { path: 'src/parser.ts' }, result: `${40 + t} lines`, ok: true }],
-          tokensIn: 900,
-          tokensOut: 150,
-          costUsd: 0.002,
-        });
+    return await withServer(o.address, 'warden-replay-', say, async (address) => {
+      const taskQueue = `replay-time-${Date.now().toString(36)}`;
+      const codePath = prebuiltBundlePath();
+      const bundle = codePath ? { codePath } : await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } as never });
+      const worker = await startWorker({ address, taskQueue, log: pino({ level: 'warn' }, pino.destination(2)), workflowBundle: bundle });
+      const client = await WardenClient.connect({ address, taskQueue });
+      const agentId = `replay-${Date.now().toString(36)}`;
+      try {
+        await client.start({ agentId, task: 'Replay benchmark: fix the parser and keep the tests green.' });
+        say(`reporting ${o.turns} turns`);
+        for (let t = 0; t < o.turns; t++) {
+          await client.reportTurn(agentId, {
+            id: `t${t}`,
+            text: `Turn ${t}: reading src/parser.ts and running the tests for case ${t}.`,
+            toolCalls: [{ name: 'read_file', args: { path: 'src/parser.ts' }, result: `${40 + t} lines`, ok: true }],
+            tokensIn: 900,
+            tokensOut: 150,
+            costUsd: 0.002,
+          });
+        }
+        await new Promise((r) => setTimeout(r, 1_000)); // the last evaluation
+        const handle = client.client.workflow.getHandle(workflowIdFor(agentId));
+        const d = await handle.describe();
+        const history = await handle.fetchHistory();
+        await worker.shutdown();
+        say(`replaying ${history.events?.length} events ${o.replays} times`);
+        const times: number[] = [];
+        for (let k = 0; k < o.replays; k++) {
+          const t0 = performance.now();
+          await Worker.runReplayHistory({ workflowBundle: bundle, replayName: `replay-${k}` }, history, workflowIdFor(agentId));
+          times.push(performance.now() - t0);
+        }
+        times.sort((a, b) => a - b);
+        const events = history.events?.length ?? 0;
+        process.stdout.write(
+          `${JSON.stringify({
+            bench: 'replay-time',
+            turns: o.turns,
+            historyEvents: events,
+            historyBytes: Number(d.raw.workflowExecutionInfo?.historySizeBytes ?? 0),
+            eventsPerTurn: round(events / o.turns, 2),
+            replayMs: { min: round(times[0]!), p50: round(times[Math.floor(times.length / 2)]!), max: round(times.at(-1)!) },
+            bundle: codePath ? 'prebuilt' : 'bundled-from-source',
+            loadavg: load0.map((x) => round(x, 2)),
+            node: process.version,
+            cpus: cpus().length,
+          })}\n`,
+        );
+        await handle.terminate('benchmark finished').catch(() => undefined);
+        return 0;
+      } finally {
+        if (worker.worker.getState() === 'RUNNING') await worker.shutdown();
+        await client.close();
       }
-      await new Promise((r) => setTimeout(r, 1_000)); // the last evaluation
-      const handle = client.client.workflow.getHandle(workflowIdFor(agentId));
-      const d = await handle.describe();
-      const history = await handle.fetchHistory();
-      await worker.shutdown();
-      say(`replaying ${history.events?.length} events ${o.replays} times`);
-      const times: number[] = [];
-      for (let k = 0; k < o.replays; k++) {
-        const t0 = performance.now();
-        await Worker.runReplayHistory({ workflowBundle: bundle, replayName: `replay-${k}` }, history, workflowIdFor(agentId));
-        times.push(performance.now() - t0);
-      }
-      times.sort((a, b) => a - b);
-      const events = history.events?.length ?? 0;
-      process.stdout.write(
-        `${JSON.stringify({
-          bench: 'replay-time',
-          turns: o.turns,
-          historyEvents: events,
-          historyBytes: Number(d.raw.workflowExecutionInfo?.historySizeBytes ?? 0),
-          eventsPerTurn: round(events / o.turns, 2),
-          replayMs: { min: round(times[0]!), p50: round(times[Math.floor(times.length / 2)]!), max: round(times.at(-1)!) },
-          bundle: codePath ? 'prebuilt' : 'bundled-from-source',
-          loadavg: load0.map((x) => round(x, 2)),
-          node: process.version,
-          cpus: cpus().length,
-        })}\n`,
-      );
-      await handle.terminate('benchmark finished').catch(() => undefined);
-      return 0;
-    } finally {
-      if (worker.worker.getState() === 'RUNNING') await worker.shutdown();
-      await client.close();
-    }
+    });
   } catch (err) {
     say(`failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     return 1;
-  } finally {
-    await server?.stop().catch(() => undefined);
-    if (tmp) rmSync(tmp, { recursive: true, force: true });
   }
 }
 

@@ -1,0 +1,34 @@
+/**
+ * Shared plumbing of the single-process benchmarks (replay-time, agent-memory): rounding, the
+ * `--address` check, and "use the given server or start a headless dev server on a temporary
+ * SQLite file, and always clean it up".
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from '../src/devserver/ports.js';
+import { startDevServer, type DevServer } from '../src/devserver/server.js';
+
+export const round = (n: number, d = 1): number => Math.round(n * 10 ** d) / 10 ** d;
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|\[::1\]):\d+$/;
+
+/** The value of `--address`: a loopback host:port, else a usage error. */
+export function loopbackAddress(v: string | undefined): string {
+  if (!v || !LOOPBACK.test(v)) throw new Error('--address must be a loopback host:port');
+  return v;
+}
+
+/** Runs `fn` against `address`, or against a dev server of its own that is stopped and deleted afterwards. */
+export async function withServer<T>(address: string | null, prefix: string, say: (msg: string) => void, fn: (address: string) => Promise<T>): Promise<T> {
+  if (address) return fn(address);
+  const tmp = mkdtempSync(join(tmpdir(), prefix));
+  let server: DevServer | null = null;
+  try {
+    server = await startDevServer({ port: await freePort(), uiPort: false, dbFile: join(tmp, 'temporal.db'), say });
+    return await fn(server.address);
+  } finally {
+    await server?.stop().catch(() => undefined);
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
