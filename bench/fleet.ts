@@ -52,6 +52,8 @@ interface Options {
   sides: Array<'bare' | 'warden'>;
   concurrency: number;
   historyTurns: number;
+  /** Measured phases per side, the order alternating each round (open/closed modes). */
+  rounds: number;
   timeoutMs: number;
   workerArgs: string[];
 }
@@ -61,7 +63,9 @@ class UsageError extends Error {}
 const USAGE = `usage: node dist/bench/fleet.js [options]
   --agents N           agents per side (default 100, max 5000)
   --period S           open loop: seconds between an agent's turns, jittered ±20% (default 10)
-  --duration S         measured seconds per side (default 60)
+  --duration S         measured seconds per side and round (default 60)
+  --rounds K           measure K rounds, alternating the order (A B, B A, …); each side pools its
+                       rounds (default 1)
   --evaluator E        heuristic (default), or an evaluator config as JSON
   --eval-interval N    turns between evaluations (default 5, warden's default)
   --no-search-attributes  warden agents without search-attribute upserts (prices visibility writes)
@@ -92,6 +96,7 @@ function parseArgs(argv: string[]): Options {
     sides: ['bare', 'warden'],
     concurrency: 32,
     historyTurns: 400,
+    rounds: 1,
     timeoutMs: 1_800_000,
     workerArgs: [],
   };
@@ -110,6 +115,7 @@ function parseArgs(argv: string[]): Options {
       case '--agents': o.agents = num(flag, val(), 1, 5000); break;
       case '--period': o.periodS = num(flag, val(), 0.1, 3600, false); break;
       case '--duration': o.durationS = num(flag, val(), 1, 3600, false); break;
+      case '--rounds': o.rounds = num(flag, val(), 1, 20); break;
       case '--eval-interval': o.evalInterval = num(flag, val(), 1, 1000); break;
       case '--history-turns': o.historyTurns = num(flag, val(), 1, 5000); break;
       case '--concurrency': o.concurrency = num(flag, val(), 1, 512); break;
@@ -240,6 +246,22 @@ function readRssKiB(pid: number): number | null {
   try {
     const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Number(m[1]) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * CPU time (user + system) a process has used so far, in ms, from /proc/<pid>/stat (utime and
+ * stime, fields 14 and 15, in USER_HZ ticks: 100 per second on Linux). Null when unreadable.
+ */
+export function readCpuMs(pid: number | undefined): number | null {
+  if (!pid) return null;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // fields[0] is field 3 (state)
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return Number.isFinite(ticks) ? ticks * 10 : null;
   } catch {
     return null;
   }
@@ -652,46 +674,94 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
     };
   }
 
+  // Rounds alternate the order (A B, B A, A B, …), so drift on a shared box (the server's database
+  // growing, a neighbour's load) falls on both sides alike; each side's numbers pool its phases.
+  interface Acc {
+    phases: Array<Record<string, number | string[] | number[]>>;
+    latencies: number[];
+    cpu: { worker: number | null; server: number | null };
+    grown: number;
+    grownBytes: number;
+    sampledTurns: number;
+    peakKiB: number;
+    lagMaxMs: number;
+    roundP99: number[];
+  }
+  const acc: Record<string, Acc> = {};
+  for (let k = 0; k < o.rounds; k++) {
+    const order = k % 2 === 0 ? sides : [...sides].reverse();
+    for (const side of order) {
+      const a = (acc[side.name] ??= { phases: [], latencies: [], cpu: { worker: 0, server: 0 }, grown: 0, grownBytes: 0, sampledTurns: 0, peakKiB: 0, lagMaxMs: 0, roundP99: [] });
+      const before = await historyOf(r.connection, o.namespace, sample(side));
+      say(`${side.name}: measuring (${o.mode} loop, ${o.durationS} s${o.rounds > 1 ? `, round ${k + 1} of ${o.rounds}` : ''})`);
+      side.worker.resetPeak();
+      const cpu0 = { worker: readCpuMs(side.worker.child.pid), server: readCpuMs(r.server?.process.pid) };
+      const lag = monitorEventLoopDelay({ resolution: 10 });
+      lag.enable();
+      const roundTag = o.rounds > 1 ? `${tag}r${k}` : tag;
+      const phase = o.mode === 'open' ? await openLoop(side, o, roundTag) : await closedLoop(side, o, roundTag);
+      lag.disable();
+      const cpu1 = { worker: readCpuMs(side.worker.child.pid), server: readCpuMs(r.server?.process.pid) };
+      for (const key of ['worker', 'server'] as const) {
+        a.cpu[key] = a.cpu[key] === null || cpu0[key] === null || cpu1[key] === null ? null : a.cpu[key]! + cpu1[key]! - cpu0[key]!;
+      }
+      const after = await historyOf(r.connection, o.namespace, sample(side));
+      // History growth per turn over the sampled agents (continue-as-new in between would undercount).
+      a.grown += after.reduce((n, h, i) => n + Math.max(0, h.events - before[i]!.events), 0);
+      a.grownBytes += after.reduce((n, h, i) => n + Math.max(0, h.bytes - before[i]!.bytes), 0);
+      a.sampledTurns += (phase.turnsAnswered / side.ids.length) * after.length;
+      a.peakKiB = Math.max(a.peakKiB, side.worker.rss.peakKiB);
+      a.lagMaxMs = Math.max(a.lagMaxMs, lag.max / 1e6);
+      for (const l of phase.latencies) a.latencies.push(l);
+      a.roundP99.push(stats(phase.latencies).p99 ?? NaN);
+      const { latencies: _l, ...rest } = phase;
+      a.phases.push(rest as unknown as Record<string, number | string[]>);
+      await sleep(2_000);
+    }
+  }
   for (const side of sides) {
-    const before = await historyOf(r.connection, o.namespace, sample(side));
-    say(`${side.name}: measuring (${o.mode} loop, ${o.durationS} s)`);
-    side.worker.resetPeak();
-    const lag = monitorEventLoopDelay({ resolution: 10 });
-    lag.enable();
-    const phase = o.mode === 'open' ? await openLoop(side, o, tag) : await closedLoop(side, o, tag);
-    lag.disable();
-    const after = await historyOf(r.connection, o.namespace, sample(side));
-    const { latencies, ...rest } = phase;
-    // History growth per turn over the sampled agents (continue-as-new in between would undercount).
-    const grown = after.reduce((acc, h, i) => acc + Math.max(0, h.events - before[i]!.events), 0);
-    const grownBytes = after.reduce((acc, h, i) => acc + Math.max(0, h.bytes - before[i]!.bytes), 0);
-    const sampledTurns = (phase.turnsAnswered / side.ids.length) * after.length;
+    const a = acc[side.name]!;
+    const sum = (key: string) => a.phases.reduce((n, ph) => n + (ph[key] as number), 0);
+    const mean = (key: string) => sum(key) / a.phases.length;
+    const answered = sum('turnsAnswered');
+    const perTurn = (v: number | null) => (v === null || answered === 0 ? null : round(v / answered, 2));
     perSide[side.name] = {
-      latencyMs: stats(latencies),
-      ...Object.fromEntries(Object.entries(rest).map(([k, v]) => [k, typeof v === 'number' ? round(v, 1) : v])),
+      latencyMs: stats(a.latencies),
+      turnsOffered: sum('turnsOffered'),
+      turnsAnswered: answered,
+      errors: sum('errors'),
+      errorSamples: a.phases.flatMap((ph) => ph.errorSamples as string[]).slice(0, 5),
+      ...(o.mode === 'open'
+        ? { offeredPerS: round(mean('offeredPerS'), 1), achievedPerS: round(mean('achievedPerS'), 1), lateSendsMaxMs: round(Math.max(...a.phases.map((ph) => ph.lateSendsMaxMs as number)), 1) }
+        : { turnsPerS: round(mean('turnsPerS'), 1) }),
+      ...(o.rounds > 1 ? { roundP99Ms: a.roundP99 } : {}),
       workerRssMiB: {
         idle: mib(idleRss[side.name]!),
         withAgentsCached: mib(cachedRss[side.name]!),
-        phasePeak: mib(side.worker.rss.peakKiB),
+        phasePeak: mib(a.peakKiB),
         perCachedAgentKiB: round((cachedRss[side.name]! - idleRss[side.name]!) / side.ids.length, 0),
       },
-      historyPerTurn: { events: round(grown / sampledTurns, 2), bytes: round(grownBytes / sampledTurns, 0) },
+      historyPerTurn: { events: round(a.grown / a.sampledTurns, 2), bytes: round(a.grownBytes / a.sampledTurns, 0) },
+      // CPU spent per answered turn while measuring: the worker's own work, and the dev server's
+      // (null with --address). Steadier than latency or throughput on a shared box.
+      cpuMsPerTurn: { worker: perTurn(a.cpu.worker), server: perTurn(a.cpu.server) },
       duplicateReplies: duplicateReplies[side.name] ?? 0,
       startAndWarmupMs: round(startMs[side.name]!, 0),
-      clientLoopDelayMaxMs: round(lag.max / 1e6, 1),
+      clientLoopDelayMaxMs: round(a.lagMaxMs, 1),
     };
-    await sleep(2_000);
   }
 
   const p = (name: string, k: string) => ((perSide[name]?.latencyMs as Record<string, number> | undefined)?.[k] ?? NaN);
   const ratio = (k: string) => round(p('warden', k) / p('bare', k), 2);
   const both = perSide.bare && perSide.warden;
+  const cpuOf = (name: string) => ((perSide[name]?.cpuMsPerTurn as { worker: number | null } | undefined)?.worker ?? NaN);
   return {
     bench: 'fleet',
     mode: o.mode,
     agents: o.agents,
     ...(o.mode === 'open' ? { periodS: o.periodS } : {}),
     durationS: o.durationS,
+    rounds: o.rounds,
     evaluator: o.evaluator.kind,
     evalInterval: o.evalInterval,
     order: o.sides,
@@ -703,6 +773,7 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
             p90: ratio('p90'),
             p99: ratio('p99'),
             max: ratio('max'),
+            workerCpuPerTurn: round(cpuOf('warden') / cpuOf('bare'), 2),
             ...(o.mode === 'closed' ? { throughput: round((perSide.warden!.turnsPerS as number) / (perSide.bare!.turnsPerS as number), 2) } : {}),
           },
         }
