@@ -16,6 +16,7 @@ import { isTerminal } from '../src/domain/states.js';
 import type { AgentSpecInput } from '../src/domain/schemas.js';
 import type { Shell } from './ports.js';
 import { runDrivenTurn } from './turn.js';
+import { WatchTimer } from './watch-timer.js';
 
 const history = (): HistoryInfo => {
   const info = workflowInfo();
@@ -28,6 +29,7 @@ export const quiet = (shell: Shell) => () => allHandlersFinished() && shell.pend
 /** Runs until the agent ends (returns) or continues as new (throws ContinueAsNew). */
 export async function runLoop(ctx: AgentContext, shell: Shell, specInput: AgentSpecInput): Promise<void> {
   const { s } = ctx.core;
+  const watchTimer = new WatchTimer();
   for (;;) {
     const step = nextStep(ctx, history());
     switch (step.kind) {
@@ -73,7 +75,12 @@ export async function runLoop(ctx: AgentContext, shell: Shell, specInput: AgentS
           continue;
         }
         const wake = () => watchWake(ctx, history(), plan);
-        const woke = plan.timeoutMs === undefined ? (await condition(wake), true) : await condition(wake, plan.timeoutMs);
+        // One timer across watches (workflows/watch-timer.ts); histories from before start one per watch.
+        const woke = patched('watch-keeps-timer')
+          ? await watchTimer.until(wake, ctx.ports.now(), plan.timeoutMs)
+          : plan.timeoutMs === undefined
+            ? (await condition(wake), true)
+            : await condition(wake, plan.timeoutMs);
         afterWatch(ctx, woke, plan);
         continue;
       }

@@ -1,6 +1,6 @@
 /** The scheduler as a table: what the loop does next in each situation, and how long its timer is. */
 import { describe, expect, it } from 'vitest';
-import { afterWatch, nextStep, RUN_LIMITS, watchPlan, watchWake, type HistoryInfo } from '../../src/domain/agent/next-step.js';
+import { afterWatch, keptTimerAction, nextStep, RUN_LIMITS, watchPlan, watchWake, type HistoryInfo } from '../../src/domain/agent/next-step.js';
 import { reportTurn } from '../../src/domain/agent/reporting.js';
 import { signal } from '../../src/domain/agent/controls.js';
 import type { AgentSpecInput } from '../../src/domain/schemas.js';
@@ -118,5 +118,40 @@ describe('watchPlan: the idle watchdog and heartbeat orphans', () => {
     expect(watchWake(a, calm, { ...plan, rearmIdle: false })).toBe(false); // old histories did not wake for it
     signal(a, 'stop', {});
     expect(watchWake(a, calm, { ...plan, rearmIdle: false })).toBe(true);
+  });
+
+  describe('the kept watch timer (watch-keeps-timer)', () => {
+    const rows: Array<{ name: string; timer: { firesAt: number; fired: boolean } | null; timeoutMs: number | undefined; action: ReturnType<typeof keptTimerAction> }> = [
+      { name: 'no timer, a deadline: start one', timer: null, timeoutMs: 60_000, action: 'start' },
+      { name: 'no timer, no deadline: nothing', timer: null, timeoutMs: undefined, action: 'none' },
+      { name: 'a pending timer at the deadline: keep it', timer: { firesAt: T0 + 60_000, fired: false }, timeoutMs: 60_000, action: 'keep' },
+      { name: 'a pending timer before a later deadline (a turn moved it): keep it, it fires early', timer: { firesAt: T0 + 30_000, fired: false }, timeoutMs: 60_000, action: 'keep' },
+      { name: 'a pending timer after an earlier deadline: start a new one', timer: { firesAt: T0 + 90_000, fired: false }, timeoutMs: 60_000, action: 'start' },
+      { name: 'a timer that already fired: start a new one', timer: { firesAt: T0 - 1, fired: true }, timeoutMs: 60_000, action: 'start' },
+      { name: 'a pending timer, no deadline any more (paused, stopped): cancel it', timer: { firesAt: T0 + 60_000, fired: false }, timeoutMs: undefined, action: 'cancel' },
+      { name: 'a fired timer, no deadline: nothing', timer: { firesAt: T0 - 1, fired: true }, timeoutMs: undefined, action: 'none' },
+    ];
+    it.each(rows)('$name', ({ timer, timeoutMs, action }) => {
+      expect(keptTimerAction(timer, T0, timeoutMs)).toBe(action);
+    });
+
+    it('an early firing ends a watch with nothing to do, and the next plan waits out the rest', () => {
+      const a = testAgent({ supervisor: { idleAfterMs: 60_000 } });
+      reportTurn(a, turn('t1'));
+      const first = watchPlan(a.core, a.clock.now, true);
+      if (first.kind !== 'wait') throw new Error('expected a wait');
+      const kept = { firesAt: a.clock.now + first.timeoutMs!, fired: false };
+      a.clock.advance(30_000);
+      reportTurn(a, turn('t2')); // the deadline moves 30 s later; the kept timer stays
+      const second = watchPlan(a.core, a.clock.now, true);
+      if (second.kind !== 'wait') throw new Error('expected a wait');
+      expect(keptTimerAction(kept, a.clock.now, second.timeoutMs)).toBe('keep');
+      a.clock.advance(30_000); // the kept timer fires: only 30 s of silence
+      afterWatch(a, false, second);
+      expect(a.core.s.evalQueue).toEqual([]);
+      const third = watchPlan(a.core, a.clock.now, true);
+      expect(third).toMatchObject({ kind: 'wait', timeoutMs: 30_000 });
+      expect(keptTimerAction({ ...kept, fired: true }, a.clock.now, 30_000)).toBe('start');
+    });
   });
 });

@@ -33,7 +33,9 @@ export type PatchId =
   /** The heuristic evaluator runs as a local activity: one marker, no extra workflow task. */
   | 'local-heuristic-evaluation'
   /** Runs continue as new at 250 events or 1 MiB (RUN_LIMITS), not 10,000 events. */
-  | 'short-runs';
+  | 'short-runs'
+  /** The watch keeps its idle/orphan timer across wakes that do not move the deadline earlier. */
+  | 'watch-keeps-timer';
 
 /** Signals one agent sends another (delegation). */
 export type AgentSignal =

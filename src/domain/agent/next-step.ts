@@ -132,6 +132,27 @@ export function watchPlan(core: AgentCore, now: number, rearmIdle: boolean, idle
 
 const flag = (idleAfterResume: boolean) => (idleAfterResume ? { idleAfterResume } : {});
 
+/** The watch timer the shell keeps between watches (`watch-keeps-timer`): when it fires, or null. */
+export interface KeptTimer {
+  firesAt: number;
+  fired: boolean;
+}
+
+/**
+ * What to do with the kept watch timer for a new plan whose deadline is `now + timeoutMs`
+ * (undefined: no deadline). The idle and orphan deadlines only move later as turns and heartbeats
+ * arrive, so a pending timer that fires no later than the new deadline is kept: when it fires
+ * early, the watch ends with nothing to do (`afterWatch` finds no idleness) and the next plan
+ * starts a timer for the rest. Keeping it spares a cancelled and a new timer (two commands and
+ * two history events) every time the watch wakes for an evaluation.
+ */
+export function keptTimerAction(timer: KeptTimer | null, now: number, timeoutMs: number | undefined): 'keep' | 'start' | 'cancel' | 'none' {
+  const live = timer !== null && !timer.fired;
+  if (timeoutMs === undefined) return live ? 'cancel' : 'none';
+  if (live && timer.firesAt <= now + timeoutMs) return 'keep';
+  return 'start';
+}
+
 /** While watching: wake on an end, a stop, a runnable evaluation, continue-as-new, or an idle timer to (re)arm. */
 export function watchWake(ctx: AgentContext, h: HistoryInfo, plan: { armed: boolean; rearmIdle: boolean }): boolean {
   const { core } = ctx;
