@@ -49,13 +49,16 @@ function workflowSource(given: WorkerOptions['workflowBundle'] | undefined, log:
 
 /**
  * Warden's defaults where the SDK's do not fit (README "Capacity", worker tuning):
- * - `stickyQueueScheduleToStartTimeout` 3 s (SDK: 10 s). After a worker dies, the server keeps
- *   sending each of its agents' next task to the dead worker's sticky queue until this expires;
- *   measured after a SIGKILL, every agent waited the full timeout before a new worker could take
- *   it. A healthy worker picks a sticky task up in milliseconds, so 3 s only matters when one dies
- *   (or is overloaded far past any latency target).
+ * - `stickyQueueScheduleToStartTimeout` 5 s (SDK: 10 s; the Go SDK's default). After a worker dies,
+ *   the server keeps sending each of its agents' next task to the dead worker's sticky queue until
+ *   this expires; measured after a SIGKILL, every agent waited the full timeout before a new worker
+ *   could take it. Not lower: a sticky task that waits longer than this (an overloaded worker) is
+ *   handed out again with the whole history, and the worker replays the agent from scratch. At 3 s,
+ *   the burst of 1,000 agents' first evaluations on the 2-core box pushed queueing past 3 s and
+ *   turned into a replay storm (a round's p99 of 3.3 s and 13 s, in two runs); at 5 s and 10 s the
+ *   same round stayed at 1.2–1.4 s (bench/fleet.ts --rounds 4; README "Capacity").
  */
-export const WORKER_DEFAULTS = { stickyQueueScheduleToStartTimeout: 3_000 } as const;
+export const WORKER_DEFAULTS = { stickyQueueScheduleToStartTimeout: 5_000 } as const;
 
 /** Worker tuning by environment (README "Capacity" says when to change them); unset = measured defaults. */
 export function tuningFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<WorkerOptions> {

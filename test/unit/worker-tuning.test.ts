@@ -17,8 +17,8 @@ describe('worker tuning from the environment', () => {
     expect(tuningFromEnv({ WARDEN_STICKY_TIMEOUT_MS: '10000', WARDEN_WORKFLOW_THREADS: '2' })).toEqual({ stickyQueueScheduleToStartTimeout: 10_000, workflowThreadPoolSize: 2 });
   });
 
-  test("warden's own default: a crashed worker's agents move to another worker after 3 s, not the SDK's 10 s", () => {
-    expect(WORKER_DEFAULTS.stickyQueueScheduleToStartTimeout).toBe(3_000);
+  test("warden's own default: a crashed worker's agents move to another worker after 5 s, not the SDK's 10 s", () => {
+    expect(WORKER_DEFAULTS.stickyQueueScheduleToStartTimeout).toBe(5_000);
   });
 
   test('anything else is refused, naming the variable', () => {
