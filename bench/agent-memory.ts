@@ -14,6 +14,7 @@
 import { cpus, loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { setFlagsFromString, writeHeapSnapshot } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { Client, Connection } from '@temporalio/client';
@@ -21,7 +22,7 @@ import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/wo
 import { createActivities } from '../activities/index.js';
 import { WardenClient, workflowIdFor } from '../src/client/index.js';
 import { wardenDataConverter } from '../src/converter/path.js';
-import { loopbackAddress, round, withServer } from './common.js';
+import { loopbackAddress, round, wholeArg, withServer } from './common.js';
 import { createLogger } from '../src/logger.js';
 import { PRELOAD_MODULES, prebuiltBundlePath } from '../workers/bundle.js';
 
@@ -40,33 +41,20 @@ interface Options {
   preloadZod: boolean;
 }
 
-function parseArgs(argv: string[]): Options {
-  const o: Options = { agents: 200, side: 'warden', turns: 1, address: null, workflows: null, preloadZod: false };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    const v = argv[i + 1];
-    const whole = (min: number, max: number) => {
-      if (!v || !/^\d+$/.test(v) || Number(v) < min || Number(v) > max) throw new Error(`${a} needs a whole number between ${min} and ${max}`);
-      i++;
-      return Number(v);
-    };
-    if (a === '--agents') o.agents = whole(1, 5000);
-    else if (a === '--turns') o.turns = whole(0, 1000);
-    else if (a === '--side') {
-      if (v !== 'warden' && v !== 'bare') throw new Error('--side is warden or bare');
-      o.side = v;
-      i++;
-    } else if (a === '--workflows') {
-      if (!v) throw new Error('--workflows needs a file');
-      o.workflows = v;
-      i++;
-    } else if (a === '--preload-zod') o.preloadZod = true;
-    else if (a === '--address') {
-      o.address = loopbackAddress(v);
-      i++;
-    } else throw new Error(`unknown argument: ${a}`);
-  }
-  return o;
+function options(argv: string[]): Options {
+  const { values: v } = parseArgs({
+    args: argv,
+    options: { agents: { type: 'string' }, turns: { type: 'string' }, side: { type: 'string' }, workflows: { type: 'string' }, 'preload-zod': { type: 'boolean' }, address: { type: 'string' } },
+  });
+  if (v.side !== undefined && v.side !== 'warden' && v.side !== 'bare') throw new Error('--side is warden or bare');
+  return {
+    agents: v.agents === undefined ? 200 : wholeArg('--agents', v.agents, 1, 5000),
+    side: (v.side as Options['side'] | undefined) ?? 'warden',
+    turns: v.turns === undefined ? 1 : wholeArg('--turns', v.turns, 0, 1000),
+    address: v.address === undefined ? null : loopbackAddress(v.address),
+    workflows: v.workflows ?? null,
+    preloadZod: v['preload-zod'] ?? false,
+  };
 }
 
 async function pool<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
@@ -95,7 +83,7 @@ const turn = (id: string, t: number) => ({
 async function main(): Promise<number> {
   let o: Options;
   try {
-    o = parseArgs(process.argv.slice(2));
+    o = options(process.argv.slice(2));
   } catch (err) {
     process.stderr.write(`agent-memory: ${(err as Error).message}\nusage: node dist/bench/agent-memory.js [--agents N] [--side warden|bare] [--turns T] [--workflows FILE] [--preload-zod] [--address HOST:PORT]\n`);
     return 2;

@@ -1,6 +1,6 @@
 /**
- * Shared plumbing of the single-process benchmarks (replay-time, agent-memory): rounding, the
- * `--address` check, and "use the given server or start a headless dev server on a temporary
+ * Shared plumbing of the benchmarks: rounding, the `--address` and whole-number flag checks, and
+ * for the single-process ones (replay-time, agent-memory) "use the given server or start a headless dev server on a temporary
  * SQLite file, and always clean it up".
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -15,8 +15,14 @@ const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|\[::1\]):\d+$/;
 
 /** The value of `--address`: a loopback host:port, else a usage error. */
 export function loopbackAddress(v: string | undefined): string {
-  if (!v || !LOOPBACK.test(v)) throw new Error('--address must be a loopback host:port');
+  if (!v || !LOOPBACK.test(v)) throw new Error('--address must be a loopback host:port, e.g. 127.0.0.1:7233');
   return v;
+}
+
+/** The value of a whole-number flag within [min, max], else a usage error naming the flag. */
+export function wholeArg(flag: string, v: string | undefined, min: number, max: number): number {
+  if (!v || !/^\d+$/.test(v) || Number(v) < min || Number(v) > max) throw new Error(`${flag} needs a whole number between ${min} and ${max}`);
+  return Number(v);
 }
 
 /** Runs `fn` against `address`, or against a dev server of its own that is stopped and deleted afterwards. */

@@ -35,6 +35,7 @@ import { WardenClient, isTransientUpdateError, workflowIdFor, type TurnInput } f
 import { EvaluatorConfigSchema, type EvaluatorConfig } from '../src/domain/schemas.js';
 import { freePort } from '../src/devserver/ports.js';
 import { startDevServer, type DevServer } from '../src/devserver/server.js';
+import { loopbackAddress } from './common.js';
 
 const RSS_SAMPLE_MS = 200;
 
@@ -156,9 +157,11 @@ function parseArgs(argv: string[]): Options {
         break;
       }
       case '--address': {
-        const v = val();
-        if (!v || !/^(127\.\d+\.\d+\.\d+|localhost|\[::1\]):\d+$/.test(v)) throw new UsageError('--address must be a loopback host:port, e.g. 127.0.0.1:7233');
-        o.address = v;
+        try {
+          o.address = loopbackAddress(val());
+        } catch (err) {
+          throw new UsageError((err as Error).message);
+        }
         break;
       }
       case '--namespace': {

@@ -13,39 +13,29 @@
  */
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { pino } from 'pino';
 import { WardenClient, workflowIdFor } from '../src/client/index.js';
-import { loopbackAddress, round, withServer } from './common.js';
+import { loopbackAddress, round, wholeArg, withServer } from './common.js';
 import { prebuiltBundlePath, WORKFLOWS_PATH } from '../workers/bundle.js';
 import { startWorker } from '../workers/main.js';
 
 const say = (msg: string) => process.stderr.write(`[replay-time] ${msg}\n`);
 
-function parseArgs(argv: string[]): { turns: number; replays: number; address: string | null } {
-  const o = { turns: 450, replays: 5, address: null as string | null };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    const v = argv[i + 1];
-    const whole = (min: number, max: number) => {
-      if (!v || !/^\d+$/.test(v) || Number(v) < min || Number(v) > max) throw new Error(`${a} needs a whole number between ${min} and ${max}`);
-      i++;
-      return Number(v);
-    };
-    if (a === '--turns') o.turns = whole(1, 5000);
-    else if (a === '--replays') o.replays = whole(1, 100);
-    else if (a === '--address') {
-      o.address = loopbackAddress(v);
-      i++;
-    } else throw new Error(`unknown argument: ${a}`);
-  }
-  return o;
+function options(argv: string[]): { turns: number; replays: number; address: string | null } {
+  const { values: v } = parseArgs({ args: argv, options: { turns: { type: 'string' }, replays: { type: 'string' }, address: { type: 'string' } } });
+  return {
+    turns: v.turns === undefined ? 450 : wholeArg('--turns', v.turns, 1, 5000),
+    replays: v.replays === undefined ? 5 : wholeArg('--replays', v.replays, 1, 100),
+    address: v.address === undefined ? null : loopbackAddress(v.address),
+  };
 }
 
 async function main(): Promise<number> {
-  let o: ReturnType<typeof parseArgs>;
+  let o: ReturnType<typeof options>;
   try {
-    o = parseArgs(process.argv.slice(2));
+    o = options(process.argv.slice(2));
   } catch (err) {
     process.stderr.write(`replay-time: ${(err as Error).message}\nusage: node dist/bench/replay-time.js [--turns N] [--replays K] [--address HOST:PORT]\n`);
     return 2;

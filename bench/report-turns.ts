@@ -28,6 +28,7 @@ import { fileURLToPath } from 'node:url';
 import { WardenClient, workflowIdFor, type TurnInput } from '../src/client/index.js';
 import { freePort } from '../src/devserver/ports.js';
 import { startDevServer, type DevServer } from '../src/devserver/server.js';
+import { loopbackAddress } from './common.js';
 
 const EVAL_INTERVAL = 5; // the default, stated explicitly so `evaluationsExpected` is right
 const RSS_SAMPLE_MS = 200;
@@ -82,9 +83,11 @@ function parseArgs(argv: string[]): Options {
       case '--agents': o.agents = int(flag, val(), 1, LIMITS.agents); break;
       case '--turns': o.turns = int(flag, val(), 1, LIMITS.turns); break;
       case '--address': {
-        const v = val();
-        if (!v || !/^(127\.\d+\.\d+\.\d+|localhost|\[::1\]):\d+$/.test(v)) throw new UsageError('--address must be a loopback host:port, e.g. 127.0.0.1:7233');
-        o.address = v;
+        try {
+          o.address = loopbackAddress(val());
+        } catch (err) {
+          throw new UsageError((err as Error).message);
+        }
         break;
       }
       case '--namespace': {
