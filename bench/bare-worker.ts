@@ -1,7 +1,8 @@
 /**
  * Worker process of the bare baseline (bench/fleet.ts starts it): registers only
  * bareEntityWorkflow, default worker options, no activities. Connection and task queue from
- * TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE and WARDEN_TASK_QUEUE. Prints "bare worker started" on
+ * TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE and WARDEN_TASK_QUEUE; FLEET_BARE_STICKY_MS sets the sticky
+ * schedule-to-start timeout (fleet passes warden's, so a restart costs both sides the same wait). Prints "bare worker started" on
  * stderr when it polls; SIGINT/SIGTERM shut it down gracefully.
  */
 import { NativeConnection, Runtime, DefaultLogger, Worker } from '@temporalio/worker';
@@ -21,6 +22,7 @@ async function main(): Promise<void> {
     // FLEET_BARE_WORKFLOWS: another entry exporting bareEntityWorkflow, for experiments (README "Capacity").
     workflowsPath: process.env.FLEET_BARE_WORKFLOWS || fileURLToPath(new URL('./bare-workflow.js', import.meta.url)),
     shutdownGraceTime: '5s',
+    ...(process.env.FLEET_BARE_STICKY_MS ? { stickyQueueScheduleToStartTimeout: Number(process.env.FLEET_BARE_STICKY_MS) } : {}),
   });
   process.stderr.write(`${JSON.stringify({ msg: 'bare worker started', taskQueue })}\n`);
   try {

@@ -14,9 +14,10 @@
  *   counts against the system, not hidden by it).
  * - `--closed-loop`: every agent reports back to back (waits for its reply), for `--duration` s:
  *   throughput.
- * - `--mode recovery`: warden only. N agents each build a long history (`--history-turns`), the
- *   worker is SIGKILLed, a new one starts, and every agent reports one turn: per-agent time from
- *   the new worker's spawn to the reply.
+ * - `--mode recovery`: each side in turn (both by default). N agents build a long history
+ *   (`--history-turns`), the side's worker is SIGKILLed, a new one starts, and every agent reports
+ *   one turn: per-agent time from the new worker's spawn to the reply. Both workers use the same
+ *   sticky schedule-to-start timeout, so bare is the SDK's own floor for the same number of turns.
  *
  * Worker RSS is sampled from /proc/<pid>/status every 200 ms. Everything it started is torn down
  * at the end, on error and on SIGINT/SIGTERM. stdout: exactly one JSON object; progress on stderr.
@@ -35,6 +36,7 @@ import { WardenClient, isTransientUpdateError, workflowIdFor, type TurnInput } f
 import { EvaluatorConfigSchema, type EvaluatorConfig } from '../src/domain/schemas.js';
 import { freePort } from '../src/devserver/ports.js';
 import { startDevServer, type DevServer } from '../src/devserver/server.js';
+import { WORKER_DEFAULTS } from '../workers/main.js';
 import { loopbackAddress } from './common.js';
 
 const RSS_SAMPLE_MS = 200;
@@ -72,8 +74,9 @@ const USAGE = `usage: node dist/bench/fleet.js [options]
   --no-search-attributes  warden agents without search-attribute upserts (prices visibility writes)
   --closed-loop        throughput: each agent reports back to back for --duration
   --mode M             open (default) | closed | recovery
-  --history-turns T    recovery: turns per agent before the worker is killed (default 400)
-  --side S             both (default) | bare | warden  (open/closed modes)
+  --history-turns T    recovery: turns per agent before the worker is killed (default 41: with the
+                       warm-up turn, a warden run just below its continue-as-new point, 250 events)
+  --side S             both (default) | bare | warden
   --order O            bare-first (default) | warden-first
   --address HOST:PORT  use this Temporal server (loopback) instead of starting a dev server
   --namespace NS       namespace (default "default")
@@ -96,7 +99,7 @@ function parseArgs(argv: string[]): Options {
     namespace: 'default',
     sides: ['bare', 'warden'],
     concurrency: 32,
-    historyTurns: 400,
+    historyTurns: 41,
     rounds: 1,
     timeoutMs: 1_800_000,
     workerArgs: [],
@@ -180,7 +183,6 @@ function parseArgs(argv: string[]): Options {
     }
   }
   if (order === 'warden-first') o.sides.reverse();
-  if (o.mode === 'recovery') o.sides = ['warden'];
   return o;
 }
 
@@ -344,8 +346,14 @@ function startWardenWorker(address: string, namespace: string, taskQueue: string
   return startProc('warden-worker', [distFile('../src/cli/main.js'), 'worker'], { TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: namespace, WARDEN_TASK_QUEUE: taskQueue, WARDEN_LOG_LEVEL: 'info' }, 'worker started');
 }
 
+/** The warden worker's sticky schedule-to-start timeout (workers/main.ts); the bare worker gets the same. */
+function stickyTimeoutMs(): number {
+  const v = process.env.WARDEN_STICKY_TIMEOUT_MS;
+  return v && /^\d+$/.test(v) ? Number(v) : WORKER_DEFAULTS.stickyQueueScheduleToStartTimeout;
+}
+
 function startBareWorker(address: string, namespace: string, taskQueue: string): Proc {
-  return startProc('bare-worker', [distFile('./bare-worker.js')], { TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: namespace, WARDEN_TASK_QUEUE: taskQueue }, 'bare worker started');
+  return startProc('bare-worker', [distFile('./bare-worker.js')], { TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: namespace, WARDEN_TASK_QUEUE: taskQueue, FLEET_BARE_STICKY_MS: String(stickyTimeoutMs()) }, 'bare worker started');
 }
 
 // ---------- the two sides ----------
@@ -612,8 +620,31 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
   const sample = (side: Side) => side.ids.filter((_, i) => i % Math.max(1, Math.floor(side.ids.length / 5)) === 0).slice(0, 5).map(side.workflowId);
 
   if (o.mode === 'recovery') {
-    const side = sides[0]!;
-    say(`recovery: building histories, ${side.ids.length} agents × ${o.historyTurns} turns (closed loop)`);
+    // Each side in turn, on the same server: build the histories, SIGKILL its worker, start a new
+    // one, and time every agent's next turn. The bare side is the floor: what the SDK itself pays to
+    // replay entities with as many turns, behind the same sticky schedule-to-start timeout.
+    const recovered: Record<string, Record<string, unknown>> = {};
+    for (const side of sides) recovered[side.name] = await recover(side);
+    const q = (name: string, k: 'p50' | 'max') => (recovered[name]?.recoveryMs as Record<string, number> | undefined)?.[k] ?? NaN;
+    return {
+      bench: 'fleet',
+      mode: 'recovery',
+      agents: o.agents,
+      historyTurns: o.historyTurns,
+      stickyTimeoutMs: stickyTimeoutMs(),
+      sides: recovered,
+      ...(recovered.bare && recovered.warden ? { ratios: { recoveryP50: round(q('warden', 'p50') / q('bare', 'p50'), 2), recoveryMax: round(q('warden', 'max') / q('bare', 'max'), 2) } } : {}),
+      evaluator: o.evaluator.kind,
+      server: o.address ? 'external' : 'dev-server',
+      loadavgBefore: load0.map((x) => round(x, 2)),
+      loadavgAfter: loadavg().map((x) => round(x, 2)),
+      node: process.version,
+      cpus: cpus().length,
+    };
+  }
+
+  async function recover(side: Side): Promise<Record<string, unknown>> {
+    say(`${side.name} recovery: building histories, ${side.ids.length} agents × ${o.historyTurns} turns (closed loop)`);
     const b0 = performance.now();
     let built = 0;
     const progress = setInterval(() => say(`  ${built} of ${side.ids.length * o.historyTurns} turns`), 10_000);
@@ -621,7 +652,7 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
       await Promise.all(
         side.ids.map(async (id, a) => {
           for (let t = 1; t <= o.historyTurns && !r.stopping; t++) {
-            await setupRetry(() => side.report(id, makeTurn(`${tag}-h${a}-${t}`, a, t)), /"duplicate":true/);
+            await setupRetry(() => side.report(id, makeTurn(`${tag}-${side.name}-h${a}-${t}`, a, t)), /"duplicate":true/);
             built += 1;
           }
         }),
@@ -631,19 +662,19 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
     }
     const buildMs = performance.now() - b0;
     await sleep(2_000); // the evaluations queued by the last turns
-    const hist = await historyOf(r.connection, o.namespace, side.ids.map(side.workflowId));
+    const hist = await historyOf(r.connection!, o.namespace, side.ids.map(side.workflowId));
     const rssBefore = side.worker.rss.lastKiB;
-    say(`SIGKILL the worker (pid ${side.worker.child.pid}); histories: max ${Math.max(...hist.map((h) => h.events))} events`);
+    say(`${side.name}: SIGKILL the worker (pid ${side.worker.child.pid}); histories: max ${Math.max(...hist.map((h) => h.events))} events`);
     await side.worker.stop('SIGKILL');
     r.procs.delete(side.worker);
-    const next = startWardenWorker(address, o.namespace, wardenTq);
+    const next = side.name === 'bare' ? startBareWorker(address, o.namespace, bareTq) : startWardenWorker(address, o.namespace, wardenTq);
     r.procs.add(next);
     const spawned = next.spawnedAt;
     const perAgent: number[] = new Array(side.ids.length).fill(NaN);
     const errors: string[] = [];
     const turnsP = pool(side.ids, side.ids.length, async (id, a) => {
       try {
-        await side.report(id, makeTurn(`${tag}-rec-${a}`, a, o.historyTurns + 1));
+        await side.report(id, makeTurn(`${tag}-${side.name}-rec-${a}`, a, o.historyTurns + 1));
         perAgent[a] = performance.now() - spawned;
       } catch (err) {
         errors.push(String((err as Error)?.message ?? err).slice(0, 300));
@@ -651,29 +682,22 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
     });
     const readyAt = await waitReady(next);
     await turnsP;
+    // Quiet the box for the next side.
+    await next.stop('SIGTERM');
+    r.procs.delete(next);
     const ok = perAgent.filter((x) => Number.isFinite(x));
     const events = hist.map((h) => h.events).sort((a, b) => a - b);
     return {
-      bench: 'fleet',
-      mode: 'recovery',
-      agents: side.ids.length,
-      historyTurns: o.historyTurns,
       historyEvents: { min: events[0], p50: percentile(events, 50), max: events.at(-1) },
       historyBytesMax: Math.max(...hist.map((h) => h.bytes)),
       buildMs: round(buildMs, 0),
       workerReadyMs: round(readyAt - spawned, 0),
       recoveryMs: { ...stats(ok), perAgentMax: round(Math.max(...ok)) },
       recoveredAgents: ok.length,
-      duplicateReplies: duplicateReplies.warden ?? 0,
+      duplicateReplies: duplicateReplies[side.name] ?? 0,
       errors: errors.length,
       errorSamples: errors.slice(0, 5),
       workerRssMiB: { beforeKill: mib(rssBefore), afterRecoveryPeak: mib(next.rss.peakKiB) },
-      evaluator: o.evaluator.kind,
-      server: o.address ? 'external' : 'dev-server',
-      loadavgBefore: load0.map((x) => round(x, 2)),
-      loadavgAfter: loadavg().map((x) => round(x, 2)),
-      node: process.version,
-      cpus: cpus().length,
     };
   }
 
