@@ -1,4 +1,4 @@
-/** Visibility: the details text and search attributes are sent only when they change; spend every 5 turns. */
+/** Visibility: the details text and search attributes are sent only when they change; spend every 5 turns, at most once a minute. */
 import { describe, expect, it } from 'vitest';
 import { reportTurn } from '../../src/domain/agent/reporting.js';
 import { publish, status } from '../../src/domain/agent/visibility.js';
@@ -14,13 +14,52 @@ describe('publish', () => {
     publish(a);
     expect(a.rec.upserts).toHaveLength(1);
     expect(names(a.rec.upserts[0]!)).toEqual({ WardenState: 'spawning', WardenEscalationStep: 0, WardenPaused: false, WardenCostUsd: 0, WardenTokens: 0 });
-    for (let i = 1; i <= 9; i++) reportTurn(a, turn(`t${i}`, 'x', { tokensIn: 10, costUsd: 0.0012345678 }));
+    for (let i = 1; i <= 9; i++) {
+      a.clock.advance(61_000); // a slow agent: the minute never holds spend back
+      reportTurn(a, turn(`t${i}`, 'x', { tokensIn: 10, costUsd: 0.0012345678 }));
+    }
     // spawning → running when turn 1 arrives (before it is counted), then spend at turn 5 (bucket 1)
     expect(a.rec.upserts.map((u) => names(u).WardenTokens)).toEqual([0, 0, 50]);
     expect(names(a.rec.upserts.at(-1)!).WardenCostUsd).toBe(0.006173);
     expect(a.rec.details.at(-1)).toContain('**turns** 9');
     signal(a, 'pause', {});
     expect(names(a.rec.upserts.at(-1)!)).toMatchObject({ WardenState: 'paused-by-user', WardenPaused: true });
+  });
+
+  it('a busy agent publishes spend at most once a minute; a slow one every 5 turns', () => {
+    const a = testAgent();
+    reportTurn(a, turn('t1', 'x', { tokensIn: 10 })); // spawning → running: state and spend (0), at t=0
+    const spendUpserts = () => a.rec.upserts.map((u) => names(u).WardenTokens);
+    for (let i = 2; i <= 12; i++) {
+      a.clock.advance(2_000);
+      reportTurn(a, turn(`t${i}`, 'x', { tokensIn: 10 }));
+    }
+    // 12 turns in 22 s: buckets 1 and 2 were reached, but within the minute: nothing more.
+    expect(spendUpserts()).toEqual([0]);
+    expect(a.rec.patches).toContain('spend-at-most-per-minute');
+    a.clock.advance(40_000); // 62 s after the last upsert
+    reportTurn(a, turn('t13', 'x', { tokensIn: 10 }));
+    expect(spendUpserts()).toEqual([0, 130]);
+    // The next turn, a minute later, is still in the published bucket: not due yet.
+    a.clock.advance(61_000);
+    reportTurn(a, turn('t14', 'x', { tokensIn: 10 }));
+    expect(spendUpserts()).toEqual([0, 130]);
+    // Slow: one turn a minute publishes on each bucket change, as before.
+    a.clock.advance(61_000);
+    reportTurn(a, turn('t15', 'x', { tokensIn: 10 }));
+    expect(spendUpserts()).toEqual([0, 130, 150]);
+    // A state change publishes at once, spend included, and restarts the minute.
+    signal(a, 'pause', {});
+    expect(names(a.rec.upserts.at(-1)!)).toMatchObject({ WardenState: 'paused-by-user', WardenTokens: 150 });
+  });
+
+  it('histories from before the minute publish spend every 5 turns however fast', () => {
+    const a = testAgent({}, { patches: { 'spend-at-most-per-minute': false } });
+    for (let i = 1; i <= 12; i++) {
+      a.clock.advance(1_000);
+      reportTurn(a, turn(`t${i}`, 'x', { tokensIn: 10 }));
+    }
+    expect(a.rec.upserts.map((u) => names(u).WardenTokens)).toEqual([0, 50, 100]);
   });
 
   it('histories from before the spend patch upsert only on changes, without spend', () => {

@@ -35,7 +35,9 @@ export type PatchId =
   /** Runs continue as new at 250 events or 1 MiB (RUN_LIMITS), not 10,000 events. */
   | 'short-runs'
   /** The watch keeps its idle/orphan timer across wakes that do not move the deadline earlier. */
-  | 'watch-keeps-timer';
+  | 'watch-keeps-timer'
+  /** Spend search attributes are upserted at most once a minute (and every 5 turns at most). */
+  | 'spend-at-most-per-minute';
 
 /** Signals one agent sends another (delegation). */
 export type AgentSignal =

@@ -147,7 +147,7 @@ export interface RunState {
   /** Bumped whenever a human intervenes, so an evaluation that started before it is not applied. */
   epoch: number;
   /** The last values published (details text, search attributes), so unchanged ones are not sent again. */
-  published: { state: string; step: number; paused: boolean; details: string; spendBucket: number };
+  published: { state: string; step: number; paused: boolean; details: string; spendBucket: number; spendAt: number };
   /** When this run continues as new (next-step.ts RUN_LIMITS; the shell sets them behind a patch). */
   runLimits: RunLimits;
 }
@@ -235,7 +235,7 @@ export function createCore(spec: AgentSpec, ids: { workflowId: string; runId: st
       turnRunning: false,
       evaluating: false,
       epoch: 0,
-      published: { state: '', step: -1, paused: false, details: '', spendBucket: 0 },
+      published: { state: '', step: -1, paused: false, details: '', spendBucket: 0, spendAt: Number.NEGATIVE_INFINITY },
       runLimits: { events: MAX_HISTORY_EVENTS, bytes: null },
     },
     ...ids,

@@ -1,7 +1,8 @@
 /**
  * What the world sees of an agent: the status query, the Web UI's current-details text, and the
  * search attribute values. `publish` sends only what changed: details on every change, search
- * attributes on a state/step/pause change and, for spend, every SPEND_EVERY turns.
+ * attributes on a state/step/pause change and, for spend, every SPEND_EVERY turns but (since
+ * `patched('spend-at-most-per-minute')`) at most once per SPEND_MIN_INTERVAL_MS.
  */
 import { budgetReport } from '../budgets.js';
 import { WardenCostUsd, WardenEscalationStep, WardenParent, WardenPaused, WardenState, WardenTokens } from '../search-attributes.js';
@@ -10,8 +11,15 @@ import { formatVerdict } from '../verdict.js';
 import type { AgentContext, SearchAttributeUpdate } from './context.js';
 import { SPEND_BUCKET_MS, isPaused, iso, spendOf, type AgentCore } from './state.js';
 
-/** Publish spend as search attributes at least every this many turns (bounded history). */
+/** Publish spend as search attributes at most every this many turns (bounded history). */
 export const SPEND_EVERY = 5;
+/**
+ * And no more often than this (behind `patched('spend-at-most-per-minute')`). Each upsert is an
+ * event and a visibility write; at every 5 turns a busy fleet spent ~1.5 ms of server CPU per turn
+ * on them (README "Capacity"). Spend in visibility (fleet lists, `warden top`) is then at most a
+ * minute or 5 turns old; the status query and the budgets always use the exact figures.
+ */
+export const SPEND_MIN_INTERVAL_MS = 60_000;
 
 /** The Web UI's "current details" of the agent (markdown). */
 export function detailsText(core: AgentCore): string {
@@ -51,12 +59,25 @@ export function publish(ctx: AgentContext): void {
   const spendBucket = Math.floor(s.turns / SPEND_EVERY);
   const paused = isPaused(s);
   const changed = run.published.state !== s.state || run.published.step !== s.ladder.step || run.published.paused !== paused;
-  if (spec.searchAttributes && (changed || run.published.spendBucket !== spendBucket)) {
+  const now = ports.now();
+  let { spendBucket: publishedBucket, spendAt } = run.published;
+  if (spec.searchAttributes && (changed || spendDue(ctx, spendBucket, now))) {
     // Histories from before spend was published keep replaying without these upserts.
     const withSpend = ports.patched('spend-search-attributes');
     if (changed || withSpend) ports.upsertSearchAttributes(searchAttributeValues(core, withSpend));
+    publishedBucket = spendBucket;
+    spendAt = now;
   }
-  run.published = { state: s.state, step: s.ladder.step, paused, details, spendBucket };
+  run.published = { state: s.state, step: s.ladder.step, paused, details, spendBucket: publishedBucket, spendAt };
+}
+
+/** Spend moved on by SPEND_EVERY turns since it was last published, and (newer runs) a minute has passed. */
+function spendDue(ctx: AgentContext, spendBucket: number, now: number): boolean {
+  const { published } = ctx.core.run;
+  if (published.spendBucket === spendBucket) return false;
+  if (now - published.spendAt >= SPEND_MIN_INTERVAL_MS) return true;
+  // Asked only when the minute decides, so histories recorded before it replay with every bucket.
+  return !ctx.ports.patched('spend-at-most-per-minute');
 }
 
 export function status(ctx: AgentContext): AgentStatus {

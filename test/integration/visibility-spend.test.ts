@@ -1,0 +1,43 @@
+/**
+ * Spend in visibility (patched 'spend-at-most-per-minute', README "Capacity"): a busy agent's
+ * spend search attributes are upserted every 5 turns but at most once a minute, so a fleet's turns
+ * do not each pay a visibility write; a state change publishes the exact figures at once. The
+ * status query is always exact. The rule's clock lives in the run's state, rebuilt by replay: a
+ * worker SIGKILL in the middle changes nothing.
+ */
+import { expect, test } from 'vitest';
+import { WardenTokens } from '../../src/domain/search-attributes.js';
+import { productiveTurn, reportWithEvaluations } from '../helpers/agents.js';
+import { recordHistory } from '../helpers/histories.js';
+import { eventually, useWorkerProcesses } from '../helpers/stack.js';
+
+const stack = useWorkerProcesses();
+
+test('a busy agent publishes spend at most once a minute; a state change publishes it exactly, across a worker SIGKILL', async () => {
+  const agentId = 'spendminute';
+  let worker = stack.spawnWorker();
+  await stack.warden.start({ agentId, task: 'Refactor every module and keep the tests green.' });
+  const turns = (from: number, n: number) => Array.from({ length: n }, (_, i) => ({ ...productiveTurn(from + i), tokensIn: 100, costUsd: 0.001 }));
+  const tokensInVisibility = async () => (await stack.warden.handle(agentId).describe()).typedSearchAttributes.get(WardenTokens as never) as number | undefined;
+
+  const t0 = Date.now();
+  await reportWithEvaluations(stack.warden, agentId, turns(1, 12));
+  expect((await stack.warden.status(agentId)).tokens.in).toBe(1200);
+  // Published when the first turn arrived (spawning → running, before it counted); turns 5 and 10
+  // (every 5 turns) fell within the minute. The old rule would show 1000 here.
+  await eventually(async () => ((await tokensInVisibility()) === 0 ? true : null), { what: 'the spend published at the start in visibility' });
+
+  await stack.kill(worker);
+  worker = stack.spawnWorker();
+  await reportWithEvaluations(stack.warden, agentId, turns(13, 3), 5, 2);
+  expect((await stack.warden.status(agentId)).tokens.in).toBe(1500);
+  if (Date.now() - t0 < 50_000) expect(await tokensInVisibility()).toBe(0); // turn 15 too, within the minute
+
+  // A state change publishes at once, with the exact spend.
+  await stack.warden.signal(agentId, 'pause', { reason: 'lunch' });
+  await eventually(async () => ((await tokensInVisibility()) === 1500 ? true : null), { what: 'exact spend published with the pause' });
+  expect(await stack.warden.status(agentId)).toMatchObject({ state: 'paused-by-user', turns: 15 });
+
+  await recordHistory(stack.server.address, stack.warden.handle(agentId), 'spend-at-most-per-minute');
+  await stack.warden.signal(agentId, 'abort', { reason: 'test over' });
+}, 120_000);
