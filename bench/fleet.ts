@@ -36,7 +36,7 @@ import { WardenClient, isTransientUpdateError, workflowIdFor, type TurnInput } f
 import { EvaluatorConfigSchema, type EvaluatorConfig } from '../src/domain/schemas.js';
 import { freePort } from '../src/devserver/ports.js';
 import { startDevServer, type DevServer } from '../src/devserver/server.js';
-import { WORKER_DEFAULTS } from '../workers/main.js';
+import { WORKER_DEFAULTS, tuningFromEnv } from '../workers/main.js';
 import { loopbackAddress } from './common.js';
 
 const RSS_SAMPLE_MS = 200;
@@ -183,6 +183,11 @@ function parseArgs(argv: string[]): Options {
     }
   }
   if (order === 'warden-first') o.sides.reverse();
+  try {
+    tuningFromEnv(); // the workers' WARDEN_* tuning, checked before anything starts
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
   return o;
 }
 
@@ -348,8 +353,7 @@ function startWardenWorker(address: string, namespace: string, taskQueue: string
 
 /** The warden worker's sticky schedule-to-start timeout (workers/main.ts); the bare worker gets the same. */
 function stickyTimeoutMs(): number {
-  const v = process.env.WARDEN_STICKY_TIMEOUT_MS;
-  return v && /^\d+$/.test(v) ? Number(v) : WORKER_DEFAULTS.stickyQueueScheduleToStartTimeout;
+  return Number(tuningFromEnv().stickyQueueScheduleToStartTimeout ?? WORKER_DEFAULTS.stickyQueueScheduleToStartTimeout);
 }
 
 function startBareWorker(address: string, namespace: string, taskQueue: string): Proc {
