@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { heuristicVerdict } from '../../src/domain/heuristic/index.js';
-import { commandSignature, errorSignature } from '../../src/domain/heuristic/normalize.js';
+import { commandSignature, commandText, errorSignature } from '../../src/domain/heuristic/normalize.js';
+import { jsonArgs } from '../../src/domain/heuristic/types.js';
 import { TurnSchema, type Turn, type TurnInput } from '../../src/domain/schemas.js';
 
 const TASK = 'Fix the date parser in src/parse.ts so that ISO week dates parse, with tests.';
@@ -269,5 +270,29 @@ describe('the evidence boundary', () => {
   it('an idle check with nothing after the boundary is STALLING on the silence, citing no turn', () => {
     const v = heuristicVerdict({ task: TASK, turns: [work(1)], evidenceFrom: 1, reason: 'idle' });
     expect(v).toMatchObject({ pattern: 'STALLING', evidence: [] });
+  });
+});
+
+describe('jsonArgs: tool-call arguments as JSON only when they can be', () => {
+  it.each([
+    ['{"cmd":"npm test"}', { cmd: 'npm test' }],
+    ['  \n{"a":1}', { a: 1 }],
+    ['["ls","-la"]', ['ls', '-la']],
+    ['"npm test"', 'npm test'],
+    ['npm test -- --run', undefined],
+    ['*** Begin Patch\n*** Update File: a.ts', undefined],
+    ['42', undefined],
+    ['null', undefined],
+    ['{not json', undefined],
+    ['', undefined],
+  ])('%j', (raw, want) => {
+    expect(jsonArgs(raw)).toEqual(want);
+  });
+
+  it('plain-text and JSON arguments give the same command signature as before', () => {
+    const sig = (args: string) => commandSignature({ name: 'shell', args });
+    expect(sig('npm test -- -t foo 2>&1 | tail -40')).toBe(sig('{"command":"npm test -- -t foo | tail -n 80"}'));
+    expect(commandText({ name: 'shell', args: '42' })).toBe('42');
+    expect(commandText({ name: 'shell', args: '"npm test"' })).toBe('npm test');
   });
 });

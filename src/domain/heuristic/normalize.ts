@@ -12,7 +12,7 @@
  * - `outputSignature`: a result with only timestamps, durations, addresses and whitespace taken
  *   out; counts and percentages stay, so a poll whose output changes is seen to change.
  */
-import type { Call } from './types.js';
+import { jsonArgs, type Call } from './types.js';
 
 const TIMESTAMP = /\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?\b|\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b/g;
 const HEX = /\b0x[0-9a-f]+\b|\b[0-9a-f]{7,64}\b/gi;
@@ -30,19 +30,15 @@ const squash = (s: string) => s.replace(/\s+/g, ' ').trim();
 /** The command text of a call's arguments: a shell command field if the args are a JSON object. */
 export function commandText(call: Call): string {
   const raw = call.args ?? '';
-  try {
-    const v: unknown = JSON.parse(raw);
-    if (typeof v === 'string') return v;
-    if (v && typeof v === 'object') {
-      const o = v as Record<string, unknown>;
-      for (const k of ['command', 'cmd', 'script', 'code', 'input']) if (typeof o[k] === 'string') return o[k] as string;
-      if (Array.isArray(o.command)) return (o.command as unknown[]).map(String).join(' ');
-      return JSON.stringify(Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b))));
-    }
-  } catch {
-    // plain text
+  const v = jsonArgs(raw);
+  if (typeof v === 'string') return v;
+  if (v && typeof v === 'object') {
+    const o = v as Record<string, unknown>;
+    for (const k of ['command', 'cmd', 'script', 'code', 'input']) if (typeof o[k] === 'string') return o[k] as string;
+    if (Array.isArray(o.command)) return (o.command as unknown[]).map(String).join(' ');
+    return JSON.stringify(Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b))));
   }
-  return raw;
+  return raw; // plain text
 }
 
 /** Tokens of one shell command with trimming pipes, redirections, env prefixes and `cd … &&` removed. */

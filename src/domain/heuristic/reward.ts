@@ -22,7 +22,7 @@
  */
 import { editsOf } from './spiral.js';
 import { looksFailed } from './normalize.js';
-import { callsOf, type Call, type Detector, type Finding } from './types.js';
+import { callsOf, jsonArgs, type Call, type Detector, type Finding } from './types.js';
 
 const TAUTOLOGY = [
   /\bassert\s+true\b/i,
@@ -50,12 +50,8 @@ export function argsText(args: string | undefined): string {
     if (typeof v === 'string') values.push(v);
     else if (v && typeof v === 'object') for (const x of Object.values(v)) collect(x);
   };
-  try {
-    const parsed: unknown = JSON.parse(raw);
-    if (parsed && typeof parsed === 'object') collect(parsed);
-  } catch {
-    // plain text
-  }
+  const parsed = jsonArgs(raw);
+  if (parsed && typeof parsed === 'object') collect(parsed); // else plain text
   return [raw, ...values].join('\n');
 }
 

@@ -15,7 +15,7 @@
  * - editRevert: an edit undone and redone (apply, revert, apply) on the same file.
  */
 import { commandSignature, errorSignature, looksFailed, outputSignature, textSignature } from './normalize.js';
-import { callsOf, uniq, type Call, type Detector, type Finding } from './types.js';
+import { callsOf, jsonArgs, uniq, type Call, type Detector, type Finding } from './types.js';
 
 const FAIL_REPEAT = 3;
 const OBSERVATION_REPEAT = 4;
@@ -144,20 +144,16 @@ const squashCode = (s: string) => s.replace(/\s+/g, ' ').trim();
 export function editsOf(call: Call, turn: number): Edit[] {
   if (!EDIT_TOOL.test(call.name) && !/^\*\*\* (?:Begin Patch|Update File)|^--- |^@@ /m.test(call.args ?? '')) return [];
   const raw = call.args ?? '';
-  try {
-    const o = JSON.parse(raw) as Record<string, unknown>;
-    if (o && typeof o === 'object') {
-      const file = String(o.file_path ?? o.path ?? o.file ?? o.filename ?? '');
-      const before = o.old_string ?? o.old_str ?? o.oldText ?? o.search;
-      const after = o.new_string ?? o.new_str ?? o.newText ?? o.replace;
-      if (typeof before === 'string' && typeof after === 'string') return [{ turn, file, before: squashCode(before), after: squashCode(after) }];
-      const patch = o.patch ?? o.diff ?? o.input;
-      if (typeof patch === 'string') return diffEdits(patch, turn, file);
-    }
-  } catch {
-    // a raw diff
+  const o = jsonArgs(raw) as Record<string, unknown> | undefined;
+  if (o && typeof o === 'object') {
+    const file = String(o.file_path ?? o.path ?? o.file ?? o.filename ?? '');
+    const before = o.old_string ?? o.old_str ?? o.oldText ?? o.search;
+    const after = o.new_string ?? o.new_str ?? o.newText ?? o.replace;
+    if (typeof before === 'string' && typeof after === 'string') return [{ turn, file, before: squashCode(before), after: squashCode(after) }];
+    const patch = o.patch ?? o.diff ?? o.input;
+    if (typeof patch === 'string') return diffEdits(patch, turn, file);
   }
-  return diffEdits(raw, turn, '');
+  return diffEdits(raw, turn, ''); // a raw diff
 }
 
 function diffEdits(text: string, turn: number, fallbackFile: string): Edit[] {

@@ -42,3 +42,18 @@ export function callsOf(turns: readonly Turn[], from = 0): Array<{ turn: number;
 }
 
 export const uniq = (xs: number[]) => [...new Set(xs)].sort((a, b) => a - b);
+
+/**
+ * A tool call's arguments as JSON, when they can be a JSON object, array or string; else
+ * undefined. Plain text (a shell command, a diff) is not handed to JSON.parse: it would throw, and
+ * building that error costs more than everything else the heuristic does with the call.
+ */
+export function jsonArgs(raw: string): unknown {
+  const first = raw.trimStart()[0];
+  if (first !== '{' && first !== '[' && first !== '"') return undefined;
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    return undefined;
+  }
+}
