@@ -28,6 +28,11 @@ export function productiveTurn(i: number): TurnInput {
   };
 }
 
+/** `n` productive turns numbered from `from`, each with the same spend (`extra`). */
+export function productiveTurns(from: number, n: number, extra: Partial<TurnInput> = {}): TurnInput[] {
+  return Array.from({ length: n }, (_, i) => ({ ...productiveTurn(from + i), ...extra }));
+}
+
 export async function waitForEvaluations(client: WardenClient, agentId: string, n: number, timeoutMs = 30_000): Promise<AgentStatus> {
   return eventually(
     async () => {

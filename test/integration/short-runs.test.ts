@@ -8,7 +8,7 @@ import { expect, test } from 'vitest';
 import { workflowIdFor } from '../../src/client/index.js';
 import { RUN_LIMITS } from '../../src/domain/agent/next-step.js';
 import type { Whisper } from '../../src/domain/schemas.js';
-import { productiveTurn, reportWithEvaluations } from '../helpers/agents.js';
+import { productiveTurns, reportWithEvaluations } from '../helpers/agents.js';
 import { recordHistory } from '../helpers/histories.js';
 import { eventually, useWorkerProcesses } from '../helpers/stack.js';
 
@@ -18,7 +18,7 @@ test('runs continue as new at 250 events; state crosses every switch and a worke
   const agentId = 'shortruns';
   let worker = stack.spawnWorker();
   await stack.warden.start({ agentId, task: 'Refactor every module and keep the tests green.' });
-  const turns = (from: number, n: number) => Array.from({ length: n }, (_, i) => ({ ...productiveTurn(from + i), tokensIn: 100, costUsd: 0.001 }));
+  const turns = (from: number, n: number) => productiveTurns(from, n, { tokensIn: 100, costUsd: 0.001 });
 
   await reportWithEvaluations(stack.warden, agentId, turns(1, 70));
   const before = await stack.warden.status(agentId);

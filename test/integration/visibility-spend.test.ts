@@ -7,7 +7,7 @@
  */
 import { expect, test } from 'vitest';
 import { WardenTokens } from '../../src/domain/search-attributes.js';
-import { productiveTurn, reportWithEvaluations } from '../helpers/agents.js';
+import { productiveTurns, reportWithEvaluations } from '../helpers/agents.js';
 import { recordHistory } from '../helpers/histories.js';
 import { eventually, useWorkerProcesses } from '../helpers/stack.js';
 
@@ -17,7 +17,7 @@ test('a busy agent publishes spend at most once a minute; a state change publish
   const agentId = 'spendminute';
   let worker = stack.spawnWorker();
   await stack.warden.start({ agentId, task: 'Refactor every module and keep the tests green.' });
-  const turns = (from: number, n: number) => Array.from({ length: n }, (_, i) => ({ ...productiveTurn(from + i), tokensIn: 100, costUsd: 0.001 }));
+  const turns = (from: number, n: number) => productiveTurns(from, n, { tokensIn: 100, costUsd: 0.001 });
   const tokensInVisibility = async () => (await stack.warden.handle(agentId).describe()).typedSearchAttributes.get(WardenTokens as never) as number | undefined;
 
   const t0 = Date.now();
