@@ -9,8 +9,9 @@
  */
 import { ApplicationFailure, CancellationScope, condition, patched, setDefaultSignalHandler, setHandler, workflowInfo } from '@temporalio/workflow';
 import { cancellationRequested, signal, unknownSignal } from '../src/domain/agent/controls.js';
-import type { AgentContext } from '../src/domain/agent/context.js';
+import type { AgentContext, PatchId } from '../src/domain/agent/context.js';
 import { stopChildren, validateDelegation } from '../src/domain/agent/delegation.js';
+import { patchGate } from '../src/domain/agent/patches.js';
 import { reportTurn, validateReport } from '../src/domain/agent/reporting.js';
 import { RUN_LIMITS } from '../src/domain/agent/next-step.js';
 import { createCore, type CarriedState } from '../src/domain/agent/state.js';
@@ -33,14 +34,18 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
   }
   const spec = parsed.data;
   const info = workflowInfo();
-  if (info.workflowId !== `agent-${spec.agentId}` && patched('agent-workflow-id')) {
+  // Patches an earlier run of this agent took are taken without a marker (src/domain/agent/patches.ts).
+  const taken: PatchId[] = [...(carried?.patches ?? [])];
+  const isPatched = patchGate(taken, patched);
+  if (info.workflowId !== `agent-${spec.agentId}` && isPatched('agent-workflow-id')) {
     throw ApplicationFailure.nonRetryable(`workflow id ${info.workflowId} does not match agentId ${spec.agentId}: an agent runs as agent-<agentId>`, 'InvalidAgentSpec');
   }
-  const shell = createShell(spec);
+  const shell = createShell(spec, isPatched);
   const ctx: AgentContext = { core: createCore(spec, { workflowId: info.workflowId, runId: info.runId }, Date.now(), carried), ports: shell.ports };
   const { s } = ctx.core;
+  s.patches = taken;
   // Short runs, so a restarted worker replays little (next-step.ts RUN_LIMITS); older histories keep 10,000 events.
-  if (patched('short-runs')) ctx.core.run.runLimits = { ...RUN_LIMITS };
+  if (isPatched('short-runs')) ctx.core.run.runLimits = { ...RUN_LIMITS };
 
   // Signals: validated, recorded and ignored when invalid; never thrown.
   setHandler(m.steerSignal, (p) => signal(ctx, 'steer', p));
@@ -78,7 +83,7 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
   const final = status(ctx);
   const outcome = finalOutcome(ctx.core);
   // Histories from before this ended every agent Completed.
-  if (outcome.kind === 'failed' && patched('failed-outcome')) {
+  if (outcome.kind === 'failed' && isPatched('failed-outcome')) {
     throw ApplicationFailure.create({ type: outcome.type, message: outcome.message, nonRetryable: true, details: [final] });
   }
   return final;

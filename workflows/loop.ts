@@ -3,7 +3,7 @@
  * it out with Temporal calls: timers and conditions, the evaluation activity, driven turns,
  * continue-as-new.
  */
-import { allHandlersFinished, condition, continueAsNew, log, patched, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, log, workflowInfo } from '@temporalio/workflow';
 import type { EvaluateResult } from '../src/domain/activity-types.js';
 import type { AgentContext } from '../src/domain/agent/context.js';
 import { carriedForContinueAsNew } from '../src/domain/agent/bytes.js';
@@ -67,16 +67,16 @@ export async function runLoop(ctx: AgentContext, shell: Shell, specInput: AgentS
         await condition(() => humanWake(ctx, history()));
         continue;
       case 'watch': {
-        const rearmIdle = patched('idle-timer-rearms');
+        const rearmIdle = ctx.ports.patched('idle-timer-rearms');
         // Only agents resumed since they were last seen need the newer idle clock (fewer patch markers).
-        const plan = watchPlan(ctx.core, ctx.ports.now(), rearmIdle, resumedSinceLastSeen(ctx.core) && patched('idle-clock-after-resume'));
+        const plan = watchPlan(ctx.core, ctx.ports.now(), rearmIdle, resumedSinceLastSeen(ctx.core) && ctx.ports.patched('idle-clock-after-resume'));
         if (plan.kind === 'orphaned') {
           declareOrphaned(ctx, plan.reason);
           continue;
         }
         const wake = () => watchWake(ctx, history(), plan);
         // One timer across watches (workflows/watch-timer.ts); histories from before start one per watch.
-        const woke = patched('watch-keeps-timer')
+        const woke = ctx.ports.patched('watch-keeps-timer')
           ? await watchTimer.until(wake, ctx.ports.now(), plan.timeoutMs)
           : plan.timeoutMs === undefined
             ? (await condition(wake), true)

@@ -6,7 +6,6 @@
 import {
   getExternalWorkflowHandle,
   log,
-  patched,
   proxyActivities,
   proxyLocalActivities,
   setCurrentDetails,
@@ -14,7 +13,7 @@ import {
   type CancellationScope,
 } from '@temporalio/workflow';
 import type { WardenActivities } from '../src/domain/activity-types.js';
-import type { AgentPorts } from '../src/domain/agent/context.js';
+import type { AgentPorts, PatchId } from '../src/domain/agent/context.js';
 import type { AgentSpec } from '../src/domain/schemas.js';
 import * as m from './messages.js';
 import { startNotifyChild } from './notify.js';
@@ -36,7 +35,8 @@ export interface Shell {
   pending: number;
 }
 
-export function createShell(spec: AgentSpec): Shell {
+/** `isPatched`: Temporal's `patched()` behind the run's patch gate (src/domain/agent/patches.ts). */
+export function createShell(spec: AgentSpec, isPatched: (id: PatchId) => boolean): Shell {
   // Options are given per call (with a summary for the Web UI): evaluations never retry, webhooks do.
   const activities = proxyActivities<WardenActivities>({ startToCloseTimeout: spec.supervisor.evalTimeoutMs, retry: { maximumAttempts: 1 } });
   const localActivities = proxyLocalActivities<WardenActivities>({ startToCloseTimeout: spec.supervisor.evalTimeoutMs, retry: { maximumAttempts: 1 } });
@@ -51,7 +51,7 @@ export function createShell(spec: AgentSpec): Shell {
     log,
     setDetails: (text) => setCurrentDetails(text),
     upsertSearchAttributes: (updates) => upsertSearchAttributes(updates as Parameters<typeof upsertSearchAttributes>[0]),
-    patched: (id) => patched(id),
+    patched: isPatched,
     notifyWebhook(channel, event, summary) {
       track(
         activities.notifyWebhook

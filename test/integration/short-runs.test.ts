@@ -2,7 +2,8 @@
  * Short runs (patched 'short-runs', README "Capacity"): an agent's run continues as new at 250
  * events, so a restarted worker replays little. Across several such switches and a worker SIGKILL
  * in between, nothing is lost or doubled: turns, evaluations, spend, a steer sent before the kill,
- * and turn ids from earlier runs. Every closed run stayed near the limit.
+ * and turn ids from earlier runs. Every closed run stayed near the limit, and a continued run asks
+ * no patch its earlier run took (src/domain/agent/patches.ts).
  */
 import { expect, test } from 'vitest';
 import { workflowIdFor } from '../../src/client/index.js';
@@ -33,14 +34,14 @@ test('runs continue as new at 250 events; state crosses every switch and a worke
   worker = stack.spawnWorker();
 
   const received: Whisper[] = [];
-  for (const r of await reportWithEvaluations(stack.warden, agentId, turns(71, 70), 5, 14)) received.push(...r.whispers);
+  for (const r of await reportWithEvaluations(stack.warden, agentId, turns(71, 100), 5, 14)) received.push(...r.whispers);
   expect(received.map((w) => [w.type, w.text])).toEqual([['STEERING', 'Module 42 has no tests yet: add them.']]);
 
   const after = await stack.warden.status(agentId);
-  expect(after).toMatchObject({ state: 'running', turns: 140, escalationStep: 0, pendingWhispers: 0, whispersDelivered: 1 });
-  expect(after.evaluations).toMatchObject({ total: 28, flagged: 0 });
-  expect(after.tokens.in).toBe(140 * 100);
-  expect(after.runs).toBeGreaterThanOrEqual(4); // ~800 events in runs of at most ~250
+  expect(after).toMatchObject({ state: 'running', turns: 170, escalationStep: 0, pendingWhispers: 0, whispersDelivered: 1 });
+  expect(after.evaluations).toMatchObject({ total: 34, flagged: 0 });
+  expect(after.tokens.in).toBe(170 * 100);
+  expect(after.runs).toBeGreaterThanOrEqual(4); // ~950 events in runs of at most ~250
   // A turn id from two runs ago is still known.
   expect(await stack.warden.reportTurn(agentId, turns(100, 1)[0]!)).toMatchObject({ accepted: false, duplicate: true });
 
@@ -59,6 +60,22 @@ test('runs continue as new at 250 events; state crosses every switch and a worke
     expect(events).toBeGreaterThanOrEqual(RUN_LIMITS.events);
     expect(events).toBeLessThan(RUN_LIMITS.events + 20);
   }
+  // The current run continued one that had taken every patch, and its state did not change: it
+  // asked no patch again (no marker, no TemporalChangeVersion upsert) and upserted no search
+  // attribute at its start; the values the server copied from the run before are right.
+  const history = await stack.warden.handle(agentId).fetchHistory();
+  const events = history.events ?? [];
+  expect(events[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId).toBeTruthy();
+  expect(events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')).toEqual([]);
+  const upserts = events.filter((e) => e.upsertWorkflowSearchAttributesEventAttributes);
+  for (const e of upserts) expect(Object.keys(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {})).not.toContain('TemporalChangeVersion');
+  // The first task's commands are the events between its completion and the next task.
+  const firstTaskDone = events.findIndex((e) => e.workflowTaskCompletedEventAttributes);
+  const nextTask = events.findIndex((e, i) => i > firstTaskDone && e.workflowTaskScheduledEventAttributes);
+  expect(firstTaskDone).toBeGreaterThan(0);
+  expect(events.slice(firstTaskDone, nextTask < 0 ? undefined : nextTask).filter((e) => e.upsertWorkflowSearchAttributesEventAttributes)).toEqual([]);
+  const described = await stack.warden.handle(agentId).describe();
+  expect(described.searchAttributes).toMatchObject({ WardenState: ['running'], WardenEscalationStep: [0], WardenPaused: [false] });
   await recordHistory(stack.server.address, stack.warden.handle(agentId), 'short-runs-after-sigkill');
   await stack.warden.signal(agentId, 'abort', { reason: 'test over' });
 }, 180_000);

@@ -11,7 +11,10 @@ import type { AgentCore } from './state.js';
 
 export type SearchAttributeUpdate = { key: SearchAttributeKey<string>; value: string | number | boolean };
 
-/** Workflow changes that alter replay sit behind these (Temporal's `patched()`). */
+/**
+ * Workflow changes that alter replay sit behind these (Temporal's `patched()`, asked through the
+ * run's patch gate: a patch an earlier run of the agent took is not asked again, patches.ts).
+ */
 export type PatchId =
   | 'idle-timer-rearms'
   | 'turn-restart-intensity'

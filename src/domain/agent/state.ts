@@ -12,6 +12,7 @@ import type { AgentStatus, RefusalRecord, TransitionRecord } from '../status.js'
 import type { DriverSession } from '../activity-types.js';
 import { effectiveThreshold, initialLadder, type LadderState } from '../ladder.js';
 import type { AgentState } from '../states.js';
+import type { PatchId } from './context.js';
 
 export interface EvalJob {
   reason: 'interval' | 'idle';
@@ -109,7 +110,21 @@ export interface CarriedState {
   consecutiveFailures: number;
   /** Spend per minute over the last hour (oldest first, at most SPEND_BUCKETS): `warden top`'s burn rate. */
   spendHistory: SpendBucket[];
+  /**
+   * Patches this agent's runs have taken (src/domain/agent/patches.ts): a run continued from one
+   * that took a patch takes it without asking `patched()`, so it records no marker for it.
+   */
+  patches: PatchId[];
+  /**
+   * Set only in the continue-as-new input: the search attribute values the previous run had last
+   * published. The server copies them into the new run, so the new run upserts only what differs
+   * from them (null: a fresh agent, or a run continued from a history recorded before this field).
+   */
+  publishedAtContinue: Published | null;
 }
+
+/** The last values published as search attributes and details. */
+export type Published = { state: string; step: number; paused: boolean; details: string; spendBucket: number; spendAt: number };
 
 /** Spend within one bucket of SPEND_BUCKET_MS, starting at `at` (ms). */
 export interface SpendBucket {
@@ -147,7 +162,7 @@ export interface RunState {
   /** Bumped whenever a human intervenes, so an evaluation that started before it is not applied. */
   epoch: number;
   /** The last values published (details text, search attributes), so unchanged ones are not sent again. */
-  published: { state: string; step: number; paused: boolean; details: string; spendBucket: number; spendAt: number };
+  published: Published;
   /** When this run continues as new (next-step.ts RUN_LIMITS; the shell sets them behind a patch). */
   runLimits: RunLimits;
 }
@@ -212,6 +227,8 @@ export function freshState(now: number): CarriedState {
     lastTurnError: null,
     consecutiveFailures: 0,
     spendHistory: [],
+    patches: [],
+    publishedAtContinue: null,
   };
 }
 
@@ -227,6 +244,8 @@ export function createCore(spec: AgentSpec, ids: { workflowId: string; runId: st
     s.state = 'queued';
     s.stateReason = 'waiting for a concurrency slot of its parent';
   }
+  const published = s.publishedAtContinue;
+  s.publishedAtContinue = null; // meaningful only in the input that carried it
   return {
     spec,
     threshold: effectiveThreshold(spec.supervisor.escalationThreshold),
@@ -235,7 +254,9 @@ export function createCore(spec: AgentSpec, ids: { workflowId: string; runId: st
       turnRunning: false,
       evaluating: false,
       epoch: 0,
-      published: { state: '', step: -1, paused: false, details: '', spendBucket: 0, spendAt: Number.NEGATIVE_INFINITY },
+      // A continued run starts with the search attributes its previous run published (the server
+      // copies them); the details text is not copied, so it is always set again.
+      published: published ? { ...published, details: '' } : { state: '', step: -1, paused: false, details: '', spendBucket: 0, spendAt: Number.NEGATIVE_INFINITY },
       runLimits: { events: MAX_HISTORY_EVENTS, bytes: null },
     },
     ...ids,

@@ -1,0 +1,96 @@
+/**
+ * What a continued run takes from the run before it without asking the server: the patches that run
+ * took (no marker, no TemporalChangeVersion upsert) and the search attributes it published (the
+ * server copies them, so nothing is upserted again until something changes).
+ */
+import { describe, expect, it } from 'vitest';
+import { carriedForContinueAsNew } from '../../src/domain/agent/bytes.js';
+import type { PatchId } from '../../src/domain/agent/context.js';
+import { patchGate } from '../../src/domain/agent/patches.js';
+import { reportTurn } from '../../src/domain/agent/reporting.js';
+import { freshState, resumeState, type CarriedState } from '../../src/domain/agent/state.js';
+import { publish } from '../../src/domain/agent/visibility.js';
+import { signal } from '../../src/domain/agent/controls.js';
+import { testAgent, turn } from '../helpers/core.js';
+
+describe('patchGate', () => {
+  it('answers carried patches without asking, and remembers what Temporal grants', () => {
+    const asked: PatchId[] = [];
+    const taken: PatchId[] = ['short-runs'];
+    const gate = patchGate(taken, (id) => (asked.push(id), id !== 'failed-outcome'));
+    expect(gate('short-runs')).toBe(true);
+    expect(asked).toEqual([]);
+    expect(gate('watch-keeps-timer')).toBe(true);
+    expect(gate('watch-keeps-timer')).toBe(true);
+    expect(asked).toEqual(['watch-keeps-timer']);
+    expect(taken).toEqual(['short-runs', 'watch-keeps-timer']);
+  });
+
+  it('does not remember a patch Temporal refuses (a history from before it): the next run asks again', () => {
+    const taken: PatchId[] = [];
+    const gate = patchGate(taken, () => false);
+    expect(gate('spend-at-most-per-minute')).toBe(false);
+    expect(taken).toEqual([]);
+  });
+});
+
+/** Continue `a` as new the way the workflow does, and build the next run from what it carries. */
+function continued(a: ReturnType<typeof testAgent>): { carried: CarriedState; next: ReturnType<typeof testAgent> } {
+  const carried = structuredClone(carriedForContinueAsNew(a, {}));
+  const next = testAgent({}, { carried });
+  next.clock.now = a.clock.now;
+  return { carried, next };
+}
+
+describe('continue-as-new carries what the new run needs not ask again', () => {
+  it('carries the patches and the published search attributes; the new run upserts nothing until a change', () => {
+    const a = testAgent();
+    a.core.s.patches.push('short-runs', 'watch-keeps-timer');
+    for (let i = 1; i <= 7; i++) {
+      a.clock.advance(61_000);
+      reportTurn(a, turn(`t${i}`, 'x', { tokensIn: 10 }));
+    }
+    const published = a.core.run.published;
+    const { carried, next } = continued(a);
+    expect(carried.patches).toEqual(['short-runs', 'watch-keeps-timer']);
+    expect(carried.publishedAtContinue).toEqual({ ...published, details: '' });
+    // The new run starts from what the server copied, and keeps nothing of it in its state.
+    expect(next.core.run.published).toEqual({ ...published, details: '' });
+    expect(next.core.s.publishedAtContinue).toBeNull();
+    expect(next.core.s.runs).toBe(2);
+
+    publish(next);
+    expect(next.rec.upserts).toEqual([]); // same state, step, pause; spend not due
+    expect(next.rec.details).toHaveLength(1); // the details text is not copied by the server: set again
+    // Spend goes on by the same rule as in the previous run: bucket 2 at turn 10, a minute after turn 5's upsert.
+    for (let i = 8; i <= 10; i++) {
+      next.clock.advance(61_000);
+      reportTurn(next, turn(`t${i}`, 'x', { tokensIn: 10 }));
+    }
+    expect(next.rec.upserts.map((u) => u.find((x) => x.key.name === 'WardenTokens')?.value)).toEqual([100]);
+    signal(next, 'pause', {});
+    expect(next.rec.upserts.at(-1)!.find((x) => x.key.name === 'WardenState')?.value).toBe('paused-by-user');
+  });
+
+  it('a state that changed after the last publish is upserted by the new run at once', () => {
+    const a = testAgent();
+    reportTurn(a, turn('t1', 'x'));
+    a.core.s.state = 'paused-by-user'; // changed, not yet published when the run continued
+    const { next } = continued(a);
+    publish(next);
+    expect(next.rec.upserts).toHaveLength(1);
+    expect(next.rec.upserts[0]!.find((x) => x.key.name === 'WardenState')?.value).toBe('paused-by-user');
+  });
+
+  it('runs continued from histories before these fields publish at their start, as they did', () => {
+    const old = { ...freshState(0), runs: 3 } as Partial<CarriedState>;
+    delete old.patches;
+    delete old.publishedAtContinue;
+    const s = resumeState(old as CarriedState, 0);
+    expect(s.patches).toEqual([]);
+    expect(s.publishedAtContinue).toBeNull();
+    const next = testAgent({}, { carried: old as CarriedState });
+    publish(next);
+    expect(next.rec.upserts).toHaveLength(1);
+  });
+});
