@@ -73,7 +73,14 @@ export function tuningFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<Wor
   const pollers = int('WARDEN_WFT_POLLERS');
   const sticky = int('WARDEN_STICKY_TIMEOUT_MS');
   const threads = int('WARDEN_WORKFLOW_THREADS');
+  const ratioText = env.WARDEN_NONSTICKY_POLL_RATIO;
+  let ratio: number | undefined;
+  if (ratioText !== undefined && ratioText !== '') {
+    ratio = Number(ratioText);
+    if (!/^\d*\.?\d+$/.test(ratioText) || !(ratio > 0 && ratio <= 1)) throw new Error(`WARDEN_NONSTICKY_POLL_RATIO must be a number above 0 and at most 1, got ${JSON.stringify(ratioText)}`);
+  }
   return {
+    ...(ratio !== undefined ? { nonStickyToStickyPollRatio: ratio } : {}),
     ...(threads !== undefined ? { workflowThreadPoolSize: threads } : {}),
     ...(sticky !== undefined ? { stickyQueueScheduleToStartTimeout: sticky } : {}),
     ...(cached !== undefined ? { maxCachedWorkflows: cached } : {}),

@@ -17,6 +17,15 @@ describe('worker tuning from the environment', () => {
     expect(tuningFromEnv({ WARDEN_STICKY_TIMEOUT_MS: '10000', WARDEN_WORKFLOW_THREADS: '2' })).toEqual({ stickyQueueScheduleToStartTimeout: 10_000, workflowThreadPoolSize: 2 });
   });
 
+  test('the non-sticky poll ratio is a fraction above 0, at most 1', () => {
+    expect(tuningFromEnv({ WARDEN_NONSTICKY_POLL_RATIO: '1' })).toEqual({ nonStickyToStickyPollRatio: 1 });
+    expect(tuningFromEnv({ WARDEN_NONSTICKY_POLL_RATIO: '0.5' })).toEqual({ nonStickyToStickyPollRatio: 0.5 });
+    expect(tuningFromEnv({ WARDEN_NONSTICKY_POLL_RATIO: '.25' })).toEqual({ nonStickyToStickyPollRatio: 0.25 });
+    for (const bad of ['0', '1.5', 'half', '-0.5', '1e-1', ' 0.5']) {
+      expect(() => tuningFromEnv({ WARDEN_NONSTICKY_POLL_RATIO: bad }), bad).toThrow(/WARDEN_NONSTICKY_POLL_RATIO must be a number above 0 and at most 1/);
+    }
+  });
+
   test("warden's own default: a crashed worker's agents move to another worker after 5 s, not the SDK's 10 s", () => {
     expect(WORKER_DEFAULTS.stickyQueueScheduleToStartTimeout).toBe(5_000);
   });
