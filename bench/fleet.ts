@@ -525,12 +525,23 @@ async function closedLoop(side: Side, o: Options, tag: string): Promise<PhaseRes
   return { ...res, turnsPerS: inWindow / o.durationS };
 }
 
+/**
+ * Each workflow's history over all its runs: the current run (describe) plus every run it continued
+ * from (visibility), so growth across a continue-as-new is counted whole. A run that switched a
+ * moment before may not be listed yet (visibility is eventually consistent): a slight undercount.
+ */
 async function historyOf(connection: Connection, namespace: string, workflowIds: string[]) {
   const client = new Client({ connection, namespace });
   const rows = await Promise.all(
     workflowIds.map(async (wid) => {
       const d = await client.workflow.getHandle(wid).describe();
-      return { events: d.historyLength, bytes: Number(d.raw.workflowExecutionInfo?.historySizeBytes ?? 0) };
+      let events = d.historyLength;
+      let bytes = Number(d.raw.workflowExecutionInfo?.historySizeBytes ?? 0);
+      for await (const w of client.workflow.list({ query: `WorkflowId = "${wid}" AND ExecutionStatus = "ContinuedAsNew"` })) {
+        events += w.historyLength;
+        bytes += w.historySize ?? 0;
+      }
+      return { events, bytes };
     }),
   );
   return rows;
@@ -737,7 +748,7 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
         a.cpu[key] = a.cpu[key] === null || cpu0[key] === null || cpu1[key] === null ? null : a.cpu[key]! + cpu1[key]! - cpu0[key]!;
       }
       const after = await historyOf(r.connection, o.namespace, sample(side));
-      // History growth per turn over the sampled agents (continue-as-new in between would undercount).
+      // History growth per turn over the sampled agents, every run of each counted (historyOf).
       a.grown += after.reduce((n, h, i) => n + Math.max(0, h.events - before[i]!.events), 0);
       a.grownBytes += after.reduce((n, h, i) => n + Math.max(0, h.bytes - before[i]!.bytes), 0);
       a.sampledTurns += (phase.turnsAnswered / side.ids.length) * after.length;
