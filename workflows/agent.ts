@@ -9,7 +9,7 @@
  */
 import { ApplicationFailure, CancellationScope, condition, patched, setDefaultSignalHandler, setHandler, workflowInfo } from '@temporalio/workflow';
 import { cancellationRequested, signal, unknownSignal } from '../src/domain/agent/controls.js';
-import type { AgentContext, PatchId } from '../src/domain/agent/context.js';
+import type { AgentContext } from '../src/domain/agent/context.js';
 import { stopChildren, validateDelegation } from '../src/domain/agent/delegation.js';
 import { patchGate } from '../src/domain/agent/patches.js';
 import { reportTurn, validateReport } from '../src/domain/agent/reporting.js';
@@ -34,16 +34,15 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
   }
   const spec = parsed.data;
   const info = workflowInfo();
-  // Patches an earlier run of this agent took are taken without a marker (src/domain/agent/patches.ts).
-  const taken: PatchId[] = [...(carried?.patches ?? [])];
-  const isPatched = patchGate(taken, patched);
+  const core = createCore(spec, { workflowId: info.workflowId, runId: info.runId }, Date.now(), carried);
+  // Patches an earlier run of this agent took are taken without a marker; the list goes on to the next run (patches.ts).
+  const isPatched = patchGate(core.s.patches, patched);
   if (info.workflowId !== `agent-${spec.agentId}` && isPatched('agent-workflow-id')) {
     throw ApplicationFailure.nonRetryable(`workflow id ${info.workflowId} does not match agentId ${spec.agentId}: an agent runs as agent-<agentId>`, 'InvalidAgentSpec');
   }
   const shell = createShell(spec, isPatched);
-  const ctx: AgentContext = { core: createCore(spec, { workflowId: info.workflowId, runId: info.runId }, Date.now(), carried), ports: shell.ports };
-  const { s } = ctx.core;
-  s.patches = taken;
+  const ctx: AgentContext = { core, ports: shell.ports };
+  const { s } = core;
   // Short runs, so a restarted worker replays little (next-step.ts RUN_LIMITS); older histories keep 10,000 events.
   if (isPatched('short-runs')) ctx.core.run.runLimits = { ...RUN_LIMITS };
 

@@ -21,8 +21,9 @@ export function boundedWindow(turns: Turn[], maxBytes = WINDOW_MAX_BYTES): Turn[
  */
 export function carriedForContinueAsNew(ctx: AgentContext, specInput: unknown): CarriedState {
   const { s, spec } = ctx.core;
-  // The new run starts with this run's search attributes (the server copies them) and its patches.
-  const carried: CarriedState = { ...s, patches: [...s.patches], publishedAtContinue: { ...ctx.core.run.published, details: '' } };
+  // The new run starts with this run's search attributes (the server copies them, not the details text).
+  const { details: _details, ...published } = ctx.core.run.published;
+  const carried: CarriedState = { ...s, publishedAtContinue: published };
   if (!checkCarriedBudget(specInput, carried)) return carried;
   const before = jsonBytes(carried);
   for (const share of [4, 8, 16, 64]) {

@@ -120,7 +120,7 @@ export interface CarriedState {
    * published. The server copies them into the new run, so the new run upserts only what differs
    * from them (null: a fresh agent, or a run continued from a history recorded before this field).
    */
-  publishedAtContinue: Published | null;
+  publishedAtContinue: Omit<Published, 'details'> | null;
 }
 
 /** The last values published as search attributes and details. */
