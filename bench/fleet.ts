@@ -48,6 +48,12 @@ interface Options {
   durationS: number;
   evaluator: EvaluatorConfig;
   evalInterval: number;
+  /**
+   * Warm-up turns per agent: 1 (the issue's benchmark, every agent's evaluations in phase), or
+   * 1 + (agent index mod evalInterval) with --spread-evaluations (phases spread evenly, as in a
+   * fleet whose agents started at different times). Both sides get the same counts.
+   */
+  spreadEvaluations: boolean;
   /** Warden agents upsert their search attributes (the default); off prices the visibility writes. */
   searchAttributes: boolean;
   address: string | null;
@@ -71,6 +77,9 @@ const USAGE = `usage: node dist/bench/fleet.js [options]
                        rounds (default 1)
   --evaluator E        heuristic (default), or an evaluator config as JSON
   --eval-interval N    turns between evaluations (default 5, warden's default)
+  --spread-evaluations warm up agent i with 1 + (i mod eval-interval) turns (both sides), so the
+                       agents' evaluation turns are spread evenly instead of falling in the same
+                       round (the default: one warm-up turn each, every agent in phase)
   --no-search-attributes  warden agents without search-attribute upserts (prices visibility writes)
   --closed-loop        throughput: each agent reports back to back for --duration
   --mode M             open (default) | closed | recovery
@@ -94,6 +103,7 @@ function parseArgs(argv: string[]): Options {
     durationS: 60,
     evaluator: { kind: 'heuristic' } as EvaluatorConfig,
     evalInterval: 5,
+    spreadEvaluations: false,
     searchAttributes: true,
     address: null,
     namespace: 'default',
@@ -126,6 +136,7 @@ function parseArgs(argv: string[]): Options {
       case '--timeout-ms': o.timeoutMs = num(flag, val(), 1_000, 7_200_000); break;
       case '--closed-loop': o.mode = 'closed'; break;
       case '--no-search-attributes': o.searchAttributes = false; break;
+      case '--spread-evaluations': o.spreadEvaluations = true; break;
       case '--mode': {
         const v = val();
         if (v !== 'open' && v !== 'closed' && v !== 'recovery') throw new UsageError('--mode must be open, closed or recovery');
@@ -369,6 +380,8 @@ interface Side {
   start(id: string): Promise<void>;
   report(id: string, turn: TurnInput): Promise<void>;
   workflowId(id: string): string;
+  /** Turns sent to each agent so far, warm-up included (the n-th turn queues an evaluation when n % evalInterval is 0). */
+  sent: number[];
 }
 
 /** Same retry policy on both sides: an update meeting a failed/superseded workflow task is retried. */
@@ -445,13 +458,32 @@ interface PhaseResult {
   errors: number;
   errorSamples: string[];
   latencies: number[];
+  /** The latencies of turns numbered like warden's evaluation turns (every evalInterval-th), and of the others. */
+  evaluationTurnLatencies: number[];
+  otherTurnLatencies: number[];
+}
+
+const newPhase = (): PhaseResult => ({ turnsOffered: 0, turnsAnswered: 0, errors: 0, errorSamples: [], latencies: [], evaluationTurnLatencies: [], otherTurnLatencies: [] });
+
+/**
+ * Count a turn sent to agent `a` and say where its latency goes: warden queues an evaluation on
+ * every evalInterval-th turn it records (src/domain/agent/supervision.ts), so turn n is an
+ * evaluation turn when n % evalInterval is 0. On the bare side the same numbering is a control.
+ */
+function countSent(side: Side, o: Options, a: number): (res: PhaseResult, ms: number) => void {
+  side.sent[a] = (side.sent[a] ?? 0) + 1;
+  const evaluation = side.sent[a]! % o.evalInterval === 0;
+  return (res, ms) => {
+    res.latencies.push(ms);
+    (evaluation ? res.evaluationTurnLatencies : res.otherTurnLatencies).push(ms);
+  };
 }
 
 /** Open loop: each agent's turns at their scheduled times, for durationMs; latency from the schedule. */
 async function openLoop(side: Side, o: Options, tag: string): Promise<PhaseResult & { offeredPerS: number; achievedPerS: number; lateSendsMaxMs: number }> {
   const periodMs = o.periodS * 1000;
   const durationMs = o.durationS * 1000;
-  const res: PhaseResult = { turnsOffered: 0, turnsAnswered: 0, errors: 0, errorSamples: [], latencies: [] };
+  const res = newPhase();
   const inFlight = new Set<Promise<void>>();
   let answeredInWindow = 0;
   let lateSendsMaxMs = 0;
@@ -467,6 +499,7 @@ async function openLoop(side: Side, o: Options, tag: string): Promise<PhaseResul
         lateSendsMaxMs = Math.max(lateSendsMaxMs, performance.now() - at);
         const scheduled = at;
         const turn = makeTurn(`${tag}-${side.name}-${a}-${t}`, a, t);
+        const record = countSent(side, o, a);
         res.turnsOffered += 1;
         const p = side
           .report(id, turn)
@@ -475,7 +508,7 @@ async function openLoop(side: Side, o: Options, tag: string): Promise<PhaseResul
               const now = performance.now();
               res.turnsAnswered += 1;
               if (now <= end) answeredInWindow += 1;
-              res.latencies.push(now - scheduled);
+              record(res, now - scheduled);
             },
             (err: unknown) => {
               res.errors += 1;
@@ -500,7 +533,7 @@ async function openLoop(side: Side, o: Options, tag: string): Promise<PhaseResul
 
 /** Closed loop: each agent reports back to back for durationMs. */
 async function closedLoop(side: Side, o: Options, tag: string): Promise<PhaseResult & { turnsPerS: number }> {
-  const res: PhaseResult = { turnsOffered: 0, turnsAnswered: 0, errors: 0, errorSamples: [], latencies: [] };
+  const res = newPhase();
   const t0 = performance.now();
   const end = t0 + o.durationS * 1000;
   let inWindow = 0;
@@ -508,13 +541,14 @@ async function closedLoop(side: Side, o: Options, tag: string): Promise<PhaseRes
     side.ids.map(async (id, a) => {
       for (let t = 1; performance.now() < end; t++) {
         const s = performance.now();
+        const record = countSent(side, o, a);
         res.turnsOffered += 1;
         try {
           await side.report(id, makeTurn(`${tag}-${side.name}-c${a}-${t}`, a, t));
           const now = performance.now();
           res.turnsAnswered += 1;
           if (now <= end) inWindow += 1;
-          res.latencies.push(now - s);
+          record(res, now - s);
         } catch (err) {
           res.errors += 1;
           if (res.errorSamples.length < 5) res.errorSamples.push(String((err as Error)?.message ?? err).slice(0, 300));
@@ -585,6 +619,7 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
         ids,
         worker,
         workflowId: (id) => id,
+        sent: [],
         start: async (id) => {
           r.started.push({ workflowId: id });
           await raw.workflow.start('bareEntityWorkflow', { taskQueue: bareTq, workflowId: id, args: [0] });
@@ -599,6 +634,7 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
         ids,
         worker,
         workflowId: workflowIdFor,
+        sent: [],
         start: async (id) => {
           r.started.push({ workflowId: workflowIdFor(id) });
           await warden.start({ agentId: id, task: `Fleet agent ${id}: fix the empty-input handling in the parser and keep the tests green.`, supervisor: { evalInterval: o.evalInterval }, evaluator: o.evaluator, searchAttributes: o.searchAttributes });
@@ -615,16 +651,21 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
     }
   }
 
-  // Start every agent and report one warm-up turn each: every agent is then cached by its worker.
+  // Start every agent and report its warm-up turns (one each, or spread: see Options): every agent
+  // is then cached by its worker.
+  const warmupTurns = (a: number) => (o.spreadEvaluations ? 1 + (a % o.evalInterval) : 1);
   const startMs: Record<string, number> = {};
   const cachedRss: Record<string, number> = {};
   for (const side of sides) {
-    say(`${side.name}: starting ${side.ids.length} agents, one warm-up turn each`);
+    say(`${side.name}: starting ${side.ids.length} agents, ${o.spreadEvaluations ? `1 to ${o.evalInterval} warm-up turns each (spread)` : 'one warm-up turn each'}`);
     const s0 = performance.now();
     await pool(side.ids, o.concurrency, async (id, a) => {
       if (r.stopping) throw new Error('stopping');
       await setupRetry(() => side.start(id), /already started|already running/i);
-      await setupRetry(() => side.report(id, makeTurn(`${tag}-${side.name}-${a}-0`, a, 0)), /"duplicate":true/);
+      for (let w = 0; w < warmupTurns(a); w++) {
+        await setupRetry(() => side.report(id, makeTurn(`${tag}-${side.name}-${a}-${w === 0 ? '0' : `w${w}`}`, a, w)), /"duplicate":true/);
+      }
+      side.sent[a] = warmupTurns(a);
     });
     startMs[side.name] = performance.now() - s0;
     await sleep(1_000);
@@ -721,6 +762,8 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
   interface Acc {
     phases: Array<Record<string, number | string[] | number[]>>;
     latencies: number[];
+    evaluationTurnLatencies: number[];
+    otherTurnLatencies: number[];
     cpu: { worker: number | null; server: number | null };
     grown: number;
     grownBytes: number;
@@ -733,7 +776,7 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
   for (let k = 0; k < o.rounds; k++) {
     const order = k % 2 === 0 ? sides : [...sides].reverse();
     for (const side of order) {
-      const a = (acc[side.name] ??= { phases: [], latencies: [], cpu: { worker: 0, server: 0 }, grown: 0, grownBytes: 0, sampledTurns: 0, peakKiB: 0, lagMaxMs: 0, roundP99: [] });
+      const a = (acc[side.name] ??= { phases: [], latencies: [], evaluationTurnLatencies: [], otherTurnLatencies: [], cpu: { worker: 0, server: 0 }, grown: 0, grownBytes: 0, sampledTurns: 0, peakKiB: 0, lagMaxMs: 0, roundP99: [] });
       const before = await historyOf(r.connection, o.namespace, sample(side));
       say(`${side.name}: measuring (${o.mode} loop, ${o.durationS} s${o.rounds > 1 ? `, round ${k + 1} of ${o.rounds}` : ''})`);
       side.worker.resetPeak();
@@ -755,8 +798,10 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
       a.peakKiB = Math.max(a.peakKiB, side.worker.rss.peakKiB);
       a.lagMaxMs = Math.max(a.lagMaxMs, lag.max / 1e6);
       for (const l of phase.latencies) a.latencies.push(l);
+      for (const l of phase.evaluationTurnLatencies) a.evaluationTurnLatencies.push(l);
+      for (const l of phase.otherTurnLatencies) a.otherTurnLatencies.push(l);
       a.roundP99.push(stats(phase.latencies).p99 ?? NaN);
-      const { latencies: _l, ...rest } = phase;
+      const { latencies: _l, evaluationTurnLatencies: _e, otherTurnLatencies: _o, ...rest } = phase;
       a.phases.push(rest as unknown as Record<string, number | string[]>);
       await sleep(2_000);
     }
@@ -769,6 +814,9 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
     const perTurn = (v: number | null) => (v === null || answered === 0 ? null : round(v / answered, 2));
     perSide[side.name] = {
       latencyMs: stats(a.latencies),
+      // Split by turn number (see countSent): on warden, the turns that queued an evaluation; on
+      // bare, the same numbers (a control).
+      latencyByTurnMs: { evaluationTurns: { turns: a.evaluationTurnLatencies.length, ...stats(a.evaluationTurnLatencies) }, otherTurns: { turns: a.otherTurnLatencies.length, ...stats(a.otherTurnLatencies) } },
       turnsOffered: sum('turnsOffered'),
       turnsAnswered: answered,
       errors: sum('errors'),
@@ -796,6 +844,8 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
   const p = (name: string, k: string) => ((perSide[name]?.latencyMs as Record<string, number> | undefined)?.[k] ?? NaN);
   const ratio = (k: string) => round(p('warden', k) / p('bare', k), 2);
   const both = perSide.bare && perSide.warden;
+  const splitP99 = (name: string, k: string) => ((perSide[name]?.latencyByTurnMs as Record<string, { p99: number | null }> | undefined)?.[k]?.p99 ?? NaN);
+  const splitRatio = (k: string) => round(splitP99('warden', k) / splitP99('bare', k), 2);
   const cpuOf = (name: string) => ((perSide[name]?.cpuMsPerTurn as { worker: number | null } | undefined)?.worker ?? NaN);
   return {
     bench: 'fleet',
@@ -806,6 +856,7 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
     rounds: o.rounds,
     evaluator: o.evaluator.kind,
     evalInterval: o.evalInterval,
+    spreadEvaluations: o.spreadEvaluations,
     order: o.sides,
     ...perSide,
     ...(both
@@ -815,6 +866,9 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
             p90: ratio('p90'),
             p99: ratio('p99'),
             max: ratio('max'),
+            // Each split against bare's turns of the same numbers (latencyByTurnMs).
+            evaluationTurnsP99: splitRatio('evaluationTurns'),
+            otherTurnsP99: splitRatio('otherTurns'),
             workerCpuPerTurn: round(cpuOf('warden') / cpuOf('bare'), 2),
             ...(o.mode === 'closed' ? { throughput: round((perSide.warden!.turnsPerS as number) / (perSide.bare!.turnsPerS as number), 2) } : {}),
           },
