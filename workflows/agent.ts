@@ -11,7 +11,7 @@ import { ApplicationFailure, CancellationScope, condition, patched, setDefaultSi
 import { cancellationRequested, signal, unknownSignal } from '../src/domain/agent/controls.js';
 import type { AgentContext } from '../src/domain/agent/context.js';
 import { stopChildren, validateDelegation } from '../src/domain/agent/delegation.js';
-import { patchGate } from '../src/domain/agent/patches.js';
+import { openPatchGate } from '../src/domain/agent/patches.js';
 import { reportTurn, validateReport } from '../src/domain/agent/reporting.js';
 import { RUN_LIMITS } from '../src/domain/agent/next-step.js';
 import { createCore, type CarriedState } from '../src/domain/agent/state.js';
@@ -35,8 +35,9 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
   const spec = parsed.data;
   const info = workflowInfo();
   const core = createCore(spec, { workflowId: info.workflowId, runId: info.runId }, Date.now(), carried);
-  // Patches an earlier run of this agent took are taken without a marker; the list goes on to the next run (patches.ts).
-  const isPatched = patchGate(core.s.patches, patched);
+  // Patches an earlier run of this agent took are taken without a marker; the list goes on to the
+  // next run. A run with no such list takes every current patch with one marker (patches.ts).
+  const isPatched = openPatchGate(core.s.patches, carried?.patches !== undefined, patched);
   if (info.workflowId !== `agent-${spec.agentId}` && isPatched('agent-workflow-id')) {
     throw ApplicationFailure.nonRetryable(`workflow id ${info.workflowId} does not match agentId ${spec.agentId}: an agent runs as agent-<agentId>`, 'InvalidAgentSpec');
   }

@@ -12,9 +12,10 @@ import { temporalCli } from './temporal-cli.js';
 
 export const HISTORIES_DIR = join(ROOT, 'test/histories');
 
-export async function recordHistory(address: string, handle: WorkflowHandle, name: string): Promise<void> {
+/** The handle's current run, or the run `runId` of its workflow. */
+export async function recordHistory(address: string, handle: WorkflowHandle, name: string, runId?: string): Promise<void> {
   if (process.env.WARDEN_RECORD_HISTORIES !== '1') return;
-  const r = await temporalCli(address, ['workflow', 'show', '--workflow-id', handle.workflowId, '--output', 'json']);
+  const r = await temporalCli(address, ['workflow', 'show', '--workflow-id', handle.workflowId, ...(runId ? ['--run-id', runId] : []), '--output', 'json']);
   if (r.exitCode !== 0) throw new Error(`temporal workflow show failed: ${r.all}`);
   JSON.parse(String(r.stdout)); // must be JSON
   mkdirSync(HISTORIES_DIR, { recursive: true });

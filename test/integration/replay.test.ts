@@ -20,5 +20,23 @@ test.each(files)('replays %s', async (file) => {
   // The JSON of `temporal workflow show --output json`; the replayer converts it itself.
   const history = JSON.parse(readFileSync(join(HISTORIES_DIR, file), 'utf8')) as { events: unknown[] };
   expect(history.events.length).toBeGreaterThan(10);
-  await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, basename(file, '.json'));
+  await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, recordedWorkflowId(history) ?? basename(file, '.json'));
 });
+
+/**
+ * The workflow id the history ran under (the JSON does not hold it): an agent's is agent-<agentId>,
+ * from its spec, the start event's first argument. The workflow checks it (patch
+ * 'agent-workflow-id'), so a replay under another id would take a different path.
+ */
+function recordedWorkflowId(history: { events: unknown[] }): string | null {
+  const started = history.events[0] as { eventType?: string; workflowExecutionStartedEventAttributes?: { workflowType?: { name?: string }; input?: { payloads?: Array<{ data?: string }> } } };
+  const attrs = started.workflowExecutionStartedEventAttributes;
+  const data = attrs?.input?.payloads?.[0]?.data;
+  if (attrs?.workflowType?.name !== 'agentWorkflow' || !data) return null;
+  try {
+    const spec = JSON.parse(Buffer.from(data, 'base64').toString('utf8')) as { agentId?: unknown };
+    return typeof spec.agentId === 'string' ? `agent-${spec.agentId}` : null;
+  } catch {
+    return null;
+  }
+}

@@ -2,8 +2,9 @@
  * Short runs (patched 'short-runs', README "Capacity"): an agent's run continues as new at 250
  * events, so a restarted worker replays little. Across several such switches and a worker SIGKILL
  * in between, nothing is lost or doubled: turns, evaluations, spend, a steer sent before the kill,
- * and turn ids from earlier runs. Every closed run stayed near the limit, and a continued run asks
- * no patch its earlier run took (src/domain/agent/patches.ts).
+ * and turn ids from earlier runs. Every closed run stayed near the limit, the first run took every
+ * patch with one marker, and a continued run asks no patch its earlier run took
+ * (src/domain/agent/patches.ts).
  */
 import { expect, test } from 'vitest';
 import { workflowIdFor } from '../../src/client/index.js';
@@ -18,7 +19,7 @@ const stack = useWorkerProcesses();
 test('runs continue as new at 250 events; state crosses every switch and a worker SIGKILL', async () => {
   const agentId = 'shortruns';
   let worker = stack.spawnWorker();
-  await stack.warden.start({ agentId, task: 'Refactor every module and keep the tests green.' });
+  const { runId: firstRunId } = await stack.warden.start({ agentId, task: 'Refactor every module and keep the tests green.' });
   const turns = (from: number, n: number) => productiveTurns(from, n, { tokensIn: 100, costUsd: 0.001 });
 
   await reportWithEvaluations(stack.warden, agentId, turns(1, 70));
@@ -77,5 +78,17 @@ test('runs continue as new at 250 events; state crosses every switch and a worke
   const described = await stack.warden.handle(agentId).describe();
   expect(described.searchAttributes).toMatchObject({ WardenState: ['running'], WardenEscalationStep: [0], WardenPaused: [false] });
   await recordHistory(stack.server.address, stack.warden.handle(agentId), 'short-runs-after-sigkill');
+
+  // The first run, started by the client, took every patch with one marker (PATCH_SET_1): one
+  // core_patch marker and one TemporalChangeVersion upsert in its whole history.
+  const first = (await stack.warden.client.workflow.getHandle(workflowIdFor(agentId), firstRunId).fetchHistory()).events ?? [];
+  expect(first.at(-1)?.workflowExecutionContinuedAsNewEventAttributes).toBeTruthy();
+  const patchIds = first
+    .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')
+    .map((e) => JSON.parse(new TextDecoder().decode(e.markerRecordedEventAttributes!.details!['patch-data']!.payloads![0]!.data!)) as unknown);
+  expect(patchIds).toEqual([{ id: 'patch-set-1', deprecated: false }]);
+  const versions = first.filter((e) => e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.['TemporalChangeVersion']);
+  expect(versions).toHaveLength(1);
+  await recordHistory(stack.server.address, stack.warden.handle(agentId), 'short-runs-first-run', firstRunId);
   await stack.warden.signal(agentId, 'abort', { reason: 'test over' });
 }, 180_000);

@@ -3,10 +3,13 @@
  * took (no marker, no TemporalChangeVersion upsert) and the search attributes it published (the
  * server copies them, so nothing is upserted again until something changes).
  */
+import { readFileSync, readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { carriedForContinueAsNew } from '../../src/domain/agent/bytes.js';
 import type { PatchId } from '../../src/domain/agent/context.js';
-import { patchGate } from '../../src/domain/agent/patches.js';
+import { PATCH_SET_1, openPatchGate, patchGate } from '../../src/domain/agent/patches.js';
 import { reportTurn } from '../../src/domain/agent/reporting.js';
 import { freshState, resumeState, type CarriedState } from '../../src/domain/agent/state.js';
 import { publish } from '../../src/domain/agent/visibility.js';
@@ -31,6 +34,55 @@ describe('patchGate', () => {
     const gate = patchGate(taken, () => false);
     expect(gate('spend-at-most-per-minute')).toBe(false);
     expect(taken).toEqual([]);
+  });
+});
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
+
+describe('openPatchGate: a run without a carried list takes the whole set with one marker', () => {
+  it('a new run asks for the set once, first, and then answers every patch of the set without asking', () => {
+    const asked: PatchId[] = [];
+    const taken: PatchId[] = [];
+    const gate = openPatchGate(taken, false, (id) => (asked.push(id), true));
+    for (const id of PATCH_SET_1) expect(gate(id)).toBe(true);
+    expect(asked).toEqual(['patch-set-1']);
+    // The list goes on to the next run whole (the set id too, harmlessly: that run does not ask it).
+    expect(new Set(taken)).toEqual(new Set(['patch-set-1', ...PATCH_SET_1]));
+  });
+
+  it('a history recorded before the set is refused it, and asks each patch as it did', () => {
+    const asked: PatchId[] = [];
+    const taken: PatchId[] = [];
+    // Replay of an older first run: its history has markers for these two patches only.
+    const inHistory = new Set<PatchId>(['short-runs', 'agent-workflow-id']);
+    const gate = openPatchGate(taken, false, (id) => (asked.push(id), inHistory.has(id)));
+    expect(gate('agent-workflow-id')).toBe(true);
+    expect(gate('short-runs')).toBe(true);
+    expect(gate('watch-keeps-timer')).toBe(false);
+    expect(asked).toEqual(['patch-set-1', 'agent-workflow-id', 'short-runs', 'watch-keeps-timer']);
+    expect(taken).toEqual(['agent-workflow-id', 'short-runs']);
+  });
+
+  it('a run that carried a list does not ask for the set: it answers from the list and asks the rest one by one', () => {
+    const asked: PatchId[] = [];
+    const taken: PatchId[] = ['short-runs'];
+    const gate = openPatchGate(taken, true, (id) => (asked.push(id), true));
+    expect(gate('short-runs')).toBe(true);
+    expect(gate('failed-outcome')).toBe(true);
+    expect(asked).toEqual(['failed-outcome']);
+  });
+
+  it('the set names, once each, every patch the workflow code asks (as of the set: later patches are asked on their own)', () => {
+    expect(new Set(PATCH_SET_1).size).toBe(PATCH_SET_1.length);
+    const asked = new Set<string>();
+    for (const dir of ['workflows', 'src']) {
+      for (const file of readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' })) {
+        if (!file.endsWith('.ts')) continue;
+        for (const m of readFileSync(join(ROOT, dir, file), 'utf8').matchAll(/(?:patched|isPatched)\('([a-z0-9-]+)'\)/g)) asked.add(m[1]!);
+      }
+    }
+    expect(asked.size).toBeGreaterThan(10);
+    expect([...asked].filter((id) => id !== 'patch-set-1' && !PATCH_SET_1.includes(id as PatchId))).toEqual([]);
   });
 });
 

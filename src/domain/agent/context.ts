@@ -40,7 +40,9 @@ export type PatchId =
   /** The watch keeps its idle/orphan timer across wakes that do not move the deadline earlier. */
   | 'watch-keeps-timer'
   /** Spend search attributes are upserted at most once a minute (and every 5 turns at most). */
-  | 'spend-at-most-per-minute';
+  | 'spend-at-most-per-minute'
+  /** A run that is not continued from a gate-era run takes every patch above with this one marker (patches.ts). */
+  | 'patch-set-1';
 
 /** Signals one agent sends another (delegation). */
 export type AgentSignal =

@@ -10,14 +10,54 @@
  * took a patch needs no marker to know it: the taken patches are carried (`CarriedState.patches`),
  * and the continued run answers from that list. Replaying such a run reads the same list from its
  * start event, so it decides the same way. Runs started by a client, and runs continued from
- * histories recorded before this list existed, ask `patched()` as before.
+ * histories recorded before this list existed, take every current patch with one marker
+ * (`PATCH_SET_1`); in histories recorded before that set, they asked each patch on its own.
  *
- * The cost: a release older than this one cannot replay a run continued by this one (it would ask
- * `patched()`, find no marker and take the old path). Rolling back past it means resetting or
+ * The cost: a release older than this one cannot replay a run continued by this one, nor (since the
+ * set) a run started by this one (it would ask `patched()`, find no marker and take the old path). Rolling back past it means resetting or
  * terminating the agents' runs continued after the upgrade. That is what removing a patch (Temporal's
  * last step in retiring one) costs too; here it happens per agent, as soon as its run continues.
  */
 import type { PatchId } from './context.js';
+
+/**
+ * One marker for all of them: every patch this code had when `patch-set-1` was introduced. A run
+ * that carries no patch list (started by a client, or continued from a history recorded before the
+ * list existed) asks `patched('patch-set-1')` once, before anything else; granted (always, outside
+ * replay), it takes all of these without a marker each: one marker and one `TemporalChangeVersion`
+ * upsert instead of ~6 of each in an agent's first run. A history recorded before the set has no
+ * such marker, so its replay is refused the set and asks each patch as it did.
+ *
+ * Never add to this list: a patch added later is asked on its own (and carried on from there), or
+ * goes into a new set with a new id.
+ */
+export const PATCH_SET_1: readonly PatchId[] = [
+  'idle-timer-rearms',
+  'turn-restart-intensity',
+  'spend-search-attributes',
+  'evidence-after-whisper',
+  'idle-clock-after-resume',
+  'agent-workflow-id',
+  'restart-consecutive',
+  'failed-outcome',
+  'eval-queue-coalesce',
+  'notify-child-workflow',
+  'local-heuristic-evaluation',
+  'short-runs',
+  'watch-keeps-timer',
+  'spend-at-most-per-minute',
+];
+
+/**
+ * The run's gate (`patchGate`), opened the way `agentWorkflow` opens it: a run that carried a
+ * patch list answers from it; any other run first asks for the whole set (`PATCH_SET_1`).
+ */
+export function openPatchGate(taken: PatchId[], carriedList: boolean, ask: (id: PatchId) => boolean): (id: PatchId) => boolean {
+  if (!carriedList && ask('patch-set-1')) {
+    for (const id of ['patch-set-1' as const, ...PATCH_SET_1]) if (!taken.includes(id)) taken.push(id);
+  }
+  return patchGate(taken, ask);
+}
 
 /**
  * `patched` answered from `taken` first; a patch Temporal grants is added to `taken` (the list the
