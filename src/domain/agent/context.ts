@@ -41,7 +41,7 @@ export type PatchId =
   | 'watch-keeps-timer'
   /** Spend search attributes are upserted at most once a minute (and every 5 turns at most). */
   | 'spend-at-most-per-minute'
-  /** A run that is not continued from a gate-era run takes every patch above with this one marker (patches.ts). */
+  /** A run that carries no patch list takes every patch above with this one marker (PATCH_SET_1, patches.ts). */
   | 'patch-set-1';
 
 /** Signals one agent sends another (delegation). */

@@ -14,9 +14,10 @@
  * (`PATCH_SET_1`); in histories recorded before that set, they asked each patch on its own.
  *
  * The cost: a release older than this one cannot replay a run continued by this one, nor (since the
- * set) a run started by this one (it would ask `patched()`, find no marker and take the old path). Rolling back past it means resetting or
- * terminating the agents' runs continued after the upgrade. That is what removing a patch (Temporal's
- * last step in retiring one) costs too; here it happens per agent, as soon as its run continues.
+ * set) a run started by this one: it would ask `patched()`, find no marker and take the old path.
+ * Rolling back past it means resetting or terminating the agents' runs started or continued after
+ * the upgrade. That is what removing a patch (Temporal's last step in retiring one) costs too; here
+ * it happens per run, as soon as a run starts on this release.
  */
 import type { PatchId } from './context.js';
 
