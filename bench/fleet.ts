@@ -457,13 +457,15 @@ interface PhaseResult {
   turnsAnswered: number;
   errors: number;
   errorSamples: string[];
-  latencies: number[];
   /** The latencies of turns numbered like warden's evaluation turns (every evalInterval-th), and of the others. */
   evaluationTurnLatencies: number[];
   otherTurnLatencies: number[];
 }
 
-const newPhase = (): PhaseResult => ({ turnsOffered: 0, turnsAnswered: 0, errors: 0, errorSamples: [], latencies: [], evaluationTurnLatencies: [], otherTurnLatencies: [] });
+const newPhase = (): PhaseResult => ({ turnsOffered: 0, turnsAnswered: 0, errors: 0, errorSamples: [], evaluationTurnLatencies: [], otherTurnLatencies: [] });
+
+/** Every turn's latency: both halves of the split. */
+const allLatencies = (x: { evaluationTurnLatencies: number[]; otherTurnLatencies: number[] }): number[] => [...x.evaluationTurnLatencies, ...x.otherTurnLatencies];
 
 /**
  * Count a turn sent to agent `a` and say where its latency goes: warden queues an evaluation on
@@ -474,7 +476,6 @@ function countSent(side: Side, o: Options, a: number): (res: PhaseResult, ms: nu
   side.sent[a] = (side.sent[a] ?? 0) + 1;
   const evaluation = side.sent[a]! % o.evalInterval === 0;
   return (res, ms) => {
-    res.latencies.push(ms);
     (evaluation ? res.evaluationTurnLatencies : res.otherTurnLatencies).push(ms);
   };
 }
@@ -761,7 +762,6 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
   // growing, a neighbour's load) falls on both sides alike; each side's numbers pool its phases.
   interface Acc {
     phases: Array<Record<string, number | string[] | number[]>>;
-    latencies: number[];
     evaluationTurnLatencies: number[];
     otherTurnLatencies: number[];
     cpu: { worker: number | null; server: number | null };
@@ -776,7 +776,7 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
   for (let k = 0; k < o.rounds; k++) {
     const order = k % 2 === 0 ? sides : [...sides].reverse();
     for (const side of order) {
-      const a = (acc[side.name] ??= { phases: [], latencies: [], evaluationTurnLatencies: [], otherTurnLatencies: [], cpu: { worker: 0, server: 0 }, grown: 0, grownBytes: 0, sampledTurns: 0, peakKiB: 0, lagMaxMs: 0, roundP99: [] });
+      const a = (acc[side.name] ??= { phases: [], evaluationTurnLatencies: [], otherTurnLatencies: [], cpu: { worker: 0, server: 0 }, grown: 0, grownBytes: 0, sampledTurns: 0, peakKiB: 0, lagMaxMs: 0, roundP99: [] });
       const before = await historyOf(r.connection, o.namespace, sample(side));
       say(`${side.name}: measuring (${o.mode} loop, ${o.durationS} s${o.rounds > 1 ? `, round ${k + 1} of ${o.rounds}` : ''})`);
       side.worker.resetPeak();
@@ -797,11 +797,10 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
       a.sampledTurns += (phase.turnsAnswered / side.ids.length) * after.length;
       a.peakKiB = Math.max(a.peakKiB, side.worker.rss.peakKiB);
       a.lagMaxMs = Math.max(a.lagMaxMs, lag.max / 1e6);
-      for (const l of phase.latencies) a.latencies.push(l);
       for (const l of phase.evaluationTurnLatencies) a.evaluationTurnLatencies.push(l);
       for (const l of phase.otherTurnLatencies) a.otherTurnLatencies.push(l);
-      a.roundP99.push(stats(phase.latencies).p99 ?? NaN);
-      const { latencies: _l, evaluationTurnLatencies: _e, otherTurnLatencies: _o, ...rest } = phase;
+      a.roundP99.push(stats(allLatencies(phase)).p99 ?? NaN);
+      const { evaluationTurnLatencies: _e, otherTurnLatencies: _o, ...rest } = phase;
       a.phases.push(rest as unknown as Record<string, number | string[]>);
       await sleep(2_000);
     }
@@ -813,7 +812,7 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
     const answered = sum('turnsAnswered');
     const perTurn = (v: number | null) => (v === null || answered === 0 ? null : round(v / answered, 2));
     perSide[side.name] = {
-      latencyMs: stats(a.latencies),
+      latencyMs: stats(allLatencies(a)),
       // Split by turn number (see countSent): on warden, the turns that queued an evaluation; on
       // bare, the same numbers (a control).
       latencyByTurnMs: { evaluationTurns: { turns: a.evaluationTurnLatencies.length, ...stats(a.evaluationTurnLatencies) }, otherTurns: { turns: a.otherTurnLatencies.length, ...stats(a.otherTurnLatencies) } },
