@@ -79,14 +79,14 @@ test('runs continue as new at 250 events; state crosses every switch and a worke
   expect(described.searchAttributes).toMatchObject({ WardenState: ['running'], WardenEscalationStep: [0], WardenPaused: [false] });
   await recordHistory(stack.server.address, stack.warden.handle(agentId), 'short-runs-after-sigkill');
 
-  // The first run, started by the client, took every patch with one marker (PATCH_SET_1): one
-  // core_patch marker and one TemporalChangeVersion upsert in its whole history.
+  // The first run, started by the client, took every patch with one marker (the newest set,
+  // PATCH_SET_2): one core_patch marker and one TemporalChangeVersion upsert in its whole history.
   const first = (await stack.warden.client.workflow.getHandle(workflowIdFor(agentId), firstRunId).fetchHistory()).events ?? [];
   expect(first.at(-1)?.workflowExecutionContinuedAsNewEventAttributes).toBeTruthy();
   const patchIds = first
     .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')
     .map((e) => JSON.parse(new TextDecoder().decode(e.markerRecordedEventAttributes!.details!['patch-data']!.payloads![0]!.data!)) as unknown);
-  expect(patchIds).toEqual([{ id: 'patch-set-1', deprecated: false }]);
+  expect(patchIds).toEqual([{ id: 'patch-set-2', deprecated: false }]);
   const versions = first.filter((e) => e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.['TemporalChangeVersion']);
   expect(versions).toHaveLength(1);
   await recordHistory(stack.server.address, stack.warden.handle(agentId), 'short-runs-first-run', firstRunId);

@@ -1,43 +1,61 @@
 /**
- * Spend in visibility (patched 'spend-at-most-per-minute', README "Capacity"): a busy agent's
- * spend search attributes are upserted every 5 turns but at most once a minute, so a fleet's turns
- * do not each pay a visibility write; a state change publishes the exact figures at once. The
+ * Spend in visibility (patched 'spend-every-five-minutes', README "Capacity"): a busy agent's spend
+ * search attributes are upserted every 5 turns but at most once every five minutes, so a fleet's
+ * turns do not each pay a visibility write; a state change publishes the exact figures at once. The
  * status query is always exact. The rule's clock lives in the run's state, rebuilt by replay: a
  * worker SIGKILL in the middle changes nothing.
  */
 import { expect, test } from 'vitest';
 import { WardenTokens } from '../../src/domain/search-attributes.js';
-import { productiveTurns, reportWithEvaluations } from '../helpers/agents.js';
+import { productiveTurns, reportWithEvaluations, waitForStatus } from '../helpers/agents.js';
 import { recordHistory } from '../helpers/histories.js';
 import { eventually, useWorkerProcesses } from '../helpers/stack.js';
 
 const stack = useWorkerProcesses();
 
-test('a busy agent publishes spend at most once a minute; a state change publishes it exactly, across a worker SIGKILL', async () => {
+test('a busy agent publishes spend at most every five minutes; a state change publishes it exactly, across a worker SIGKILL', async () => {
   const agentId = 'spendminute';
   let worker = stack.spawnWorker();
   await stack.warden.start({ agentId, task: 'Refactor every module and keep the tests green.' });
   const turns = (from: number, n: number) => productiveTurns(from, n, { tokensIn: 100, costUsd: 0.001 });
   const tokensInVisibility = async () => (await stack.warden.handle(agentId).describe()).typedSearchAttributes.get(WardenTokens as never) as number | undefined;
+  /** WardenTokens of every upsert in the history, in order (the history is exact; visibility lags). */
+  const tokensUpserted = async () =>
+    ((await stack.warden.handle(agentId).fetchHistory()).events ?? [])
+      .map((e) => e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.[WardenTokens.name])
+      .filter((p) => p !== undefined)
+      .map((p) => JSON.parse(new TextDecoder().decode(p!.data!)) as number);
 
   const t0 = Date.now();
   await reportWithEvaluations(stack.warden, agentId, turns(1, 12));
   expect((await stack.warden.status(agentId)).tokens.in).toBe(1200);
   // Published when the first turn arrived (spawning → running, before it counted); turns 5 and 10
-  // (every 5 turns) fell within the minute. The old rule would show 1000 here.
+  // (every 5 turns) fell within the five minutes. The first rule would show 1000 here.
   await eventually(async () => ((await tokensInVisibility()) === 0 ? true : null), { what: 'the spend published at the start in visibility' });
 
   await stack.kill(worker);
   worker = stack.spawnWorker();
   await reportWithEvaluations(stack.warden, agentId, turns(13, 3), 5, 2);
   expect((await stack.warden.status(agentId)).tokens.in).toBe(1500);
-  if (Date.now() - t0 < 50_000) expect(await tokensInVisibility()).toBe(0); // turn 15 too, within the minute
+  if (Date.now() - t0 < 50_000) expect(await tokensUpserted()).toEqual([0]); // turn 15 too, within the minute
 
   // A state change publishes at once, with the exact spend.
   await stack.warden.signal(agentId, 'pause', { reason: 'lunch' });
   await eventually(async () => ((await tokensInVisibility()) === 1500 ? true : null), { what: 'exact spend published with the pause' });
   expect(await stack.warden.status(agentId)).toMatchObject({ state: 'paused-by-user', turns: 15 });
+  await stack.warden.signal(agentId, 'resume', {});
+  await waitForStatus(stack.warden, agentId, (s) => s.state === 'running', 'running again');
+  const resumedAt = Date.now();
+  expect(await tokensUpserted()).toEqual([0, 1500, 1500]); // the pause and the resume
 
-  await recordHistory(stack.server.address, stack.warden.handle(agentId), 'spend-at-most-per-minute');
+  // More than a minute after that upsert (the resume), within five: the bucket moves at turn 20,
+  // and nothing is upserted. The previous rule (a minute; histories recorded before five minutes)
+  // upserted 2000 here.
+  await new Promise((r) => setTimeout(r, Math.max(0, resumedAt + 62_000 - Date.now())));
+  await reportWithEvaluations(stack.warden, agentId, turns(16, 5), 5, 3);
+  expect((await stack.warden.status(agentId)).tokens.in).toBe(2000);
+  if (Date.now() - resumedAt < 280_000) expect(await tokensUpserted()).toEqual([0, 1500, 1500]);
+
+  await recordHistory(stack.server.address, stack.warden.handle(agentId), 'spend-every-five-minutes');
   await stack.warden.signal(agentId, 'abort', { reason: 'test over' });
-}, 120_000);
+}, 240_000);

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { carriedForContinueAsNew } from '../../src/domain/agent/bytes.js';
 import type { PatchId } from '../../src/domain/agent/context.js';
-import { PATCH_SET_1, openPatchGate, patchGate } from '../../src/domain/agent/patches.js';
+import { PATCH_SETS, PATCH_SET_1, PATCH_SET_2, openPatchGate, patchGate } from '../../src/domain/agent/patches.js';
 import { reportTurn } from '../../src/domain/agent/reporting.js';
 import { freshState, resumeState, type CarriedState } from '../../src/domain/agent/state.js';
 import { publish } from '../../src/domain/agent/visibility.js';
@@ -40,17 +40,28 @@ describe('patchGate', () => {
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
 
 describe('openPatchGate: a run without a carried list takes the whole set with one marker', () => {
-  it('a new run asks for the set once, first, and then answers every patch of the set without asking', () => {
+  it('a new run asks for the newest set once, first, and then answers every patch of the set without asking', () => {
     const asked: PatchId[] = [];
     const taken: PatchId[] = [];
     const gate = openPatchGate(taken, false, (id) => (asked.push(id), true));
-    for (const id of PATCH_SET_1) expect(gate(id)).toBe(true);
-    expect(asked).toEqual(['patch-set-1']);
+    for (const id of PATCH_SET_2) expect(gate(id)).toBe(true);
+    expect(asked).toEqual(['patch-set-2']);
     // The list goes on to the next run whole (the set id too, harmlessly: that run does not ask it).
+    expect(new Set(taken)).toEqual(new Set(['patch-set-2', ...PATCH_SET_2]));
+  });
+
+  it('a history recorded with the first set is refused the second and granted the first: it decides as it did', () => {
+    const asked: PatchId[] = [];
+    const taken: PatchId[] = [];
+    const inHistory = new Set<PatchId>(['patch-set-1']);
+    const gate = openPatchGate(taken, false, (id) => (asked.push(id), inHistory.has(id)));
+    for (const id of PATCH_SET_1) expect(gate(id)).toBe(true);
+    expect(gate('spend-every-five-minutes')).toBe(false);
+    expect(asked).toEqual(['patch-set-2', 'patch-set-1', 'spend-every-five-minutes']);
     expect(new Set(taken)).toEqual(new Set(['patch-set-1', ...PATCH_SET_1]));
   });
 
-  it('a history recorded before the set is refused it, and asks each patch as it did', () => {
+  it('a history recorded before the sets is refused them, and asks each patch as it did', () => {
     const asked: PatchId[] = [];
     const taken: PatchId[] = [];
     // Replay of an older first run: its history has markers for these two patches only.
@@ -59,7 +70,7 @@ describe('openPatchGate: a run without a carried list takes the whole set with o
     expect(gate('agent-workflow-id')).toBe(true);
     expect(gate('short-runs')).toBe(true);
     expect(gate('watch-keeps-timer')).toBe(false);
-    expect(asked).toEqual(['patch-set-1', 'agent-workflow-id', 'short-runs', 'watch-keeps-timer']);
+    expect(asked).toEqual(['patch-set-2', 'patch-set-1', 'agent-workflow-id', 'short-runs', 'watch-keeps-timer']);
     expect(taken).toEqual(['agent-workflow-id', 'short-runs']);
   });
 
@@ -72,11 +83,17 @@ describe('openPatchGate: a run without a carried list takes the whole set with o
     expect(asked).toEqual(['failed-outcome']);
   });
 
-  // A patch added after the set is asked on its own: list it here, never in PATCH_SET_1.
-  const AFTER_SET_1: string[] = [];
+  // A patch added after the newest set is asked on its own: list it here, never in a set.
+  const AFTER_NEWEST_SET: string[] = [];
 
-  it('the set names, once each, every patch the workflow code asks (except those added after it)', () => {
-    expect(new Set(PATCH_SET_1).size).toBe(PATCH_SET_1.length);
+  it('each set holds the one before it; the newest names, once each, every patch the workflow code asks (except those added after it)', () => {
+    expect(PATCH_SETS[0]!.patches).toBe(PATCH_SET_2);
+    for (let i = 0; i + 1 < PATCH_SETS.length; i++) {
+      const [newer, older] = [PATCH_SETS[i]!, PATCH_SETS[i + 1]!];
+      expect(newer.patches.slice(0, older.patches.length)).toEqual(older.patches);
+    }
+    expect(new Set(PATCH_SET_2).size).toBe(PATCH_SET_2.length);
+    const setIds = new Set<string>(PATCH_SETS.map((set) => set.id));
     const asked = new Set<string>();
     for (const dir of ['workflows', 'src']) {
       for (const file of readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' })) {
@@ -85,7 +102,8 @@ describe('openPatchGate: a run without a carried list takes the whole set with o
       }
     }
     expect(asked.size).toBeGreaterThan(10);
-    expect([...asked].filter((id) => id !== 'patch-set-1' && !PATCH_SET_1.includes(id as PatchId) && !AFTER_SET_1.includes(id))).toEqual([]);
+    expect(asked).toContain('spend-every-five-minutes');
+    expect([...asked].filter((id) => !setIds.has(id) && !PATCH_SET_2.includes(id as PatchId) && !AFTER_NEWEST_SET.includes(id))).toEqual([]);
   });
 });
 
@@ -102,7 +120,7 @@ describe('continue-as-new carries what the new run needs not ask again', () => {
     const a = testAgent();
     a.core.s.patches.push('short-runs', 'watch-keeps-timer');
     for (let i = 1; i <= 7; i++) {
-      a.clock.advance(61_000);
+      a.clock.advance(301_000);
       reportTurn(a, turn(`t${i}`, 'x', { tokensIn: 10 }));
     }
     const published = a.core.run.published;
@@ -118,9 +136,9 @@ describe('continue-as-new carries what the new run needs not ask again', () => {
     publish(next);
     expect(next.rec.upserts).toEqual([]); // same state, step, pause; spend not due
     expect(next.rec.details).toHaveLength(1); // the details text is not copied by the server: set again
-    // Spend goes on by the same rule as in the previous run: bucket 2 at turn 10, a minute after turn 5's upsert.
+    // Spend goes on by the same rule as in the previous run: bucket 2 at turn 10, five minutes after turn 5's upsert.
     for (let i = 8; i <= 10; i++) {
-      next.clock.advance(61_000);
+      next.clock.advance(301_000);
       reportTurn(next, turn(`t${i}`, 'x', { tokensIn: 10 }));
     }
     expect(next.rec.upserts.map((u) => u.find((x) => x.key.name === 'WardenTokens')?.value)).toEqual([100]);

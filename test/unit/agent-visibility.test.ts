@@ -1,4 +1,4 @@
-/** Visibility: the details text and search attributes are sent only when they change; spend every 5 turns, at most once a minute. */
+/** Visibility: the details text and search attributes are sent only when they change; spend every 5 turns, at most once every five minutes. */
 import { describe, expect, it } from 'vitest';
 import { reportTurn } from '../../src/domain/agent/reporting.js';
 import { publish, status } from '../../src/domain/agent/visibility.js';
@@ -15,7 +15,7 @@ describe('publish', () => {
     expect(a.rec.upserts).toHaveLength(1);
     expect(names(a.rec.upserts[0]!)).toEqual({ WardenState: 'spawning', WardenEscalationStep: 0, WardenPaused: false, WardenCostUsd: 0, WardenTokens: 0 });
     for (let i = 1; i <= 9; i++) {
-      a.clock.advance(61_000); // a slow agent: the minute never holds spend back
+      a.clock.advance(301_000); // a slow agent: the five minutes never hold spend back
       reportTurn(a, turn(`t${i}`, 'x', { tokensIn: 10, costUsd: 0.0012345678 }));
     }
     // spawning → running when turn 1 arrives (before it is counted), then spend at turn 5 (bucket 1)
@@ -26,31 +26,53 @@ describe('publish', () => {
     expect(names(a.rec.upserts.at(-1)!)).toMatchObject({ WardenState: 'paused-by-user', WardenPaused: true });
   });
 
-  it('a busy agent publishes spend at most once a minute; a slow one every 5 turns', () => {
+  it('a busy agent publishes spend at most once every five minutes; a slow one every 5 turns', () => {
     const a = testAgent();
     reportTurn(a, turn('t1', 'x', { tokensIn: 10 })); // spawning → running: state and spend (0), at t=0
     const spendUpserts = () => a.rec.upserts.map((u) => names(u).WardenTokens);
     for (let i = 2; i <= 12; i++) {
+      a.clock.advance(20_000);
+      reportTurn(a, turn(`t${i}`, 'x', { tokensIn: 10 }));
+    }
+    // 12 turns in 220 s, one every 20 s: buckets 1 and 2 were reached (turns 5 and 10, the agent's
+    // evaluation turns), both more than a minute after the last upsert, but within five minutes.
+    expect(spendUpserts()).toEqual([0]);
+    expect(a.rec.patches).toContain('spend-every-five-minutes');
+    for (let i = 13; i <= 16; i++) {
+      a.clock.advance(20_000);
+      reportTurn(a, turn(`t${i}`, 'x', { tokensIn: 10 }));
+    }
+    // Turn 16, 300 s after the last upsert: published, on a turn that is not an evaluation turn.
+    expect(spendUpserts()).toEqual([0, 160]);
+    // The next turn, five minutes later, is still in the published bucket: not due yet.
+    a.clock.advance(301_000);
+    reportTurn(a, turn('t17', 'x', { tokensIn: 10 }));
+    expect(spendUpserts()).toEqual([0, 160]);
+    // Slow: one turn every five minutes publishes on each bucket change, as before.
+    for (let i = 18; i <= 20; i++) {
+      a.clock.advance(301_000);
+      reportTurn(a, turn(`t${i}`, 'x', { tokensIn: 10 }));
+    }
+    expect(spendUpserts()).toEqual([0, 160, 200]);
+    // A state change publishes at once, spend included, and restarts the five minutes.
+    signal(a, 'pause', {});
+    expect(names(a.rec.upserts.at(-1)!)).toMatchObject({ WardenState: 'paused-by-user', WardenTokens: 200 });
+  });
+
+  it('histories from before five minutes publish spend every 5 turns at most once a minute', () => {
+    const a = testAgent({}, { patches: { 'spend-every-five-minutes': false } });
+    reportTurn(a, turn('t1', 'x', { tokensIn: 10 }));
+    for (let i = 2; i <= 12; i++) {
       a.clock.advance(2_000);
       reportTurn(a, turn(`t${i}`, 'x', { tokensIn: 10 }));
     }
-    // 12 turns in 22 s: buckets 1 and 2 were reached, but within the minute: nothing more.
-    expect(spendUpserts()).toEqual([0]);
-    expect(a.rec.patches).toContain('spend-at-most-per-minute');
-    a.clock.advance(40_000); // 62 s after the last upsert
+    // 12 turns in 22 s: within the minute, nothing more (the five-minute patch was not even asked).
+    expect(a.rec.upserts.map((u) => names(u).WardenTokens)).toEqual([0]);
+    expect(a.rec.patches).not.toContain('spend-every-five-minutes');
+    a.clock.advance(40_000); // 62 s after the last upsert: the minute rule publishes
     reportTurn(a, turn('t13', 'x', { tokensIn: 10 }));
-    expect(spendUpserts()).toEqual([0, 130]);
-    // The next turn, a minute later, is still in the published bucket: not due yet.
-    a.clock.advance(61_000);
-    reportTurn(a, turn('t14', 'x', { tokensIn: 10 }));
-    expect(spendUpserts()).toEqual([0, 130]);
-    // Slow: one turn a minute publishes on each bucket change, as before.
-    a.clock.advance(61_000);
-    reportTurn(a, turn('t15', 'x', { tokensIn: 10 }));
-    expect(spendUpserts()).toEqual([0, 130, 150]);
-    // A state change publishes at once, spend included, and restarts the minute.
-    signal(a, 'pause', {});
-    expect(names(a.rec.upserts.at(-1)!)).toMatchObject({ WardenState: 'paused-by-user', WardenTokens: 150 });
+    expect(a.rec.upserts.map((u) => names(u).WardenTokens)).toEqual([0, 130]);
+    expect(a.rec.patches).toContain('spend-every-five-minutes');
   });
 
   it('histories from before the minute publish spend every 5 turns however fast', () => {

@@ -42,7 +42,11 @@ export type PatchId =
   /** Spend search attributes are upserted at most once a minute (and every 5 turns at most). */
   | 'spend-at-most-per-minute'
   /** A run that carries no patch list takes every patch above with this one marker (PATCH_SET_1, patches.ts). */
-  | 'patch-set-1';
+  | 'patch-set-1'
+  /** Spend search attributes are upserted at most once every five minutes (SPEND_INTERVAL_MS), not once a minute. */
+  | 'spend-every-five-minutes'
+  /** A run that carries no patch list takes every patch above with this one marker (PATCH_SET_2, patches.ts). */
+  | 'patch-set-2';
 
 /** Signals one agent sends another (delegation). */
 export type AgentSignal =

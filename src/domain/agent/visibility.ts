@@ -1,8 +1,9 @@
 /**
  * What the world sees of an agent: the status query, the Web UI's current-details text, and the
  * search attribute values. `publish` sends only what changed: details on every change, search
- * attributes on a state/step/pause change and, for spend, every SPEND_EVERY turns but (since
- * `patched('spend-at-most-per-minute')`) at most once per SPEND_MIN_INTERVAL_MS.
+ * attributes on a state/step/pause change and, for spend, every SPEND_EVERY turns but at most once
+ * per SPEND_INTERVAL_MS (five minutes, since `patched('spend-every-five-minutes')`; a minute, since
+ * `patched('spend-at-most-per-minute')`, in histories recorded before it).
  */
 import { budgetReport } from '../budgets.js';
 import { WardenCostUsd, WardenEscalationStep, WardenParent, WardenPaused, WardenState, WardenTokens } from '../search-attributes.js';
@@ -14,11 +15,15 @@ import { SPEND_BUCKET_MS, isPaused, iso, spendOf, type AgentCore } from './state
 /** Publish spend as search attributes at most every this many turns (bounded history). */
 export const SPEND_EVERY = 5;
 /**
- * And no more often than this (behind `patched('spend-at-most-per-minute')`). Each upsert is an
- * event and a visibility write; at every 5 turns a busy fleet spent ~1.5 ms of server CPU per turn
- * on them (README "Capacity"). Spend in visibility (fleet lists, `warden top`) is then at most a
- * minute or 5 turns old; the status query and the budgets always use the exact figures.
+ * And no more often than this (behind `patched('spend-every-five-minutes')`). Each upsert is an
+ * event and a visibility write: at every 5 turns a busy fleet spent ~1.5 ms of server CPU per turn
+ * on them, and at one turn per 20 s the minute never held one back, so every evaluation turn carried
+ * one (README "Capacity"). Spend in visibility (fleet lists, `warden top`'s rows off screen) is then
+ * at most five minutes or 5 turns old; a state change publishes it at once, and the status query
+ * and the budgets always use the exact figures.
  */
+export const SPEND_INTERVAL_MS = 5 * 60_000;
+/** The interval in runs recorded before five minutes (behind `patched('spend-at-most-per-minute')`). */
 export const SPEND_MIN_INTERVAL_MS = 60_000;
 
 /** The Web UI's "current details" of the agent (markdown). */
@@ -71,12 +76,17 @@ export function publish(ctx: AgentContext): void {
   run.published = { state: s.state, step: s.ladder.step, paused, details, spendBucket: publishedBucket, spendAt };
 }
 
-/** Spend moved on by SPEND_EVERY turns since it was last published, and (newer runs) a minute has passed. */
+/**
+ * Spend moved on by SPEND_EVERY turns since it was last published, and five minutes have passed
+ * (runs recorded before that: a minute; before that, no wait). Each patch is asked only where it
+ * decides, so a history recorded under an older rule replays with it.
+ */
 function spendDue(ctx: AgentContext, spendBucket: number, now: number): boolean {
   const { published } = ctx.core.run;
   if (published.spendBucket === spendBucket) return false;
-  if (now - published.spendAt >= SPEND_MIN_INTERVAL_MS) return true;
-  // Asked only when the minute decides, so histories recorded before it replay with every bucket.
+  const since = now - published.spendAt;
+  if (since >= SPEND_INTERVAL_MS) return true;
+  if (since >= SPEND_MIN_INTERVAL_MS) return !ctx.ports.patched('spend-every-five-minutes');
   return !ctx.ports.patched('spend-at-most-per-minute');
 }
 
