@@ -6,6 +6,7 @@
  * patch with one marker, and a continued run asks no patch its earlier run took
  * (src/domain/agent/patches.ts).
  */
+import { defaultPayloadConverter } from '@temporalio/common';
 import { expect, test } from 'vitest';
 import { workflowIdFor } from '../../src/client/index.js';
 import { RUN_LIMITS } from '../../src/domain/agent/next-step.js';
@@ -85,7 +86,7 @@ test('runs continue as new at 250 events; state crosses every switch and a worke
   expect(first.at(-1)?.workflowExecutionContinuedAsNewEventAttributes).toBeTruthy();
   const patchIds = first
     .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')
-    .map((e) => JSON.parse(new TextDecoder().decode(e.markerRecordedEventAttributes!.details!['patch-data']!.payloads![0]!.data!)) as unknown);
+    .map((e) => defaultPayloadConverter.fromPayload(e.markerRecordedEventAttributes!.details!['patch-data']!.payloads![0]!));
   expect(patchIds).toEqual([{ id: 'patch-set-2', deprecated: false }]);
   const versions = first.filter((e) => e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.['TemporalChangeVersion']);
   expect(versions).toHaveLength(1);

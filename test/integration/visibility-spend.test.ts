@@ -5,6 +5,7 @@
  * status query is always exact. The rule's clock lives in the run's state, rebuilt by replay: a
  * worker SIGKILL in the middle changes nothing.
  */
+import { defaultPayloadConverter } from '@temporalio/common';
 import { expect, test } from 'vitest';
 import { WardenTokens } from '../../src/domain/search-attributes.js';
 import { productiveTurns, reportWithEvaluations, waitForStatus } from '../helpers/agents.js';
@@ -24,7 +25,7 @@ test('a busy agent publishes spend at most every five minutes; a state change pu
     ((await stack.warden.handle(agentId).fetchHistory()).events ?? [])
       .map((e) => e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.[WardenTokens.name])
       .filter((p) => p !== undefined)
-      .map((p) => JSON.parse(new TextDecoder().decode(p!.data!)) as number);
+      .map((p) => defaultPayloadConverter.fromPayload<number>(p));
 
   const t0 = Date.now();
   await reportWithEvaluations(stack.warden, agentId, turns(1, 12));
