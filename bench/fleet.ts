@@ -38,6 +38,7 @@ import { freePort } from '../src/devserver/ports.js';
 import { startDevServer, type DevServer } from '../src/devserver/server.js';
 import { WORKER_DEFAULTS, tuningFromEnv } from '../workers/main.js';
 import { loopbackAddress } from './common.js';
+import { readCpuMs, readTreeCpuMs } from './proc-cpu.js';
 
 const RSS_SAMPLE_MS = 200;
 
@@ -57,6 +58,8 @@ interface Options {
   /** Warden agents upsert their search attributes (the default); off prices the visibility writes. */
   searchAttributes: boolean;
   address: string | null;
+  /** With --address: the server's processes whose CPU (with their descendants') `cpuMsPerTurn.server` counts. */
+  serverPids: number[];
   namespace: string;
   sides: Array<'bare' | 'warden'>;
   concurrency: number;
@@ -88,6 +91,8 @@ const USAGE = `usage: node dist/bench/fleet.js [options]
   --side S             both (default) | bare | warden
   --order O            bare-first (default) | warden-first
   --address HOST:PORT  use this Temporal server (loopback) instead of starting a dev server
+  --server-pid PID     with --address: count this process and its descendants as the server in
+                       cpuMsPerTurn (repeat it: e.g. temporal-server and PostgreSQL's postmaster)
   --namespace NS       namespace (default "default")
   --concurrency N      parallel starts / warm-up turns / terminations (default 32)
   --timeout-ms MS      give up after this long in total (default 1800000)
@@ -106,6 +111,7 @@ function parseArgs(argv: string[]): Options {
     spreadEvaluations: false,
     searchAttributes: true,
     address: null,
+    serverPids: [],
     namespace: 'default',
     sides: ['bare', 'warden'],
     concurrency: 32,
@@ -178,6 +184,12 @@ function parseArgs(argv: string[]): Options {
         }
         break;
       }
+      case '--server-pid': {
+        const pid = num(flag, val(), 1, 2 ** 31);
+        if (readCpuMs(pid) === null) throw new UsageError(`--server-pid: no process ${pid} (or /proc is not readable)`);
+        o.serverPids.push(pid);
+        break;
+      }
       case '--namespace': {
         const v = val();
         if (!v) throw new UsageError('--namespace needs a value');
@@ -193,6 +205,7 @@ function parseArgs(argv: string[]): Options {
         throw new UsageError(`unknown argument: ${a}`);
     }
   }
+  if (o.serverPids.length > 0 && !o.address) throw new UsageError('--server-pid needs --address (the dev server fleet starts is counted by itself)');
   if (order === 'warden-first') o.sides.reverse();
   try {
     tuningFromEnv(); // the workers' WARDEN_* tuning, checked before anything starts
@@ -267,22 +280,6 @@ function readRssKiB(pid: number): number | null {
   try {
     const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Number(m[1]) : null;
-  } catch {
-    return null;
-  }
-}
-
-/**
- * CPU time (user + system) a process has used so far, in ms, from /proc/<pid>/stat (utime and
- * stime, fields 14 and 15, in USER_HZ ticks: 100 per second on Linux). Null when unreadable.
- */
-export function readCpuMs(pid: number | undefined): number | null {
-  if (!pid) return null;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // fields[0] is field 3 (state)
-    const ticks = Number(fields[11]) + Number(fields[12]);
-    return Number.isFinite(ticks) ? ticks * 10 : null;
   } catch {
     return null;
   }
@@ -413,6 +410,11 @@ async function setupRetry(fn: () => Promise<void>, done?: RegExp): Promise<void>
       await sleep(500 * attempt);
     }
   }
+}
+
+/** The server's CPU so far: the dev server fleet started, or the --server-pid process trees of an external one (null without). */
+function serverCpuMs(o: Options, r: Resources): number | null {
+  return o.serverPids.length > 0 ? readTreeCpuMs(o.serverPids) : readCpuMs(r.server?.process.pid);
 }
 
 interface Resources {
@@ -780,13 +782,13 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
       const before = await historyOf(r.connection, o.namespace, sample(side));
       say(`${side.name}: measuring (${o.mode} loop, ${o.durationS} s${o.rounds > 1 ? `, round ${k + 1} of ${o.rounds}` : ''})`);
       side.worker.resetPeak();
-      const cpu0 = { worker: readCpuMs(side.worker.child.pid), server: readCpuMs(r.server?.process.pid) };
+      const cpu0 = { worker: readCpuMs(side.worker.child.pid), server: serverCpuMs(o, r) };
       const lag = monitorEventLoopDelay({ resolution: 10 });
       lag.enable();
       const roundTag = o.rounds > 1 ? `${tag}r${k}` : tag;
       const phase = o.mode === 'open' ? await openLoop(side, o, roundTag) : await closedLoop(side, o, roundTag);
       lag.disable();
-      const cpu1 = { worker: readCpuMs(side.worker.child.pid), server: readCpuMs(r.server?.process.pid) };
+      const cpu1 = { worker: readCpuMs(side.worker.child.pid), server: serverCpuMs(o, r) };
       for (const key of ['worker', 'server'] as const) {
         a.cpu[key] = a.cpu[key] === null || cpu0[key] === null || cpu1[key] === null ? null : a.cpu[key]! + cpu1[key]! - cpu0[key]!;
       }
@@ -845,7 +847,7 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
   const both = perSide.bare && perSide.warden;
   const splitP99 = (name: string, k: string) => ((perSide[name]?.latencyByTurnMs as Record<string, { p99: number | null }> | undefined)?.[k]?.p99 ?? NaN);
   const splitRatio = (k: string) => round(splitP99('warden', k) / splitP99('bare', k), 2);
-  const cpuOf = (name: string) => ((perSide[name]?.cpuMsPerTurn as { worker: number | null } | undefined)?.worker ?? NaN);
+  const cpuOf = (name: string, of: 'worker' | 'server' = 'worker') => ((perSide[name]?.cpuMsPerTurn as Record<'worker' | 'server', number | null> | undefined)?.[of] ?? NaN);
   return {
     bench: 'fleet',
     mode: o.mode,
@@ -869,11 +871,13 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
             evaluationTurnsP99: splitRatio('evaluationTurns'),
             otherTurnsP99: splitRatio('otherTurns'),
             workerCpuPerTurn: round(cpuOf('warden') / cpuOf('bare'), 2),
+            ...(Number.isFinite(cpuOf('warden', 'server') / cpuOf('bare', 'server')) ? { serverCpuPerTurn: round(cpuOf('warden', 'server') / cpuOf('bare', 'server'), 2) } : {}),
             ...(o.mode === 'closed' ? { throughput: round((perSide.warden!.turnsPerS as number) / (perSide.bare!.turnsPerS as number), 2) } : {}),
           },
         }
       : {}),
     server: o.address ? 'external' : 'dev-server',
+    ...(o.serverPids.length > 0 ? { serverPids: o.serverPids } : {}),
     loadavgBefore: load0.map((x) => round(x, 2)),
     loadavgAfter: loadavg().map((x) => round(x, 2)),
     node: process.version,
