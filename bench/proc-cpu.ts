@@ -34,11 +34,15 @@ export function parseStat(text: string): ProcStat | null {
  */
 export function treeCpuMs(roots: readonly number[], table: ReadonlyMap<number, ProcStat>): number | null {
   const children = new Map<number, number[]>();
-  for (const [pid, s] of table) children.set(s.ppid, [...(children.get(s.ppid) ?? []), pid]);
+  for (const [pid, s] of table) {
+    const siblings = children.get(s.ppid);
+    if (siblings) siblings.push(pid);
+    else children.set(s.ppid, [pid]);
+  }
+  if (roots.some((r) => !table.has(r))) return null;
   let ticks = 0;
   const seen = new Set<number>();
   const stack = [...roots];
-  for (const r of roots) if (!table.has(r)) return null;
   while (stack.length > 0) {
     const pid = stack.pop()!;
     if (seen.has(pid)) continue; // a root inside another root's tree counts once
