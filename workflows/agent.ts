@@ -7,14 +7,12 @@
  *
  * Deterministic code only: @temporalio/workflow, zod and src/domain.
  */
-import { ApplicationFailure, CancellationScope, condition, patched, setDefaultSignalHandler, setHandler, workflowInfo } from '@temporalio/workflow';
-import { cancellationRequested, compactionSignal, dismissSignal, humanWaitSignal, sessionEndSignal, signal, unknownSignal } from '../src/domain/agent/controls.js';
+import { ApplicationFailure, CancellationScope, condition, setDefaultSignalHandler, setHandler, workflowInfo } from '@temporalio/workflow';
+import { cancellationRequested, signal, unknownSignal } from '../src/domain/agent/controls.js';
 import type { AgentContext } from '../src/domain/agent/context.js';
 import { stopChildren, validateDelegation } from '../src/domain/agent/delegation.js';
 import { applyLink } from '../src/domain/agent/links.js';
-import { openPatchGate } from '../src/domain/agent/patches.js';
 import { reportTurn, validateReport } from '../src/domain/agent/reporting.js';
-import { RUN_LIMITS } from '../src/domain/agent/next-step.js';
 import { createCore, type CarriedState } from '../src/domain/agent/state.js';
 import { finalOutcome, publish, status } from '../src/domain/agent/visibility.js';
 import { AgentSpecSchema, describeZodError, type AgentSpecInput } from '../src/domain/schemas.js';
@@ -37,17 +35,12 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
   const spec = parsed.data;
   const info = workflowInfo();
   const core = createCore(spec, { workflowId: info.workflowId, runId: info.runId }, Date.now(), carried);
-  // Patches an earlier run of this agent took are taken without a marker; the list goes on to the
-  // next run. A run with no such list takes every current patch with one marker (patches.ts).
-  const isPatched = openPatchGate(core.s.patches, carried?.patches !== undefined, patched);
-  if (info.workflowId !== `agent-${spec.agentId}` && isPatched('agent-workflow-id')) {
+  if (info.workflowId !== `agent-${spec.agentId}`) {
     throw ApplicationFailure.nonRetryable(`workflow id ${info.workflowId} does not match agentId ${spec.agentId}: an agent runs as agent-<agentId>`, 'InvalidAgentSpec');
   }
-  const shell = createShell(spec, isPatched);
+  const shell = createShell(spec);
   const ctx: AgentContext = { core, ports: shell.ports };
   const { s } = core;
-  // Short runs, so a restarted worker replays little (next-step.ts RUN_LIMITS); older histories keep 10,000 events.
-  if (isPatched('short-runs')) ctx.core.run.runLimits = { ...RUN_LIMITS };
 
   // Signals: validated, recorded and ignored when invalid; never thrown.
   setHandler(m.steerSignal, (p) => signal(ctx, 'steer', p));
@@ -56,11 +49,11 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
   setHandler(m.pauseSignal, (p) => signal(ctx, 'pause', p));
   setHandler(m.resumeSignal, (p) => signal(ctx, 'resume', p));
   setHandler(m.abortSignal, (p) => signal(ctx, 'abort', p));
-  setHandler(m.dismissSignal, (p) => dismissSignal(ctx, p));
+  setHandler(m.dismissSignal, (p) => signal(ctx, 'dismiss', p));
   setHandler(m.heartbeatSignal, (p) => signal(ctx, 'heartbeat', p));
-  setHandler(m.compactionSignal, (p) => compactionSignal(ctx, p));
-  setHandler(m.humanWaitSignal, (p) => humanWaitSignal(ctx, p));
-  setHandler(m.sessionSignal, (p) => sessionEndSignal(ctx, p));
+  setHandler(m.compactionSignal, (p) => signal(ctx, 'compaction', p));
+  setHandler(m.humanWaitSignal, (p) => signal(ctx, 'humanWait', p));
+  setHandler(m.sessionSignal, (p) => signal(ctx, 'session', p));
   setHandler(m.admitSignal, (p) => signal(ctx, 'admit', p));
   setHandler(m.childSpendSignal, (p) => signal(ctx, 'childSpend', p));
   setDefaultSignalHandler((name) => unknownSignal(ctx, name));
@@ -90,8 +83,7 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
   if (cancelled) throw cancelled; // the run ends CANCELED, with its state (done) visible
   const final = status(ctx);
   const outcome = finalOutcome(ctx.core);
-  // Histories from before this ended every agent Completed.
-  if (outcome.kind === 'failed' && isPatched('failed-outcome')) {
+  if (outcome.kind === 'failed') {
     throw ApplicationFailure.create({ type: outcome.type, message: outcome.message, nonRetryable: true, details: [final] });
   }
   return final;

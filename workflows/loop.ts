@@ -10,7 +10,7 @@ import { carriedForContinueAsNew } from '../src/domain/agent/bytes.js';
 import { admitted } from '../src/domain/agent/delegation.js';
 import { finishStop } from '../src/domain/agent/controls.js';
 import { enforceBudgets } from '../src/domain/agent/rails.js';
-import { afterWatch, declareOrphaned, humanWake, nextStep, resumedSinceLastSeen, startDriven, watchPlan, watchWake, type HistoryInfo } from '../src/domain/agent/next-step.js';
+import { afterWatch, declareOrphaned, humanWake, nextStep, startDriven, watchPlan, watchWake, type HistoryInfo } from '../src/domain/agent/next-step.js';
 import { endIfSessionGone, withSessionEnd } from '../src/domain/agent/session-end.js';
 import { applyEvaluation, evaluationFailed, startEvaluation } from '../src/domain/agent/supervision.js';
 import { isTerminal } from '../src/domain/states.js';
@@ -75,21 +75,15 @@ export async function runLoop(ctx: AgentContext, shell: Shell, specInput: AgentS
         await condition(() => humanWake(ctx, history()));
         continue;
       case 'watch': {
-        const rearmIdle = ctx.ports.patched('idle-timer-rearms');
-        // Only agents resumed since they were last seen need the newer idle clock (fewer patch markers).
         // An ended session's deadline (session-end.ts) shortens the wait; none unless a session ended.
-        const plan = withSessionEnd(watchPlan(ctx.core, ctx.ports.now(), rearmIdle, resumedSinceLastSeen(ctx.core) && ctx.ports.patched('idle-clock-after-resume')), ctx.core, ctx.ports.now());
+        const plan = withSessionEnd(watchPlan(ctx.core, ctx.ports.now()), ctx.core, ctx.ports.now());
         if (plan.kind === 'orphaned') {
           declareOrphaned(ctx, plan.reason);
           continue;
         }
         const wake = () => watchWake(ctx, history(), plan);
-        // One timer across watches (workflows/watch-timer.ts); histories from before start one per watch.
-        const woke = ctx.ports.patched('watch-keeps-timer')
-          ? await watchTimer.until(wake, ctx.ports.now(), plan.timeoutMs)
-          : plan.timeoutMs === undefined
-            ? (await condition(wake), true)
-            : await condition(wake, plan.timeoutMs);
+        // One timer across watches (workflows/watch-timer.ts).
+        const woke = await watchTimer.until(wake, ctx.ports.now(), plan.timeoutMs);
         if (endIfSessionGone(ctx)) continue;
         afterWatch(ctx, woke, plan);
         continue;
@@ -100,7 +94,7 @@ export async function runLoop(ctx: AgentContext, shell: Shell, specInput: AgentS
 
 /**
  * One evaluation. The heuristic evaluator is milliseconds of pure code, so it runs as a local
- * activity (behind `patched('local-heuristic-evaluation')`): its result is one marker in the
+ * activity: its result is one marker in the
  * workflow task that handled the turn, instead of an activity task and a second workflow task
  * (6 history events and two server round trips; docs/operating/capacity.md). Model and command evaluators
  * take seconds and stay ordinary activities, with the same 30 s start-to-close timeout.
@@ -108,7 +102,7 @@ export async function runLoop(ctx: AgentContext, shell: Shell, specInput: AgentS
 async function evaluate(ctx: AgentContext, shell: Shell): Promise<void> {
   const started = startEvaluation(ctx);
   await protectedEvidence(ctx, shell, started); // AgentSpec.protect only: the working tree's evidence
-  const local = ctx.core.spec.evaluator.kind === 'heuristic' && ctx.ports.patched('local-heuristic-evaluation');
+  const local = ctx.core.spec.evaluator.kind === 'heuristic';
   const options = { startToCloseTimeout: ctx.core.spec.supervisor.evalTimeoutMs, retry: { maximumAttempts: 1 }, summary: started.summary };
   let result: EvaluateResult;
   try {

@@ -14,7 +14,6 @@ import {
   condition,
   getExternalWorkflowHandle,
   log,
-  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -30,7 +29,6 @@ import { workerSpec } from '../src/domain/mesh/worker.js';
 import { integrationTurn, taskState, tickMs } from '../src/domain/mesh/rules.js';
 import { integrationOutcome, lastOutputOf, markFailed, readyReason, replacement, tickTask } from '../src/domain/mesh/policy.js';
 import { activeAttempt, isOpen, type Attempt, type MeshPhase, type MeshStatus, type TaskRecord } from '../src/domain/mesh/state.js';
-import type { WardenActivities } from '../src/domain/activity-types.js';
 import { WardenState } from '../src/domain/search-attributes.js';
 import { agentWorkflow } from './agent.js';
 import * as m from './messages.js';
@@ -49,7 +47,6 @@ const shortList = (xs: string[]) => {
 // git and file work is quick: a short timeout lets a dead worker's activity be retried soon.
 const acts = proxyActivities<MeshActivities>({ startToCloseTimeout: '20s', retry: { initialInterval: '1s', maximumAttempts: 5 } });
 const validation = proxyActivities<Pick<MeshActivities, 'meshValidate'>>({ startToCloseTimeout: '11m', retry: { maximumAttempts: 1 } });
-const notifier = proxyActivities<Pick<WardenActivities, 'notifyWebhook'>>({ startToCloseTimeout: '15s', retry: { initialInterval: '1s', maximumAttempts: 5 } });
 
 export async function meshWorkflow(input: MeshInput): Promise<MeshStatus> {
   const spec = MeshInputSchema.parse(input);
@@ -57,16 +54,6 @@ export async function meshWorkflow(input: MeshInput): Promise<MeshStatus> {
   const runId = spec.runId;
   const now = () => Date.now();
   const verify = (v: boolean) => v || spec.validate !== undefined;
-  // Stall and output waits measured in wall-clock time (before: tick counts, wake-up ticks included).
-  const wallClock = patched('mesh-wall-clock-stall');
-  // Correct work kept (a patch passing D and S is integrated with a warning after one re-emit
-  // request for missing sections), bounds on attempts that never ack or wait for feedback, and a
-  // notice when ready.
-  const keepWork = patched('mesh-keeps-correct-work');
-  // Alerts through the notify workflow, as the agent's (IRC and webhook formats; its retries), not activities of the mesh's own.
-  const notifyChild = patched('mesh-notify-workflow');
-  // Worktrees and branches removed after apply or cancel (unless keepWorktrees).
-  const cleanup = patched('mesh-cleanup-worktrees');
   let alerts = 0;
   const s: MeshStatus = {
     runId, repo: spec.repo, phase: 'setting-up', phaseReason: null, tunables: t, validate: spec.validate ?? null,
@@ -200,7 +187,7 @@ export async function meshWorkflow(input: MeshInput): Promise<MeshStatus> {
         record(a.agentNote ? `AGENT NEEDS A HUMAN task ${r.task.index} ${a.agentId}: ${a.agentNote}` : `AGENT RESUMED task ${r.task.index} ${a.agentId}`);
       }
       if (a.ready) continue; // finished and gated: waiting for its turn
-      for (const x of tickTask(r, a, o, now(), t, { wallClock, keepWork })) {
+      for (const x of tickTask(r, a, o, now(), t)) {
         if (x.kind === 'log') record(x.text);
         else if (x.kind === 'steer') steer(a, x.text);
         else if (x.kind === 'replace') await replace(r, a, x.how, x.reason);
@@ -271,23 +258,17 @@ export async function meshWorkflow(input: MeshInput): Promise<MeshStatus> {
     }
   }
 
+  /** Alerts through the notify workflow, as the agent's (IRC and webhook formats, its retries). */
   async function notifyAll(reason: string, what: 'mesh awaiting input' | 'mesh ready' | 'mesh failed' = 'mesh awaiting input'): Promise<void> {
-    if (notifyChild) {
-      if (spec.notify.log) log.warn(what, { runId, reason });
-      // The mesh's own event kind (its title and answer); only the child's input changes, not the commands.
-      const kind = what === 'mesh ready' ? 'mesh-ready' : what === 'mesh failed' ? 'mesh-failed' : 'mesh-awaiting-input';
-      const alert = meshAlert({ runId, workflowId: workflowInfo().workflowId, temporalRunId: workflowInfo().runId, reason, at: now(), notify: spec.notify, kind });
-      if (alert) await startNotifyChild(alert, ++alerts).catch((err: unknown) => log.warn('mesh alert not started', { error: String(err) }));
-      return;
-    }
-    const event = { event: 'escalation' as const, agentId: `mesh-${runId}`, workflowId: workflowInfo().workflowId, runId: workflowInfo().runId, task: `mesh ${runId}`, step: 0, reason, at: new Date(now()).toISOString() };
     if (spec.notify.log) log.warn(what, { runId, reason });
-    await Promise.all(spec.notify.webhooks.map((channel) => notifier.notifyWebhook({ channel, event }).catch(() => undefined)));
+    // The mesh's own event kind (its title and answer).
+    const kind = what === 'mesh ready' ? 'mesh-ready' : what === 'mesh failed' ? 'mesh-failed' : 'mesh-awaiting-input';
+    const alert = meshAlert({ runId, workflowId: workflowInfo().workflowId, temporalRunId: workflowInfo().runId, reason, at: now(), notify: spec.notify, kind });
+    if (alert) await startNotifyChild(alert, ++alerts).catch((err: unknown) => log.warn('mesh alert not started', { error: String(err) }));
   }
 
   /** After apply or cancel: the workers end (or 2 minutes pass), then their worktrees and the run's branches go. */
   async function cleanUp(): Promise<void> {
-    if (!cleanup) return;
     if (spec.keepWorktrees) return record('KEPT worktrees and branches (keepWorktrees)');
     await condition(() => s.tasks.every((r) => r.attempts.every((a) => a.agentEnded !== null)), '2m');
     try {
@@ -349,7 +330,7 @@ export async function meshWorkflow(input: MeshInput): Promise<MeshStatus> {
         record(`VALIDATION ${v.ok ? 'passed' : `failed (exit ${v.exitCode})`}: ${spec.validate}`);
       }
       publish('ready', readyReason(s));
-      if (keepWork) signal('webhooks', () => notifyAll(`mesh ready: ${s.phaseReason}`, 'mesh ready'));
+      signal('webhooks', () => notifyAll(`mesh ready: ${s.phaseReason}`, 'mesh ready'));
       await condition(() => s.applied !== null || cancel !== null);
       if (!s.applied) publish('cancelled', cancel);
       await cleanUp();
@@ -358,14 +339,14 @@ export async function meshWorkflow(input: MeshInput): Promise<MeshStatus> {
   try {
     await run();
   } catch (err) {
-    // Before this patch a failing activity failed the whole workflow (its status stuck at `running`).
-    if (!(err instanceof ActivityFailure) || !patched('mesh-failure-ends-named')) throw err;
+    // A mesh activity that fails for good ends the mesh `failed`, named, and tells the webhooks.
+    if (!(err instanceof ActivityFailure)) throw err;
     const reason = `${err.activityType ?? 'a mesh activity'} failed: ${(err.cause?.message ?? err.message).slice(0, 400)}`;
     for (const r of s.tasks) for (const a of r.attempts) close(a, `mesh failed: ${reason}`);
     for (const r of s.tasks.filter(isOpen)) markFailed(r, `mesh failed: ${reason}`);
     record(`MESH FAILED: ${reason}; its workers were stopped`);
     publish('failed', reason);
-    if (patched('mesh-failure-notified')) signal('webhooks', () => notifyAll(`mesh failed: ${reason}`, 'mesh failed'));
+    signal('webhooks', () => notifyAll(`mesh failed: ${reason}`, 'mesh failed'));
   }
   await condition(() => allHandlersFinished() && pendingSignals === 0);
   return s;

@@ -6,6 +6,7 @@
 import {
   getExternalWorkflowHandle,
   log,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setCurrentDetails,
@@ -13,10 +14,10 @@ import {
   type CancellationScope,
 } from '@temporalio/workflow';
 import type { WardenActivities } from '../src/domain/activity-types.js';
-import type { AgentPorts, PatchId } from '../src/domain/agent/context.js';
+import type { AgentPorts } from '../src/domain/agent/context.js';
 import type { AgentSpec } from '../src/domain/schemas.js';
 import * as m from './messages.js';
-import { NOTIFY_WEBHOOK_OPTIONS, startNotifyChild } from './notify.js';
+import { startNotifyChild } from './notify.js';
 
 export interface Shell {
   ports: AgentPorts;
@@ -29,8 +30,7 @@ export interface Shell {
   pending: number;
 }
 
-/** `isPatched`: Temporal's `patched()` behind the run's patch gate (src/domain/agent/patches.ts). */
-export function createShell(spec: AgentSpec, isPatched: (id: PatchId) => boolean): Shell {
+export function createShell(spec: AgentSpec): Shell {
   // Options are given per call (with a summary for the Web UI): evaluations never retry, webhooks do.
   const activities = proxyActivities<WardenActivities>({ startToCloseTimeout: spec.supervisor.evalTimeoutMs, retry: { maximumAttempts: 1 } });
   const localActivities = proxyLocalActivities<WardenActivities>({ startToCloseTimeout: spec.supervisor.evalTimeoutMs, retry: { maximumAttempts: 1 } });
@@ -45,14 +45,7 @@ export function createShell(spec: AgentSpec, isPatched: (id: PatchId) => boolean
     log,
     setDetails: (text) => setCurrentDetails(text),
     upsertSearchAttributes: (updates) => upsertSearchAttributes(updates as Parameters<typeof upsertSearchAttributes>[0]),
-    patched: isPatched,
-    notifyWebhook(channel, event, summary) {
-      track(
-        activities.notifyWebhook
-          .executeWithOptions({ ...NOTIFY_WEBHOOK_OPTIONS, summary }, [{ channel, event }])
-          .catch((err: unknown) => log.error('webhook notification failed after retries', { agentId: spec.agentId, url: channel.url, error: String(err) })),
-      );
-    },
+    patched,
     startNotification(input) {
       notifySeq += 1;
       // Held only until the child has started, never for its delivery.

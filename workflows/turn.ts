@@ -60,8 +60,8 @@ export async function runDrivenTurn(ctx: AgentContext, shell: Shell): Promise<vo
       endTurn(ctx);
       const cause = inner?.message ?? (err instanceof Error ? err.message : String(err));
       // A rate-limited model: blocked on a timer, then the same turn again; restart intensity is not charged.
-      const limit = t.countRestarts ? rateLimitOf(inner) : null;
-      if (limit && ctx.ports.patched('rate-limit-blocks')) {
+      const limit = rateLimitOf(inner);
+      if (limit) {
         const waitMs = turnRateLimited(ctx, { turnNumber: t.turnNumber, whispers: t.whispers, cause, limit });
         // Blocked (or a compaction turn, which stays compacting) until the timer, or until a human moves the agent.
         const waitingIn = ctx.core.s.state === 'compacting' ? 'compacting' : 'blocked';
@@ -74,7 +74,6 @@ export async function runDrivenTurn(ctx: AgentContext, shell: Shell): Promise<vo
         whispers: t.whispers,
         cause,
         protocolError: Boolean(inner?.nonRetryable && inner.type === 'TurnProtocolError'),
-        countRestarts: t.countRestarts,
       });
       // Running (or compacting: the compaction turn is retried) until the backoff ends or a human steps in.
       const retryingIn = ctx.core.s.state === 'compacting' ? 'compacting' : 'running';

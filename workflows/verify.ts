@@ -50,12 +50,11 @@ export async function verifyClaim(ctx: AgentContext, shell: Shell): Promise<void
 
 /**
  * AgentSpec.protect: read the protected paths' changes right before an evaluation and hand them to
- * the evaluator (histories from before this evaluated without them: `patched('protected-evidence')`,
- * asked only for agents with `protect`). A failed read leaves the evaluation without the evidence.
+ * the evaluator. A failed read leaves the evaluation without the evidence.
  */
 export async function protectedEvidence(ctx: AgentContext, shell: Shell, started: StartedEvaluation): Promise<void> {
   const input = protectedEvidenceInput(ctx.core);
-  if (!input || !ctx.ports.patched('protected-evidence')) return;
+  if (!input) return;
   try {
     const out = await shell.activities.protectedDiff.executeWithOptions(
       { startToCloseTimeout: '1m', retry: { maximumAttempts: 2, initialInterval: '1s' }, summary: `protected paths of ${ctx.core.spec.agentId}` },

@@ -1,5 +1,5 @@
 /**
- * The watch's timer, kept across watches (behind `patched('watch-keeps-timer')`).
+ * The watch's timer, kept across watches.
  *
  * An external agent is watched until something wakes it (a queued evaluation, a stop, continue-as-
  * new) or until its idle/orphan deadline. `condition(fn, timeout)` starts a timer per watch and

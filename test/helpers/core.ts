@@ -5,8 +5,7 @@
  */
 import type { AgentContext, AgentPorts, AgentSignal, PatchId, SearchAttributeUpdate } from '../../src/domain/agent/context.js';
 import { createCore, type CarriedState } from '../../src/domain/agent/state.js';
-import { AgentSpecSchema, type AgentSpecInput, type WebhookChannel } from '../../src/domain/schemas.js';
-import type { NotificationEvent } from '../../src/domain/activity-types.js';
+import { AgentSpecSchema, type AgentSpecInput } from '../../src/domain/schemas.js';
 import type { NotifyWorkflowInput } from '../../src/domain/notify.js';
 
 export const T0 = Date.parse('2026-11-23T09:00:00.000Z');
@@ -14,7 +13,6 @@ export const T0 = Date.parse('2026-11-23T09:00:00.000Z');
 export interface Recorded {
   details: string[];
   upserts: SearchAttributeUpdate[][];
-  webhooks: { channel: WebhookChannel; event: NotificationEvent; summary: string }[];
   notifications: NotifyWorkflowInput[];
   signals: { workflowId: string; signal: AgentSignal }[];
   cancels: number;
@@ -34,7 +32,7 @@ export function testAgent(spec: Partial<AgentSpecInput> = {}, opts: { carried?: 
       clock.now += ms;
     },
   };
-  const rec: Recorded = { details: [], upserts: [], webhooks: [], notifications: [], signals: [], cancels: 0, patches: [], logs: [] };
+  const rec: Recorded = { details: [], upserts: [], notifications: [], signals: [], cancels: 0, patches: [], logs: [] };
   const ports: AgentPorts = {
     now: () => clock.now,
     log: {
@@ -48,7 +46,6 @@ export function testAgent(spec: Partial<AgentSpecInput> = {}, opts: { carried?: 
       rec.patches.push(id);
       return opts.patches?.[id] ?? true;
     },
-    notifyWebhook: (channel, event, summary) => rec.webhooks.push({ channel, event, summary }),
     startNotification: (input) => rec.notifications.push(input),
     signalAgent: (workflowId, signal) => rec.signals.push({ workflowId, signal }),
     cancelTurn: () => (rec.cancels += 1),

@@ -1,5 +1,5 @@
 /**
- * Spend in visibility (patched 'spend-every-five-minutes', docs/operating/capacity.md): a busy agent's spend
+ * Spend in visibility (docs/operating/capacity.md): a busy agent's spend
  * search attributes are upserted every 5 turns but at most once every five minutes, so a fleet's
  * turns do not each pay a visibility write; a state change publishes the exact figures at once. The
  * status query is always exact. The rule's clock lives in the run's state, rebuilt by replay: a

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { EvaluateResult, TurnResult } from '../../src/domain/activity-types.js';
-import { compactionSignal, signal } from '../../src/domain/agent/controls.js';
+import { signal } from '../../src/domain/agent/controls.js';
 import { carriedForContinueAsNew } from '../../src/domain/agent/bytes.js';
 import { beginTurn, endTurn, turnFinished } from '../../src/domain/agent/driven.js';
 import { declareOrphaned, nextStep, watchPlan } from '../../src/domain/agent/next-step.js';
@@ -72,7 +72,6 @@ describe('a driven agent with lastResort compact', () => {
     expect(s.ladder).toMatchObject({ step: 3, escalations: 0, compactions: 1 });
     expect(s.pendingWhispers).toEqual([]); // no ESCALATION whisper
     expect(a.rec.notifications).toEqual([]); // nobody is called yet
-    expect(a.rec.patches).toContain('compact-last-resort');
     const handoff = s.compaction!.handoff;
     expect(handoff.startsWith(HANDOFF_HEADER)).toBe(true);
     expect(handoff).toContain('Your task:\nMake the build pass');
@@ -154,7 +153,7 @@ describe('a driven agent with lastResort compact', () => {
     signal(a, 'steer', { text: 'Read the error first.' });
     const first = beginTurn(a);
     endTurn(a);
-    const backoff = turnFailed(a, { turnNumber: first.turnNumber, whispers: first.whispers, cause: 'worker died', protocolError: false, countRestarts: true });
+    const backoff = turnFailed(a, { turnNumber: first.turnNumber, whispers: first.whispers, cause: 'worker died', protocolError: false });
     expect(backoff).toBeGreaterThan(0);
     expect(a.core.s.state).toBe('compacting');
     expect(nextStep(a, H)).toEqual({ kind: 'turn' });
@@ -177,13 +176,9 @@ describe('a driven agent with lastResort compact', () => {
     expect(beginTurn(a).input).toMatchObject({ session: { sessionId: 'fresh' } });
   });
 
-  it('without the patch (a history from before compaction), or with lastResort none, the ladder escalates as before', () => {
-    const old = compactedDriven({}, { 'compact-last-resort': false });
-    expect(old.core.s.state).toBe('awaiting-input');
-    expect(old.core.s.compaction).toBeNull();
+  it('with lastResort none, the ladder escalates as before', () => {
     const none = compactedDriven({ supervisor: { evalInterval: 1, idleAfterMs: 0 } });
     expect(none.core.s.state).toBe('awaiting-input');
-    expect(none.rec.patches).not.toContain('compact-last-resort');
   });
 });
 
@@ -224,22 +219,21 @@ describe("the agent's own CLI compacting (the compaction signal, from Claude Cod
 
   it('start: a running agent is compacting; end: running again, with the trigger in the reasons', () => {
     const a = reported();
-    compactionSignal(a, { phase: 'start', trigger: 'auto' });
+    signal(a, 'compaction', { phase: 'start', trigger: 'auto' });
     expect(a.core.s.state).toBe('compacting');
     expect(a.core.s.stateReason).toBe("the agent's own CLI is compacting its context (auto)");
-    compactionSignal(a, { phase: 'end', trigger: 'auto' });
+    signal(a, 'compaction', { phase: 'end', trigger: 'auto' });
     expect(a.core.s.state).toBe('running');
     expect(a.core.s.transitions.slice(-2).map((t) => `${t.from}>${t.to}:${t.event}`)).toEqual(['running>compacting:compact', 'compacting>running:compacted']);
     expect(a.core.s.compaction).toBeNull(); // not the ladder's compaction
-    expect(a.rec.patches).toContain('cli-compaction-signal');
   });
 
   it('a CLI that dies while it compacts: with heartbeats, twice the interval of silence makes the agent orphaned', () => {
     const a = testAgent({ supervisor: { idleAfterMs: 0 }, safety: { heartbeatIntervalMs: 10_000 } });
     reportTurn(a, turn('t1'));
-    compactionSignal(a, { phase: 'start', trigger: 'auto' });
+    signal(a, 'compaction', { phase: 'start', trigger: 'auto' });
     a.clock.advance(25_000);
-    const plan = watchPlan(a.core, a.clock.now, true);
+    const plan = watchPlan(a.core, a.clock.now);
     expect(plan).toMatchObject({ kind: 'orphaned' });
     declareOrphaned(a, (plan as { reason: string }).reason);
     expect(a.core.s.state).toBe('orphaned');
@@ -248,37 +242,29 @@ describe("the agent's own CLI compacting (the compaction signal, from Claude Cod
 
   it('a bare signal means start; a lost end is made up for by the next reported turn', () => {
     const a = reported();
-    compactionSignal(a, {});
+    signal(a, 'compaction', {});
     expect(a.core.s.state).toBe('compacting');
     const r = reportTurn(a, turn('t2'));
     expect(r.state).toBe('running');
     expect(a.core.s.transitions.at(-1)).toMatchObject({ event: 'compacted', cause: "the agent reported a turn after its own CLI's compaction" });
   });
 
-  it('a history from before the signal (patch refused) records it as an unknown signal and changes nothing', () => {
-    const a = testAgent({ supervisor: { idleAfterMs: 0 } }, { patches: { 'cli-compaction-signal': false } });
-    reportTurn(a, turn('t1'));
-    compactionSignal(a, { phase: 'start' });
-    expect(a.core.s.state).toBe('running');
-    expect(a.core.s.invalidSignals).toBe(1);
-    expect(a.core.s.refused.at(-1)?.reason).toMatch(/^unknown signal "compaction"/);
-  });
 
   it('refused, with the reason, for a driven agent, an end with no start, and a start while paused; a bad payload names its field', () => {
     const d = testAgent(commandSpec());
     startDriven(d);
-    compactionSignal(d, { phase: 'start' });
+    signal(d, 'compaction', { phase: 'start' });
     expect(d.core.s.state).toBe('running');
     expect(d.core.s.refused.at(-1)).toMatchObject({ what: 'compaction', reason: expect.stringMatching(/driven by warden/) });
 
     const a = reported();
-    compactionSignal(a, { phase: 'end' });
+    signal(a, 'compaction', { phase: 'end' });
     expect(a.core.s.refused.at(-1)).toMatchObject({ what: 'compaction', reason: 'end of a compaction, but the agent is running' });
     signal(a, 'pause', {});
-    compactionSignal(a, { phase: 'start' });
+    signal(a, 'compaction', { phase: 'start' });
     expect(a.core.s.state).toBe('paused-by-user');
     expect(a.core.s.refused.at(-1)).toMatchObject({ what: 'compact' });
-    compactionSignal(a, { phase: 'sideways' });
+    signal(a, 'compaction', { phase: 'sideways' });
     expect(a.core.s.refused.at(-1)).toMatchObject({ what: 'compaction', reason: expect.stringMatching(/^invalid compaction payload: phase/) });
   });
 });

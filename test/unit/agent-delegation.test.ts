@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { signal } from '../../src/domain/agent/controls.js';
 import { childEnded, planChild, stopChildren, validateDelegation } from '../../src/domain/agent/delegation.js';
 import { turnFinished } from '../../src/domain/agent/driven.js';
-import { nextStep, resumedSinceLastSeen, watchPlan } from '../../src/domain/agent/next-step.js';
+import { nextStep, watchPlan } from '../../src/domain/agent/next-step.js';
 import { reportTurn } from '../../src/domain/agent/reporting.js';
 import { testAgent, turn } from '../helpers/core.js';
 
@@ -99,17 +99,16 @@ describe('a parent waiting on its children is blocked, not idle', () => {
   it('awaitChildren blocks it with the children named; each result narrows the wait, the last one lets it run', () => {
     const { a, c0, c1 } = waiting();
     expect(a.core.s).toMatchObject({ state: 'blocked', stateReason: 'waiting on 2 delegated children: a, b', waitingOnChildren: true });
-    expect(a.rec.patches).toContain('children-block');
     // No idle watchdog while blocked: the wait is not silence to judge.
     a.clock.advance(10 * 60_000);
-    expect(watchPlan(a.core, a.clock.now, true)).toMatchObject({ kind: 'wait', armed: false, timeoutMs: undefined });
+    expect(watchPlan(a.core, a.clock.now)).toMatchObject({ kind: 'wait', armed: false, timeoutMs: undefined });
     childEnded(a, c0.rec, { state: 'done', reason: null });
     expect(a.core.s).toMatchObject({ state: 'blocked', stateReason: 'waiting on 1 delegated child: b' });
     childEnded(a, c1.rec, { state: 'failed', reason: 'boom' });
     expect(a.core.s).toMatchObject({ state: 'running', stateReason: 'its delegated children finished (a done, b failed)', waitingOnChildren: false });
     expect(a.core.s.transitions.slice(-2).map((t) => `${t.from}>${t.to}:${t.event}`)).toEqual(['running>blocked:block', 'blocked>running:unblock']);
     // The idle clock starts over at the unblock: ten minutes of waiting are not idleness.
-    expect(watchPlan(a.core, a.clock.now, true, resumedSinceLastSeen(a.core))).toMatchObject({ armed: true, timeoutMs: 60_000 });
+    expect(watchPlan(a.core, a.clock.now)).toMatchObject({ armed: true, timeoutMs: 60_000 });
     expect(a.core.s.ladder.step).toBe(0);
   });
 
@@ -131,16 +130,8 @@ describe('a parent waiting on its children is blocked, not idle', () => {
     const a = parent('tight');
     reportTurn(a, turn('t1', 'waiting', { awaitChildren: true }));
     expect(a.core.s.state).toBe('running');
-    expect(a.rec.patches).not.toContain('children-block');
   });
 
-  it('older histories (the patch refused) stay running', () => {
-    const a = testAgent({ delegation: { mode: 'tight', maxDepth: 1 } }, { patches: { 'children-block': false } });
-    a.core.s.state = 'running';
-    planChild(a, task('a'));
-    reportTurn(a, turn('t1', 'waiting', { awaitChildren: true }));
-    expect(a.core.s.state).toBe('running');
-  });
 });
 
 describe('a driven parent whose turn waits for its children', () => {

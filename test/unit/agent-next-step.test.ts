@@ -36,8 +36,6 @@ describe('nextStep', () => {
     },
     { name: 'no evaluation while paused', state: 'paused-by-user', setup: (a) => a.core.s.evalQueue.push({ reason: 'interval', turns: [] }), step: { kind: 'watch' } },
     { name: 'continue-as-new when the server suggests it', state: 'running', history: { historyLength: 50, continueAsNewSuggested: true }, step: { kind: 'continue-as-new' } },
-    { name: 'continue-as-new at 10,000 events (runs from before short-runs)', state: 'running', history: { historyLength: 10_000, continueAsNewSuggested: false }, step: { kind: 'continue-as-new' } },
-    { name: 'before short-runs, 9,999 events and any size go on', state: 'running', history: { historyLength: 9_999, continueAsNewSuggested: false, historySize: 50 * 2 ** 20 }, step: { kind: 'watch' } },
     { name: 'short runs: continue-as-new at 250 events', state: 'running', setup: short, history: { historyLength: 250, continueAsNewSuggested: false, historySize: 60_000 }, step: { kind: 'continue-as-new' } },
     { name: 'short runs: 249 events go on', state: 'running', setup: short, history: { historyLength: 249, continueAsNewSuggested: false, historySize: 60_000 }, step: { kind: 'watch' } },
     { name: 'short runs: continue-as-new at 1 MiB of history', state: 'running', setup: short, history: { historyLength: 40, continueAsNewSuggested: false, historySize: 2 ** 20 }, step: { kind: 'continue-as-new' } },
@@ -68,31 +66,31 @@ describe('watchPlan: the idle watchdog and heartbeat orphans', () => {
     const a = testAgent({ supervisor: { idleAfterMs: 600_000 } });
     reportTurn(a, turn('t1'));
     a.clock.advance(100_000);
-    expect(watchPlan(a.core, a.clock.now, true)).toEqual({ kind: 'wait', timeoutMs: 500_000, armed: true, rearmIdle: true });
+    expect(watchPlan(a.core, a.clock.now)).toEqual({ kind: 'wait', timeoutMs: 500_000, armed: true });
     a.core.s.idleChecked = true;
-    expect(watchPlan(a.core, a.clock.now, true)).toEqual({ kind: 'wait', timeoutMs: undefined, armed: false, rearmIdle: true });
+    expect(watchPlan(a.core, a.clock.now)).toEqual({ kind: 'wait', timeoutMs: undefined, armed: false });
     const off = testAgent({ supervisor: { idleAfterMs: 0 } });
     reportTurn(off, turn('t1'));
-    expect(watchPlan(off.core, off.clock.now, true)).toMatchObject({ timeoutMs: undefined, armed: false });
+    expect(watchPlan(off.core, off.clock.now)).toMatchObject({ timeoutMs: undefined, armed: false });
     const paused = testAgent();
     paused.core.s.state = 'paused-by-user';
-    expect(watchPlan(paused.core, paused.clock.now, true)).toMatchObject({ timeoutMs: undefined, armed: false });
+    expect(watchPlan(paused.core, paused.clock.now)).toMatchObject({ timeoutMs: undefined, armed: false });
   });
 
   it('an overdue idle timer waits at least 1 ms', () => {
     const a = testAgent({ supervisor: { idleAfterMs: 1000 } });
     reportTurn(a, turn('t1'));
     a.clock.advance(5_000);
-    expect(watchPlan(a.core, a.clock.now, false)).toMatchObject({ timeoutMs: 1, armed: true });
+    expect(watchPlan(a.core, a.clock.now)).toMatchObject({ timeoutMs: 1, armed: true });
   });
 
   it('with heartbeats: the timer is the earlier of the orphan deadline and the idle timer; past it, orphaned', () => {
     const a = testAgent({ supervisor: { idleAfterMs: 600_000 }, safety: { heartbeatIntervalMs: 10_000 } });
     signal(a, 'heartbeat', {});
     a.clock.advance(4_000);
-    expect(watchPlan(a.core, a.clock.now, true)).toMatchObject({ kind: 'wait', timeoutMs: 16_000 });
+    expect(watchPlan(a.core, a.clock.now)).toMatchObject({ kind: 'wait', timeoutMs: 16_000 });
     a.clock.advance(16_000);
-    expect(watchPlan(a.core, a.clock.now, true)).toEqual({ kind: 'orphaned', reason: 'no heartbeat for 20 s (expected every 10 s)' });
+    expect(watchPlan(a.core, a.clock.now)).toEqual({ kind: 'orphaned', reason: 'no heartbeat for 20 s (expected every 10 s)' });
   });
 
   it('the idle evaluation is queued once when the timer fires, not when something woke the loop', () => {
@@ -108,16 +106,15 @@ describe('watchPlan: the idle watchdog and heartbeat orphans', () => {
     expect(a.core.s.evalQueue).toHaveLength(1);
   });
 
-  it('the watch wakes on a stop, an evaluation to run, and (with the patch) an idle timer to re-arm', () => {
+  it('the watch wakes on a stop, an evaluation to run, and an idle timer to re-arm', () => {
     const a = testAgent({ supervisor: { idleAfterMs: 60_000 } });
-    const plan = watchPlan(a.core, a.clock.now, true);
+    const plan = watchPlan(a.core, a.clock.now);
     if (plan.kind !== 'wait') throw new Error('expected a wait');
     expect(watchWake(a, calm, plan)).toBe(false);
     reportTurn(a, turn('t1')); // spawning → running: the idle timer must be armed now
     expect(watchWake(a, calm, plan)).toBe(true);
-    expect(watchWake(a, calm, { ...plan, rearmIdle: false })).toBe(false); // old histories did not wake for it
     signal(a, 'stop', {});
-    expect(watchWake(a, calm, { ...plan, rearmIdle: false })).toBe(true);
+    expect(watchWake(a, calm, plan)).toBe(true);
   });
 
   describe('the kept watch timer (watch-keeps-timer)', () => {
@@ -138,18 +135,18 @@ describe('watchPlan: the idle watchdog and heartbeat orphans', () => {
     it('an early firing ends a watch with nothing to do, and the next plan waits out the rest', () => {
       const a = testAgent({ supervisor: { idleAfterMs: 60_000 } });
       reportTurn(a, turn('t1'));
-      const first = watchPlan(a.core, a.clock.now, true);
+      const first = watchPlan(a.core, a.clock.now);
       if (first.kind !== 'wait') throw new Error('expected a wait');
       const kept = { firesAt: a.clock.now + first.timeoutMs!, fired: false };
       a.clock.advance(30_000);
       reportTurn(a, turn('t2')); // the deadline moves 30 s later; the kept timer stays
-      const second = watchPlan(a.core, a.clock.now, true);
+      const second = watchPlan(a.core, a.clock.now);
       if (second.kind !== 'wait') throw new Error('expected a wait');
       expect(keptTimerAction(kept, a.clock.now, second.timeoutMs)).toBe('keep');
       a.clock.advance(30_000); // the kept timer fires: only 30 s of silence
       afterWatch(a, false, second);
       expect(a.core.s.evalQueue).toEqual([]);
-      const third = watchPlan(a.core, a.clock.now, true);
+      const third = watchPlan(a.core, a.clock.now);
       expect(third).toMatchObject({ kind: 'wait', timeoutMs: 30_000 });
       expect(keptTimerAction({ ...kept, fired: true }, a.clock.now, 30_000)).toBe('start');
     });

@@ -49,7 +49,7 @@ describe('restart intensity (OTP)', () => {
     const whispers = [{ id: 'w1', type: 'CORRECTION' as const, text: 'x', createdAt: 'now' }];
     const backoffs: (number | null)[] = [];
     for (let i = 1; i <= 4; i++) {
-      backoffs.push(turnFailed(a, { turnNumber: 1, whispers, cause: 'codex exited 1', protocolError: false, countRestarts: true }));
+      backoffs.push(turnFailed(a, { turnNumber: 1, whispers, cause: 'codex exited 1', protocolError: false }));
       a.clock.advance(1000);
     }
     expect(backoffs).toEqual([1000, 2000, 4000, null]);
@@ -59,21 +59,9 @@ describe('restart intensity (OTP)', () => {
     expect(a.rec.notifications.map((n) => n.event.event)).toEqual(['circuit-open']);
   });
 
-  it('histories from before the consecutive rule: failures older than the window do not count', () => {
-    const a = testAgent({ safety: { maxRestarts: 1, restartWindowMs: 10_000 } }, { patches: { 'restart-consecutive': false } });
-    a.core.s.state = 'running';
-    const f = { turnNumber: 1, whispers: [], cause: 'boom', protocolError: false, countRestarts: true };
-    expect(turnFailed(a, f)).toBe(1000);
-    a.clock.advance(10_000);
-    expect(turnFailed(a, f)).toBe(1000);
-    expect(a.core.s.state).toBe('running');
-  });
 
-  it('a protocol error fails at once; so does any failure in histories from before the patch', () => {
-    for (const f of [
-      { protocolError: true, countRestarts: true },
-      { protocolError: false, countRestarts: false },
-    ]) {
+  it('a protocol error fails at once', () => {
+    for (const f of [{ protocolError: true }]) {
       const a = testAgent();
       a.core.s.state = 'running';
       expect(turnFailed(a, { turnNumber: 7, whispers: [], cause: 'bad json', ...f })).toBeNull();
@@ -119,7 +107,7 @@ describe('restart intensity counts slow failures too', () => {
   it('failures spread wider than the window still open the circuit after maxRestarts + 1 in a row', () => {
     const a = testAgent({ safety: { maxRestarts: 3, restartWindowMs: 60_000 } });
     a.core.s.state = 'running';
-    const f = { turnNumber: 1, whispers: [], cause: 'codex: a turn is running', protocolError: false, countRestarts: true };
+    const f = { turnNumber: 1, whispers: [], cause: 'codex: a turn is running', protocolError: false };
     const backoffs: (number | null)[] = [];
     for (let i = 0; i < 4; i++) {
       backoffs.push(turnFailed(a, f));
@@ -133,7 +121,7 @@ describe('restart intensity counts slow failures too', () => {
   it('a turn that succeeds clears the count and the last error', () => {
     const a = testAgent({ safety: { maxRestarts: 1 }, driver: { kind: 'scripted', turns: [{ text: 'x' }] } });
     a.core.s.state = 'running';
-    const f = { turnNumber: 1, whispers: [], cause: 'boom', protocolError: false, countRestarts: true };
+    const f = { turnNumber: 1, whispers: [], cause: 'boom', protocolError: false };
     turnFailed(a, f);
     a.clock.advance(120_000);
     turnFinished(a, { turn: { text: 'ok' }, session: null, done: false }, 1);

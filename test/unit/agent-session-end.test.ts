@@ -1,6 +1,6 @@
 /** An ended session (Claude Code's SessionEnd hook): the agent ends `done` after a grace period unless its session resumes. */
 import { describe, expect, it } from 'vitest';
-import { sessionEndSignal, signal } from '../../src/domain/agent/controls.js';
+import { signal } from '../../src/domain/agent/controls.js';
 import { afterWatch, watchPlan, watchWake } from '../../src/domain/agent/next-step.js';
 import { reportTurn } from '../../src/domain/agent/reporting.js';
 import { endIfSessionGone, withSessionEnd } from '../../src/domain/agent/session-end.js';
@@ -22,7 +22,7 @@ const h = { historyLength: 10, continueAsNewSuggested: false };
 
 /** One watch as workflows/loop.ts runs it, with the clock moved to wherever the watch's timer fires. */
 function watchOnce(a: ReturnType<typeof running>): { timeoutMs: number | undefined; ended: boolean } {
-  const plan = withSessionEnd(watchPlan(a.core, a.clock.now, true), a.core, a.clock.now);
+  const plan = withSessionEnd(watchPlan(a.core, a.clock.now), a.core, a.clock.now);
   if (plan.kind !== 'wait') throw new Error('unexpected orphan');
   if (plan.timeoutMs !== undefined) a.clock.advance(plan.timeoutMs);
   const ended = endIfSessionGone(a);
@@ -33,9 +33,8 @@ function watchOnce(a: ReturnType<typeof running>): { timeoutMs: number | undefin
 describe('the session signal', () => {
   it('end: the watch waits the grace period, then the agent stops and drains to done with the reason', () => {
     const a = running();
-    expect(watchPlan(a.core, a.clock.now, true)).toMatchObject({ kind: 'wait', timeoutMs: undefined }); // nothing to wait for
-    sessionEndSignal(a, { phase: 'end', reason: 'prompt_input_exit' });
-    expect(a.rec.patches).toContain('session-end-grace');
+    expect(watchPlan(a.core, a.clock.now)).toMatchObject({ kind: 'wait', timeoutMs: undefined }); // nothing to wait for
+    signal(a, 'session', { phase: 'end', reason: 'prompt_input_exit' });
     expect(status(a).sessionEndsAt).toBe(new Date(a.clock.now + GRACE).toISOString());
     a.clock.advance(10_000);
     const w = watchOnce(a);
@@ -50,16 +49,16 @@ describe('the session signal', () => {
     for (const resume of [
       (a: ReturnType<typeof running>) => reportTurn(a, turn('t2')),
       (a: ReturnType<typeof running>) => signal(a, 'heartbeat', {}),
-      (a: ReturnType<typeof running>) => sessionEndSignal(a, { phase: 'resume' }),
+      (a: ReturnType<typeof running>) => signal(a, 'session', { phase: 'resume' }),
     ]) {
       const a = running();
-      sessionEndSignal(a, { phase: 'end' });
-      const plan = withSessionEnd(watchPlan(a.core, a.clock.now, true), a.core, a.clock.now);
+      signal(a, 'session', { phase: 'end' });
+      const plan = withSessionEnd(watchPlan(a.core, a.clock.now), a.core, a.clock.now);
       a.clock.advance(GRACE / 2);
-      expect(watchWake(a, h, plan as { armed: boolean; rearmIdle: boolean })).toBe(false);
+      expect(watchWake(a, h, plan as { armed: boolean })).toBe(false);
       resume(a);
       expect(sessionEndDeadline(a.core)).toBeNull();
-      expect(watchWake(a, h, plan as { armed: boolean; rearmIdle: boolean })).toBe(true); // the watch re-plans without the deadline
+      expect(watchWake(a, h, plan as { armed: boolean })).toBe(true); // the watch re-plans without the deadline
       a.clock.advance(GRACE);
       expect(watchOnce(a)).toEqual({ timeoutMs: undefined, ended: false });
       expect(a.core.s.state).toBe('running');
@@ -68,10 +67,10 @@ describe('the session signal', () => {
 
   it('before the deadline nothing happens; a second end restarts the grace period', () => {
     const a = running();
-    sessionEndSignal(a, { phase: 'end' });
+    signal(a, 'session', { phase: 'end' });
     a.clock.advance(GRACE - 1);
     expect(endIfSessionGone(a)).toBe(false);
-    sessionEndSignal(a, { phase: 'end' });
+    signal(a, 'session', { phase: 'end' });
     a.clock.advance(GRACE - 1);
     expect(endIfSessionGone(a)).toBe(false);
     a.clock.advance(1);
@@ -81,20 +80,13 @@ describe('the session signal', () => {
   it('the idle deadline, when earlier, still comes first', () => {
     const a = testAgent({ supervisor: { idleAfterMs: 5_000, sessionEndGraceMs: GRACE } });
     reportTurn(a, turn('t1'));
-    sessionEndSignal(a, { phase: 'end' });
-    expect(withSessionEnd(watchPlan(a.core, a.clock.now, true), a.core, a.clock.now)).toMatchObject({ timeoutMs: 5_000, sessionEndAt: a.clock.now + GRACE });
-  });
-
-  it('histories from before the patch refuse it as an unknown signal', () => {
-    const a = running({ 'session-end-grace': false });
-    sessionEndSignal(a, { phase: 'end' });
-    expect(a.core.s.sessionEndedAt).toBeNull();
-    expect(a.core.s.refused.at(-1)?.reason).toMatch(/unknown signal "session"/);
+    signal(a, 'session', { phase: 'end' });
+    expect(withSessionEnd(watchPlan(a.core, a.clock.now), a.core, a.clock.now)).toMatchObject({ timeoutMs: 5_000, sessionEndAt: a.clock.now + GRACE });
   });
 
   it('a bad payload is refused with the field named, never thrown', () => {
     const a = running();
-    expect(() => sessionEndSignal(a, { phase: 'over' })).not.toThrow();
+    expect(() => signal(a, 'session', { phase: 'over' })).not.toThrow();
     expect(a.core.s.refused.at(-1)?.reason).toMatch(/invalid session payload: .*phase/);
     expect(SIGNAL_SCHEMAS.session.safeParse({ reason: 'x'.repeat(65) }).success).toBe(false);
     expect(a.core.s.sessionEndedAt).toBeNull();

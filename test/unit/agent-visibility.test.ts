@@ -37,7 +37,6 @@ describe('publish', () => {
     // 12 turns in 220 s, one every 20 s: buckets 1 and 2 were reached (turns 5 and 10, the agent's
     // evaluation turns), both more than a minute after the last upsert, but within five minutes.
     expect(spendUpserts()).toEqual([0]);
-    expect(a.rec.patches).toContain('spend-every-five-minutes');
     for (let i = 13; i <= 16; i++) {
       a.clock.advance(20_000);
       reportTurn(a, turn(`t${i}`, 'x', { tokensIn: 10 }));
@@ -59,36 +58,8 @@ describe('publish', () => {
     expect(names(a.rec.upserts.at(-1)!)).toMatchObject({ WardenState: 'paused-by-user', WardenTokens: 200 });
   });
 
-  it('histories from before five minutes publish spend every 5 turns at most once a minute', () => {
-    const a = testAgent({}, { patches: { 'spend-every-five-minutes': false } });
-    reportTurn(a, turn('t1', 'x', { tokensIn: 10 }));
-    for (let i = 2; i <= 12; i++) {
-      a.clock.advance(2_000);
-      reportTurn(a, turn(`t${i}`, 'x', { tokensIn: 10 }));
-    }
-    // 12 turns in 22 s: within the minute, nothing more (the five-minute patch was not even asked).
-    expect(a.rec.upserts.map((u) => names(u).WardenTokens)).toEqual([0]);
-    expect(a.rec.patches).not.toContain('spend-every-five-minutes');
-    a.clock.advance(40_000); // 62 s after the last upsert: the minute rule publishes
-    reportTurn(a, turn('t13', 'x', { tokensIn: 10 }));
-    expect(a.rec.upserts.map((u) => names(u).WardenTokens)).toEqual([0, 130]);
-    expect(a.rec.patches).toContain('spend-every-five-minutes');
-  });
 
-  it('histories from before the minute publish spend every 5 turns however fast', () => {
-    const a = testAgent({}, { patches: { 'spend-at-most-per-minute': false } });
-    for (let i = 1; i <= 12; i++) {
-      a.clock.advance(1_000);
-      reportTurn(a, turn(`t${i}`, 'x', { tokensIn: 10 }));
-    }
-    expect(a.rec.upserts.map((u) => names(u).WardenTokens)).toEqual([0, 50, 100]);
-  });
 
-  it('histories from before the spend patch upsert only on changes, without spend', () => {
-    const a = testAgent({}, { patches: { 'spend-search-attributes': false } });
-    for (let i = 1; i <= 9; i++) reportTurn(a, turn(`t${i}`));
-    expect(a.rec.upserts.map((u) => Object.keys(names(u)))).toEqual([['WardenState', 'WardenEscalationStep', 'WardenPaused']]);
-  });
 
   it('no upserts at all when search attributes are off; children carry their parent', () => {
     const off = testAgent({ searchAttributes: false });

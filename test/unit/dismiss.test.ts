@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { carriedForContinueAsNew } from '../../src/domain/agent/bytes.js';
-import { dismissSignal, signal } from '../../src/domain/agent/controls.js';
+import { signal } from '../../src/domain/agent/controls.js';
 import { reportTurn } from '../../src/domain/agent/reporting.js';
 import { applyEvaluation, startEvaluation } from '../../src/domain/agent/supervision.js';
 import { status } from '../../src/domain/agent/visibility.js';
@@ -80,14 +80,13 @@ describe('dismiss', () => {
     expect(a.core.s.ladder.step).toBe(2);
     signal(a, 'steer', { text: 'look at tsconfig paths' });
     expect(a.core.s.pendingWhispers.map((w) => w.type)).toEqual(['CORRECTION', 'STEERING']);
-    dismissSignal(a, { note: 'the build is expected to fail until the vendor fix lands' });
+    signal(a, 'dismiss', { note: 'the build is expected to fail until the vendor fix lands' });
     expect(a.core.s.ladder).toEqual({ step: 0, escalations: 0 });
     expect(a.core.s.pendingWhispers.map((w) => w.type)).toEqual(['STEERING']);
     expect(a.core.s.state).toBe('running');
     const st = status(a);
     expect(st).toMatchObject({ escalationStep: 0, dismissals: 1, suppressed: 0, lastDismissal: { note: 'the build is expected to fail until the vendor fix lands', pattern: 'SPIRALING' } });
     expect(st.cases).toEqual({ kept: 2, decided: 1 });
-    expect(a.rec.patches).toContain('dismiss-signal');
     expect(a.rec.upserts.at(-1)).toContainEqual(expect.objectContaining({ value: 0 })); // the step search attribute follows
   });
 
@@ -95,7 +94,7 @@ describe('dismiss', () => {
     const a = agent();
     turns(a, 5, failingTurn);
     turns(a, 5, failingTurn);
-    dismissSignal(a, {});
+    signal(a, 'dismiss', {});
     const flaggedBefore = a.core.s.evaluations.flagged;
     // The same repetition goes on for 15 more turns: three evaluations, all suppressed.
     for (let i = 0; i < 3; i++) expect(turns(a, 5, failingTurn)).toEqual([]);
@@ -115,7 +114,7 @@ describe('dismiss', () => {
     const a = agent();
     for (let i = 0; i < 3; i++) turns(a, 5, failingTurn);
     expect(a.core.s).toMatchObject({ state: 'awaiting-input', awaitingCause: 'escalation', ladder: { step: 3, escalations: 1 } });
-    dismissSignal(a, { note: 'false alarm' });
+    signal(a, 'dismiss', { note: 'false alarm' });
     expect(a.core.s).toMatchObject({ state: 'running', awaitingCause: null, pauseReason: null, ladder: { step: 0, escalations: 1 } });
     expect(a.core.s.transitions.at(-1)).toMatchObject({ from: 'awaiting-input', to: 'running', event: 'resume', cause: 'resumed: dismissed as a false alarm (false alarm)' });
     expect(a.core.s.pendingWhispers.map((w) => w.type)).toEqual([]); // the ESCALATION whisper is withdrawn
@@ -124,7 +123,7 @@ describe('dismiss', () => {
     const b = agent();
     for (let i = 0; i < 3; i++) turns(b, 5, failingTurn);
     signal(b, 'pause', { reason: 'looking at it myself' });
-    dismissSignal(b, {});
+    signal(b, 'dismiss', {});
     expect(b.core.s).toMatchObject({ state: 'paused-by-user', ladder: { step: 0 } });
     expect(b.core.s.dismissals).toBe(1);
   });
@@ -132,40 +131,33 @@ describe('dismiss', () => {
   it('is refused with a reason when nothing was flagged, when already dismissed, and once the agent ended', () => {
     const a = agent();
     turns(a, 5, (id) => ({ id, text: `step ${id}`, toolCalls: [{ name: 'shell', args: `npm test -- ${id}`, result: '1 passed', ok: true }] }));
-    dismissSignal(a, {});
+    signal(a, 'dismiss', {});
     expect(a.core.s.refused.at(-1)).toMatchObject({ what: 'dismiss', reason: 'nothing to dismiss: no evaluation has flagged this agent' });
     turns(a, 5, failingTurn);
-    dismissSignal(a, {});
-    dismissSignal(a, {});
+    signal(a, 'dismiss', {});
+    signal(a, 'dismiss', {});
     expect(a.core.s.refused.at(-1)).toMatchObject({ what: 'dismiss', reason: 'the last flagged verdict was already dismissed' });
     expect(a.core.s.dismissals).toBe(1);
     signal(a, 'abort', {});
-    dismissSignal(a, {});
+    signal(a, 'dismiss', {});
     expect(a.core.s.refused.at(-1)).toMatchObject({ what: 'dismiss', reason: 'agent is failed' });
   });
 
   it('an invalid payload is recorded and ignored, never thrown', () => {
     const a = agent();
     turns(a, 5, failingTurn);
-    expect(() => dismissSignal(a, { note: 42 })).not.toThrow();
+    expect(() => signal(a, 'dismiss', { note: 42 })).not.toThrow();
     expect(a.core.s).toMatchObject({ invalidSignals: 1, dismissals: 0, ladder: { step: 1 } });
     expect(a.core.s.refused.at(-1)!.reason).toMatch(/^invalid dismiss payload: note/);
-    dismissSignal(a, undefined); // the bare `temporal workflow signal --name dismiss`
+    signal(a, 'dismiss', undefined); // the bare `temporal workflow signal --name dismiss`
     expect(a.core.s.dismissals).toBe(1);
   });
 
-  it('in a history from before the patch, dismiss is refused as an unknown signal and changes nothing', () => {
-    const a = agent({}, { patches: { 'dismiss-signal': false } });
-    turns(a, 5, failingTurn);
-    dismissSignal(a, { note: 'x' });
-    expect(a.core.s).toMatchObject({ dismissals: 0, invalidSignals: 1, ladder: { step: 1 } });
-    expect(a.core.s.refused.at(-1)!.reason).toMatch(/^unknown signal "dismiss"/);
-  });
 
   it('the dismissed findings, the counters and the cases cross continue-as-new', () => {
     const a = agent();
     turns(a, 5, failingTurn);
-    dismissSignal(a, { note: 'expected' });
+    signal(a, 'dismiss', { note: 'expected' });
     const carried = JSON.parse(JSON.stringify(carriedForContinueAsNew(a, { agentId: 'a1', task: 'Make the build pass' })));
     const b = testAgent({ supervisor: { evalInterval: 5 } }, { carried });
     expect(b.core.s).toMatchObject({ runs: 2, dismissals: 1, dismissed: a.core.s.dismissed, cases: a.core.s.cases });
@@ -242,7 +234,7 @@ describe('cases and their labels', () => {
     // Dismissed at step 1.
     const a = agent({ agentId: 'dis' });
     turns(a, 5, failingTurn);
-    dismissSignal(a, { note: 'expected failure' });
+    signal(a, 'dismiss', { note: 'expected failure' });
     // Escalated, then resumed by a human (not dismissed); then a new, undecided flag.
     const r = agent({ agentId: 'res' });
     for (let i = 0; i < 3; i++) turns(r, 5, failingTurn);

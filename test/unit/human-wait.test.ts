@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { humanWaitSignal, signal } from '../../src/domain/agent/controls.js';
+import { signal } from '../../src/domain/agent/controls.js';
 import { idleArmed } from '../../src/domain/agent/next-step.js';
 import { reportTurn } from '../../src/domain/agent/reporting.js';
 import { status } from '../../src/domain/agent/visibility.js';
@@ -37,41 +37,40 @@ describe('the humanWait signal', () => {
   it('start: awaiting-input with the reason, not paused, one alert; the ladder does not move', () => {
     const a = running();
     const step = a.core.s.ladder.step;
-    humanWaitSignal(a, permission);
+    signal(a, 'humanWait', permission);
     expect(a.core.s.state).toBe('awaiting-input');
     const st = status(a);
     expect(st).toMatchObject({ state: 'awaiting-input', stateReason: 'waiting for permission: Bash rm -rf build/', waitingForHuman: true, paused: false });
     expect(a.rec.notifications).toHaveLength(1);
     expect(a.rec.notifications[0]!.event).toMatchObject({ event: 'awaiting-input', agentId: a.core.spec.agentId, reason: 'waiting for permission: Bash rm -rf build/' });
     expect(a.core.s.ladder.step).toBe(step);
-    expect(a.rec.patches).toContain('human-wait-signal');
   });
 
   it('debounced: the same wait told again sends no second alert; a permission prompt names it better than an idle one', () => {
     const a = running();
-    humanWaitSignal(a, { phase: 'start', kind: 'idle', reason: 'waiting for input: Claude is waiting for your input' });
-    humanWaitSignal(a, { phase: 'start', kind: 'idle', reason: 'waiting for input: Claude is waiting for your input' });
-    humanWaitSignal(a, permission);
-    humanWaitSignal(a, { phase: 'start', kind: 'idle', reason: 'waiting for input: again' });
+    signal(a, 'humanWait', { phase: 'start', kind: 'idle', reason: 'waiting for input: Claude is waiting for your input' });
+    signal(a, 'humanWait', { phase: 'start', kind: 'idle', reason: 'waiting for input: Claude is waiting for your input' });
+    signal(a, 'humanWait', permission);
+    signal(a, 'humanWait', { phase: 'start', kind: 'idle', reason: 'waiting for input: again' });
     expect(a.rec.notifications).toHaveLength(1);
     expect(a.core.s.stateReason).toBe('waiting for permission: Bash rm -rf build/');
     // A new wait after the agent moved again is a new alert.
-    humanWaitSignal(a, { phase: 'end' });
-    humanWaitSignal(a, permission);
+    signal(a, 'humanWait', { phase: 'end' });
+    signal(a, 'humanWait', permission);
     expect(a.rec.notifications).toHaveLength(2);
   });
 
   it('the next reported turn ends the wait; so does the end signal; the idle clock starts over', () => {
     const a = running();
-    humanWaitSignal(a, permission);
+    signal(a, 'humanWait', permission);
     expect(idleArmed(a.core)).toBe(false); // never counted as idle
     a.clock.advance(600_000);
     const r = reportTurn(a, turn('t2'));
     expect(r).toMatchObject({ state: 'running', paused: false });
     expect(a.core.s.transitions.at(-1)).toMatchObject({ from: 'awaiting-input', to: 'running', event: 'human-answered', cause: 'it reported a turn' });
-    humanWaitSignal(a, permission);
+    signal(a, 'humanWait', permission);
     a.clock.advance(1000);
-    humanWaitSignal(a, { phase: 'end' });
+    signal(a, 'humanWait', { phase: 'end' });
     expect(a.core.s.state).toBe('running');
     expect(a.core.s.idleFrom).toBe(a.clock.now);
     expect(status(a).waitingForHuman).toBe(false);
@@ -80,7 +79,7 @@ describe('the humanWait signal', () => {
   it('only a running agent waits: paused, or stopped, it is refused and nothing is sent', () => {
     const a = running();
     signal(a, 'pause', { reason: 'lunch' });
-    humanWaitSignal(a, permission);
+    signal(a, 'humanWait', permission);
     expect(a.core.s.state).toBe('paused-by-user');
     expect(a.core.s.refused.at(-1)).toMatchObject({ what: 'humanWait' });
     expect(a.rec.notifications).toHaveLength(0);
@@ -88,27 +87,20 @@ describe('the humanWait signal', () => {
 
   it('an end while not waiting, or an escalation wait, changes nothing', () => {
     const a = running();
-    humanWaitSignal(a, { phase: 'end' });
+    signal(a, 'humanWait', { phase: 'end' });
     expect(a.core.s.state).toBe('running');
     signal(a, 'interrupt', { reason: 'look here' });
-    humanWaitSignal(a, { phase: 'end' });
+    signal(a, 'humanWait', { phase: 'end' });
     expect(a.core.s).toMatchObject({ state: 'awaiting-input', awaitingCause: 'interrupt' });
   });
 
   it('a bad payload is recorded with the field named, never thrown', () => {
     const a = running();
-    expect(() => humanWaitSignal(a, { phase: 'begin' })).not.toThrow();
+    expect(() => signal(a, 'humanWait', { phase: 'begin' })).not.toThrow();
     expect(a.core.s.state).toBe('running');
     expect(a.core.s.refused.at(-1)!.reason).toMatch(/phase/);
   });
 
-  it('a history from before the signal (patch refused) records it as unknown and changes nothing', () => {
-    const a = testAgent({}, { patches: { 'human-wait-signal': false } });
-    reportTurn(a, turn('t1'));
-    humanWaitSignal(a, permission);
-    expect(a.core.s.state).toBe('running');
-    expect(a.core.s.refused.at(-1)!.reason).toMatch(/unknown signal "humanWait"/);
-  });
 
   it('the alert offers steer and abort links', () => {
     expect(actionsFor('awaiting-input')).toEqual(['steer', 'abort']);

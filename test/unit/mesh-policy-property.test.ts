@@ -205,7 +205,7 @@ function play(seed: number, behaviours: Kind[] | null = null): { outcome: Outcom
     a.patchFiles = o.patch.files;
     // A diff passing D, P and S on a finished attempt: the task must not fail from here.
     if (o.checkpoint.parse?.ok && o.checkpoint.parse.checkpoint.statusCode === 'done' && (w.kind === 'good' || (w.kind === 'conflict' && w.rebased))) goodSeen = true;
-    const acts = tickTask(r, a, o, now, t, { wallClock: true, keepWork: true });
+    const acts = tickTask(r, a, o, now, t);
     for (const x of acts) {
       if (x.kind === 'steer' && /^Your (final message|output)/.test(x.text)) w.pending.push({ at: now + rand() * 2 * stallAfterMs(t), what: 'reemit' });
       else if (x.kind === 'replace') {

@@ -30,9 +30,8 @@ const done = (text: string, opts: { files?: string[]; unified?: boolean; turns?:
   turns: opts.turns ?? 1,
 });
 const silent: Observation = { checkpoint: { exists: false, mtimeMs: null, parse: null }, patch: { exists: false, size: 0, mtimeMs: null, sha: null, unified: false, files: [], by: null }, lastTurn: null, turns: 0 };
-const keep = { wallClock: true, keepWork: true };
 
-describe('gate O keeps correct work (keepWork)', () => {
+describe('gate O keeps correct work', () => {
   test.each([
     // [what, agent ended?, final message, expected first decision]
     ['all sections', null, SECTIONS, { kind: 'ready' }],
@@ -42,22 +41,22 @@ describe('gate O keeps correct work (keepWork)', () => {
   ] as const)('%s', (_what, ended, text, want) => {
     const { r, a } = record();
     a.agentEnded = ended;
-    expect(gateFinished(r, a, done(text), tun, 1000, true)).toEqual(want);
+    expect(gateFinished(r, a, done(text), tun, 1000)).toEqual(want);
   });
 
   test('agent running: wait the stall time, one re-emit request, then integrated with a warning whatever it answers', () => {
     for (const answer of ['same words again', 'nothing at all']) {
       const { r, a } = record();
       a.acked = true;
-      expect(tickTask(r, a, done('I did it.'), 1000, tun, keep)).toEqual([]); // waiting for the final message
-      const asked = tickTask(r, a, done('I did it.'), 3000, tun, keep);
+      expect(tickTask(r, a, done('I did it.'), 1000, tun)).toEqual([]); // waiting for the final message
+      const asked = tickTask(r, a, done('I did it.'), 3000, tun);
       expect(asked.map((x) => x.kind)).toEqual(['log', 'steer']);
       expect(asked[1]).toMatchObject({ text: expect.stringMatching(/^Your final message lacks the deliverable sections \(missing: Summary, Intended files, Patch, Commands run, Risks\)\. Your patch passed its checks/) });
       const next = answer === 'nothing at all' ? done('I did it.') : done('I did it again.', { turns: 2 });
       // Unchanged: the wait is the stall time; changed: the gates decide at once.
       const at = answer === 'nothing at all' ? [4000, 6000] : [4000];
-      let actions = tickTask(r, a, next, at[0]!, tun, keep);
-      if (at[1]) actions = tickTask(r, a, next, at[1], tun, keep);
+      let actions = tickTask(r, a, next, at[0]!, tun);
+      if (at[1]) actions = tickTask(r, a, next, at[1], tun);
       expect(actions.map((x) => x.kind), answer).toEqual(['log']);
       expect(actions[0]).toMatchObject({ text: expect.stringMatching(/^GATE O task 1: integrated without the deliverable sections .*asked once to re-emit them; the patch passed D and S/) });
       expect(a).toMatchObject({ ready: true, reemits: 1, gatedSha: 'p1', warning: expect.stringMatching(/^gate O: /), gates: { O: 'fail', D: 'ok', S: 'ok' } });
@@ -67,43 +66,34 @@ describe('gate O keeps correct work (keepWork)', () => {
   test('the agent ends while a re-emit is awaited: integrated with a warning, not restarted', () => {
     const { r, a } = record();
     a.acked = true;
-    tickTask(r, a, done('I did it.'), 1000, tun, keep);
-    tickTask(r, a, done('I did it.'), 3000, tun, keep); // re-emit requested
+    tickTask(r, a, done('I did it.'), 1000, tun);
+    tickTask(r, a, done('I did it.'), 3000, tun); // re-emit requested
     a.agentEnded = 'completed';
-    const actions = tickTask(r, a, done('I did it.'), 3500, tun, keep);
+    const actions = tickTask(r, a, done('I did it.'), 3500, tun);
     expect(actions.map((x) => x.kind)).toEqual(['log']);
     expect(a.ready).toBe(true);
   });
 
   test('what still fails: S out of scope, D not a diff after the re-emit, an explorer without sections', () => {
     const s = record();
-    expect(gateFinished(s.r, s.a, done(SECTIONS, { files: ['a.txt', 'b.txt'] }), tun, 1000, true)).toEqual({ kind: 'fail', reason: 'gate S failed: b.txt outside the scope a.txt; not integrated' });
+    expect(gateFinished(s.r, s.a, done(SECTIONS, { files: ['a.txt', 'b.txt'] }), tun, 1000)).toEqual({ kind: 'fail', reason: 'gate S failed: b.txt outside the scope a.txt; not integrated' });
     const d = record();
     d.a.gates.D = 'fail';
-    expect(gateFinished(d.r, d.a, done('x', { unified: false }), tun, 1000, true)).toMatchObject({ kind: 'reemit', text: expect.stringMatching(/^Your output violates the contract: gate O .*; D \(the patch draft is not a unified diff\)/) });
-    expect(gateFinished(d.r, d.a, done('x', { unified: false }), tun, 9000, true)).toEqual({ kind: 'fail', reason: expect.stringMatching(/^gate O .* and D \(the patch draft is not a unified diff\) failed after a re-emit request$/) });
+    expect(gateFinished(d.r, d.a, done('x', { unified: false }), tun, 1000)).toMatchObject({ kind: 'reemit', text: expect.stringMatching(/^Your output violates the contract: gate O .*; D \(the patch draft is not a unified diff\)/) });
+    expect(gateFinished(d.r, d.a, done('x', { unified: false }), tun, 9000)).toEqual({ kind: 'fail', reason: expect.stringMatching(/^gate O .* and D \(the patch draft is not a unified diff\) failed after a re-emit request$/) });
     const e = record('analysis-only', []);
     e.a.agentEnded = 'completed';
-    expect(gateFinished(e.r, e.a, done('x'), tun, 1000, true)).toEqual({ kind: 'wait' });
+    expect(gateFinished(e.r, e.a, done('x'), tun, 1000)).toEqual({ kind: 'wait' });
   });
 
-  test('runs from before the rule (keepWork off): a re-emit, then the task fails', () => {
-    const { r, a } = record();
-    a.acked = true;
-    const off = { wallClock: true, keepWork: false };
-    tickTask(r, a, done('I did it.'), 1000, tun, off);
-    expect(tickTask(r, a, done('I did it.'), 3000, tun, off).map((x) => x.kind)).toEqual(['log', 'steer']);
-    expect(tickTask(r, a, done('I did it again.', { turns: 2 }), 4000, tun, off)).toEqual([{ kind: 'fail', reason: expect.stringMatching(/^gate O .* failed after a re-emit request$/) }]);
-  });
 });
 
 describe('every path ends', () => {
   test('an attempt that never acks, after the ack restart: fails at ack SLA + patch draft timeout (continue waiting or not)', () => {
     const { r, a } = record('analysis-only', []);
     r.ackRestarts = 1;
-    expect(tickAttempt(r, a, silent, 62_999, tun, keep)).toEqual({ kind: 'none' });
-    expect(tickAttempt(r, a, silent, 63_000, tun, keep)).toEqual({ kind: 'fail', reason: 'gate A failed: no checkpoint 63s after spawn, after the ack restart (limit: the ack SLA 3s + the patch draft timeout 60s)' });
-    expect(tickAttempt(r, a, silent, 10_000_000, tun, { wallClock: true })).toEqual({ kind: 'none' }); // before the rule: forever
+    expect(tickAttempt(r, a, silent, 62_999, tun)).toEqual({ kind: 'none' });
+    expect(tickAttempt(r, a, silent, 63_000, tun)).toEqual({ kind: 'fail', reason: 'gate A failed: no checkpoint 63s after spawn, after the ack restart (limit: the ack SLA 3s + the patch draft timeout 60s)' });
   });
 
   test('a worker waiting for feedback nobody gives: a stall once the patch draft timeout has passed without a change', () => {
@@ -111,11 +101,9 @@ describe('every path ends', () => {
     const waits = (at: number): Observation => ({ ...silent, checkpoint: { exists: true, mtimeMs: 500, parse: { ok: true, checkpoint: { statusCode: 'waiting_for_feedback', statusDetail: 'which file?', plan: ['a', 'b', 'c', 'd', 'e'], intendedFiles: [], blockers: ['which file?'], artifacts: [] } } }, turns: at });
     r.firstSpawnAt = 0;
     const cw = TunablesSchema.parse({ ...tun, continueWaiting: true }); // no take-over at the patch draft timeout: the wait alone
-    expect(tickAttempt(r, a, waits(1), 1000, cw, keep)).toEqual({ kind: 'none' });
-    expect(tickAttempt(r, a, waits(2), 60_999, cw, keep)).toEqual({ kind: 'none' });
-    expect(tickAttempt(r, a, waits(3), 61_000, cw, keep)).toMatchObject({ kind: 'takeover', event: 'STALL DETECTED: no progress for 60s (status "waiting_for_feedback: which file?", no patch draft; nobody answers a worker waiting for feedback; limit 60s)' });
-    const old = record();
-    for (const at of [1000, 61_000, 10_000_000]) expect(tickAttempt(old.r, old.a, waits(at), at, cw, { wallClock: true })).toEqual({ kind: 'none' }); // before the rule: forever
+    expect(tickAttempt(r, a, waits(1), 1000, cw)).toEqual({ kind: 'none' });
+    expect(tickAttempt(r, a, waits(2), 60_999, cw)).toEqual({ kind: 'none' });
+    expect(tickAttempt(r, a, waits(3), 61_000, cw)).toMatchObject({ kind: 'takeover', event: 'STALL DETECTED: no progress for 60s (status "waiting_for_feedback: which file?", no patch draft; nobody answers a worker waiting for feedback; limit 60s)' });
   });
 
   test.each([

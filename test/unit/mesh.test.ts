@@ -206,16 +206,6 @@ describe('tick rules', () => {
     expect(tickAttempt(task, a, obs('started'), 5000, tun)).toEqual({ kind: 'none' });
     expect(a.gates.A).toBe('ok');
   });
-  test('stall (runs from before the wall-clock rule): the same status on two consecutive ticks', () => {
-    const { task, a } = record();
-    const legacy = { wallClock: false };
-    expect(tickAttempt(task, a, obs('discovering', 'reading'), 1000, tun, legacy).kind).toBe('none');
-    expect(tickAttempt(task, a, obs('discovering', 'reading more'), 2000, tun, legacy).kind).toBe('none');
-    expect(tickAttempt(task, a, obs('discovering', 'reading more'), 3000, tun, legacy)).toMatchObject({ kind: 'restart', event: 'STALL DETECTED: same status 2 ticks ("discovering: reading more") and no patch draft' });
-    const p = record();
-    tickAttempt(p.task, p.a, obs('drafting_patch', 'one', { sha: 's1' }), 1000, tun, legacy);
-    expect(tickAttempt(p.task, p.a, obs('drafting_patch', 'two', { sha: 's1' }), 2000, tun, legacy)).toMatchObject({ kind: 'restart', event: 'STALL DETECTED: no patch progress in 2 ticks' });
-  });
   test('stall: no change for the stall threshold × the tick interval of wall-clock time; extra ticks do not count', () => {
     const { task, a } = record();
     expect(tickAttempt(task, a, obs('discovering', 'reading'), 1000, tun).kind).toBe('none');
@@ -273,11 +263,6 @@ describe('tick rules', () => {
       kind: 'fail',
       reason: 'no new patch 60s after the rebase request (the agent kept the patch that did not apply; limit: the patch draft timeout, 60s)',
     });
-    // Runs from before the bound wait on (their replay must not change).
-    const old = record();
-    tickAttempt(old.task, old.a, obs('done', 'x', { sha: 's1' }), 1000, tun, { wallClock: false });
-    old.a.waitingFor = { what: 'rebase', sha: 's1', ticks: 0 };
-    expect(tickAttempt(old.task, old.a, obs('done', 'x', { sha: 's1' }), 500_000, tun, { wallClock: false })).toEqual({ kind: 'none' });
   });
   test('refused artifacts (a FIFO, a symlink, an oversized file, a path git refuses) fail the task with the named gate', () => {
     const cpRefused = record();
@@ -323,23 +308,14 @@ describe('gates on a finished attempt', () => {
     const { task, a } = scoped();
     const o = { ...obs('done', 'x', { sha: 's' }), lastTurn: { text: deliverable, at: null } };
     o.patch.files = ['src/a.ts'];
-    expect(gateFinished(task, a, o, tun)).toEqual({ kind: 'ready' });
+    expect(gateFinished(task, a, o, tun, 1000)).toEqual({ kind: 'ready' });
     expect(a).toMatchObject({ ready: true, gates: { O: 'ok', S: 'ok' } });
   });
   test('S fails the task', () => {
     const { task, a } = scoped();
     const o = { ...obs('done', 'x', { sha: 's' }), lastTurn: { text: deliverable, at: null } };
     o.patch.files = ['src/a.ts', 'README.md'];
-    expect(gateFinished(task, a, o, tun)).toEqual({ kind: 'fail', reason: 'gate S failed: README.md outside the scope src/**; not integrated' });
-  });
-  test('O missing: wait for the final message, then one re-emit, then fail', () => {
-    const { task, a } = record();
-    const o = obs('done', 'x', { sha: 's' });
-    expect(gateFinished(task, a, o, tun)).toEqual({ kind: 'wait' });
-    expect(gateFinished(task, a, o, tun)).toEqual({ kind: 'wait' });
-    expect(gateFinished(task, a, o, tun)).toMatchObject({ kind: 'reemit', failed: ['O (missing sections: Summary, Intended files, Patch, Commands run, Risks)'] });
-    expect(a.waitingFor).toMatchObject({ what: 'reemit' });
-    expect(gateFinished(task, a, o, tun)).toMatchObject({ kind: 'fail' });
+    expect(gateFinished(task, a, o, tun, 1000)).toEqual({ kind: 'fail', reason: 'gate S failed: README.md outside the scope src/**; not integrated' });
   });
   test('O missing, in wall-clock time: ticks milliseconds apart do not use up the wait; the stall time does', () => {
     const { task, a } = record();

@@ -97,7 +97,7 @@ describe('a rate-limited turn blocks the agent instead of counting against resta
     expect(a.core.s.retryWhispers).toEqual(whispers); // the retry gets the same input
     expect(a.core.s.transitions.slice(-2).map((t) => `${t.from}->${t.to} (${t.event})`)).toEqual(['running->blocked (block)', 'blocked->running (unblock)']);
     // An ordinary failure afterwards still counts from zero.
-    expect(turnFailed(a, { turnNumber: 1, whispers, cause: 'exit 1', protocolError: false, countRestarts: true })).toBe(1000);
+    expect(turnFailed(a, { turnNumber: 1, whispers, cause: 'exit 1', protocolError: false })).toBe(1000);
   });
 
   it('a finished turn resets the backoff', () => {

@@ -135,13 +135,6 @@ describe('a done-claim', () => {
     expect(a.core.s.lastVerification).toBeNull();
   });
 
-  it('histories from before the patch ignore done', () => {
-    const a = testAgent({ verify: VERIFY }, { patches: { 'verified-done': false } });
-    reportTurn(a, turn('t0'));
-    reportTurn(a, turn('t1', 'done', { done: true }));
-    expect(a.core.s.doneClaim).toBeNull();
-    expect(a.core.s.state).toBe('running');
-  });
 
   it('the validator accepts done and names a bad one', () => {
     const a = running();

@@ -29,12 +29,9 @@ import type { Compaction } from './compaction-state.js';
 /** A compaction was decided and its fresh context has not taken its first turn yet. */
 export const pendingCompaction = (s: Pick<CarriedState, 'compaction'>): Compaction | null => (s.compaction && !s.compaction.done ? s.compaction : null);
 
-/**
- * The ladder's last resort in force: `compact` when the spec asks for it (histories recorded before
- * compaction existed never do; the patch marks the runs that may compact).
- */
+/** The ladder's last resort in force: `compact` when the spec asks for it. */
 export function lastResortOf(ctx: AgentContext): LastResort {
-  return ctx.core.spec.supervisor.lastResort === 'compact' && ctx.ports.patched('compact-last-resort') ? 'compact' : 'none';
+  return ctx.core.spec.supervisor.lastResort === 'compact' ? 'compact' : 'none';
 }
 
 /** The ladder chose compaction: build the handoff; the agent becomes `compacting`. */

@@ -174,33 +174,6 @@ export function unknownSignal(ctx: AgentContext, name: string): void {
   ctx.ports.log.warn('unknown signal refused', { agentId: spec.agentId, signal: name.slice(0, 100) });
 }
 
-/**
- * The dismiss signal. Histories recorded before it existed refused `dismiss` as an unknown signal,
- * so the handler asks `patched('dismiss-signal')` before applying one, and they replay as they ran.
- */
-export function dismissSignal(ctx: AgentContext, raw?: unknown): void {
-  if (!ctx.ports.patched('dismiss-signal')) return unknownSignal(ctx, 'dismiss');
-  signal(ctx, 'dismiss', raw);
-}
-
-/** The compaction signal: histories recorded before it refused it as unknown, so it is applied only behind its patch. */
-export function compactionSignal(ctx: AgentContext, raw?: unknown): void {
-  if (!ctx.ports.patched('cli-compaction-signal')) return unknownSignal(ctx, 'compaction');
-  signal(ctx, 'compaction', raw);
-}
-
-/** The humanWait signal: histories recorded before it refused it as unknown, so it is applied only behind its patch. */
-export function humanWaitSignal(ctx: AgentContext, raw?: unknown): void {
-  if (!ctx.ports.patched('human-wait-signal')) return unknownSignal(ctx, 'humanWait');
-  signal(ctx, 'humanWait', raw);
-}
-
-/** The session signal (its CLI's session ended or resumed): histories recorded before it refused it as unknown, so it is applied only behind its patch. */
-export function sessionEndSignal(ctx: AgentContext, raw?: unknown): void {
-  if (!ctx.ports.patched('session-end-grace')) return unknownSignal(ctx, 'session');
-  signal(ctx, 'session', raw);
-}
-
 /** Temporal asked to cancel the workflow (`temporal workflow cancel`, the Web UI): a stop with the default drain. */
 export function cancellationRequested(ctx: AgentContext): void {
   requestStop(ctx, { reason: 'cancellation requested through Temporal', drainMs: DEFAULT_DRAIN_MS });

@@ -107,7 +107,6 @@ export const waitingOnChildren = (ctx: AgentContext): boolean => ctx.core.s.stat
 export function awaitChildren(ctx: AgentContext): void {
   const { s } = ctx.core;
   if (s.state !== 'running' || s.doneClaim !== null || openChildren(ctx) === 0) return;
-  if (!ctx.ports.patched('children-block')) return;
   if (fire(ctx, 'block', childrenWaitReason(ctx))) s.waitingOnChildren = true;
 }
 

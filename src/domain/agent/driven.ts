@@ -24,8 +24,6 @@ export interface PlannedTurn {
   whispers: Whisper[];
   input: RunTurnInput;
   summary: string;
-  /** The `turn-restart-intensity` patch: the workflow retries failed turns itself and counts them. */
-  countRestarts: boolean;
   retry: { maximumAttempts: number; initialInterval?: string; nonRetryableErrorTypes?: string[] };
   startToCloseTimeoutMs: number;
   heartbeatTimeoutMs: number;
@@ -33,7 +31,7 @@ export interface PlannedTurn {
 
 /** A driven turn starts: take its whispers and say what the turn activity gets. */
 export function beginTurn(ctx: AgentContext): PlannedTurn {
-  const { core, ports } = ctx;
+  const { core } = ctx;
   const { s, spec } = core;
   const driver = spec.driver!;
   let whispers: Whisper[];
@@ -48,14 +46,11 @@ export function beginTurn(ctx: AgentContext): PlannedTurn {
   const compaction = pendingCompaction(s);
   core.run.turnRunning = true;
   publish(ctx);
-  // Failed turns are retried by the workflow, which counts them (restart intensity); histories
-  // from before this let the activity retry on its own.
-  const countRestarts = ports.patched('turn-restart-intensity');
+  // Failed turns are retried by the workflow, which counts them (restart intensity).
   return {
     turnNumber,
     whispers,
-    countRestarts,
-    retry: countRestarts ? { maximumAttempts: 1 } : { initialInterval: '1s', maximumAttempts: 3, nonRetryableErrorTypes: ['TurnProtocolError'] },
+    retry: { maximumAttempts: 1 },
     startToCloseTimeoutMs: spec.driven.turnTimeoutMs,
     heartbeatTimeoutMs: spec.driven.heartbeatTimeoutMs,
     summary: `turn ${turnNumber} of ${spec.agentId} (${driver.kind})${compaction ? ', compacted: a fresh context from the handoff' : ''}${whispers.length ? `, delivering ${whispers.length} whisper(s)` : ''}`,
@@ -113,7 +108,7 @@ export function turnFinished(ctx: AgentContext, result: TurnResult | null, turnN
   }
   if (result?.done) {
     // With verify/protect (and no result contract), the claim waits for warden's check (verification.ts).
-    if (checksDone(spec) && !spec.contract && result.result === undefined && ctx.ports.patched('verified-done')) {
+    if (checksDone(spec) && !spec.contract && result.result === undefined) {
       claimDone(ctx);
       return { kind: 'none' };
     }

@@ -26,7 +26,7 @@ import { isTerminal, transition } from '../states.js';
 import type { AgentStatus } from '../status.js';
 import { isUndecodable, undecodableReason } from '../undecodable.js';
 import type { AgentContext } from './context.js';
-import { dismissSignal, signal } from './controls.js';
+import { signal } from './controls.js';
 import { dismissProblem } from './dismissal.js';
 import { MAX_USED_LINKS, type UsedLink } from './link-state.js';
 import type { CarriedState } from './state.js';
@@ -100,7 +100,7 @@ export function applyLink(ctx: AgentContext, raw: unknown): LinkResult {
   ctx.ports.log.info('action link used', { agentId: ctx.core.spec.agentId, action: req.action, tokenId: req.tokenId });
   if (req.action === 'resume') signal(ctx, 'resume', { note: 'from an action link' });
   else if (req.action === 'abort') signal(ctx, 'abort', { reason: 'from an action link' });
-  else if (req.action === 'dismiss') dismissSignal(ctx, { note: 'from an action link' });
+  else if (req.action === 'dismiss') signal(ctx, 'dismiss', { note: 'from an action link' });
   else signal(ctx, 'steer', { text: req.text });
   const applied =
     req.action === 'steer' ? s.whisperSeq > before.whispers : req.action === 'dismiss' ? s.dismissals > before.dismissals : s.refused === before.refused;

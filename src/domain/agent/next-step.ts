@@ -18,7 +18,7 @@ import { baselineDue, verificationDue } from './verification.js';
 import { pendingCompaction } from './compaction.js';
 import { sessionEndMoved } from './session-end-state.js';
 
-export { MAX_HISTORY_EVENTS, RUN_LIMITS } from './state.js';
+export { RUN_LIMITS } from './state.js';
 /** States in which a silent external agent can be declared orphaned. */
 export const ORPHANABLE: readonly AgentState[] = ['spawning', 'running', 'awaiting-input', 'blocked', 'compacting'];
 
@@ -57,7 +57,7 @@ export const canEvaluate = (core: AgentCore): boolean => core.s.state === 'runni
 export function shouldContinueAsNew(ctx: AgentContext, h: HistoryInfo): boolean {
   // Not while children are open: their results are awaited by this run.
   const limits = ctx.core.run.runLimits;
-  const tooLong = h.historyLength >= limits.events || (limits.bytes !== null && (h.historySize ?? 0) >= limits.bytes);
+  const tooLong = h.historyLength >= limits.events || (h.historySize ?? 0) >= limits.bytes;
   return openChildren(ctx) === 0 && (h.continueAsNewSuggested || tooLong);
 }
 
@@ -100,28 +100,23 @@ export const idleArmed = (core: AgentCore): boolean => core.spec.supervisor.idle
 export type WatchPlan =
   | { kind: 'orphaned'; reason: string }
   /** Wait until `wake` (no timer when `timeoutMs` is undefined), then `afterWatch`. */
-  | { kind: 'wait'; timeoutMs: number | undefined; armed: boolean; rearmIdle: boolean; idleAfterResume?: boolean; sessionEndAt?: number };
+  | { kind: 'wait'; timeoutMs: number | undefined; armed: boolean; sessionEndAt?: number };
 
 /**
- * When the agent's current silence began: its last turn or heartbeat and, with the
- * `idle-clock-after-resume` patch, no earlier than its last resume (time spent paused is not idleness).
+ * When the agent's current silence began: its last turn or heartbeat, and no earlier than its last
+ * resume (time spent paused is not idleness).
  */
-export function silentSince(core: AgentCore, now: number, idleAfterResume: boolean): number {
+export function silentSince(core: AgentCore, now: number): number {
   const { s } = core;
   const last = s.lastTurnAt ?? s.lastHeartbeatAt ?? now;
-  return idleAfterResume && s.idleFrom !== null ? Math.max(last, s.idleFrom) : last;
+  return s.idleFrom !== null ? Math.max(last, s.idleFrom) : last;
 }
-
-/** A resume happened after the agent's last sign of life: only then does the resume patch matter. */
-export const resumedSinceLastSeen = (core: AgentCore): boolean =>
-  core.s.idleFrom !== null && core.s.idleFrom > (core.s.lastTurnAt ?? core.s.lastHeartbeatAt ?? -Infinity);
 
 /**
  * External agent, nothing to do: how long to wait. The idle timer runs from the last turn (or
  * heartbeat); with heartbeats configured, twice the interval of silence makes the agent orphaned.
- * `rearmIdle` is the `idle-timer-rearms` patch (older histories did not wake to re-arm it).
  */
-export function watchPlan(core: AgentCore, now: number, rearmIdle: boolean, idleAfterResume = false): WatchPlan {
+export function watchPlan(core: AgentCore, now: number): WatchPlan {
   const { s, spec } = core;
   const armed = idleArmed(core);
   const idleAfter = spec.supervisor.idleAfterMs;
@@ -133,16 +128,14 @@ export function watchPlan(core: AgentCore, now: number, rearmIdle: boolean, idle
     if (now >= orphanAt) {
       return { kind: 'orphaned', reason: `no heartbeat for ${Math.round((now - lastSeen) / 1000)} s (expected every ${Math.round(hb / 1000)} s)` };
     }
-    const idleAt = armed ? silentSince(core, now, idleAfterResume) + idleAfter : Infinity;
-    return { kind: 'wait', timeoutMs: Math.max(1, Math.min(orphanAt, idleAt) - now), armed, rearmIdle, ...flag(idleAfterResume) };
+    const idleAt = armed ? silentSince(core, now) + idleAfter : Infinity;
+    return { kind: 'wait', timeoutMs: Math.max(1, Math.min(orphanAt, idleAt) - now), armed };
   }
-  if (!armed) return { kind: 'wait', timeoutMs: undefined, armed, rearmIdle, ...flag(idleAfterResume) };
-  return { kind: 'wait', timeoutMs: Math.max(1, silentSince(core, now, idleAfterResume) + idleAfter - now), armed, rearmIdle, ...flag(idleAfterResume) };
+  if (!armed) return { kind: 'wait', timeoutMs: undefined, armed };
+  return { kind: 'wait', timeoutMs: Math.max(1, silentSince(core, now) + idleAfter - now), armed };
 }
 
-const flag = (idleAfterResume: boolean) => (idleAfterResume ? { idleAfterResume } : {});
-
-/** The watch timer the shell keeps between watches (`watch-keeps-timer`): when it fires, or null. */
+/** The watch timer the shell keeps between watches: when it fires, or null. */
 export interface KeptTimer {
   firesAt: number;
   fired: boolean;
@@ -164,7 +157,7 @@ export function keptTimerAction(timer: KeptTimer | null, now: number, timeoutMs:
 }
 
 /** While watching: wake on an end, a stop, a runnable evaluation, continue-as-new, an idle timer to (re)arm, or a session's deadline that moved. */
-export function watchWake(ctx: AgentContext, h: HistoryInfo, plan: { armed: boolean; rearmIdle: boolean; sessionEndAt?: number }): boolean {
+export function watchWake(ctx: AgentContext, h: HistoryInfo, plan: { armed: boolean; sessionEndAt?: number }): boolean {
   const { core } = ctx;
   const { s } = core;
   return (
@@ -173,7 +166,7 @@ export function watchWake(ctx: AgentContext, h: HistoryInfo, plan: { armed: bool
     (s.evalQueue.length > 0 && canEvaluate(core)) ||
     verificationDue(core) ||
     shouldContinueAsNew(ctx, h) ||
-    (plan.rearmIdle && idleArmed(core) !== plan.armed) ||
+    idleArmed(core) !== plan.armed ||
     sessionEndMoved(core, plan)
   );
 }
@@ -184,10 +177,10 @@ export function declareOrphaned(ctx: AgentContext, reason: string): void {
 }
 
 /** The watch ended: if the idle timer fired (nothing woke it), queue one evaluation of this silence. */
-export function afterWatch(ctx: AgentContext, woke: boolean, plan: { armed: boolean; idleAfterResume?: boolean }): void {
+export function afterWatch(ctx: AgentContext, woke: boolean, plan: { armed: boolean }): void {
   const { core, ports } = ctx;
   const { s } = core;
-  const idleFor = ports.now() - silentSince(core, ports.now(), plan.idleAfterResume ?? false);
+  const idleFor = ports.now() - silentSince(core, ports.now());
   if (!woke && plan.armed && s.state === 'running' && !s.idleChecked && idleFor >= core.spec.supervisor.idleAfterMs) {
     queueIdleEvaluation(ctx, idleFor);
   }

@@ -19,11 +19,6 @@ export function notificationEvent(ctx: AgentContext, alert: Alert): Notification
   };
 }
 
-/** The Web UI summary of a webhook delivery: the event and the receiving host only (no path, no query). */
-export function webhookSummary(event: NotificationEvent['event'], url: string): string {
-  return `${event} webhook → ${url.replace(/^https?:\/\/([^/?#]+).*$/, '$1')}`;
-}
-
 export function notify(ctx: AgentContext, alert: Alert): void {
   const { spec } = ctx.core;
   const event = notificationEvent(ctx, alert);
@@ -31,12 +26,8 @@ export function notify(ctx: AgentContext, alert: Alert): void {
     ctx.ports.log.warn(`agent ${alert.event}`, { event: alert.event, agentId: spec.agentId, reason: alert.reason, channels: spec.notify.webhooks.length });
   }
   // Delivery runs in its own workflow: a finished agent is never held open by webhook retries, and
-  // an IRC alert waits for the bot. Histories from before this delivered from the agent itself.
-  if (ctx.ports.patched('notify-child-workflow')) {
-    if (spec.notify.webhooks.length || spec.notify.irc) {
-      ctx.ports.startNotification({ event, webhooks: spec.notify.webhooks, ...(spec.notify.irc ? { irc: spec.notify.irc } : {}) });
-    }
-    return;
+  // an IRC alert waits for the bot.
+  if (spec.notify.webhooks.length || spec.notify.irc) {
+    ctx.ports.startNotification({ event, webhooks: spec.notify.webhooks, ...(spec.notify.irc ? { irc: spec.notify.irc } : {}) });
   }
-  for (const channel of spec.notify.webhooks) ctx.ports.notifyWebhook(channel, event, webhookSummary(alert.event, channel.url));
 }

@@ -66,8 +66,6 @@ export interface TurnFailure {
   cause: string;
   /** The driver broke its protocol: retrying cannot help. */
   protocolError: boolean;
-  /** The `turn-restart-intensity` patch is in force (older histories let the activity retry itself). */
-  countRestarts: boolean;
 }
 
 /**
@@ -80,7 +78,7 @@ export function turnFailed(ctx: AgentContext, f: TurnFailure): number | null {
   const { s, spec } = core;
   s.lastTurnError = f.cause;
   s.consecutiveFailures += 1;
-  if (!f.countRestarts || f.protocolError) {
+  if (f.protocolError) {
     fire(ctx, 'fail', `turn ${f.turnNumber} failed: ${f.cause}`);
     return null;
   }
@@ -88,7 +86,7 @@ export function turnFailed(ctx: AgentContext, f: TurnFailure): number | null {
   const r = recordFailure(s.failures, ports.now(), spec.safety.maxRestarts, spec.safety.restartWindowMs);
   s.failures = r.failures;
   // Slow failures (a turn that fails after minutes) never crowd the window: consecutive ones count too.
-  const consecutive = !r.open && s.consecutiveFailures > spec.safety.maxRestarts && ports.patched('restart-consecutive');
+  const consecutive = !r.open && s.consecutiveFailures > spec.safety.maxRestarts;
   if (r.open || consecutive) {
     const reason = r.open
       ? `circuit open: ${r.failures.length} failed turns within ${Math.round(spec.safety.restartWindowMs / 1000)} s (max ${spec.safety.maxRestarts}); last: ${f.cause}`

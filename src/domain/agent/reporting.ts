@@ -60,8 +60,8 @@ export function reportTurn(ctx: AgentContext, input: unknown): ReportTurnResult 
   // The agent's own CLI compacted (a `compaction` signal): its next turn shows it is done, if no end signal came.
   else if (s.state === 'compacting' && !pendingCompaction(s)) fire(ctx, 'compacted', "the agent reported a turn after its own CLI's compaction");
   recordTurn(ctx, turn);
-  // A done-claim: ends the agent, or waits for its check (verification.ts). Older histories ignored `done`.
-  if (turn.done && s.state === 'running' && ctx.ports.patched('verified-done')) claimDone(ctx);
+  // A done-claim: ends the agent, or waits for its check (verification.ts).
+  if (turn.done && s.state === 'running') claimDone(ctx);
   if (turn.awaitChildren) awaitChildren(ctx); // nothing to do until its children deliver: blocked
   enforceBudgets(ctx); // before the agent's next turn: the reply says stop
   const whispers = takeWhispers(ctx);

@@ -17,7 +17,6 @@ import { freshLinks, type LinkState } from './link-state.js';
 import type { DriverSession } from '../activity-types.js';
 import { effectiveThreshold, initialLadder, type LadderState } from '../ladder.js';
 import type { AgentState } from '../states.js';
-import type { PatchId } from './context.js';
 import { freshTeaching, type TeachingState } from './teaching-state.js';
 import { emptyEvaluatorSpend, type EvaluatorSpend } from '../tiered.js'; // evaluator spend, apart from the agent's
 
@@ -115,9 +114,6 @@ export interface CarriedState extends TeachingState, VerificationState, WaitingS
   consecutiveFailures: number;
   /** Spend per minute over the last hour (oldest first, at most SPEND_BUCKETS): `warden top`'s burn rate. */
   spendHistory: SpendBucket[];
-  /** Patches this agent's runs have taken (src/domain/agent/patches.ts): a run continued from one
-   * that took a patch takes it without asking `patched()`, so it records no marker for it. */
-  patches: PatchId[];
   /**
    * Set only in the continue-as-new input: the search attribute values the previous run had last
    * published. The server copies them into the new run, so the new run upserts only what differs
@@ -137,10 +133,8 @@ export interface SpendBucket {
 }
 export const SPEND_BUCKET_MS = 60_000;
 export const SPEND_BUCKETS = 60;
-/** Before `short-runs`: continue-as-new at the server's suggestion or at this many events. */
-export const MAX_HISTORY_EVENTS = 10_000;
 /**
- * Since `patched('short-runs')`: a run continues as new at 250 events or 1 MiB of history, whichever
+ * A run continues as new at 250 events or 1 MiB of history, whichever
  * comes first (or at the server's suggestion). Why so short: a worker that restarts replays every
  * cached agent's whole current run before that agent answers again, and replay costs ~2–4 ms per
  * workflow task here (an update is one task, ~5.8 events; docs/operating/capacity.md; the rule is next-step.ts `shouldContinueAsNew`). 250 events are ~43
@@ -151,8 +145,8 @@ export const MAX_HISTORY_EVENTS = 10_000;
 export const RUN_LIMITS: RunLimits = { events: 250, bytes: 1024 * 1024 };
 export interface RunLimits {
   events: number;
-  /** History size in bytes; null: no byte bound (histories from before `short-runs`). */
-  bytes: number | null;
+  /** History size in bytes. */
+  bytes: number;
 }
 
 export interface RunState {
@@ -163,7 +157,7 @@ export interface RunState {
   epoch: number; // bumped whenever a human intervenes, so an evaluation that started before it is not applied
   /** The last values published (details text, search attributes), so unchanged ones are not sent again. */
   published: Published;
-  /** When this run continues as new (next-step.ts RUN_LIMITS; the shell sets them behind a patch). */
+  /** When this run continues as new (RUN_LIMITS; tests may set others). */
   runLimits: RunLimits;
 }
 
@@ -228,7 +222,6 @@ export function freshState(now: number): CarriedState {
     lastTurnError: null,
     consecutiveFailures: 0,
     spendHistory: [],
-    patches: [],
     publishedAtContinue: null,
     ...freshTeaching(),
     ...freshVerification(),
@@ -264,7 +257,7 @@ export function createCore(spec: AgentSpec, ids: { workflowId: string; runId: st
       // A continued run starts with the search attributes its previous run published (the server
       // copies them); the details text is not copied, so it is always set again.
       published: published ? { ...published, details: '' } : { state: '', step: -1, paused: false, details: '', spendBucket: 0, spendAt: Number.NEGATIVE_INFINITY },
-      runLimits: { events: MAX_HISTORY_EVENTS, bytes: null },
+      runLimits: { ...RUN_LIMITS },
     },
     ...ids,
   };

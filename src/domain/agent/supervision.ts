@@ -32,7 +32,7 @@ export function countTurnForEvaluation(ctx: AgentContext): void {
     // An evaluation still waiting is superseded by this one (its window covers the newer turns):
     // at most one interval job waits, so a slow evaluator never piles up copies of the window.
     const waiting = s.evalQueue.findIndex((j) => j.reason === 'interval');
-    if (waiting >= 0 && ctx.ports.patched('eval-queue-coalesce')) s.evalQueue[waiting] = job;
+    if (waiting >= 0) s.evalQueue[waiting] = job;
     else s.evalQueue.push(job);
   }
 }
@@ -134,8 +134,7 @@ export function applyEvaluation(ctx: AgentContext, result: EvaluateResult, start
     return;
   }
   const verdict = result.verdict;
-  // Histories from before this rule keep replaying the old ladder.
-  if (verdict.kind !== 'OK' && ports.patched('evidence-after-whisper')) {
+  if (verdict.kind !== 'OK') {
     const stale = staleEvidence(ctx, started);
     if (stale) {
       skip(ctx, stale);

@@ -2,8 +2,7 @@
  * What the world sees of an agent: the status query, the Web UI's current-details text, and the
  * search attribute values. `publish` sends only what changed: details on every change, search
  * attributes on a state/step/pause change and, for spend, every SPEND_EVERY turns but at most once
- * per SPEND_INTERVAL_MS (five minutes, since `patched('spend-every-five-minutes')`; a minute, since
- * `patched('spend-at-most-per-minute')`, in histories recorded before it).
+ * per SPEND_INTERVAL_MS (five minutes).
  */
 import { budgetReport } from '../budgets.js';
 import { WardenCostUsd, WardenEscalationStep, WardenParent, WardenPaused, WardenState, WardenTokens } from '../search-attributes.js';
@@ -17,7 +16,7 @@ import { SPEND_BUCKET_MS, isPaused, iso, spendOf, type AgentCore } from './state
 /** Publish spend as search attributes at most every this many turns (bounded history). */
 export const SPEND_EVERY = 5;
 /**
- * And no more often than this (behind `patched('spend-every-five-minutes')`). Each upsert is an
+ * And no more often than this. Each upsert is an
  * event and a visibility write: at every 5 turns a busy fleet spent ~1.5 ms of server CPU per turn
  * on them, and at one turn per 20 s the minute never held one back, so every evaluation turn carried
  * one (docs/operating/capacity.md). Spend in visibility (fleet lists, `warden top`'s rows off screen) is then
@@ -25,8 +24,6 @@ export const SPEND_EVERY = 5;
  * and the budgets always use the exact figures.
  */
 export const SPEND_INTERVAL_MS = 5 * 60_000;
-/** The interval in runs recorded before five minutes (behind `patched('spend-at-most-per-minute')`). */
-export const SPEND_MIN_INTERVAL_MS = 60_000;
 
 /** The Web UI's "current details" of the agent (markdown). */
 export function detailsText(core: AgentCore): string {
@@ -44,20 +41,16 @@ export function detailsText(core: AgentCore): string {
   ].join('\n');
 }
 
-/** The search attribute values (spend only where the `spend-search-attributes` patch is in force). */
-export function searchAttributeValues(core: AgentCore, withSpend: boolean): SearchAttributeUpdate[] {
+/** The search attribute values. */
+export function searchAttributeValues(core: AgentCore): SearchAttributeUpdate[] {
   const { s, spec } = core;
   return [
     { key: WardenState, value: s.state },
     { key: WardenEscalationStep, value: s.ladder.step },
     { key: WardenPaused, value: isPaused(s) },
     ...(spec.parent ? [{ key: WardenParent, value: spec.parent.agentId }] : []),
-    ...(withSpend
-      ? [
-          { key: WardenCostUsd, value: Math.round(s.costUsd * 1e6) / 1e6 },
-          { key: WardenTokens, value: s.tokensIn + s.tokensOut },
-        ]
-      : []),
+    { key: WardenCostUsd, value: Math.round(s.costUsd * 1e6) / 1e6 },
+    { key: WardenTokens, value: s.tokensIn + s.tokensOut },
   ];
 }
 
@@ -72,27 +65,17 @@ export function publish(ctx: AgentContext): void {
   const now = ports.now();
   let { spendBucket: publishedBucket, spendAt } = run.published;
   if (spec.searchAttributes && (changed || spendDue(ctx, spendBucket, now))) {
-    // Histories from before spend was published keep replaying without these upserts.
-    const withSpend = ports.patched('spend-search-attributes');
-    if (changed || withSpend) ports.upsertSearchAttributes(searchAttributeValues(core, withSpend));
+    ports.upsertSearchAttributes(searchAttributeValues(core));
     publishedBucket = spendBucket;
     spendAt = now;
   }
   run.published = { state: s.state, step: s.ladder.step, paused, details, spendBucket: publishedBucket, spendAt };
 }
 
-/**
- * Spend moved on by SPEND_EVERY turns since it was last published, and five minutes have passed
- * (runs recorded before that: a minute; before that, no wait). Each patch is asked only where it
- * decides, so a history recorded under an older rule replays with it.
- */
+/** Spend moved on by SPEND_EVERY turns since it was last published, and five minutes have passed. */
 function spendDue(ctx: AgentContext, spendBucket: number, now: number): boolean {
   const { published } = ctx.core.run;
-  if (published.spendBucket === spendBucket) return false;
-  const since = now - published.spendAt;
-  if (since >= SPEND_INTERVAL_MS) return true;
-  if (since >= SPEND_MIN_INTERVAL_MS) return !ctx.ports.patched('spend-every-five-minutes');
-  return !ctx.ports.patched('spend-at-most-per-minute');
+  return published.spendBucket !== spendBucket && now - published.spendAt >= SPEND_INTERVAL_MS;
 }
 
 export function status(ctx: AgentContext): AgentStatus {

@@ -3,11 +3,11 @@
  * exists): S, D and O, pure. What they decide: integrate (ready), wait for the final message,
  * ask once for a re-emit, or fail the task.
  *
- * Gate O and correct work (`keepWork`, README "Gate O"): when D and S pass and the checkpoint says
+ * Gate O and correct work (docs/using/mesh.md): when D and S pass and the checkpoint says
  * done, the patch is the work; the final message's sections are its report. Missing sections earn
  * at most one re-emit request (none when the agent has ended its session: nobody would read it);
  * then the patch is integrated with a warning on the task (gate P still decides whether it
- * applies). Runs from before this rule failed the task after the re-emit.
+ * applies).
  */
 import type { Tunables } from './config.js';
 import { deliverableCheck, scopeCheck } from './gates.js';
@@ -25,17 +25,15 @@ const SECTIONS = 'Summary, Intended files touched, Patch, Commands run + results
 /**
  * Gates O, D and S on a finished attempt. S failing fails the task (never integrated). O or D
  * failing: O may still be on its way (the turn ends after the files are written), so wait up to
- * the stall time (given `now`; without it, as runs from before did: `stallThreshold` ticks), then
- * ask for one re-emit; a second failure fails the task, unless only O failed and `keepWork`: then
- * the patch is integrated with a warning.
+ * the stall time, then ask for one re-emit; a second failure fails the task, unless only O failed:
+ * then the patch is integrated with a warning.
  */
 export function gateFinished(
   task: TaskRecord,
   a: Attempt,
   obs: Observation,
   t: Pick<Tunables, 'stallThreshold' | 'tickInterval' | 'ackSla' | 'checkpointInterval'>,
-  now?: number,
-  keepWork = false,
+  now: number,
 ): GateDecision {
   const out = deliverableCheck(obs.lastTurn?.text ?? '', a.mode === 'analysis-only' ? 'explorer' : 'worker');
   a.gates.O = out.ok ? 'ok' : 'fail';
@@ -50,7 +48,7 @@ export function gateFinished(
     if (a.warning) a.warning = null;
     return { kind: 'ready' };
   }
-  const keep = keepWork && onlyOutputMissing(a);
+  const keep = onlyOutputMissing(a);
   const accept = (): GateDecision => {
     const warning = `gate O: integrated without the deliverable sections (missing: ${out.missing.join(', ')}); ${a.agentEnded !== null && a.reemits === 0 ? 'the agent had ended its session' : 'asked once to re-emit them'}`;
     a.ready = true;
@@ -59,7 +57,7 @@ export function gateFinished(
   };
   // The agent has ended: its final message is final, nobody would read a re-emit request.
   if (keep && a.agentEnded !== null) return accept();
-  const mayWait = now === undefined ? a.outputWaits < t.stallThreshold : now - (a.outputWaitSince ??= now) < stallAfterMs(t);
+  const mayWait = now - (a.outputWaitSince ??= now) < stallAfterMs(t);
   if (a.gates.D !== 'fail' && mayWait) {
     a.outputWaits += 1;
     a.gates.O = '?';

@@ -15,7 +15,7 @@
 import type { IntegrateOutput } from './activity-types.js';
 import { gateFinished } from './finished.js';
 import type { GateName } from './gates.js';
-import { tickAttempt, type Observation, type TickOptions } from './rules.js';
+import { tickAttempt, type Observation } from './rules.js';
 import type { Attempt, MeshStatus, TaskRecord } from './state.js';
 import type { Tunables } from './config.js';
 
@@ -32,9 +32,9 @@ export type TaskAction =
   | { kind: 'fail'; reason: string };
 
 /** One tick of one live attempt that is not yet ready: the actions, in order. */
-export function tickTask(r: TaskRecord, a: Attempt, o: Observation, now: number, t: Tunables, opts: TickOptions): TaskAction[] {
+export function tickTask(r: TaskRecord, a: Attempt, o: Observation, now: number, t: Tunables): TaskAction[] {
   const out: TaskAction[] = [];
-  const act = tickAttempt(r, a, o, now, t, opts);
+  const act = tickAttempt(r, a, o, now, t);
   if (act.kind === 'steer') out.push({ kind: 'log', text: `REQUEST ${a.agentId}: ${act.text.split('.')[0]}` }, { kind: 'steer', text: act.text });
   else if (act.kind === 'restart' || act.kind === 'takeover') {
     out.push({ kind: 'log', text: act.event });
@@ -42,7 +42,7 @@ export function tickTask(r: TaskRecord, a: Attempt, o: Observation, now: number,
     out.push({ kind: 'replace', how: act.kind, reason: act.reason });
   } else if (act.kind === 'fail') out.push({ kind: 'fail', reason: act.reason });
   else if (act.kind === 'ready') {
-    const g = gateFinished(r, a, o, t, (opts.wallClock ?? true) ? now : undefined, opts.keepWork);
+    const g = gateFinished(r, a, o, t, now);
     if (g.kind === 'ready') {
       a.gatedSha = o.patch.sha;
       if (g.warning) out.push({ kind: 'log', text: `GATE O task ${r.task.index}: ${g.warning.replace(/^gate O: /, '')}; the patch passed D and S, so it goes on to integration` });

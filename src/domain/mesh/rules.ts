@@ -68,26 +68,19 @@ export const tickMs = (t: Pick<Tunables, 'tickInterval' | 'ackSla' | 'checkpoint
 /** Wall-clock time without progress after which an attempt is stalled: the stall threshold × the tick interval. */
 export const stallAfterMs = (t: Pick<Tunables, 'tickInterval' | 'ackSla' | 'checkpointInterval' | 'stallThreshold'>): number => t.stallThreshold * tickMs(t);
 
-/**
- * `wallClock`: the stall and output-wait rules measure time (false only when replaying runs from before them).
- * `keepWork`: correct work is kept (README "Gate O"): a finished patch whose only fault is the final
- * message's missing sections is integrated after one re-emit request, an attempt that never
- * acks even after the ack restart fails, and waiting for feedback ends (false only when replaying
- * runs from before these rules).
- */
-export interface TickOptions {
-  wallClock?: boolean;
-  keepWork?: boolean;
-}
-
 /** Only gate O stands between this finished attempt and integration (patch modes, a unified diff). */
 export const onlyOutputMissing = (a: Attempt): boolean => a.mode !== 'analysis-only' && a.gates.D !== 'fail';
 
 const WAITING_CODES = new Set(['done', 'waiting_for_feedback']);
 const secs = (ms: number) => `${Math.round(ms / 1000)}s`;
 
-export function tickAttempt(task: TaskRecord, a: Attempt, obs: Observation, now: number, t: Tunables, opts: TickOptions = {}): TickAction {
-  const wallClock = opts.wallClock ?? true;
+/**
+ * One tick of one attempt. Stall and output waits are measured in wall-clock time. Correct work is
+ * kept (docs/using/mesh.md, gate O): a finished patch whose only fault is the final message's
+ * missing sections is integrated after one re-emit request; an attempt that never acks even after
+ * the ack restart fails; waiting for feedback nobody gives ends.
+ */
+export function tickAttempt(task: TaskRecord, a: Attempt, obs: Observation, now: number, t: Tunables): TickAction {
   a.lastTickAt = now;
   if (obs.turns !== undefined && obs.turns !== null && obs.turns !== a.turnsSeen) {
     a.turnsSeen = obs.turns;
@@ -127,7 +120,7 @@ export function tickAttempt(task: TaskRecord, a: Attempt, obs: Observation, now:
       const why = obs.checkpoint.exists ? `checkpoint invalid (${obs.checkpoint.parse && !obs.checkpoint.parse.ok ? obs.checkpoint.parse.error : 'unreadable'})` : 'no checkpoint';
       if (task.ackRestarts < 1) return { kind: 'restart', reason: `ack SLA missed: ${why} ${secs(now - a.spawnedAt)} after spawn (SLA ${secs(t.ackSla)})`, event: `ACK SLA MISSED: ${why}` };
       // After the one ack restart, an attempt that still writes no checkpoint is given the patch draft timeout more, then fails.
-      if (opts.keepWork && now >= a.spawnedAt + t.ackSla + t.patchDraftTimeout)
+      if (now >= a.spawnedAt + t.ackSla + t.patchDraftTimeout)
         return { kind: 'fail', reason: `gate A failed: ${why} ${secs(now - a.spawnedAt)} after spawn, after the ack restart (limit: the ack SLA ${secs(t.ackSla)} + the patch draft timeout ${secs(t.patchDraftTimeout)})` };
       a.state = 'waiting_checkpoint';
       return { kind: 'none' };
@@ -168,15 +161,11 @@ export function tickAttempt(task: TaskRecord, a: Attempt, obs: Observation, now:
       const changed = outputMark(a.waitingFor.what, obs) !== a.waitingFor.sha;
       if (!changed) {
         a.waitingFor.ticks += 1;
-        if (!wallClock) {
-          if (a.waitingFor.what === 'reemit' && a.waitingFor.ticks >= t.stallThreshold) return { kind: 'fail', reason: 'no re-emitted output after the request' };
-          return { kind: 'none' };
-        }
         a.waitingFor.since ??= now;
         const waited = now - a.waitingFor.since;
         const budget = a.waitingFor.what === 'rebase' ? t.patchDraftTimeout : stallAfterMs(t);
         // A re-emit that is not coming (the agent ended, or the wait is over) does not throw a correct patch away: the gates decide.
-        if (opts.keepWork && a.waitingFor.what === 'reemit' && onlyOutputMissing(a) && (a.agentEnded !== null || waited >= budget)) {
+        if (a.waitingFor.what === 'reemit' && onlyOutputMissing(a) && (a.agentEnded !== null || waited >= budget)) {
           a.waitingFor = null;
           return { kind: 'ready' };
         }
@@ -197,19 +186,13 @@ export function tickAttempt(task: TaskRecord, a: Attempt, obs: Observation, now:
   const quiet = now - a.progressAt;
   // Waiting for feedback nobody in the mesh gives: not a stall for the patch draft timeout (or the stall time, if longer), then one.
   const stallAfter = waiting ? Math.max(stallAfterMs(t), t.patchDraftTimeout) : stallAfterMs(t);
-  if (waiting && !(opts.keepWork && quiet >= stallAfter)) {
+  if (waiting && quiet < stallAfter) {
     a.state = 'running';
     return { kind: 'none' };
   }
-  const sameStatus = a.statusSeen >= t.stallThreshold;
-  const samePatch = a.patchSeen >= t.stallThreshold;
-  if (wallClock ? quiet >= stallAfter : sameStatus || samePatch) {
+  if (quiet >= stallAfter) {
     a.state = 'stalled';
-    const reason = wallClock
-      ? `no progress for ${secs(quiet)} (status "${cp!.statusCode}: ${cp!.statusDetail}"${obs.patch.exists ? ' and the patch draft unchanged' : ', no patch draft'}; ${waiting ? `nobody answers a worker waiting for feedback; limit ${secs(stallAfter)}` : `stall time ${secs(stallAfter)}`})`
-      : sameStatus
-        ? `same status ${a.statusSeen} ticks ("${cp!.statusCode}: ${cp!.statusDetail}")${obs.patch.exists ? '' : ' and no patch draft'}`
-        : `no patch progress in ${a.patchSeen} ticks`;
+    const reason = `no progress for ${secs(quiet)} (status "${cp!.statusCode}: ${cp!.statusDetail}"${obs.patch.exists ? ' and the patch draft unchanged' : ', no patch draft'}; ${waiting ? `nobody answers a worker waiting for feedback; limit ${secs(stallAfter)}` : `stall time ${secs(stallAfter)}`})`;
     const event = `STALL DETECTED: ${reason}`;
     if (patchFirst && now >= draftDeadline && a.kind !== 'takeover' && !task.tookOver) return { kind: 'takeover', reason: 'stall after the patch draft timeout', event };
     return { kind: 'restart', reason: `stall: ${reason}`, event };
