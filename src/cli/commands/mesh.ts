@@ -131,7 +131,7 @@ export function register(program: Command): void {
     .option('--time-budget <duration>', 'after this, best-effort partial results')
     .option('--continue-waiting', 'never take over at the patch draft timeout')
     .option('--driver <kind>', 'worker driver: command, codex or claude', 'codex')
-    .option('--driver-command <argv>', 'for --driver command: a program speaking the turn protocol (README), split on spaces')
+    .option('--driver-command <argv>', 'for --driver command: a program speaking warden\'s turn protocol (described in docs/using/driven.md), split on spaces')
     .option('--driver-model <name>', 'for --driver codex|claude: the workers\' model')
     .option('--driver-config <value>', 'for --driver codex: a `-c key=value` override for codex exec; for --driver claude: an extra CLI argument (repeatable)', collect)
     .option('--driver-base-url <url>', 'for --driver codex: an OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1')
