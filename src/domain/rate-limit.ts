@@ -66,7 +66,9 @@ export function retryAfterHint(text: string): number | null {
  * - `command`: exit code 75, or the stderr marker line (any driver's text may carry it).
  * - codex / claude (and any driver): the words the APIs and CLIs use for it — HTTP 429 "Too Many
  *   Requests", `rate_limit_error`, "rate limit exceeded"/"rate-limited", HTTP 529 or
- *   `overloaded_error` ("Overloaded").
+ *   `overloaded_error` ("Overloaded"), and codex's capacity messages: "We're currently
+ *   experiencing high demand, which may cause temporary errors." (what codex says when the API
+ *   answers 500 after its own retries) and "Selected model is at capacity".
  */
 export function classifyTurnFailure(f: TurnFailureReport): RateLimit | null {
   const text = f.text ?? '';
@@ -80,7 +82,9 @@ export function classifyTurnFailure(f: TurnFailureReport): RateLimit | null {
   if (f.driver === 'command' && f.exitCode === RATE_LIMIT_EXIT_CODE) {
     return { reason: `model rate-limited (agent command exited ${RATE_LIMIT_EXIT_CODE})`, retryAfterMs: hint };
   }
-  if (/(?:status|http|code|error)\W{0,12}529\b|\b529\s+overloaded|overloaded_error|\boverloaded\b/i.test(text)) return { reason: 'model overloaded (529)', retryAfterMs: hint };
+  if (/(?:status|http|code|error)\W{0,12}529\b|\b529\s+overloaded|overloaded_error/i.test(text)) return { reason: 'model overloaded (529)', retryAfterMs: hint };
+  if (/experiencing high demand|model is at capacity/i.test(text)) return { reason: 'model overloaded (high demand)', retryAfterMs: hint };
+  if (/\boverloaded\b/i.test(text)) return { reason: 'model overloaded', retryAfterMs: hint };
   if (/(?:status|http|code|error)\W{0,12}429\b|\b429\s+too many|too many requests|rate[_ -]limit(?:_error|ed|ing| exceeded| reached)/i.test(text)) {
     return { reason: 'model rate-limited (429)', retryAfterMs: hint };
   }

@@ -16,7 +16,7 @@
  *  - with Temporal unreachable or the agent unknown the hook says nothing and exits 0 (unless --strict).
  */
 import { execa } from 'execa';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
@@ -24,23 +24,10 @@ import type { AgentStatus } from '../../src/domain/status.js';
 import { messageTexts, startAnthropicServer, text, toolResults, toolUse, type AnthropicScript, type AnthropicServer } from '../fixtures/anthropic-server.js';
 import { ROOT, cleanup, useStack } from '../helpers/stack.js';
 import { waitForStatus, reportedTurns } from '../helpers/agents.js';
+import { claudeBinary, offlineClaudeEnv } from '../helpers/claude.js';
 
 const stack = useStack();
 const WARDEN = join(ROOT, 'dist/src/cli/main.js');
-
-/** The native `claude` of the platform package (npm runs no postinstall here, so bin/claude.exe stays a stub). */
-function claudeBinary(): string {
-  if (process.env.WARDEN_TEST_CLAUDE) return process.env.WARDEN_TEST_CLAUDE;
-  const scope = join(ROOT, 'node_modules/@anthropic-ai');
-  const musl = process.platform === 'linux' && !(process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header?.glibcVersionRuntime;
-  const candidates = [
-    join(scope, `claude-code-${process.platform}-${process.arch}${musl ? '-musl' : ''}`, process.platform === 'win32' ? 'claude.exe' : 'claude'),
-    join(scope, 'claude-code/bin/claude.exe'), // when the postinstall did run, the native binary is copied here
-  ];
-  const found = candidates.find((p) => existsSync(p) && statSync(p).size > 1_000_000);
-  if (!found) throw new Error(`no native claude binary in node_modules (looked at ${candidates.join(', ')}); run npm install`);
-  return found;
-}
 
 let scratch: string;
 let model: AnthropicServer | null = null;
@@ -106,14 +93,7 @@ async function runClaude(p: ReturnType<typeof project>, server: AnthropicServer,
     env: {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
       HOME: p.home,
-      CLAUDE_CONFIG_DIR: join(p.home, '.claude'),
-      ANTHROPIC_BASE_URL: server.url,
-      ANTHROPIC_API_KEY: 'test',
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-      DISABLE_AUTOUPDATER: '1',
-      DISABLE_TELEMETRY: '1',
-      DISABLE_ERROR_REPORTING: '1',
-      CLAUDE_CODE_MAX_RETRIES: '0',
+      ...offlineClaudeEnv(server.url, { configDir: join(p.home, '.claude') }),
     },
     stdin: 'ignore',
     all: true,

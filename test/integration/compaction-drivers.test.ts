@@ -10,7 +10,7 @@
  * PostCompact hooks: `compacting`, then `running`.
  */
 import { execa } from 'execa';
-import { existsSync, mkdirSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -24,6 +24,7 @@ import type { AgentStatus } from '../../src/domain/status.js';
 import { messageTexts, startAnthropicServer, text, toolUse, type AnthropicRequest } from '../fixtures/anthropic-server.js';
 import { inputTexts, message, shellCall, startModelServer, type ModelServer, type RecordedRequest } from '../fixtures/model-server.js';
 import { finalStatus, waitForStatus } from '../helpers/agents.js';
+import { findClaudeBinary, offlineClaudeEnv, useOfflineClaude } from '../helpers/claude.js';
 import { ROOT, useStack } from '../helpers/stack.js';
 
 process.env.WARDEN_HOME = mkdtempSync(join(tmpdir(), 'warden-home-'));
@@ -112,21 +113,11 @@ describe('a spiraling Codex agent', () => {
   });
 });
 
-/** The native `claude` of the platform package (as test/integration/claude-driver.test.ts finds it). */
-function claudeBinary(): string | null {
-  const scope = join(ROOT, 'node_modules/@anthropic-ai');
-  const candidates = [join(scope, `claude-code-${process.platform}-${process.arch}`, 'claude'), join(scope, 'claude-code/bin/claude.exe')];
-  return candidates.find((p) => existsSync(p) && statSync(p).size > 1_000_000) ?? null;
-}
-
 describe('a spiraling Claude Code agent', () => {
-  const saved = { ...process.env };
-  afterAll(() => {
-    for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
-    Object.assign(process.env, saved);
-  });
+  let restoreEnv = () => {};
+  afterAll(() => restoreEnv());
 
-  test.skipIf(claudeBinary() === null)('is compacted after two whispers: Claude starts a new session (a new session id) from the handoff; the problem persists, so it is escalated', async () => {
+  test.skipIf(findClaudeBinary() === null)('is compacted after two whispers: Claude starts a new session (a new session id) from the handoff; the problem persists, so it is escalated', async () => {
     const lastIsToolResult = (r: AnthropicRequest) => {
       const messages = (r.body as { messages?: Array<{ content?: unknown }> }).messages ?? [];
       const content = messages.at(-1)?.content;
@@ -143,20 +134,12 @@ describe('a spiraling Claude Code agent', () => {
       },
     });
     try {
-      for (const k of Object.keys(process.env)) if (/^(ANTHROPIC_|CLAUDE_)/.test(k) || k === 'CLAUDECODE') delete process.env[k];
-      Object.assign(process.env, {
-        ANTHROPIC_API_KEY: 'sk-ant-warden-test-compaction',
-        ANTHROPIC_BASE_URL: model.url,
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-        DISABLE_AUTOUPDATER: '1',
-        DISABLE_TELEMETRY: '1',
-        DISABLE_ERROR_REPORTING: '1',
-        CLAUDE_CODE_MAX_RETRIES: '0',
-      });
+      // The worker's driver starts claude with this process's environment (restored after the block).
+      restoreEnv = useOfflineClaude(model.url, { apiKey: 'sk-ant-warden-test-compaction' });
       await stack.warden.start({
         agentId: 'cc-compact',
         task: 'Make the build pass (task CC-7781).',
-        driver: { kind: 'claude', claudePath: claudeBinary()!, model: 'claude-sonnet-4-5' },
+        driver: { kind: 'claude', claudePath: findClaudeBinary()!, model: 'claude-sonnet-4-5' },
         supervisor,
         driven: { killGraceMs: 2_000 },
       });
@@ -186,16 +169,14 @@ describe('a spiraling Claude Code agent', () => {
 });
 
 describe('the claude driver asked to compact', () => {
-  test.skipIf(claudeBinary() === null)('starts a new session (a new session id) even when handed the old one; the old conversation is not in it', async () => {
+  test.skipIf(findClaudeBinary() === null)('starts a new session (a new session id) even when handed the old one; the old conversation is not in it', async () => {
     const model = await startAnthropicServer({ script: [text('Turn one done.'), text('Read the handoff; starting over.')] });
-    const saved = { ...process.env };
+    const restoreEnv = useOfflineClaude(model.url, { apiKey: 'sk-ant-warden-test-direct' });
     try {
-      for (const k of Object.keys(process.env)) if (/^(ANTHROPIC_|CLAUDE_)/.test(k) || k === 'CLAUDECODE') delete process.env[k];
-      Object.assign(process.env, { ANTHROPIC_API_KEY: 'sk-ant-warden-test-direct', ANTHROPIC_BASE_URL: model.url, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1', CLAUDE_CODE_MAX_RETRIES: '0' });
       const workDir = join(process.env.WARDEN_HOME!, 'work', 'cc-direct');
       mkdirSync(workDir, { recursive: true });
       const dirs = { workDir, homeDir: join(process.env.WARDEN_HOME!, 'agents', 'cc-direct', 'home') };
-      const driver = claudeDriver({ kind: 'claude', claudePath: claudeBinary()!, model: 'claude-sonnet-4-5', args: [] });
+      const driver = claudeDriver({ kind: 'claude', claudePath: findClaudeBinary()!, model: 'claude-sonnet-4-5', args: [] });
       const ctx: DriverContext = { signal: new AbortController().signal, killGraceMs: 2_000, heartbeat: () => {}, log: pino({ level: 'silent' }) };
       const base = { agentId: 'cc-direct', task: 'T', whispers: [], doneMarker: 'TASK COMPLETE', ...dirs };
       const first = await driver.runTurn({ ...base, turnNumber: 1, input: 'Begin (old-context marker Q-7715).', session: null }, ctx);
@@ -208,15 +189,14 @@ describe('the claude driver asked to compact', () => {
       expect(messageTexts(last.body).join('\n')).toContain(handoff);
       expect(messageTexts(last.body).join('\n')).not.toContain('Q-7715');
     } finally {
-      for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
-      Object.assign(process.env, saved);
+      restoreEnv();
       await model.close();
     }
   });
 });
 
 describe("Claude Code compacting its own context, seen through its hooks", () => {
-  test.skipIf(claudeBinary() === null)('`/compact` in a hooked Claude Code session: PreCompact makes the agent compacting, PostCompact running again', async () => {
+  test.skipIf(findClaudeBinary() === null)('`/compact` in a hooked Claude Code session: PreCompact makes the agent compacting, PostCompact running again', async () => {
     const agentId = 'cc-own-compact';
     await stack.warden.start({ agentId, task: 'Say hello, then compact (task CC-2290).', supervisor: { evalInterval: 1000, idleAfterMs: 0 } });
     let calls = 0;
@@ -238,16 +218,10 @@ describe("Claude Code compacting its own context, seen through its hooks", () =>
       const env = {
         PATH: process.env.PATH ?? '/usr/bin:/bin',
         HOME: home,
-        CLAUDE_CONFIG_DIR: join(home, '.claude'),
-        ANTHROPIC_BASE_URL: model.url,
-        ANTHROPIC_API_KEY: 'test',
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-        DISABLE_AUTOUPDATER: '1',
-        DISABLE_TELEMETRY: '1',
-        CLAUDE_CODE_MAX_RETRIES: '0',
+        ...offlineClaudeEnv(model.url, { configDir: join(home, '.claude') }),
       };
       const session = '5a1e0c6e-7d3b-4c55-9a61-2f0b8e4d7c19';
-      const run = (args: string[]) => execa(claudeBinary()!, ['-p', ...args, '--output-format', 'json'], { cwd: work, env, extendEnv: false, reject: false, stdin: 'ignore', all: true, timeout: 90_000 });
+      const run = (args: string[]) => execa(findClaudeBinary()!, ['-p', ...args, '--output-format', 'json'], { cwd: work, env, extendEnv: false, reject: false, stdin: 'ignore', all: true, timeout: 90_000 });
       const hello = await run(['Say hello.', '--session-id', session]);
       expect(hello.exitCode, String(hello.all)).toBe(0);
       await statusWhere(agentId, (s) => s.state === 'running' && s.turns === 1, 'the Stop hook reported the first turn');

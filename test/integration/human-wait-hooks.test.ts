@@ -9,17 +9,16 @@
  *    STALLING verdict) — and once the agent runs again, that same watchdog does evaluate;
  *  - a worker SIGKILLed while the agent waits: a new worker finds it waiting, with its reason.
  */
-import { execa } from 'execa';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { waitForStatus } from '../helpers/agents.js';
-import { ROOT, cleanup, useWorkerProcesses } from '../helpers/stack.js';
+import { runClaudeHook } from '../helpers/claude.js';
+import { cleanup, useWorkerProcesses } from '../helpers/stack.js';
 import { startWebhookListener, type WebhookListener } from '../helpers/webhook.js';
 
 const stack = useWorkerProcesses();
-const WARDEN = join(ROOT, 'dist/src/cli/main.js');
 let dir: string;
 let hooks: WebhookListener;
 beforeAll(async () => {
@@ -31,14 +30,7 @@ afterAll(async () => {
   cleanup(dir);
 });
 
-function hook(agentId: string, payload: object) {
-  const live = ['--address', stack.server.address, '--namespace', stack.server.namespace, '--strict'];
-  return execa(process.execPath, [WARDEN, 'hook', 'claude', '--agent', agentId, ...live, '--timeout', '60000'], {
-    input: JSON.stringify(payload),
-    reject: false,
-    timeout: 90_000,
-  });
-}
+const hook = (agentId: string, payload: object) => runClaudeHook(stack.server, agentId, payload);
 
 /** A Claude Code transcript whose last assistant entry asks to run `rm -rf build/`. */
 function transcript(): string {

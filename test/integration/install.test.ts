@@ -12,13 +12,14 @@
  */
 import { execa } from 'execa';
 import { randomUUID } from 'node:crypto';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { startAnthropicServer, messageTexts, text, toolUse, type AnthropicServer } from '../fixtures/anthropic-server.js';
 import { inputTexts, message, shellCall, startModelServer, type ModelServer } from '../fixtures/model-server.js';
 import { reportedTurns, waitForStatus } from '../helpers/agents.js';
+import { claudeBinary, offlineClaudeEnv } from '../helpers/claude.js';
 import { ROOT, cleanup, eventually, useStack } from '../helpers/stack.js';
 
 const stack = useStack();
@@ -38,16 +39,6 @@ afterEach(async () => {
   anthropic = responses = null;
 });
 afterAll(() => cleanup(scratch));
-
-/** The native `claude` of the platform package (as in claude-hook.test.ts). */
-function claudeBinary(): string {
-  if (process.env.WARDEN_TEST_CLAUDE) return process.env.WARDEN_TEST_CLAUDE;
-  const scope = join(ROOT, 'node_modules/@anthropic-ai');
-  const candidates = [join(scope, `claude-code-${process.platform}-${process.arch}`, 'claude'), join(scope, `claude-code-${process.platform}-${process.arch}-musl`, 'claude'), join(scope, 'claude-code/bin/claude.exe')];
-  const found = candidates.find((p) => existsSync(p) && statSync(p).size > 1_000_000);
-  if (!found) throw new Error(`no native claude binary in node_modules (looked at ${candidates.join(', ')})`);
-  return found;
-}
 
 /** A home of its own for one scenario: install's records and the hook's markers land there. */
 function home(name: string) {
@@ -208,14 +199,7 @@ describe('auto-start with the real binaries, no `warden start`', () => {
       env: {
         ...h.env,
         ...temporalEnv(),
-        CLAUDE_CONFIG_DIR: join(h.home, '.claude'),
-        ANTHROPIC_BASE_URL: anthropic.url,
-        ANTHROPIC_API_KEY: 'test',
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-        DISABLE_AUTOUPDATER: '1',
-        DISABLE_TELEMETRY: '1',
-        DISABLE_ERROR_REPORTING: '1',
-        CLAUDE_CODE_MAX_RETRIES: '0',
+        ...offlineClaudeEnv(anthropic.url, { configDir: join(h.home, '.claude') }),
       },
       stdin: 'ignore',
       all: true,

@@ -1,6 +1,7 @@
 /**
  * What the real codex binary reports when its model answers 429 is recognised as a rate limit
- * (src/domain/rate-limit.ts), and an ordinary model error is not. The drivers are called directly
+ * (src/domain/rate-limit.ts), and a 500 (which codex words as "high demand") as an overloaded
+ * model; an ordinary model error (a 400) is not. The drivers are called directly
  * (no Temporal) against the scripted model servers on 127.0.0.1, with codex's own retries off so
  * the error comes back at once.
  *
@@ -59,7 +60,9 @@ async function failure(driver: Driver, agentId: string): Promise<string> {
 describe('codex', () => {
   const cases = [
     { name: '429', reply: httpError(429, { error: { message: 'Rate limit reached for warden-test-model.', type: 'requests', code: 'rate_limit_exceeded' } }), expected: 'model rate-limited (429)' },
-    { name: '500', reply: httpError(500, { error: { message: 'UNIQUE-SERVER-ERROR', type: 'server_error' } }), expected: null },
+    // codex words every HTTP 500 it gives up on as "We're currently experiencing high demand, which may cause
+    // temporary errors." (the body's own message is lost): warden takes it at its word, blocked and retried.
+    { name: '500', reply: httpError(500, { error: { message: 'UNIQUE-SERVER-ERROR', type: 'server_error' } }), expected: 'model overloaded (high demand)' },
   ];
   test.each(cases)('a model answering $name', async ({ name, reply, expected }) => {
     const model = await startModelServer({ whenExhausted: reply });

@@ -6,23 +6,14 @@
  *  - SessionEnd, then the session resumes (SessionStart `resume`, as `claude --resume` sends) before
  *    the grace period ends: the deadline is gone and, well past it, the agent is still running.
  */
-import { execa } from 'execa';
-import { join } from 'node:path';
 import { expect, test } from 'vitest';
 import { waitForStatus } from '../helpers/agents.js';
-import { ROOT, useStack } from '../helpers/stack.js';
+import { runClaudeHook } from '../helpers/claude.js';
+import { useStack } from '../helpers/stack.js';
 
 const stack = useStack();
-const WARDEN = join(ROOT, 'dist/src/cli/main.js');
 
-function hook(agentId: string, payload: object) {
-  const live = ['--address', stack.server.address, '--namespace', stack.server.namespace, '--strict'];
-  return execa(process.execPath, [WARDEN, 'hook', 'claude', '--agent', agentId, ...live, '--timeout', '60000'], {
-    input: JSON.stringify(payload),
-    reject: false,
-    timeout: 90_000,
-  });
-}
+const hook = (agentId: string, payload: object) => runClaudeHook(stack.server, agentId, payload);
 
 const toolCall = (id: string) => ({ hook_event_name: 'PostToolUse', session_id: 'sess-end', tool_name: 'Bash', tool_input: { command: 'ls' }, tool_response: { stdout: 'a.js' }, tool_use_id: id });
 

@@ -26,7 +26,7 @@ test('install and uninstall take the same flags', async () => {
   expect(flags('uninstall')).toEqual(flags('install'));
 });
 
-test('mesh run takes every driver flag that start takes (the old --command and --model stay, hidden)', async () => {
+test('mesh run takes every driver flag that start takes (the old --command stays, hidden; a hidden --model is there to be refused by name)', async () => {
   const { buildProgram } = (await import(join(ROOT, 'dist/src/cli/program.js'))) as { buildProgram: () => Command };
   const program = buildProgram();
   const start = program.commands.find((c) => c.name() === 'start')!;

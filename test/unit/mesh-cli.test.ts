@@ -1,11 +1,13 @@
-/** `warden mesh run`'s driver flags: the names `warden start` uses, the old names as aliases, the same checks. */
+/** `warden mesh run`'s driver flags: the names `warden start` uses, the old --command as an alias, --model refused, the same checks. */
+import { execa } from 'execa';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { driverFrom, notifyFrom } from '../../src/cli/commands/mesh.js';
+import { driverFrom, MESH_MODEL_REFUSED, notifyFrom } from '../../src/cli/commands/mesh.js';
 import { meshAlert } from '../../src/domain/mesh/notify.js';
 
+const ROOT = join(import.meta.dirname, '..', '..');
 const base = { tasks: 't.md', repo: '.', credentialCheck: false } as const;
 
 describe('mesh run driver flags', () => {
@@ -13,7 +15,7 @@ describe('mesh run driver flags', () => {
     ['--driver-command', { driver: 'command', driverCommand: 'python3 w.py -v' }, { driver: { kind: 'command', command: ['python3', 'w.py', '-v'] } }],
     ['--command (the old name)', { driver: 'command', command: 'python3 w.py' }, { driver: { kind: 'command', command: ['python3', 'w.py'] } }],
     ['--driver-model, --driver-config, --max-turns', { driver: 'codex', driverModel: 'm1', driverConfig: ['a=b'], maxTurns: '30' }, { driver: { kind: 'codex', model: 'm1', config: ['a=b'] }, maxTurns: 30 }],
-    ['--model (the old name), --codex-path', { driver: 'codex', model: 'm2', codexPath: '/opt/codex' }, { driver: { kind: 'codex', model: 'm2', codexPath: '/opt/codex', config: [] } }],
+    ['--driver-model, --codex-path', { driver: 'codex', driverModel: 'm2', codexPath: '/opt/codex' }, { driver: { kind: 'codex', model: 'm2', codexPath: '/opt/codex', config: [] } }],
     ['--driver-base-url', { driver: 'codex', driverBaseUrl: 'http://127.0.0.1:9/v1' }, { driver: { kind: 'codex', config: expect.arrayContaining(['model_provider="warden-endpoint"']) } }],
     ['claude with --claude-path', { driver: 'claude', driverModel: 'opus', claudePath: '/bin/claude' }, { driver: { kind: 'claude', model: 'opus', claudePath: '/bin/claude', args: [] } }],
   ])('%s', (_what, flags, want) => {
@@ -35,13 +37,23 @@ describe('mesh run driver flags', () => {
   test.each([
     [{ driver: 'command' }, /--driver command needs --driver-command/],
     [{ driver: 'command', command: 'a', driverCommand: 'b' }, /--command is the old name of --driver-command: give one of them/],
-    [{ driver: 'codex', model: 'a', driverModel: 'b' }, /--model is the old name of --driver-model/],
+    // --model is the evaluator's model on start: here it is refused, naming the flag for the workers' model.
+    [{ driver: 'codex', model: 'a' }, /^--model: on mesh run, set the workers' model with --driver-model NAME \(--model is the evaluator's model on warden start/],
+    [{ driver: 'claude', model: 'a', driverModel: 'b' }, /--driver-model NAME/],
     [{ driver: 'command', driverCommand: 'a', driverModel: 'm' }, /--driver-model only goes with --driver codex\|claude/],
     [{ driver: 'claude', codexPath: '/x' }, /--codex-path only goes with --driver codex/],
     [{ driver: 'scripted' }, /--driver: one of command, codex, claude/],
     [{ driver: 'codex', maxTurns: 'many' }, /--max-turns: expected a whole number/],
   ])('refused: %j', (flags, err) => {
     expect(() => driverFrom({ ...base, ...flags } as never)).toThrow(err);
+  });
+
+  test('the built CLI: `mesh run --model` exits 2 (bad usage) with the message naming --driver-model, before any server is needed', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mesh-cli-model-'));
+    writeFileSync(join(dir, 'tasks.md'), '1. Fix the flaky test.\n');
+    const r = await execa(process.execPath, [join(ROOT, 'dist/src/cli/main.js'), 'mesh', 'run', '--tasks', join(dir, 'tasks.md'), '--repo', dir, '--driver', 'codex', '--no-credential-check', '--model', 'gpt-5', '--address', '127.0.0.1:1'], { reject: false, timeout: 60_000 });
+    expect(r.exitCode, r.stderr).toBe(2);
+    expect(r.stderr).toContain(MESH_MODEL_REFUSED);
   });
 
   test('the credential check runs as for start', () => {

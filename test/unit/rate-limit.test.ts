@@ -25,6 +25,19 @@ describe('classifyTurnFailure', () => {
     ],
     [{ driver: 'claude', text: 'claude exited with code 1: API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}' }, { reason: 'model overloaded (529)', retryAfterMs: null }],
     [{ driver: 'codex', text: 'unexpected status 429; retry-after: 20' }, { reason: 'model rate-limited (429)', retryAfterMs: 20_000 }],
+    // codex's words for any HTTP 500 it gave up on (after its own retries; as codex 0.169 words it,
+    // with a curly apostrophe), and for a full model.
+    [
+      { driver: 'codex', text: 'codex exec exited with code 1 after 306 ms; codex: We’re currently experiencing high demand, which may cause temporary errors. | We’re currently experiencing high demand, which may cause temporary errors.; stderr: WARNING: …' },
+      { reason: 'model overloaded (high demand)', retryAfterMs: null },
+    ],
+    [{ driver: 'codex', text: 'codex: Selected model is at capacity. Please try a different model.' }, { reason: 'model overloaded (high demand)', retryAfterMs: null }],
+    // An HTTP 500 or 503 whose body says overloaded: not a 529, so the reason does not claim one.
+    [
+      { driver: 'codex', text: 'unexpected status 500 Internal Server Error: {"error":{"message":"The server is overloaded, try again in 10s","type":"server_error"}}' },
+      { reason: 'model overloaded', retryAfterMs: 10_000 },
+    ],
+    [{ driver: 'command', exitCode: 1, text: 'upstream: 503 Service Unavailable (overloaded)' }, { reason: 'model overloaded', retryAfterMs: null }],
   ])('%j is a rate limit', (report, expected) => {
     expect(classifyTurnFailure(report)).toEqual(expected);
   });
@@ -35,6 +48,9 @@ describe('classifyTurnFailure', () => {
     { driver: 'codex', text: 'codex exec exited with code 1 after 10 ms; stderr: auth failed (401)' },
     { driver: 'claude', text: 'claude exited with code 75: something' }, // 75 means rate-limited for the command driver only
     { driver: 'command', exitCode: 1, text: '{"rateLimited": false}' },
+    // A server error without words of load (from a command driver or a proxy; codex never words a 500 so) stays a failure.
+    { driver: 'command', exitCode: 1, text: 'unexpected status 500 Internal Server Error: {"error":{"message":"UNIQUE-SERVER-ERROR","type":"server_error"}}' },
+    { driver: 'codex', text: 'stream error: demand for a higher quota was refused (400)' },
   ])('%j is an ordinary failure', (report) => {
     expect(classifyTurnFailure(report)).toBeNull();
   });

@@ -38,8 +38,9 @@ interface RunOptions {
   driverWireApi?: string;
   credentialCheck?: boolean;
   maxTurns?: string;
-  /** Old names: --command is --driver-command, --model is --driver-model. */
+  /** Old name of --driver-command. */
   command?: string;
+  /** Refused: on `warden start` --model is the evaluator's model; the workers' model is --driver-model. */
   model?: string;
   codexPath?: string;
   claudePath?: string;
@@ -79,18 +80,25 @@ export function tunablesFrom(o: RunOptions, fromFile: TunablesInput): TunablesIn
 }
 
 /**
+ * `--model` was once the old name of --driver-model here, but on `warden start` it is the
+ * evaluator's model: refused, so nobody sets the workers' model while meaning the evaluator's.
+ */
+export const MESH_MODEL_REFUSED =
+  "--model: on mesh run, set the workers' model with --driver-model NAME (--model is the evaluator's model on warden start and evaluate; mesh run takes no evaluator flags)";
+
+/**
  * The workers' driver, from the same flags as `warden start` (`--driver-command`, `--driver-model`,
- * `--driver-config`, `--driver-base-url`, …; the old `--command` and `--model` still work), checked
+ * `--driver-config`, `--driver-base-url`, …; the old `--command` still works, `--model` is refused), checked
  * the same way (relative paths resolved here, credentials looked for).
  */
 export function driverFrom(o: RunOptions): { driver: DriverConfig; maxTurns?: number } {
   if (!['command', 'codex', 'claude'].includes(o.driver)) throw new UsageError(`--driver: one of command, codex, claude (got ${o.driver})`);
   if (o.command !== undefined && o.driverCommand !== undefined) throw new UsageError('--command is the old name of --driver-command: give one of them');
-  if (o.model !== undefined && o.driverModel !== undefined) throw new UsageError('--model is the old name of --driver-model: give one of them');
+  if (o.model !== undefined) throw new UsageError(MESH_MODEL_REFUSED);
   if (o.codexPath !== undefined && o.driver !== 'codex') throw new UsageError('--codex-path only goes with --driver codex');
   if (o.claudePath !== undefined && o.driver !== 'claude') throw new UsageError('--claude-path only goes with --driver claude');
   const maxTurns = int(o.maxTurns, 'max-turns');
-  const flags = { driver: o.driver as 'command' | 'codex' | 'claude', driverCommand: o.driverCommand ?? o.command, driverModel: o.driverModel ?? o.model, driverConfig: o.driverConfig, driverBaseUrl: o.driverBaseUrl, driverApiKeyEnv: o.driverApiKeyEnv, driverWireApi: o.driverWireApi, maxTurns, credentialCheck: o.credentialCheck };
+  const flags = { driver: o.driver as 'command' | 'codex' | 'claude', driverCommand: o.driverCommand ?? o.command, driverModel: o.driverModel, driverConfig: o.driverConfig, driverBaseUrl: o.driverBaseUrl, driverApiKeyEnv: o.driverApiKeyEnv, driverWireApi: o.driverWireApi, maxTurns, credentialCheck: o.credentialCheck };
   const { driver } = driverFromFlags(flags);
   const withPath = { ...driver, ...(o.codexPath && { codexPath: o.codexPath }), ...(o.claudePath && { claudePath: o.claudePath }) } as DriverConfig;
   checkDriverCredentials({ driver: withPath } as AgentSpecInput, flags);
@@ -131,7 +139,7 @@ export function register(program: Command): void {
     .option('--time-budget <duration>', 'after this, best-effort partial results')
     .option('--continue-waiting', 'never take over at the patch draft timeout')
     .option('--driver <kind>', 'worker driver: command, codex or claude', 'codex')
-    .option('--driver-command <argv>', 'for --driver command: a program speaking the turn protocol (README), split on spaces')
+    .option('--driver-command <argv>', 'for --driver command: a program speaking warden\'s turn protocol (described in docs/using/driven.md), split on spaces')
     .option('--driver-model <name>', 'for --driver codex|claude: the workers\' model')
     .option('--driver-config <value>', 'for --driver codex: a `-c key=value` override for codex exec; for --driver claude: an extra CLI argument (repeatable)', collect)
     .option('--driver-base-url <url>', 'for --driver codex: an OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1')
@@ -142,7 +150,8 @@ export function register(program: Command): void {
     .option('--codex-path <path>', 'for --driver codex: the codex binary')
     .option('--claude-path <path>', 'for --driver claude: the claude binary')
     .addOption(new Option('--command <argv>', 'old name of --driver-command').hideHelp())
-    .addOption(new Option('--model <name>', 'old name of --driver-model').hideHelp())
+    // Hidden, and refused with a message that names --driver-model (commander alone would only say "unknown option").
+    .addOption(new Option('--model <name>', 'refused: the workers\' model is --driver-model').hideHelp())
     .option('--validate <command>', 'gate V: a shell command run on the integrated result (e.g. "npm test")')
     .option('--webhook <url>', 'POST the mesh\'s alerts (awaiting input, ready, failed) to this URL (repeatable)', collect)
     .option('--webhook-secret-env <name>', 'env var on the worker holding the HMAC secret for --webhook')
