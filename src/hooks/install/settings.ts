@@ -35,6 +35,9 @@ export const HOOK_EVENTS: Record<HookAgent, PlannedEvent[]> = {
     { event: 'PostToolUseFailure', matcher: '*' },
     { event: 'Notification' },
     { event: 'Stop' },
+    // Claude Code compacting its own context: the agent shows `compacting` in between.
+    { event: 'PreCompact' },
+    { event: 'PostCompact' },
     // An ended session ends its agent after a grace period; a resumed one shows itself by its next
     // prompt or tool call. (Not SessionStart: for a new session it would start the agent before its
     // first prompt, so the agent's task would not be that prompt.)
@@ -46,6 +49,9 @@ export const HOOK_EVENTS: Record<HookAgent, PlannedEvent[]> = {
     { event: 'PermissionRequest', matcher: '*' },
     { event: 'PostToolUse', matcher: '*' },
     { event: 'Stop' },
+    // codex compacting its own context (auto-compaction), as for Claude Code.
+    { event: 'PreCompact' },
+    { event: 'PostCompact' },
   ],
 };
 
