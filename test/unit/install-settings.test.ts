@@ -25,7 +25,7 @@ function expectInstalled(text: string, plan: HookPlan): void {
     const groups = s.hooks?.[e.event] ?? [];
     const ours = groups.flatMap((g) => g.hooks.filter((h) => isWardenHookCommand(h.command, plan.agent)).map((h) => ({ g, h })));
     expect(ours, e.event).toHaveLength(1);
-    expect(ours[0]!.h).toEqual({ type: 'command', command: plan.command, timeout: 30 });
+    expect(ours[0]!.h).toEqual({ type: 'command', command: plan.command, timeout: e.timeout ?? 30 });
     if (ours[0]!.g.hooks.length === 1) expect(ours[0]!.g.matcher, e.event).toBe(e.matcher);
   }
 }
@@ -136,7 +136,7 @@ describe('install then uninstall gives back the same bytes', () => {
   test('codex hooks.json with a description', () => {
     const before = '{\n  "description": "team hooks",\n  "hooks": {\n    "SessionStart": [{ "hooks": [{ "type": "command", "command": "motd" }] }]\n  }\n}\n';
     const after = roundTrip(before, codex);
-    expect(Object.keys(value(after).hooks!)).toEqual(['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PermissionRequest', 'PostToolUse', 'Stop', 'PreCompact', 'PostCompact']);
+    expect(Object.keys(value(after).hooks!)).toEqual(['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PermissionRequest', 'PostToolUse', 'Stop', 'PreCompact', 'PostCompact', 'SessionEnd']);
     expect(value(after).hooks!.PostToolUseFailure).toBeUndefined(); // codex has no such event
   });
 });
@@ -165,6 +165,23 @@ describe('compaction reporting (PreCompact / PostCompact)', () => {
     const un = uninstallHooks(r.text, 'claude');
     expect(un.actions.filter((a) => /Compact/.test(a))).toEqual(["removed warden's hook from PreCompact", "removed warden's hook from PostCompact"]);
     expect(value(un.text)).toEqual({ hooks: { PreCompact: [{ hooks: [{ type: 'command', command: 'backup-transcript', timeout: 5 }] }] } });
+  });
+});
+
+describe('codex session end', () => {
+  test('codex gets a SessionEnd hook with the 3 s codex allows it (a longer one is clamped, with a warning at every start)', () => {
+    const s = value(installHooks(null, codex).text);
+    expect(s.hooks!.SessionEnd).toEqual([{ hooks: [{ type: 'command', command: 'warden hook codex', timeout: 3 }] }]);
+    expect(s.hooks!.Stop).toEqual([{ hooks: [{ type: 'command', command: 'warden hook codex', timeout: 30 }] }]);
+  });
+
+  test('a codex SessionEnd hook with a longer timeout is updated in place to 3 s; uninstall takes it out', () => {
+    const mine = value(installHooks(null, codex).text);
+    mine.hooks!.SessionEnd = [{ hooks: [{ type: 'command', command: 'warden hook codex', timeout: 30 }] }];
+    const r = installHooks(JSON.stringify(mine, null, 2), codex);
+    expect(r.actions).toEqual(['updated an older warden hook on SessionEnd']);
+    expect(value(r.text).hooks!.SessionEnd![0]!.hooks[0]!.timeout).toBe(3);
+    expect(value(uninstallHooks(r.text, 'codex').text)).toEqual({});
   });
 });
 
