@@ -167,7 +167,8 @@ describe('install and uninstall on real files', () => {
     expect(first.stdout).toMatch(/config\.toml has \[hooks\] tables too/);
     const hooks = JSON.parse(readFileSync(join(codexHome, 'hooks.json'), 'utf8'));
     expect(Object.keys(hooks)).toEqual(['hooks']);
-    expect(Object.keys(hooks.hooks)).toEqual(['UserPromptSubmit', 'PreToolUse', 'PermissionRequest', 'PostToolUse', 'Stop', 'PreCompact', 'PostCompact']);
+    expect(Object.keys(hooks.hooks)).toEqual(['UserPromptSubmit', 'PreToolUse', 'PermissionRequest', 'PostToolUse', 'Stop', 'PreCompact', 'PostCompact', 'SessionEnd']);
+    expect(hooks.hooks.SessionEnd[0].hooks[0].timeout, 'codex allows SessionEnd 3 s').toBe(3);
     expect(readFileSync(join(codexHome, 'config.toml'), 'utf8'), 'config.toml is never touched').toBe(toml);
     const bytes = readFileSync(join(codexHome, 'hooks.json'), 'utf8');
     expect((await warden(['install', 'codex', '--user'], env)).stdout).toContain('already installed');
