@@ -20,7 +20,7 @@
  *    compaction ends (or its next turn arrives), so the roster tells summarising from thinking.
  *  - SessionEnd: the `session` signal (`end`): the agent ends `done` after `supervisor.sessionEndGraceMs`
  *    (10 minutes) unless a turn, heartbeat or resumed session (SessionStart, a prompt, a tool call)
- *    comes first. Codex has no such event: its agents end when a human stops them.
+ *    comes first. Codex sends it too (reason `other`) when `codex exec` exits.
  *  - Stop: report Claude's final text; when whispers come back, block the stop
  *    (`decision: "block"`) with the whispers as the reason, so Claude carries on with them. A stop
  *    that a hook already blocked once (`stop_hook_active`) is never blocked again. For an agent
@@ -42,6 +42,8 @@
  *    `stopReason` in place of the tool's output. The PreToolUse pause check refuses whatever comes next.
  *  - PreCompact / PostCompact come as in Claude Code (codex compacts on its own when a session
  *    passes `model_auto_compact_token_limit`, trigger `auto`), and are handled the same way.
+ *  - SessionEnd comes when `codex exec` exits (`codex exec resume` continues the same session),
+ *    always with reason `other`, and is handled as Claude Code's. Codex runs it for 3 s at most.
  *
  * When warden compacts the agent (the ladder's last resort, a reply with `compact`), a hook cannot
  * give Claude or Codex a fresh context: the handoff is handed over as context, like a whisper.

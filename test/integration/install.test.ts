@@ -94,7 +94,8 @@ describe('install and uninstall on real files', () => {
     expect(installed.startsWith(EXISTING.slice(0, EXISTING.indexOf(']') - '\n        '.length + 1).trimEnd())).toBe(true);
     expect(installed).toContain('// the team\'s settings');
     expect(installed).toContain('"permissions": { "allow": ["Bash(npm test)"] }');
-    expect(installed.match(/hook claude/g)).toHaveLength(7);
+    expect(installed.match(/hook claude/g)).toHaveLength(9);
+    for (const e of ['PreCompact', 'PostCompact', 'SessionEnd', 'Notification']) expect(installed, `a hook on ${e}`).toMatch(new RegExp(`"${e}": \\[`));
 
     const second = await warden(['install', 'claude', '--project', project, '--json'], h.env);
     expect(JSON.parse(second.stdout)).toMatchObject({ changed: false, diff: '', actions: ['already installed; nothing to change'] });
@@ -157,7 +158,8 @@ describe('install and uninstall on real files', () => {
     expect(first.stdout).toMatch(/config\.toml has \[hooks\] tables too/);
     const hooks = JSON.parse(readFileSync(join(codexHome, 'hooks.json'), 'utf8'));
     expect(Object.keys(hooks)).toEqual(['hooks']);
-    expect(Object.keys(hooks.hooks)).toEqual(['UserPromptSubmit', 'PreToolUse', 'PermissionRequest', 'PostToolUse', 'Stop']);
+    expect(Object.keys(hooks.hooks)).toEqual(['UserPromptSubmit', 'PreToolUse', 'PermissionRequest', 'PostToolUse', 'Stop', 'PreCompact', 'PostCompact', 'SessionEnd']);
+    expect(hooks.hooks.SessionEnd[0].hooks[0].timeout, 'codex allows SessionEnd 3 s').toBe(3);
     expect(readFileSync(join(codexHome, 'config.toml'), 'utf8'), 'config.toml is never touched').toBe(toml);
     const bytes = readFileSync(join(codexHome, 'hooks.json'), 'utf8');
     expect((await warden(['install', 'codex', '--user'], env)).stdout).toContain('already installed');

@@ -25,7 +25,7 @@ function expectInstalled(text: string, plan: HookPlan): void {
     const groups = s.hooks?.[e.event] ?? [];
     const ours = groups.flatMap((g) => g.hooks.filter((h) => isWardenHookCommand(h.command, plan.agent)).map((h) => ({ g, h })));
     expect(ours, e.event).toHaveLength(1);
-    expect(ours[0]!.h).toEqual({ type: 'command', command: plan.command, timeout: 30 });
+    expect(ours[0]!.h).toEqual({ type: 'command', command: plan.command, timeout: e.timeout ?? 30 });
     if (ours[0]!.g.hooks.length === 1) expect(ours[0]!.g.matcher, e.event).toBe(e.matcher);
   }
 }
@@ -136,8 +136,52 @@ describe('install then uninstall gives back the same bytes', () => {
   test('codex hooks.json with a description', () => {
     const before = '{\n  "description": "team hooks",\n  "hooks": {\n    "SessionStart": [{ "hooks": [{ "type": "command", "command": "motd" }] }]\n  }\n}\n';
     const after = roundTrip(before, codex);
-    expect(Object.keys(value(after).hooks!)).toEqual(['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PermissionRequest', 'PostToolUse', 'Stop']);
+    expect(Object.keys(value(after).hooks!)).toEqual(['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PermissionRequest', 'PostToolUse', 'Stop', 'PreCompact', 'PostCompact', 'SessionEnd']);
     expect(value(after).hooks!.PostToolUseFailure).toBeUndefined(); // codex has no such event
+  });
+});
+
+describe('compaction reporting (PreCompact / PostCompact)', () => {
+  test('both agents get a hook on PreCompact and PostCompact, with no matcher (manual and auto)', () => {
+    for (const plan of [claude, codex]) {
+      const s = value(installHooks(null, plan).text);
+      for (const e of ['PreCompact', 'PostCompact']) expect(s.hooks![e], `${plan.agent} ${e}`).toEqual([{ hooks: [{ type: 'command', command: plan.command, timeout: 30 }] }]);
+    }
+    expect(Object.keys(value(installHooks(null, claude).text).hooks!)).toEqual([
+      'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'Notification', 'Stop', 'PreCompact', 'PostCompact', 'SessionEnd',
+    ]);
+  });
+
+  test('an install from before compaction was hooked: a second install adds exactly the two; uninstall takes out only warden\'s', () => {
+    const older = { hooks: Object.fromEntries(HOOK_EVENTS.claude.filter((e) => !/Compact$/.test(e.event)).map((e) => [e.event, [{ ...(e.matcher ? { matcher: e.matcher } : {}), hooks: [{ type: 'command', command: CMD, timeout: 30 }] }]])) };
+    // The user's own PreCompact hook, there before.
+    older.hooks.PreCompact = [{ hooks: [{ type: 'command', command: 'backup-transcript', timeout: 5 }] }];
+    const before = `${JSON.stringify(older, null, 2)}\n`;
+    const r = installHooks(before, claude);
+    expect(r.actions).toEqual(["added warden's hook to PreCompact (after the 1 already there)", "added warden's hook to PostCompact"]);
+    expectInstalled(r.text, claude);
+    expect(value(r.text).hooks!.PreCompact![0]).toEqual({ hooks: [{ type: 'command', command: 'backup-transcript', timeout: 5 }] });
+    expect(installHooks(r.text, claude).changed).toBe(false);
+    const un = uninstallHooks(r.text, 'claude');
+    expect(un.actions.filter((a) => /Compact/.test(a))).toEqual(["removed warden's hook from PreCompact", "removed warden's hook from PostCompact"]);
+    expect(value(un.text)).toEqual({ hooks: { PreCompact: [{ hooks: [{ type: 'command', command: 'backup-transcript', timeout: 5 }] }] } });
+  });
+});
+
+describe('codex session end', () => {
+  test('codex gets a SessionEnd hook with the 3 s codex allows it (a longer one is clamped, with a warning at every start)', () => {
+    const s = value(installHooks(null, codex).text);
+    expect(s.hooks!.SessionEnd).toEqual([{ hooks: [{ type: 'command', command: 'warden hook codex', timeout: 3 }] }]);
+    expect(s.hooks!.Stop).toEqual([{ hooks: [{ type: 'command', command: 'warden hook codex', timeout: 30 }] }]);
+  });
+
+  test('a codex SessionEnd hook with a longer timeout is updated in place to 3 s; uninstall takes it out', () => {
+    const mine = value(installHooks(null, codex).text);
+    mine.hooks!.SessionEnd = [{ hooks: [{ type: 'command', command: 'warden hook codex', timeout: 30 }] }];
+    const r = installHooks(JSON.stringify(mine, null, 2), codex);
+    expect(r.actions).toEqual(['updated an older warden hook on SessionEnd']);
+    expect(value(r.text).hooks!.SessionEnd![0]!.hooks[0]!.timeout).toBe(3);
+    expect(value(uninstallHooks(r.text, 'codex').text)).toEqual({});
   });
 });
 
@@ -169,7 +213,7 @@ describe('already or partly installed, or an older warden hook', () => {
   test('partly installed: only the missing events are added', () => {
     const partial = JSON.stringify({ hooks: { PreToolUse: [{ matcher: '*', hooks: [{ type: 'command', command: CMD, timeout: 30 }] }] } }, null, 2);
     const r = installHooks(partial, claude);
-    expect(r.actions).toEqual(['added warden\'s hook to UserPromptSubmit', 'added warden\'s hook to PostToolUse', 'added warden\'s hook to PostToolUseFailure', 'added warden\'s hook to Notification', 'added warden\'s hook to Stop', 'added warden\'s hook to SessionEnd']);
+    expect(r.actions).toEqual(['added warden\'s hook to UserPromptSubmit', 'added warden\'s hook to PostToolUse', 'added warden\'s hook to PostToolUseFailure', 'added warden\'s hook to Notification', 'added warden\'s hook to Stop', 'added warden\'s hook to PreCompact', 'added warden\'s hook to PostCompact', 'added warden\'s hook to SessionEnd']);
     expectInstalled(r.text, claude);
     expect(r.text.startsWith(partial.slice(0, partial.lastIndexOf(']') + 1))).toBe(true); // the PreToolUse block untouched
   });

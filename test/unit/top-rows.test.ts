@@ -4,6 +4,7 @@ import {
   badge,
   buildRow,
   DEFAULT_ROW_OPTIONS,
+  DEFAULT_SORT,
   filterRows,
   fuzzyScore,
   hideFinished,
@@ -15,7 +16,7 @@ import {
   type Row,
   type TopStatus,
 } from '../../src/cli/top/rows.js';
-import { cells, layoutColumns, renderText } from '../../src/cli/top/table.js';
+import { cells, fitMiddle, layoutColumns, longestId, renderText } from '../../src/cli/top/table.js';
 
 const NOW = Date.parse('2026-11-23T10:00:00Z');
 const opts = { ...DEFAULT_ROW_OPTIONS, nowMs: NOW };
@@ -265,4 +266,39 @@ test('the badge carries text as well as colour', () => {
   const r: Row = row('a', { state: 'awaiting-input' });
   const c = cells(r, layoutColumns(160));
   expect(c[1]).toContain('awaiting-input');
+});
+
+describe('long agent ids (a session started by a hook is <project>-<session>)', () => {
+  const a = 'my-webapp-frontend-1f3a9c0b2d4e';
+  const b = 'my-webapp-frontend-77e0c1d2b3a4';
+
+  test('the AGENT column grows to fit them when the terminal has room, and the intent keeps its share', () => {
+    const rows = [row(a), row(b)];
+    const wide = layoutColumns(200, longestId(rows));
+    expect(wide[0]!.width).toBe(a.length);
+    expect(wide[2]!.width).toBeGreaterThanOrEqual(24);
+    expect(wide.reduce((n, c) => n + c.width, 0) + wide.length - 1).toBe(200);
+    const lines = renderText(rows, 200, DEFAULT_SORT);
+    expect(lines.some((l) => l.startsWith(`${a} `))).toBe(true);
+    expect(lines.some((l) => l.startsWith(`${b} `))).toBe(true);
+    // Short ids: the column stays as it was.
+    expect(layoutColumns(160, longestId([row('calm')]))[0]!.width).toBe(18);
+    // Less room: it grows only as far as the intent can spare.
+    const mid = layoutColumns(160, longestId(rows));
+    expect(mid[0]!.width).toBe(27);
+    expect(mid[2]!.width).toBe(24);
+    expect(cells(row(a), mid)[0]).toBe('my-webapp-fro…-1f3a9c0b2d4e');
+    expect(layoutColumns(160)[0]!.width).toBe(18);
+  });
+
+  test('in a narrow terminal an id is cut in the middle: the session part at its end stays, so two sessions stay apart', () => {
+    const cols = layoutColumns(100, longestId([row(a), row(b)]));
+    expect(cols[0]!.width).toBe(18);
+    const [ca, cb] = [cells(row(a), cols)[0]!, cells(row(b), cols)[0]!];
+    expect([...ca]).toHaveLength(18);
+    expect(ca).toBe('my-w…-1f3a9c0b2d4e');
+    expect(cb).toBe('my-w…-77e0c1d2b3a4');
+    expect(fitMiddle('short', 8)).toBe('short   ');
+    expect(fitMiddle('abcdef', 1)).toBe('…');
+  });
 });

@@ -149,7 +149,8 @@ export function register(program: Command): void {
 Events: PreToolUse (deny tool calls while the agent is paused), PostToolUse and PostToolUseFailure
 (report the call as a turn, deliver whispers), UserPromptSubmit and SessionStart (deliver pending
 whispers), Stop (report the final text; block the stop once to deliver whispers), PreCompact and
-PostCompact (the agent shows "compacting" while Claude Code compacts its own context), Notification
+PostCompact (the agent shows "compacting" while Claude Code compacts its own context), SessionEnd
+(the agent ends done after supervisor.sessionEndGraceMs unless the session resumes), Notification
 (a permission or idle prompt: the agent is awaiting-input with the pending tool call as the reason,
 and the notification channels hear it once; its next tool call or prompt ends the wait). For an agent
 started with --verify or --protect, a Stop claims the task done: the hook waits (within --timeout)
@@ -170,7 +171,9 @@ event, named <project>-<session>; WARDEN_AUTO_START=0 turns that off), or by han
 Events: PreToolUse (deny tool calls while the agent is paused), PostToolUse (report the call as a
 turn, deliver whispers), UserPromptSubmit and SessionStart (deliver pending whispers), Stop (report
 the final message; block the stop once to deliver whispers), PreCompact and PostCompact (the agent
-shows "compacting" while codex compacts its own context), PermissionRequest (codex asks its human to
+shows "compacting" while codex compacts its own context), SessionEnd (codex exec exits: the agent
+ends done after supervisor.sessionEndGraceMs unless codex exec resume continues the session; codex
+allows this hook 3 s), PermissionRequest (codex asks its human to
 approve a tool call: the agent is awaiting-input with the call as the reason, the notification
 channels hear it once, and the hook leaves the decision to the human). For an agent started with --verify
 or --protect, a Stop claims the task done and waits (within --timeout) for warden's check; a

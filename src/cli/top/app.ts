@@ -9,7 +9,7 @@ import type { WardenClient } from '../../client/index.js';
 import { visible } from '../sanitize.js';
 import { checkVerb, refusalSince, statusBarLabels, verbForKey, VERBS, type Verb } from './verbs.js';
 import { badge, buildRow, DEFAULT_ROW_OPTIONS, DEFAULT_SORT, formatCost, formatElapsed, roster, SORT_KEYS, type RosterEntry, type Row, type Sort } from './rows.js';
-import { cells, headerCells, layoutColumns } from './table.js';
+import { cells, headerCells, layoutColumns, longestId } from './table.js';
 import { fetchFocus, listRoster, StatusCache, type FocusDetails } from './source.js';
 import { formatEvaluatorSpend } from '../../domain/tiered.js';
 
@@ -378,7 +378,7 @@ export function TopApp({ client, opts }: { client: WardenClient; opts: TopOption
     if (verb) tryVerb(verb);
   });
 
-  const cols = layoutColumns(size.cols);
+  const cols = layoutColumns(size.cols, longestId(rows));
   const live = feed.entries.filter((e) => e.status === 'RUNNING').length;
   const title = `warden top · ${opts.title} · ${feed.entries.length} agents (${live} live)${rows.length !== feed.entries.length ? ` · showing ${rows.length}` : ''} · sort ${sort.key}${sort.desc ? '↓' : '↑'}${filter ? ` · filter /${filter}` : ''}${showFinished ? '' : ' · finished hidden'}`;
   const children: ReactNode[] = [];

@@ -13,11 +13,27 @@ export interface Column {
   align: 'left' | 'right';
 }
 
-/** Columns for a terminal `width` characters wide: the intent takes what the others leave. */
-export function layoutColumns(width: number): Column[] {
+const ID_MIN = 18;
+const SESSION_TAIL = 13;
+const ID_MAX = 34;
+/** The intent column keeps at least this much when the id column grows. */
+const INTENT_KEEP = 24;
+
+/** The id cell's text before fitting: indented by lineage. */
+const idText = (r: Pick<Row, 'depth' | 'shortId'>) => `${'  '.repeat(r.depth)}${r.depth ? '└ ' : ''}${r.shortId}`;
+
+/** The longest id cell of these rows (for layoutColumns). */
+export const longestId = (rows: Array<Pick<Row, 'depth' | 'shortId'>>) => rows.reduce((m, r) => Math.max(m, [...idText(r)].length), 0);
+
+/**
+ * Columns for a terminal `width` characters wide: the intent takes what the others leave. The id
+ * column grows (to ID_MAX) for ids longer than ID_MIN — a session's agent is `<project>-<session>`,
+ * told apart from its neighbours by its end — as long as the intent keeps INTENT_KEEP.
+ */
+export function layoutColumns(width: number, idLongest = 0): Column[] {
   const spark = width >= 200 ? 60 : width >= 160 ? 30 : width >= 140 ? 20 : 10;
   const fixed: Column[] = [
-    { key: 'id', title: 'AGENT', width: 18, align: 'left' },
+    { key: 'id', title: 'AGENT', width: ID_MIN, align: 'left' },
     { key: 'state', title: 'STATE', width: 16, align: 'left' },
     { key: 'intent', title: 'INTENT', width: 0, align: 'left' },
     { key: 'model', title: 'MODEL', width: 12, align: 'left' },
@@ -29,7 +45,9 @@ export function layoutColumns(width: number): Column[] {
     { key: 'step', title: 'ESC', width: 4, align: 'right' },
   ];
   const used = fixed.reduce((a, c) => a + c.width, 0) + fixed.length - 1;
-  fixed[2]!.width = Math.max(12, width - used);
+  const room = Math.max(0, width - used - INTENT_KEEP);
+  fixed[0]!.width = ID_MIN + Math.min(room, Math.max(0, Math.min(idLongest, ID_MAX) - ID_MIN));
+  fixed[2]!.width = Math.max(12, width - used - (fixed[0]!.width - ID_MIN));
   return fixed;
 }
 
@@ -39,6 +57,19 @@ export function fit(s: string, w: number, align: 'left' | 'right' = 'left'): str
   const cut = chars.length > w ? `${chars.slice(0, Math.max(0, w - 1)).join('')}…` : s;
   const pad = ' '.repeat(Math.max(0, w - [...cut].length));
   return align === 'right' ? pad + cut : cut + pad;
+}
+
+/**
+ * Fit an id into `w` characters, cut in the middle when it is too long: its start and its end stay
+ * (`my-w…-1f3a9c0b2d4e`), since ids of one project's sessions differ only at the end.
+ */
+export function fitMiddle(s: string, w: number): string {
+  const chars = [...s];
+  if (chars.length <= w) return s + ' '.repeat(w - chars.length);
+  if (w <= 1) return '…'.slice(0, w);
+  // The end a session's id is told apart by (`-<12 hex digits>`), or half, whichever is more.
+  const tail = Math.max(0, Math.min(w - 2, Math.max(SESSION_TAIL, Math.ceil((w - 1) / 2))));
+  return `${chars.slice(0, w - 1 - tail).join('')}…${chars.slice(chars.length - tail).join('')}`;
 }
 
 /** A cell's text as one line a terminal shows and never interprets (agent text may carry escape sequences). */
@@ -53,8 +84,7 @@ export function cells(r: Row, cols: Column[]): string[] {
     let v: string;
     switch (c.key) {
       case 'id':
-        v = `${'  '.repeat(r.depth)}${r.depth ? '└ ' : ''}${r.shortId}`;
-        break;
+        return fitMiddle(cellText(idText(r)), c.width);
       case 'state':
         v = badge(r.state).text;
         break;
@@ -95,6 +125,6 @@ export function headerCells(cols: Column[], sort: { key: SortKey; desc: boolean 
 
 /** The whole roster as plain text lines (for `--once` without `--json`). */
 export function renderText(rows: Row[], width: number, sort: { key: SortKey; desc: boolean }): string[] {
-  const cols = layoutColumns(width);
+  const cols = layoutColumns(width, longestId(rows));
   return [headerCells(cols, sort).join(' ').trimEnd(), ...rows.map((r) => cells(r, cols).join(' ').trimEnd())];
 }

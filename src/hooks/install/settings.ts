@@ -24,7 +24,12 @@ export const HOOK_TIMEOUT_S = 30;
 export interface PlannedEvent {
   event: string;
   matcher?: string;
+  /** Seconds, when the CLI allows less than HOOK_TIMEOUT_S on this event (it would clamp it, and say so at every start). */
+  timeout?: number;
 }
+
+/** Codex runs a SessionEnd hook for at most 3 s (0.169: longer ones are clamped, with a warning). */
+export const CODEX_SESSION_END_TIMEOUT_S = 3;
 
 /** The events warden hooks into, per agent (what `warden hook claude|codex` handles). */
 export const HOOK_EVENTS: Record<HookAgent, PlannedEvent[]> = {
@@ -35,6 +40,9 @@ export const HOOK_EVENTS: Record<HookAgent, PlannedEvent[]> = {
     { event: 'PostToolUseFailure', matcher: '*' },
     { event: 'Notification' },
     { event: 'Stop' },
+    // Claude Code compacting its own context: the agent shows `compacting` in between.
+    { event: 'PreCompact' },
+    { event: 'PostCompact' },
     // An ended session ends its agent after a grace period; a resumed one shows itself by its next
     // prompt or tool call. (Not SessionStart: for a new session it would start the agent before its
     // first prompt, so the agent's task would not be that prompt.)
@@ -46,6 +54,11 @@ export const HOOK_EVENTS: Record<HookAgent, PlannedEvent[]> = {
     { event: 'PermissionRequest', matcher: '*' },
     { event: 'PostToolUse', matcher: '*' },
     { event: 'Stop' },
+    // codex compacting its own context (auto-compaction), as for Claude Code.
+    { event: 'PreCompact' },
+    { event: 'PostCompact' },
+    // `codex exec` ends its session when it exits (`codex exec resume` continues it): as for Claude Code.
+    { event: 'SessionEnd', timeout: CODEX_SESSION_END_TIMEOUT_S },
   ],
 };
 
@@ -62,8 +75,8 @@ interface Handler {
   timeout: number;
 }
 
-const handlerFor = (plan: HookPlan): Handler => ({ type: 'command', command: plan.command, timeout: plan.timeout ?? HOOK_TIMEOUT_S });
-const groupFor = (plan: HookPlan, e: PlannedEvent) => ({ ...(e.matcher !== undefined && { matcher: e.matcher }), hooks: [handlerFor(plan)] });
+const handlerFor = (plan: HookPlan, e: PlannedEvent): Handler => ({ type: 'command', command: plan.command, timeout: e.timeout ?? plan.timeout ?? HOOK_TIMEOUT_S });
+const groupFor = (plan: HookPlan, e: PlannedEvent) => ({ ...(e.matcher !== undefined && { matcher: e.matcher }), hooks: [handlerFor(plan, e)] });
 
 /**
  * Whether a hook command runs `warden hook <agent>`: the program is `warden` (or a path ending in
@@ -158,7 +171,7 @@ function nextInstallEdit(text: string, plan: HookPlan, source: string): { edit: 
       const want = groupFor(plan, e);
       if (canonical(getNodeValue(first!.group)) !== canonical(want)) return { edit: replaceEdit(text, first!.group, want), action: `updated an older warden hook on ${e.event}` };
     } else {
-      const want = handlerFor(plan);
+      const want = handlerFor(plan, e);
       if (canonical(getNodeValue(first!.handler)) !== canonical(want)) return { edit: replaceEdit(text, first!.handler, want), action: `updated an older warden hook on ${e.event}` };
     }
   }
