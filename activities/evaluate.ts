@@ -3,21 +3,21 @@
  * verdict, and turns every failure (timeout, crash, cancellation, unparseable answer) into a
  * *skipped* result: an evaluation never fails the workflow and is never retried.
  *
- * `tiered` (src/domain/tiered.ts): the heuristic judges every window; its model evaluator is asked
+ * `tiered` (src/domain/judgement/tiered.ts): the heuristic judges every window; its model evaluator is asked
  * only where the heuristic flags, is unsure (a near miss) or the OK window is sampled. Where asked
  * and answering, the model decides; where it fails, the heuristic's verdict stands (the failure is
  * counted in the spend). Every result says which tier decided and what the model call cost.
  */
 import { Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
-import type { EvaluateInput, EvaluateResult, EvaluateResultExtras } from '../src/domain/activity-types.js';
-import { buildEvaluationPrompt } from '../src/domain/prompt.js';
-import { formatAnswer, parseAnswer } from '../src/domain/verdict.js';
-import { evidenceFrame, hasEvidenceTurns, type EvidenceFrame } from '../src/domain/evidence.js';
-import { heuristicVerdict } from '../src/domain/heuristic/index.js';
-import { nearMiss } from '../src/domain/heuristic/unsure.js';
-import { routeTiered, sampledOk, type EvaluationSpend } from '../src/domain/tiered.js';
-import type { Verdict } from '../src/domain/schemas.js';
+import type { EvaluateInput, EvaluateResult, EvaluateResultExtras } from '../src/domain/contract/activity-types.js';
+import { buildEvaluationPrompt } from '../src/domain/judgement/prompt.js';
+import { formatAnswer, parseAnswer } from '../src/domain/judgement/verdict.js';
+import { evidenceFrame, hasEvidenceTurns, type EvidenceFrame } from '../src/domain/judgement/evidence.js';
+import { heuristicVerdict } from '../src/domain/judgement/heuristic/index.js';
+import { nearMiss } from '../src/domain/judgement/heuristic/unsure.js';
+import { routeTiered, sampledOk, type EvaluationSpend } from '../src/domain/judgement/tiered.js';
+import type { Verdict } from '../src/domain/contract/schemas.js';
 import { evaluatorFor, type Evaluator, type EvaluatorUsage } from './evaluators/index.js';
 
 /** Stop the evaluator this long before the activity's start-to-close timeout, so we report the skip. */
@@ -49,7 +49,7 @@ export function makeEvaluate(log: Logger) {
       const r = await ask(evaluatorFor(config));
       return done(r.outcome, { tier: 'model', spend: r.spend });
     }
-    // tiered: the heuristic on every window, the model only where src/domain/tiered.ts says.
+    // tiered: the heuristic on every window, the model only where src/domain/judgement/tiered.ts says.
     const hin = { task: input.task, turns: input.turns, reason: input.reason, evidenceFrom: input.evidenceFrom, firstTurnNumber: input.firstTurnNumber, protectedChanges: input.protectedChanges };
     // The same strict answer format and parser as the `heuristic` evaluator (evidence, message tidying).
     const judged = parseAnswer(formatAnswer(heuristicVerdict(hin)), { frame, reason: input.reason });

@@ -1,6 +1,6 @@
 /** All activities the warden worker registers, built around one pino logger. */
 import type { Logger } from 'pino';
-import type { WardenActivities } from '../src/domain/activity-types.js';
+import type { WardenActivities } from '../src/domain/contract/activity-types.js';
 import { makeEvaluate } from './evaluate.js';
 import { makeNotifyWebhook } from './notify.js';
 import { makeRunTurn } from './turn.js';

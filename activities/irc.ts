@@ -14,10 +14,10 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Logger } from 'pino';
 import { currentDeliveryId } from './notify.js';
-import { ircAlertLines, type PostIrcInput, type PostIrcResult } from '../src/domain/notify.js';
-import { ircLinkLines } from '../src/domain/notify-links.js';
+import { ircAlertLines, type PostIrcInput, type PostIrcResult } from '../src/domain/notify/notify.js';
+import { ircLinkLines } from '../src/domain/notify/notify-links.js';
 import { linksForDelivery } from '../src/serve/issue.js';
-import { IRC_CHANNEL_RE } from '../src/domain/schemas.js';
+import { IRC_CHANNEL_RE } from '../src/domain/contract/schemas.js';
 
 /** What the activity needs from the bot's IRC connection. */
 export interface IrcPoster {

@@ -14,11 +14,11 @@ import { createHmac } from 'node:crypto';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
 import { secretFor } from '../src/config/worker.js';
-import type { NotifyWebhookInput } from '../src/domain/activity-types.js';
-import { deliveryIdFor, eventDeliveryId } from '../src/domain/notify.js';
-import { webhookBodyWithLinks } from '../src/domain/notify-links.js';
+import type { NotifyWebhookInput } from '../src/domain/contract/activity-types.js';
+import { deliveryIdFor, eventDeliveryId } from '../src/domain/notify/notify.js';
+import { webhookBodyWithLinks } from '../src/domain/notify/notify-links.js';
 import { linksForDelivery } from '../src/serve/issue.js';
-import type { NotificationEvent } from '../src/domain/activity-types.js';
+import type { NotificationEvent } from '../src/domain/contract/activity-types.js';
 
 export const SIGNATURE_HEADER = 'x-warden-signature';
 export const EVENT_HEADER = 'x-warden-event';

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv } from 'ajv';
-import type { CheckResultInput, CheckResultOutput } from '../src/domain/activity-types.js';
+import type { CheckResultInput, CheckResultOutput } from '../src/domain/contract/activity-types.js';
 import { wardenHome } from './turn.js';
 
 /** Results up to this many bytes of JSON stay inline in workflow history. */

@@ -33,7 +33,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { WardenClient, isTransientUpdateError, workflowIdFor, type TurnInput } from '../src/client/index.js';
-import { EvaluatorConfigSchema, type EvaluatorConfig } from '../src/domain/schemas.js';
+import { EvaluatorConfigSchema, type EvaluatorConfig } from '../src/domain/contract/schemas.js';
 import { freePort } from '../src/devserver/ports.js';
 import { startDevServer, type DevServer } from '../src/devserver/server.js';
 import { WORKER_DEFAULTS, tuningFromEnv } from '../workers/main.js';

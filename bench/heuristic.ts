@@ -16,8 +16,8 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { heuristicVerdict } from '../src/domain/heuristic/index.js';
-import { parseCases } from '../src/domain/scoring.js';
+import { heuristicVerdict } from '../src/domain/judgement/heuristic/index.js';
+import { parseCases } from '../src/domain/judgement/scoring.js';
 import { round, wholeArg } from './common.js';
 
 const WINDOW = 20;

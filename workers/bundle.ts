@@ -3,7 +3,7 @@
  *
  * - `preloadModules`: evaluated once per worker thread, in the reusable V8 context, instead of once
  *   per cached workflow (docs/operating/capacity.md): zod itself (through workers/zod-preload), and
- *   src/domain/shared, whose closure keeps warden's schemas built once per thread. The schema
+ *   src/domain/contract/shared, whose closure keeps warden's schemas built once per thread. The schema
  *   modules themselves are not preloaded: the SDK deep-freezes what preloaded modules export, and
  *   zod writes to a schema on first use ("Cannot define property …, object is not extensible").
  * - `npm run build` prebuilds the bundle into dist/workflow-bundle.js (`node dist/workers/bundle.js`),
@@ -21,8 +21,8 @@ const here = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
 
 export const WORKFLOWS_PATH = here(`../workflows/index${ext}`);
 
-/** Shared by every workflow of a worker thread (workers/zod-preload and src/domain/shared say why that is safe). */
-export const PRELOAD_MODULES: string[] = [here(`./zod-preload${ext}`), here(`../src/domain/shared${ext}`)];
+/** Shared by every workflow of a worker thread (workers/zod-preload and src/domain/contract/shared say why that is safe). */
+export const PRELOAD_MODULES: string[] = [here(`./zod-preload${ext}`), here(`../src/domain/contract/shared${ext}`)];
 
 /**
  * Options for `bundleWorkflowCode` (and the worker's own bundling): the same everywhere, tests

@@ -24,9 +24,9 @@ import {
   statusLine,
   type IrcBotConfig,
   type IrcCommand,
-} from '../src/domain/irc.js';
-import { IRC_LINE_MAX, IRC_TASK_QUEUE, oneLine, splitIrcLine } from '../src/domain/notify.js';
-import { transition, type AgentEvent } from '../src/domain/states.js';
+} from '../src/domain/notify/irc.js';
+import { IRC_LINE_MAX, IRC_TASK_QUEUE, oneLine, splitIrcLine } from '../src/domain/notify/notify.js';
+import { transition, type AgentEvent } from '../src/domain/contract/states.js';
 import { installPinoRuntime } from './main.js';
 
 export interface IrcBotOptions {

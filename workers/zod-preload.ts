@@ -8,7 +8,7 @@
  * array schema), which would then throw "object is not extensible" inside a workflow. So this
  * module runs that one-time initialisation here, before the freeze: a few schemas of the kinds
  * warden uses, parsed once with valid and once with invalid input. Nothing here holds per-workflow
- * state; warden's own schemas (src/domain/schemas) stay per workflow, since zod schema instances
+ * state; warden's own schemas (src/domain/contract/schemas) stay per workflow, since zod schema instances
  * materialise methods on first use and must not be frozen.
  */
 import { z } from 'zod';

@@ -3,7 +3,7 @@ import { ParentClosePolicy, startChild } from '@temporalio/workflow';
 import type { AgentContext } from '../src/domain/agent/context.js';
 import { childEnded, planChild } from '../src/domain/agent/delegation.js';
 import { publish } from '../src/domain/agent/visibility.js';
-import type { AgentStatus } from '../src/domain/status.js';
+import type { AgentStatus } from '../src/domain/contract/status.js';
 import type { agentWorkflow } from './agent.js';
 
 export async function delegate(ctx: AgentContext, input: unknown): Promise<{ childAgentId: string; workflowId: string; queued: boolean }> {

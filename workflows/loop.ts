@@ -4,7 +4,7 @@
  * continue-as-new.
  */
 import { allHandlersFinished, condition, continueAsNew, log, workflowInfo } from '@temporalio/workflow';
-import type { EvaluateResult } from '../src/domain/activity-types.js';
+import type { EvaluateResult } from '../src/domain/contract/activity-types.js';
 import type { AgentContext } from '../src/domain/agent/context.js';
 import { carriedForContinueAsNew } from '../src/domain/agent/bytes.js';
 import { admitted } from '../src/domain/agent/delegation.js';
@@ -13,8 +13,8 @@ import { enforceBudgets } from '../src/domain/agent/rails.js';
 import { afterWatch, declareOrphaned, humanWake, nextStep, startDriven, watchPlan, watchWake, type HistoryInfo } from '../src/domain/agent/next-step.js';
 import { endIfSessionGone, withSessionEnd } from '../src/domain/agent/session-end.js';
 import { applyEvaluation, evaluationFailed, startEvaluation } from '../src/domain/agent/supervision.js';
-import { isTerminal } from '../src/domain/states.js';
-import type { AgentSpecInput } from '../src/domain/schemas.js';
+import { isTerminal } from '../src/domain/contract/states.js';
+import type { AgentSpecInput } from '../src/domain/contract/schemas.js';
 import type { Shell } from './ports.js';
 import { runDrivenTurn } from './turn.js';
 import { WatchTimer } from './watch-timer.js';

@@ -29,7 +29,7 @@ import { workerSpec } from '../src/domain/mesh/worker.js';
 import { integrationTurn, taskState, tickMs } from '../src/domain/mesh/rules.js';
 import { integrationOutcome, lastOutputOf, markFailed, readyReason, replacement, tickTask } from '../src/domain/mesh/policy.js';
 import { activeAttempt, isOpen, type Attempt, type MeshPhase, type MeshStatus, type TaskRecord } from '../src/domain/mesh/state.js';
-import { WardenState } from '../src/domain/search-attributes.js';
+import { WardenState } from '../src/domain/contract/search-attributes.js';
 import { agentWorkflow } from './agent.js';
 import * as m from './messages.js';
 import * as mm from './mesh/messages.js';

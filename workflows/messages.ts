@@ -1,8 +1,8 @@
 /** Message definitions of agentWorkflow: signals, the reportTurn update, queries. */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { SignalPayload, TaskSpecInput, Turn, TurnInput, Whisper } from '../src/domain/schemas.js';
-import type { AgentStatus, ReportTurnResult } from '../src/domain/status.js';
-import type { AgentCases } from '../src/domain/cases.js';
+import type { SignalPayload, TaskSpecInput, Turn, TurnInput, Whisper } from '../src/domain/contract/schemas.js';
+import type { AgentStatus, ReportTurnResult } from '../src/domain/contract/status.js';
+import type { AgentCases } from '../src/domain/judgement/cases.js';
 import type { LinkRequest, LinkResult } from '../src/domain/agent/links.js';
 
 export const steerSignal = defineSignal<[SignalPayload<'steer'>?]>('steer');

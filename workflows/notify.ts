@@ -13,7 +13,7 @@
  * with the cause. A channel that fails never stops the others.
  */
 import { ActivityFailure, ApplicationFailure, ParentClosePolicy, log, proxyActivities, startChild, workflowInfo } from '@temporalio/workflow';
-import type { WardenActivities } from '../src/domain/activity-types.js';
+import type { WardenActivities } from '../src/domain/contract/activity-types.js';
 import {
   IRC_TASK_QUEUE,
   NotifyWorkflowInputSchema,
@@ -23,8 +23,8 @@ import {
   type NotifyWorkflowInput,
   type PostIrcInput,
   type PostIrcResult,
-} from '../src/domain/notify.js';
-import { describeZodError } from '../src/domain/schemas.js';
+} from '../src/domain/notify/notify.js';
+import { describeZodError } from '../src/domain/contract/schemas.js';
 
 /**
  * Every webhook delivery's activity options (this workflow's and the agent's own, workflows/ports.ts):

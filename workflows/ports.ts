@@ -13,9 +13,9 @@ import {
   upsertSearchAttributes,
   type CancellationScope,
 } from '@temporalio/workflow';
-import type { WardenActivities } from '../src/domain/activity-types.js';
+import type { WardenActivities } from '../src/domain/contract/activity-types.js';
 import type { AgentPorts } from '../src/domain/agent/context.js';
-import type { AgentSpec } from '../src/domain/schemas.js';
+import type { AgentSpec } from '../src/domain/contract/schemas.js';
 import * as m from './messages.js';
 import { startNotifyChild } from './notify.js';
 

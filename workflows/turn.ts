@@ -4,7 +4,7 @@
  * core's rules for what the turn's outcome means.
  */
 import { ActivityCancellationType, CancellationScope, condition, isCancellation } from '@temporalio/workflow';
-import type { CheckResultOutput, TurnResult } from '../src/domain/activity-types.js';
+import type { CheckResultOutput, TurnResult } from '../src/domain/contract/activity-types.js';
 import type { AgentContext } from '../src/domain/agent/context.js';
 import { claimWithResult } from '../src/domain/agent/verification.js';
 import { beginTurn, completeTask, drainDeadline, drainTimedOut, endTurn, resultChecked, turnFinished } from '../src/domain/agent/driven.js';

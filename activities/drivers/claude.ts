@@ -47,11 +47,11 @@ import { randomUUID } from 'node:crypto';
 import { accessSync, constants as fsConstants, existsSync, mkdirSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { delimiter, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { MAX_TOOL_CALLS, MAX_TOOL_FIELD, MAX_TURN_TEXT, truncate } from '../../src/domain/limits.js';
+import { MAX_TOOL_CALLS, MAX_TOOL_FIELD, MAX_TURN_TEXT, truncate } from '../../src/domain/contract/limits.js';
 import { PROXY_ENV, subprocessEnv } from '../../src/config/worker.js';
-import { type DriverConfig, type Turn, TurnSchema } from '../../src/domain/schemas.js';
+import { type DriverConfig, type Turn, TurnSchema } from '../../src/domain/contract/schemas.js';
 import { runInGroup } from '../process-group.js';
-import { extractResult } from '../../src/domain/result.js';
+import { extractResult } from '../../src/domain/contract/result.js';
 import type { Driver, DriverSession, TurnRequest } from './types.js';
 
 export type ClaudeDriverConfig = Extract<DriverConfig, { kind: 'claude' }>;

@@ -35,8 +35,8 @@ import { PROXY_ENV, subprocessEnv } from '../../src/config/worker.js';
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { MAX_TOOL_CALLS, MAX_TOOL_FIELD, MAX_TURN_TEXT, TRUNCATION_MARKER, truncate } from '../../src/domain/limits.js';
-import { type DriverConfig, type ToolCall, type Turn, TurnSchema } from '../../src/domain/schemas.js';
+import { MAX_TOOL_CALLS, MAX_TOOL_FIELD, MAX_TURN_TEXT, TRUNCATION_MARKER, truncate } from '../../src/domain/contract/limits.js';
+import { type DriverConfig, type ToolCall, type Turn, TurnSchema } from '../../src/domain/contract/schemas.js';
 import {
   CODEX_QUIET_OVERRIDES,
   configTomlOverrides,
@@ -46,7 +46,7 @@ import {
   stderrTail,
 } from '../codex-home.js';
 import { type GroupRunResult, runInGroup } from '../process-group.js';
-import { extractResult } from '../../src/domain/result.js';
+import { extractResult } from '../../src/domain/contract/result.js';
 import type { Driver, DriverSession, TurnRequest } from './types.js';
 
 export type CodexDriverConfig = Extract<DriverConfig, { kind: 'codex' }>;

@@ -15,7 +15,7 @@
  *   exit    0. Anything else fails the turn (stderr's tail is in the error), except a rate limit:
  *           exit 75, or a stderr line {"rateLimited": {"retryAfterMs"?: number, "reason"?: string}}
  *           with any non-zero exit, says the model is rate-limited or overloaded. The turn is then
- *           retried after a backoff and the agent shows `blocked` meanwhile (src/domain/rate-limit.ts).
+ *           retried after a backoff and the agent shows `blocked` meanwhile (src/domain/agent/rate-limit.ts).
  *   signals on interrupt/stop-after-drain/abort the process group gets SIGTERM, then SIGKILL after
  *           the grace period.
  * The program runs in the agent's working directory with WARDEN_AGENT_ID, WARDEN_TURN and WARDEN_AGENT_HOME
@@ -23,9 +23,9 @@
  * the operator's WARDEN_SUBPROCESS_ENV_ALLOW): never the worker's secrets.
  */
 import { z } from 'zod';
-import { describeZodError, type DriverConfig, ToolCallSchema, TurnSchema } from '../../src/domain/schemas.js';
+import { describeZodError, type DriverConfig, ToolCallSchema, TurnSchema } from '../../src/domain/contract/schemas.js';
 import { subprocessEnv } from '../../src/config/worker.js';
-import { classifyTurnFailure, type RateLimit } from '../../src/domain/rate-limit.js';
+import { classifyTurnFailure, type RateLimit } from '../../src/domain/agent/rate-limit.js';
 import { runInGroup } from '../process-group.js';
 import type { Driver } from './types.js';
 

@@ -1,5 +1,5 @@
 /** Driver registry: one file per driver, chosen by `AgentSpec.driver.kind`. */
-import type { DriverConfig } from '../../src/domain/schemas.js';
+import type { DriverConfig } from '../../src/domain/contract/schemas.js';
 import { codexDriver } from './codex.js';
 import { claudeDriver } from './claude.js';
 import { commandDriver } from './command.js';

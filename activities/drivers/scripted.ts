@@ -3,7 +3,7 @@
  * taking `turnDelayMs` (heartbeating, and cut short by cancellation). Done after the last one.
  * For demos, the docs and tests.
  */
-import type { DriverConfig } from '../../src/domain/schemas.js';
+import type { DriverConfig } from '../../src/domain/contract/schemas.js';
 import type { Driver } from './types.js';
 
 export function scriptedDriver(config: Extract<DriverConfig, { kind: 'scripted' }>): Driver {

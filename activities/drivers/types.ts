@@ -3,8 +3,8 @@
  * and describe what happened as a Turn. The workflow runs one turn at a time as an activity.
  */
 import type { Logger } from 'pino';
-import type { DriverSession, TurnResult } from '../../src/domain/activity-types.js';
-import type { DriverConfig, Turn, Whisper } from '../../src/domain/schemas.js';
+import type { DriverSession, TurnResult } from '../../src/domain/contract/activity-types.js';
+import type { DriverConfig, Turn, Whisper } from '../../src/domain/contract/schemas.js';
 
 export type { DriverSession, TurnResult };
 

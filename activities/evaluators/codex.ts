@@ -23,7 +23,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { EvaluatorConfig } from '../../src/domain/schemas.js';
+import type { EvaluatorConfig } from '../../src/domain/contract/schemas.js';
 import type { Evaluator } from './types.js';
 import { CODEX_QUIET_OVERRIDES, configTomlOverrides, copyCodexCredentials, credentialsSource, resolveCodexBinary, stderrTail } from '../codex-home.js';
 

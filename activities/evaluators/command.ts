@@ -6,7 +6,7 @@
  */
 import { execa } from 'execa';
 import { subprocessEnv } from '../../src/config/worker.js';
-import type { EvaluatorConfig } from '../../src/domain/schemas.js';
+import type { EvaluatorConfig } from '../../src/domain/contract/schemas.js';
 import type { Evaluator, EvaluatorUsage } from './types.js';
 
 export function commandEvaluator(config: Extract<EvaluatorConfig, { kind: 'command' }>): Evaluator {

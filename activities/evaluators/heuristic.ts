@@ -1,6 +1,6 @@
-/** The offline, deterministic evaluator (detectors in src/domain/heuristic/). The default. */
-import { heuristicVerdict } from '../../src/domain/heuristic/index.js';
-import { formatAnswer } from '../../src/domain/verdict.js';
+/** The offline, deterministic evaluator (detectors in src/domain/judgement/heuristic/). The default. */
+import { heuristicVerdict } from '../../src/domain/judgement/heuristic/index.js';
+import { formatAnswer } from '../../src/domain/judgement/verdict.js';
 import type { Evaluator } from './types.js';
 
 export function heuristicEvaluator(): Evaluator {

@@ -1,5 +1,5 @@
 /** Evaluator registry: one file per evaluator, chosen by `AgentSpec.evaluator.kind`. */
-import type { EvaluatorConfig } from '../../src/domain/schemas.js';
+import type { EvaluatorConfig } from '../../src/domain/contract/schemas.js';
 import { codexEvaluator } from './codex.js';
 import { commandEvaluator } from './command.js';
 import { heuristicEvaluator } from './heuristic.js';

@@ -16,8 +16,8 @@
  *   empty message is an error, which the caller turns into a skipped evaluation.
  */
 import { secretFor } from '../../src/config/worker.js';
-import type { EvaluatorConfig } from '../../src/domain/schemas.js';
-import { SUPERVISOR_INSTRUCTIONS } from '../../src/domain/prompt.js';
+import type { EvaluatorConfig } from '../../src/domain/contract/schemas.js';
+import { SUPERVISOR_INSTRUCTIONS } from '../../src/domain/judgement/prompt.js';
 import type { Evaluator, EvaluatorUsage } from './types.js';
 
 export type OpenAIEvaluatorConfig = Extract<EvaluatorConfig, { kind: 'openai' }>;

@@ -1,7 +1,7 @@
-/** One interface for every evaluator: given the request, answer with text holding the verdict (one JSON object, src/domain/verdict.ts). */
+/** One interface for every evaluator: given the request, answer with text holding the verdict (one JSON object, src/domain/judgement/verdict.ts). */
 import type { Logger } from 'pino';
-import type { ProtectedChange } from '../../src/domain/heuristic/protected.js';
-import type { EvaluatorConfig, Turn } from '../../src/domain/schemas.js';
+import type { ProtectedChange } from '../../src/domain/judgement/heuristic/protected.js';
+import type { EvaluatorConfig, Turn } from '../../src/domain/contract/schemas.js';
 
 export interface EvaluationRequest {
   agentId: string;

@@ -37,12 +37,12 @@ import {
   type Turn,
   type TurnInput,
   type Whisper,
-} from '../domain/schemas.js';
-import { MAX_TOOL_CALLS, TRUNCATION_MARKER, fitTurnToBudget, unknownTurnFields } from '../domain/limits.js';
-import { SEARCH_ATTRIBUTES, WardenCostUsd, WardenEscalationStep, WardenPaused, WardenState, WardenTokens } from '../domain/search-attributes.js';
-import type { AgentStatus, ReportTurnResult } from '../domain/status.js';
-import { controlOutcome, dismissOutcome, type ControlOutcome, type ControlVerb } from '../domain/control.js';
-import type { AgentCases } from '../domain/cases.js';
+} from '../domain/contract/schemas.js';
+import { MAX_TOOL_CALLS, TRUNCATION_MARKER, fitTurnToBudget, unknownTurnFields } from '../domain/contract/limits.js';
+import { SEARCH_ATTRIBUTES, WardenCostUsd, WardenEscalationStep, WardenPaused, WardenState, WardenTokens } from '../domain/contract/search-attributes.js';
+import type { AgentStatus, ReportTurnResult } from '../domain/contract/status.js';
+import { controlOutcome, dismissOutcome, type ControlOutcome, type ControlVerb } from '../domain/contract/control.js';
+import type { AgentCases } from '../domain/judgement/cases.js';
 import { GENERIC_SDK_MESSAGES, backoffMs, describeTemporalError, type TemporalErrorKind } from './errors.js';
 
 export const WORKFLOW_TYPE = 'agentWorkflow';
@@ -601,7 +601,7 @@ export function listError(err: unknown, query: string | undefined): unknown {
   return new Error(`listing agents failed: ${reason}`);
 }
 
-export type { ControlOutcome, ControlVerb } from '../domain/control.js';
-export type { AgentStatus, ReportTurnResult } from '../domain/status.js';
+export type { ControlOutcome, ControlVerb } from '../domain/contract/control.js';
+export type { AgentStatus, ReportTurnResult } from '../domain/contract/status.js';
 
-export type { AgentSpec, AgentSpecInput, Turn, TurnInput, Whisper } from '../domain/schemas.js';
+export type { AgentSpec, AgentSpecInput, Turn, TurnInput, Whisper } from '../domain/contract/schemas.js';

@@ -44,7 +44,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { z } from 'zod';
-import { DurationSchema, describeZodError, type AgentSpecInput } from '../domain/schemas.js';
+import { DurationSchema, describeZodError, type AgentSpecInput } from '../domain/contract/schemas.js';
 
 const SupervisorFile = z
   .object({

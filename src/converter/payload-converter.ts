@@ -2,7 +2,7 @@
  * warden's payload converter: Temporal's default composite (undefined, binary, JSON) that never
  * throws on decoding. A payload it cannot decode — an unknown `encoding`, bytes that are not JSON
  * under `json/plain`, missing metadata — and a `binary/plain` payload (warden never sends bytes; an
- * object is expected everywhere) decode to the sentinel of src/domain/undecodable.ts instead.
+ * object is expected everywhere) decode to the sentinel of src/domain/contract/undecodable.ts instead.
  *
  * Why: a decoding error inside the workflow fails the workflow task, which the server retries
  * forever — one bad signal from any caller (`temporal workflow signal --input-meta
@@ -22,7 +22,7 @@ import {
   str,
   type Payload,
 } from '@temporalio/common';
-import { undecodable } from '../domain/undecodable.js';
+import { undecodable } from '../domain/contract/undecodable.js';
 
 const MAX_REASON = 300;
 

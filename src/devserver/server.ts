@@ -6,7 +6,7 @@ import { Connection } from '@temporalio/client';
 import { execa, type ResultPromise } from 'execa';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { SEARCH_ATTRIBUTES } from '../domain/search-attributes.js';
+import { SEARCH_ATTRIBUTES } from '../domain/contract/search-attributes.js';
 import { reclaimLeftover, removePidFile, startWatchdog, writePidFile } from './guard.js';
 import { freePorts, isPortFree } from './ports.js';
 import { ensureTemporalCli } from './temporal-cli.js';

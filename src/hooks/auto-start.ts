@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { AgentNotFoundError } from '../client/index.js';
 import { findSessionConfig, loadConfigFile, specFromConfig, type ConfigFile } from '../config/file.js';
-import type { AgentSpecInput, TurnInput } from '../domain/schemas.js';
+import type { AgentSpecInput, TurnInput } from '../domain/contract/schemas.js';
 import type { CodexHookInput, HookAgent, HookClient } from './protocol.js';
 import { autoStartOffByEnv, sessionAgentId, sessionTask } from './session.js';
 

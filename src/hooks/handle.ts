@@ -1,6 +1,6 @@
 /** One hook event of a coding agent (Claude Code or Codex), answered with warden's help. The protocol: src/hooks/protocol.ts. */
-import { MAX_TURN_TEXT, truncate } from '../domain/limits.js';
-import type { TurnInput } from '../domain/schemas.js';
+import { MAX_TURN_TEXT, truncate } from '../domain/contract/limits.js';
+import type { TurnInput } from '../domain/contract/schemas.js';
 import {
   bounded,
   codexToolOutcome,

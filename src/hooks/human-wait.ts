@@ -3,8 +3,8 @@
  * which kind of prompt, not which tool is pending: that is read from the transcript) and Codex's
  * `PermissionRequest` (which names the tool itself). The result is the `humanWait` signal's payload.
  */
-import { truncate } from '../domain/limits.js';
-import type { SignalPayload } from '../domain/schemas.js';
+import { truncate } from '../domain/contract/limits.js';
+import type { SignalPayload } from '../domain/contract/schemas.js';
 import { type ClaudeHookInput, type HookAgent, tailLines, toolArgs } from './protocol.js';
 
 /** At most this many characters of a reason (a tool's arguments can be long). */

@@ -55,9 +55,9 @@
  */
 import { createHash } from 'node:crypto';
 import type { WardenClient } from '../client/index.js';
-import { MAX_TOOL_FIELD, truncate } from '../domain/limits.js';
-import type { Whisper } from '../domain/schemas.js';
-import type { ReportTurnResult } from '../domain/status.js';
+import { MAX_TOOL_FIELD, truncate } from '../domain/contract/limits.js';
+import type { Whisper } from '../domain/contract/schemas.js';
+import type { ReportTurnResult } from '../domain/contract/status.js';
 import { TRANSCRIPT_TAIL_BYTES, readFileTail } from './bounded-read.js';
 
 export interface ClaudeHookInput {

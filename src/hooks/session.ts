@@ -11,8 +11,8 @@
  */
 import { createHash } from 'node:crypto';
 import { basename } from 'node:path';
-import { MAX_TASK_TEXT, truncate } from '../domain/limits.js';
-import { AGENT_ID_RE } from '../domain/schemas.js';
+import { MAX_TASK_TEXT, truncate } from '../domain/contract/limits.js';
+import { AGENT_ID_RE } from '../domain/contract/schemas.js';
 import type { HookAgent } from './protocol.js';
 
 const PROJECT_MAX = 40;

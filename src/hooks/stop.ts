@@ -12,9 +12,9 @@
  *    timeout); the outcome comes as a whisper with the agent's next turn (its next prompt or session).
  */
 import { createHash } from 'node:crypto';
-import { MAX_TURN_TEXT, truncate } from '../domain/limits.js';
-import type { Whisper } from '../domain/schemas.js';
-import type { AgentStatus } from '../domain/status.js';
+import { MAX_TURN_TEXT, truncate } from '../domain/contract/limits.js';
+import type { Whisper } from '../domain/contract/schemas.js';
+import type { AgentStatus } from '../domain/contract/status.js';
 import { whisperContext, type ClaudeHookInput, type ClaudeHookOutput, type HookClient } from './protocol.js';
 
 /** How long a Stop waits for the check when the caller gives no deadline. */

@@ -3,12 +3,12 @@
  * Called by the activities that deliver notifications (webhooks, the IRC bot), never by a workflow:
  * token ids are random, so they must not be drawn in deterministic code.
  */
-import type { NotificationEvent } from '../domain/activity-types.js';
-import type { NotificationLinks } from '../domain/notify-links.js';
+import type { NotificationEvent } from '../domain/contract/activity-types.js';
+import type { NotificationLinks } from '../domain/notify/notify-links.js';
 import { linkConfig, type LinkConfig } from './config.js';
 import { issueToken, linkUrl, newTokenId, type LinkAction } from './token.js';
 
-export type { NotificationLinks } from '../domain/notify-links.js';
+export type { NotificationLinks } from '../domain/notify/notify-links.js';
 
 /**
  * What a human can do from a notification. An escalation waits for a human: resume, abort,

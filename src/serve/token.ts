@@ -26,7 +26,7 @@ export const isLinkAction = (x: string): x is LinkAction => (LINK_ACTIONS as rea
 export const TOKEN_VERSION = 'w1';
 /** Token ids: 16 random bytes, base64url (22 characters). */
 export const TOKEN_ID_RE = /^[A-Za-z0-9_-]{22}$/;
-/** Agent ids as warden accepts them (src/domain/schemas.ts AGENT_ID_RE). */
+/** Agent ids as warden accepts them (src/domain/contract/schemas.ts AGENT_ID_RE). */
 const AGENT_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 /** A token is at most this long (a 100-character agent id gives ~240). */
 export const MAX_TOKEN_LENGTH = 512;

@@ -1,7 +1,7 @@
 /** Scripted turns for externally running test agents, and waits on supervision progress. */
 import type { WardenClient } from '../../src/client/index.js';
-import type { TurnInput } from '../../src/domain/schemas.js';
-import type { AgentStatus, ReportTurnResult } from '../../src/domain/status.js';
+import type { TurnInput } from '../../src/domain/contract/schemas.js';
+import type { AgentStatus, ReportTurnResult } from '../../src/domain/contract/status.js';
 import { eventually } from './stack.js';
 
 /** The same failing build, again and again: what the heuristic evaluator calls SPIRALING. */

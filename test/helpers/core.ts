@@ -5,8 +5,8 @@
  */
 import type { AgentContext, AgentPorts, AgentSignal, PatchId, SearchAttributeUpdate } from '../../src/domain/agent/context.js';
 import { createCore, type CarriedState } from '../../src/domain/agent/state.js';
-import { AgentSpecSchema, type AgentSpecInput } from '../../src/domain/schemas.js';
-import type { NotifyWorkflowInput } from '../../src/domain/notify.js';
+import { AgentSpecSchema, type AgentSpecInput } from '../../src/domain/contract/schemas.js';
+import type { NotifyWorkflowInput } from '../../src/domain/notify/notify.js';
 
 export const T0 = Date.parse('2026-11-23T09:00:00.000Z');
 

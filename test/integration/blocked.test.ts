@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import type { AgentStatus } from '../../src/domain/status.js';
+import type { AgentStatus } from '../../src/domain/contract/status.js';
 import { finalStatus } from '../helpers/agents.js';
 import { recordHistory } from '../helpers/histories.js';
 import { ROOT, useStack } from '../helpers/stack.js';

@@ -16,8 +16,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { claudeDriver, type ClaudeDriverConfig } from '../../activities/drivers/claude.js';
 import type { DriverContext, TurnRequest, TurnResult } from '../../activities/drivers/types.js';
 import { groupMembers } from '../../activities/process-group.js';
-import type { Turn } from '../../src/domain/schemas.js';
-import { turnInput } from '../../src/domain/turn-input.js';
+import type { Turn } from '../../src/domain/contract/schemas.js';
+import { turnInput } from '../../src/domain/agent/turn-input.js';
 import {
   messageTexts,
   stall,

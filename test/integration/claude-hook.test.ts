@@ -20,7 +20,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
-import type { AgentStatus } from '../../src/domain/status.js';
+import type { AgentStatus } from '../../src/domain/contract/status.js';
 import { messageTexts, startAnthropicServer, text, toolResults, toolUse, type AnthropicScript, type AnthropicServer } from '../fixtures/anthropic-server.js';
 import { ROOT, cleanup, useStack } from '../helpers/stack.js';
 import { waitForStatus, reportedTurns } from '../helpers/agents.js';

@@ -11,7 +11,7 @@ import { pino, type Logger } from 'pino';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { CODEX_CREDENTIALS_STAMP, codexDriver, type CodexDriverConfig } from '../../activities/drivers/codex.js';
 import type { DriverContext, TurnRequest, TurnResult } from '../../activities/drivers/types.js';
-import type { Turn } from '../../src/domain/schemas.js';
+import type { Turn } from '../../src/domain/contract/schemas.js';
 import {
   functionCallOutputs,
   functionCalls,

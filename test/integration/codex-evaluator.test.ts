@@ -9,13 +9,13 @@ import { dirname, join } from 'node:path';
 import { pino, type Logger } from 'pino';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { makeEvaluate } from '../../activities/evaluate.js';
-import type { EvaluateInput } from '../../src/domain/activity-types.js';
-import type { EvaluatorConfig, Turn } from '../../src/domain/schemas.js';
+import type { EvaluateInput } from '../../src/domain/contract/activity-types.js';
+import type { EvaluatorConfig, Turn } from '../../src/domain/contract/schemas.js';
 import { inputTexts, message, stall, startModelServer, type ModelServer } from '../fixtures/model-server.js';
 import { cleanup, eventually, useStack } from '../helpers/stack.js';
 import { cmdline, processesWithEnv, running } from '../helpers/procs.js';
 
-// The strict answer (src/domain/verdict.ts): one JSON object citing evidence turns.
+// The strict answer (src/domain/judgement/verdict.ts): one JSON object citing evidence turns.
 const VERDICT_LINE = JSON.stringify({ verdict: 'CORRECTION', pattern: 'SPIRALING', message: 'stop retrying npm run build', evidence: [2] });
 const TASK = 'Make the CI build pass for the billing service (task marker T-4711)';
 const MODEL = 'warden-test-model';
@@ -120,7 +120,7 @@ describe('codex evaluator, activity called directly', () => {
     expect(body.stream).toBe(true);
     const userText = inputTexts(body, 'user').join('\n');
     expect(userText).toContain(TASK);
-    // a transcript line and its tool call (the formatting belongs to src/domain/prompt.ts)
+    // a transcript line and its tool call (the formatting belongs to src/domain/judgement/prompt.ts)
     expect(userText).toContain('trying the build again, attempt 3');
     expect(userText).toContain('Error: exit code 2');
 

@@ -20,7 +20,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
-import type { AgentStatus } from '../../src/domain/status.js';
+import type { AgentStatus } from '../../src/domain/contract/status.js';
 import {
   functionCallOutputs,
   inputTexts,

@@ -4,7 +4,7 @@
  * signals and updates sent while the workflow switches runs are neither lost nor doubled.
  */
 import { expect, test } from 'vitest';
-import type { Whisper } from '../../src/domain/schemas.js';
+import type { Whisper } from '../../src/domain/contract/schemas.js';
 import { chatMessage, startChatServer } from '../fixtures/chat-server.js';
 import { productiveTurns, reportWithEvaluations, spiralTurn } from '../helpers/agents.js';
 import { recordHistory } from '../helpers/histories.js';

@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
-import type { TaskSpecInput } from '../../src/domain/schemas.js';
+import type { TaskSpecInput } from '../../src/domain/contract/schemas.js';
 import { recordHistory } from '../helpers/histories.js';
 import { eventually, useStack } from '../helpers/stack.js';
 import { finalStatus } from '../helpers/agents.js';

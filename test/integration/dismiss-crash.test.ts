@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
-import type { TurnInput } from '../../src/domain/schemas.js';
+import type { TurnInput } from '../../src/domain/contract/schemas.js';
 import { reportWithEvaluations, spiralTurn } from '../helpers/agents.js';
 import { running } from '../helpers/procs.js';
 import { ROOT, eventually, useWorkerProcesses } from '../helpers/stack.js';

@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
-import type { TurnInput } from '../../src/domain/schemas.js';
+import type { TurnInput } from '../../src/domain/contract/schemas.js';
 import { finalStatus, reportWithEvaluations, spiralTurn, waitForStatus } from '../helpers/agents.js';
 import { recordHistory } from '../helpers/histories.js';
 import { ROOT, useStack } from '../helpers/stack.js';

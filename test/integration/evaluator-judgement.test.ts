@@ -15,8 +15,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { makeEvaluate } from '../../activities/evaluate.js';
-import type { EvaluateInput } from '../../src/domain/activity-types.js';
-import { EvaluatorConfigSchema, type Turn } from '../../src/domain/schemas.js';
+import type { EvaluateInput } from '../../src/domain/contract/activity-types.js';
+import { EvaluatorConfigSchema, type Turn } from '../../src/domain/contract/schemas.js';
 import { chatMessage, sentMessages, startChatServer, type ChatServer } from '../fixtures/chat-server.js';
 import { ROOT, quietLog } from '../helpers/stack.js';
 

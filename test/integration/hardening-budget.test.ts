@@ -9,8 +9,8 @@
  */
 import { expect, test } from 'vitest';
 import { InvalidInputError } from '../../src/client/index.js';
-import { EVAL_INPUT_MAX_BYTES, TURN_MAX_BYTES } from '../../src/domain/limits.js';
-import type { TurnInput } from '../../src/domain/schemas.js';
+import { EVAL_INPUT_MAX_BYTES, TURN_MAX_BYTES } from '../../src/domain/contract/limits.js';
+import type { TurnInput } from '../../src/domain/contract/schemas.js';
 import { waitForStatus } from '../helpers/agents.js';
 import { eventually, useStack } from '../helpers/stack.js';
 
@@ -100,7 +100,7 @@ test('a raw update with costUsd near 1e308 is rejected by the validator; costUsd
   expect((await stack.warden.list({ query: `WorkflowId = 'agent-${agentId}'` }))[0]?.costUsd).not.toBeNull();
 });
 
-// Wired in the core: the reportTurn validator calls turnReportProblem(input) (src/domain/limits.ts)
+// Wired in the core: the reportTurn validator calls turnReportProblem(input) (src/domain/contract/limits.ts)
 // before the schema, so an over-budget raw turn is rejected naming the field and never enters history.
 test('a raw caller\'s oversized turn is rejected by the validator naming the field; history does not grow', async () => {
   const agentId = 'raw-big';

@@ -8,7 +8,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, expect, test } from 'vitest';
 import { makeNotifyWebhook } from '../../activities/notify.js';
-import type { NotificationEvent } from '../../src/domain/activity-types.js';
+import type { NotificationEvent } from '../../src/domain/contract/activity-types.js';
 import { freePort } from '../../src/devserver/ports.js';
 import { startWebhookListener, verifySignature, type WebhookListener } from '../helpers/webhook.js';
 

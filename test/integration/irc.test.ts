@@ -13,8 +13,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import type { NotificationEvent } from '../../src/domain/activity-types.js';
-import type { DeliveryReport, NotifyWorkflowInput } from '../../src/domain/notify.js';
+import type { NotificationEvent } from '../../src/domain/contract/activity-types.js';
+import type { DeliveryReport, NotifyWorkflowInput } from '../../src/domain/notify/notify.js';
 import { finalStatus, reportWithEvaluations, spiralTurn, waitForStatus } from '../helpers/agents.js';
 import { ircPerson, startIrcd, type Ircd, type IrcPerson } from '../helpers/ircd.js';
 import { ROOT, eventually, useStack, workerProcess } from '../helpers/stack.js';

@@ -19,7 +19,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { freePort } from '../../src/devserver/ports.js';
 import { issueToken, newTokenId, type LinkAction } from '../../src/serve/token.js';
-import type { AgentStatus } from '../../src/domain/status.js';
+import type { AgentStatus } from '../../src/domain/contract/status.js';
 import { reportWithEvaluations, spiralTurn, waitForStatus } from '../helpers/agents.js';
 import { recordHistory } from '../helpers/histories.js';
 import { ircPerson, startIrcd } from '../helpers/ircd.js';

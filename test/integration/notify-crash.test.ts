@@ -6,8 +6,8 @@
  */
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import { expect, test } from 'vitest';
-import type { NotificationEvent } from '../../src/domain/activity-types.js';
-import type { DeliveryReport, NotifyWorkflowInput } from '../../src/domain/notify.js';
+import type { NotificationEvent } from '../../src/domain/contract/activity-types.js';
+import type { DeliveryReport, NotifyWorkflowInput } from '../../src/domain/notify/notify.js';
 import { eventually, useWorkerProcesses } from '../helpers/stack.js';
 
 const stack = useWorkerProcesses();

@@ -5,9 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { makeEvaluate } from '../../activities/evaluate.js';
-import type { EvaluateInput, EvaluateResult } from '../../src/domain/activity-types.js';
+import type { EvaluateInput, EvaluateResult } from '../../src/domain/contract/activity-types.js';
 import { freePort } from '../../src/devserver/ports.js';
-import { EvaluatorConfigSchema, type EvaluatorConfig, type Turn } from '../../src/domain/schemas.js';
+import { EvaluatorConfigSchema, type EvaluatorConfig, type Turn } from '../../src/domain/contract/schemas.js';
 import { chatError, chatMessage, chatStall, sentMessages, startChatServer, type ChatServer } from '../fixtures/chat-server.js';
 import { waitForEvaluations, finalStatus } from '../helpers/agents.js';
 import { eventually, quietLog, useStack } from '../helpers/stack.js';
@@ -16,7 +16,7 @@ const KEY_ENV = 'WARDEN_TEST_OPENAI_KEY';
 const KEY = 'sk-warden-openai-test-7f3a91';
 const MODEL = 'warden-chat-test-model';
 const TASK = 'Fix the login bug: users with a + in their email cannot sign in (task marker T-5150)';
-// The strict answer (src/domain/verdict.ts): one JSON object citing the evidence turn (turn 2 of 2).
+// The strict answer (src/domain/judgement/verdict.ts): one JSON object citing the evidence turn (turn 2 of 2).
 const VERDICT_LINE = JSON.stringify({ verdict: 'CORRECTION', pattern: 'DRIFT', message: 'go back to the login bug', evidence: [2] });
 
 const driftTurns: Turn[] = [
@@ -93,7 +93,7 @@ describe('openai evaluator, activity called directly', () => {
     expect(system.content).toMatch(/^You are warden, a conservative supervisor/);
     expect(system.content).not.toContain('T-5150');
     expect(user.content).toContain(TASK);
-    // a transcript line and a tool call (the formatting belongs to src/domain/prompt.ts)
+    // a transcript line and a tool call (the formatting belongs to src/domain/judgement/prompt.ts)
     expect(user.content).toContain('│ More billing cleanup: renaming the invoice helpers.');
     expect(user.content).toContain('src/billing/invoice.ts');
     expect(user.content).not.toContain('You are warden');

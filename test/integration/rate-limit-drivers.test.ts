@@ -1,6 +1,6 @@
 /**
  * What the real codex binary reports when its model answers 429 is recognised as a rate limit
- * (src/domain/rate-limit.ts), and a 500 (which codex words as "high demand") as an overloaded
+ * (src/domain/agent/rate-limit.ts), and a 500 (which codex words as "high demand") as an overloaded
  * model; an ordinary model error (a 400) is not. The drivers are called directly
  * (no Temporal) against the scripted model servers on 127.0.0.1, with codex's own retries off so
  * the error comes back at once.
@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { claudeDriver } from '../../activities/drivers/claude.js';
 import { codexDriver } from '../../activities/drivers/codex.js';
 import type { Driver, DriverContext, TurnRequest } from '../../activities/drivers/types.js';
-import { classifyTurnFailure } from '../../src/domain/rate-limit.js';
+import { classifyTurnFailure } from '../../src/domain/agent/rate-limit.js';
 import { startAnthropicServer, type AnthropicReply } from '../fixtures/anthropic-server.js';
 import { httpError, startModelServer } from '../fixtures/model-server.js';
 import { ROOT, cleanup } from '../helpers/stack.js';

@@ -7,7 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { AgentStatus } from '../../src/domain/status.js';
+import type { AgentStatus } from '../../src/domain/contract/status.js';
 import { productiveTurn, finalStatus } from '../helpers/agents.js';
 import { recordHistory } from '../helpers/histories.js';
 import { ROOT, eventually, useStack } from '../helpers/stack.js';

@@ -8,7 +8,7 @@
 import { expect, test } from 'vitest';
 import { workflowIdFor } from '../../src/client/index.js';
 import { RUN_LIMITS } from '../../src/domain/agent/next-step.js';
-import type { Whisper } from '../../src/domain/schemas.js';
+import type { Whisper } from '../../src/domain/contract/schemas.js';
 import { productiveTurns, reportWithEvaluations } from '../helpers/agents.js';
 import { recordHistory } from '../helpers/histories.js';
 import { eventually, useWorkerProcesses } from '../helpers/stack.js';

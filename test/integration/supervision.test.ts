@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
-import type { AgentStatus } from '../../src/domain/status.js';
+import type { AgentStatus } from '../../src/domain/contract/status.js';
 import { productiveTurn, reportWithEvaluations, spiralTurn, waitForEvaluations, waitForStatus, finalStatus } from '../helpers/agents.js';
 import { recordHistory } from '../helpers/histories.js';
 import { ROOT, useStack } from '../helpers/stack.js';

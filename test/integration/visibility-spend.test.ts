@@ -7,7 +7,7 @@
  */
 import { defaultPayloadConverter } from '@temporalio/common';
 import { expect, test } from 'vitest';
-import { WardenTokens } from '../../src/domain/search-attributes.js';
+import { WardenTokens } from '../../src/domain/contract/search-attributes.js';
 import { productiveTurns, reportWithEvaluations, waitForStatus } from '../helpers/agents.js';
 import { recordHistory } from '../helpers/histories.js';
 import { eventually, useWorkerProcesses } from '../helpers/stack.js';

@@ -4,7 +4,7 @@
  * back to `running`, and the same problem after that escalates. Driven and reported agents.
  */
 import { describe, expect, it } from 'vitest';
-import type { EvaluateResult, TurnResult } from '../../src/domain/activity-types.js';
+import type { EvaluateResult, TurnResult } from '../../src/domain/contract/activity-types.js';
 import { signal } from '../../src/domain/agent/controls.js';
 import { carriedForContinueAsNew } from '../../src/domain/agent/bytes.js';
 import { beginTurn, endTurn, turnFinished } from '../../src/domain/agent/driven.js';
@@ -14,9 +14,9 @@ import { reportTurn } from '../../src/domain/agent/reporting.js';
 import { startDriven } from '../../src/domain/agent/next-step.js';
 import { applyEvaluation, startEvaluation } from '../../src/domain/agent/supervision.js';
 import { status } from '../../src/domain/agent/visibility.js';
-import { HANDOFF_HEADER } from '../../src/domain/handoff.js';
+import { HANDOFF_HEADER } from '../../src/domain/judgement/handoff.js';
 import { formatStatus } from '../../src/cli/commands/status.js';
-import type { AgentSpecInput } from '../../src/domain/schemas.js';
+import type { AgentSpecInput } from '../../src/domain/contract/schemas.js';
 import { failingTurn, testAgent, turn, type TestAgent } from '../helpers/core.js';
 
 const SPIRAL: EvaluateResult = {

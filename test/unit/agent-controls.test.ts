@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { signal, DEFAULT_DRAIN_MS } from '../../src/domain/agent/controls.js';
-import { STATES, transition, type AgentEvent, type AgentState } from '../../src/domain/states.js';
+import { STATES, transition, type AgentEvent, type AgentState } from '../../src/domain/contract/states.js';
 import { T0, testAgent } from '../helpers/core.js';
 
 const EVENT_OF = { interrupt: 'interrupt', stop: 'stop', pause: 'pause', resume: 'resume', abort: 'abort' } as const;

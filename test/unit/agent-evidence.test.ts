@@ -8,8 +8,8 @@ import { signal } from '../../src/domain/agent/controls.js';
 import { afterWatch, watchPlan } from '../../src/domain/agent/next-step.js';
 import { reportTurn } from '../../src/domain/agent/reporting.js';
 import { applyEvaluation, startEvaluation } from '../../src/domain/agent/supervision.js';
-import type { EvaluateResult } from '../../src/domain/activity-types.js';
-import { heuristicVerdict } from '../../src/domain/heuristic.js';
+import type { EvaluateResult } from '../../src/domain/contract/activity-types.js';
+import { heuristicVerdict } from '../../src/domain/judgement/heuristic/index.js';
 import { failingTurn, testAgent, turn, type TestAgent } from '../helpers/core.js';
 
 /** Run every queued evaluation with the offline heuristic over the evidence, as the worker does. */

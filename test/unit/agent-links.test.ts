@@ -7,9 +7,9 @@ import { describe, expect, it } from 'vitest';
 import { LinkRefused, applyLink, validateLink } from '../../src/domain/agent/links.js';
 import { MAX_USED_LINKS } from '../../src/domain/agent/link-state.js';
 import { carriedForContinueAsNew } from '../../src/domain/agent/bytes.js';
-import { ircLinkLines, slackWithLinks, webhookBodyWithLinks } from '../../src/domain/notify-links.js';
-import { IRC_LINE_MAX, byteLength, slackBody, webhookBody } from '../../src/domain/notify.js';
-import type { NotificationEvent } from '../../src/domain/activity-types.js';
+import { ircLinkLines, slackWithLinks, webhookBodyWithLinks } from '../../src/domain/notify/notify-links.js';
+import { IRC_LINE_MAX, byteLength, slackBody, webhookBody } from '../../src/domain/notify/notify.js';
+import type { NotificationEvent } from '../../src/domain/contract/activity-types.js';
 import { T0, testAgent } from '../helpers/core.js';
 
 const id = (n: number) => `tok${String(n).padStart(19, '0')}`;

@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { afterWatch, keptTimerAction, nextStep, RUN_LIMITS, watchPlan, watchWake, type HistoryInfo } from '../../src/domain/agent/next-step.js';
 import { reportTurn } from '../../src/domain/agent/reporting.js';
 import { signal } from '../../src/domain/agent/controls.js';
-import type { AgentSpecInput } from '../../src/domain/schemas.js';
-import type { AgentState } from '../../src/domain/states.js';
+import type { AgentSpecInput } from '../../src/domain/contract/schemas.js';
+import type { AgentState } from '../../src/domain/contract/states.js';
 import { T0, testAgent, turn } from '../helpers/core.js';
 
 const calm: HistoryInfo = { historyLength: 100, continueAsNewSuggested: false };

@@ -6,10 +6,10 @@ import { reportTurn } from '../../src/domain/agent/reporting.js';
 import { endIfSessionGone, withSessionEnd } from '../../src/domain/agent/session-end.js';
 import { sessionEndDeadline } from '../../src/domain/agent/session-end-state.js';
 import { status } from '../../src/domain/agent/visibility.js';
-import { SIGNAL_SCHEMAS } from '../../src/domain/schemas.js';
+import { SIGNAL_SCHEMAS } from '../../src/domain/contract/schemas.js';
 import { handleClaudeHook } from '../../src/hooks/handle.js';
 import type { HookClient } from '../../src/hooks/protocol.js';
-import type { AgentStatus } from '../../src/domain/status.js';
+import type { AgentStatus } from '../../src/domain/contract/status.js';
 import { testAgent, turn } from '../helpers/core.js';
 
 const GRACE = 60_000;

@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { signal } from '../../src/domain/agent/controls.js';
 import { reportTurn, validateReport } from '../../src/domain/agent/reporting.js';
 import { applyEvaluation, startEvaluation } from '../../src/domain/agent/supervision.js';
-import type { EvaluateResult } from '../../src/domain/activity-types.js';
-import type { Verdict } from '../../src/domain/schemas.js';
+import type { EvaluateResult } from '../../src/domain/contract/activity-types.js';
+import type { Verdict } from '../../src/domain/contract/schemas.js';
 import { failingTurn, testAgent, turn, type TestAgent } from '../helpers/core.js';
 
 const verdict = (kind: Verdict['kind'], message = 'You keep running the same failing build'): EvaluateResult =>

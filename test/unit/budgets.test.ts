@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { budgetReport, exhaustedBudget, recordFailure } from '../../src/domain/budgets.js';
+import { budgetReport, exhaustedBudget, recordFailure } from '../../src/domain/agent/budgets.js';
 
 const spend = { tokens: 100, costUsd: 0.5, turns: 3, wallClockMs: 10_000 };
 

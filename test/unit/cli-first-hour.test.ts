@@ -11,10 +11,10 @@ import { codexEndpointOverrides, missingCredentials, resolveCommandPaths, resolv
 import { exitCodeFor, UsageError } from '../../src/cli/exit.js';
 import { commandFor, MAIN_JS, shellQuote, wardenCommand } from '../../src/cli/invocation.js';
 import { InvalidInputError, listError } from '../../src/client/index.js';
-import { controlOutcome, type ControlSnapshot } from '../../src/domain/control.js';
-import { jsonSchemas } from '../../src/domain/json-schemas.js';
-import { AgentStatusSchema } from '../../src/domain/output-schemas.js';
-import type { AgentStatus } from '../../src/domain/status.js';
+import { controlOutcome, type ControlSnapshot } from '../../src/domain/contract/control.js';
+import { jsonSchemas } from '../../src/domain/contract/json-schemas.js';
+import { AgentStatusSchema } from '../../src/domain/contract/output-schemas.js';
+import type { AgentStatus } from '../../src/domain/contract/status.js';
 
 const probe = (files: string[], cwd = '/home/me/warden') => ({ cwd, exists: (p: string) => files.includes(p) });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AgentWedgedError, isWedgedError, schemaTruncations } from '../../src/client/index.js';
-import { TurnSchema, type TurnInput } from '../../src/domain/schemas.js';
+import { TurnSchema, type TurnInput } from '../../src/domain/contract/schemas.js';
 
 describe('schemaTruncations', () => {
   it('names what TurnSchema cut: text, tool fields, tool calls past the cap', () => {

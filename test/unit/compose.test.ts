@@ -12,7 +12,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { parse } from 'yaml';
-import { SEARCH_ATTRIBUTES } from '../../src/domain/search-attributes.js';
+import { SEARCH_ATTRIBUTES } from '../../src/domain/contract/search-attributes.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const read = (p: string) => readFileSync(join(ROOT, p), 'utf8');

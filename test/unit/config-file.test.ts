@@ -7,7 +7,7 @@ import { describe, expect, test } from 'vitest';
 import { buildSpec } from '../../src/cli/commands/start.js';
 import { UsageError } from '../../src/cli/exit.js';
 import { CONFIG_MAX_ALIASES, CONFIG_MAX_BYTES, ConfigError, loadConfigFile, parseConfig, specFromConfig } from '../../src/config/file.js';
-import { AgentSpecSchema } from '../../src/domain/schemas.js';
+import { AgentSpecSchema } from '../../src/domain/contract/schemas.js';
 
 const FULL = `
 supervisor:

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { defaultPayloadConverter, toPayloads, type Payload } from '@temporalio/common';
 import { payloadConverter } from '../../src/converter/payload-converter.js';
-import { isUndecodable, undecodable, undecodableReason } from '../../src/domain/undecodable.js';
-import { SIGNAL_SCHEMAS, AgentSpecSchema, TurnSchema } from '../../src/domain/schemas.js';
+import { isUndecodable, undecodable, undecodableReason } from '../../src/domain/contract/undecodable.js';
+import { SIGNAL_SCHEMAS, AgentSpecSchema, TurnSchema } from '../../src/domain/contract/schemas.js';
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const payload = (encoding: string | null, data: string | Uint8Array): Payload => ({

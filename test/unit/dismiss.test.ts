@@ -1,5 +1,5 @@
 /**
- * Humans teach the supervisor (src/domain/agent/dismissal.ts, src/domain/cases.ts): `dismiss`
+ * Humans teach the supervisor (src/domain/agent/dismissal.ts, src/domain/judgement/cases.ts): `dismiss`
  * resets the ladder and keeps the same finding from advancing it again, a different finding still
  * does; flagged windows are remembered (bounded) with the human's decision as their label, and all
  * of it crosses continue-as-new. The real heuristic judges the windows, as the activity would.
@@ -10,14 +10,14 @@ import { signal } from '../../src/domain/agent/controls.js';
 import { reportTurn } from '../../src/domain/agent/reporting.js';
 import { applyEvaluation, startEvaluation } from '../../src/domain/agent/supervision.js';
 import { status } from '../../src/domain/agent/visibility.js';
-import { capCase, exportCases, labelOf, rememberCase, toJsonl, type CaseRecord } from '../../src/domain/cases.js';
-import { dismissOutcome } from '../../src/domain/control.js';
-import { findingSignature, normaliseMessage } from '../../src/domain/finding.js';
-import { heuristicVerdict } from '../../src/domain/heuristic/index.js';
-import { CARRIED_STATE_MAX_BYTES, CASE_WINDOW_MAX_BYTES, MAX_CASES, MAX_DISMISSED, jsonBytes } from '../../src/domain/limits.js';
+import { capCase, exportCases, labelOf, rememberCase, toJsonl, type CaseRecord } from '../../src/domain/judgement/cases.js';
+import { dismissOutcome } from '../../src/domain/contract/control.js';
+import { findingSignature, normaliseMessage } from '../../src/domain/judgement/finding.js';
+import { heuristicVerdict } from '../../src/domain/judgement/heuristic/index.js';
+import { CARRIED_STATE_MAX_BYTES, CASE_WINDOW_MAX_BYTES, MAX_CASES, MAX_DISMISSED, jsonBytes } from '../../src/domain/contract/limits.js';
 import { rememberSignature } from '../../src/domain/agent/dismissal.js';
-import { parseCases } from '../../src/domain/scoring.js';
-import type { Turn, Verdict } from '../../src/domain/schemas.js';
+import { parseCases } from '../../src/domain/judgement/scoring.js';
+import type { Turn, Verdict } from '../../src/domain/contract/schemas.js';
 import { failingTurn, testAgent, type TestAgent } from '../helpers/core.js';
 
 /** A different problem: another command failing the same way again and again. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { deliveriesInWindow, evidenceFrame, firstEvidenceNumber, hasEvidenceTurns, turnIndex, turnNumber } from '../../src/domain/evidence.js';
+import { deliveriesInWindow, evidenceFrame, firstEvidenceNumber, hasEvidenceTurns, turnIndex, turnNumber } from '../../src/domain/judgement/evidence.js';
 
 describe('evidenceFrame', () => {
   it('numbers turns from firstTurnNumber and clamps evidenceFrom', () => {

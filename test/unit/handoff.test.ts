@@ -1,7 +1,7 @@
 /** The handoff a compacted agent's fresh context starts from: what it holds, and its bounds. */
 import { describe, expect, it } from 'vitest';
-import { HANDOFF_HEADER, HANDOFF_MAX_CHARS, buildHandoff, compactionInput, progressLines, summariseTurn } from '../../src/domain/handoff.js';
-import type { Turn } from '../../src/domain/schemas.js';
+import { HANDOFF_HEADER, HANDOFF_MAX_CHARS, buildHandoff, compactionInput, progressLines, summariseTurn } from '../../src/domain/judgement/handoff.js';
+import type { Turn } from '../../src/domain/contract/schemas.js';
 
 const spiral = (n: number): Turn => ({ id: `t${n}`, text: 'The build failed again, retrying the build.', toolCalls: [{ name: 'shell', args: 'npm run build', result: 'error TS2307', ok: false }] });
 const base = {

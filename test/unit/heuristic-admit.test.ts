@@ -1,12 +1,12 @@
 /**
- * admittedLoop (src/domain/heuristic/admit.ts): a window where the agent itself says, plainly and
+ * admittedLoop (src/domain/judgement/heuristic/admit.ts): a window where the agent itself says, plainly and
  * in two or more turns, that it is going round in circles. Windows written here, each for one
  * rule of the detector; the quality claim is measured on real trajectories (test/cases/real/).
  */
 import { describe, expect, it } from 'vitest';
-import { DETECTORS, heuristicVerdict } from '../../src/domain/heuristic/index.js';
-import { admitsLoop, admittedLoop, loopAdmissions } from '../../src/domain/heuristic/admit.js';
-import { TurnSchema, type Turn, type TurnInput } from '../../src/domain/schemas.js';
+import { DETECTORS, heuristicVerdict } from '../../src/domain/judgement/heuristic/index.js';
+import { admitsLoop, admittedLoop, loopAdmissions } from '../../src/domain/judgement/heuristic/admit.js';
+import { TurnSchema, type Turn, type TurnInput } from '../../src/domain/contract/schemas.js';
 
 const turn = (t: TurnInput): Turn => TurnSchema.parse(t);
 const say = (text: string): Turn => turn({ text });

@@ -1,13 +1,13 @@
 /**
- * Table tests of the heuristic's detectors (src/domain/heuristic/): noise-tolerant spirals,
+ * Table tests of the heuristic's detectors (src/domain/judgement/heuristic/): noise-tolerant spirals,
  * ping-pong and edit/revert cycles, polling, promises without action, no progress, reward hacking
  * beyond literal patterns, and the evidence boundary.
  */
 import { describe, expect, it } from 'vitest';
-import { heuristicVerdict } from '../../src/domain/heuristic/index.js';
-import { commandSignature, commandText, errorSignature } from '../../src/domain/heuristic/normalize.js';
-import { jsonArgs } from '../../src/domain/heuristic/types.js';
-import { TurnSchema, type Turn, type TurnInput } from '../../src/domain/schemas.js';
+import { heuristicVerdict } from '../../src/domain/judgement/heuristic/index.js';
+import { commandSignature, commandText, errorSignature } from '../../src/domain/judgement/heuristic/normalize.js';
+import { jsonArgs } from '../../src/domain/judgement/heuristic/types.js';
+import { TurnSchema, type Turn, type TurnInput } from '../../src/domain/contract/schemas.js';
 
 const TASK = 'Fix the date parser in src/parse.ts so that ISO week dates parse, with tests.';
 const turn = (t: TurnInput): Turn => TurnSchema.parse(t);

@@ -1,16 +1,16 @@
 /**
- * Regression tests of the detectors for reworded spirals (src/domain/heuristic/lookup.ts), the
+ * Regression tests of the detectors for reworded spirals (src/domain/judgement/heuristic/lookup.ts), the
  * similarity helpers they rest on (similarity.ts), offTask (drift.ts), and the changes to
  * repeatedMessage and claims that real trajectories asked for. Each detector has windows it must
  * flag and windows it must leave alone. These are examples written here, not the quality claim:
  * that is measured on real trajectories (test/cases/real/, docs/using/evaluators.md).
  */
 import { describe, expect, it } from 'vitest';
-import { DETECTORS, heuristicVerdict } from '../../src/domain/heuristic/index.js';
-import { offTask } from '../../src/domain/heuristic/drift.js';
-import { rephrasedLookup, repeatedEmptySearch, repeatedInvalidCall, searchTerm, unchangedStatus } from '../../src/domain/heuristic/lookup.js';
-import { contentTokens, jaccard, novelty, requestText, statusSentences } from '../../src/domain/heuristic/similarity.js';
-import { TurnSchema, type Turn, type TurnInput } from '../../src/domain/schemas.js';
+import { DETECTORS, heuristicVerdict } from '../../src/domain/judgement/heuristic/index.js';
+import { offTask } from '../../src/domain/judgement/heuristic/drift.js';
+import { rephrasedLookup, repeatedEmptySearch, repeatedInvalidCall, searchTerm, unchangedStatus } from '../../src/domain/judgement/heuristic/lookup.js';
+import { contentTokens, jaccard, novelty, requestText, statusSentences } from '../../src/domain/judgement/heuristic/similarity.js';
+import { TurnSchema, type Turn, type TurnInput } from '../../src/domain/contract/schemas.js';
 
 const turn = (t: TurnInput): Turn => TurnSchema.parse(t);
 const say = (text: string): Turn => turn({ text });

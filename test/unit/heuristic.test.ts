@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { heuristicVerdict, type HeuristicInput } from '../../src/domain/heuristic/index.js';
-import { formatAnswer, parseAnswer } from '../../src/domain/verdict.js';
-import { evidenceFrame } from '../../src/domain/evidence.js';
-import { TurnSchema, type Turn, type TurnInput } from '../../src/domain/schemas.js';
+import { heuristicVerdict, type HeuristicInput } from '../../src/domain/judgement/heuristic/index.js';
+import { formatAnswer, parseAnswer } from '../../src/domain/judgement/verdict.js';
+import { evidenceFrame } from '../../src/domain/judgement/evidence.js';
+import { TurnSchema, type Turn, type TurnInput } from '../../src/domain/contract/schemas.js';
 
 const TASK = 'Fix the date parser in src/parse.ts so that ISO week dates parse, with tests.';
 

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { handleClaudeHook } from '../../src/hooks/handle.js';
 import type { HookClient } from '../../src/hooks/protocol.js';
-import type { AgentStatus, ReportTurnResult } from '../../src/domain/status.js';
+import type { AgentStatus, ReportTurnResult } from '../../src/domain/contract/status.js';
 
 function recordingClient(reply: Partial<ReportTurnResult> = {}, status: Partial<AgentStatus> = {}) {
   const signals: Array<{ agentId: string; name: string; payload: unknown }> = [];

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { AgentNotFoundError } from '../../src/client/index.js';
-import { AgentIdSchema, AgentSpecSchema } from '../../src/domain/schemas.js';
+import { AgentIdSchema, AgentSpecSchema } from '../../src/domain/contract/schemas.js';
 import { UNREACHABLE_BACKOFF_MS, autoStarting, markUnreachable, planSession, sayOnce, unreachableRecently, type AutoStartClient } from '../../src/hooks/auto-start.js';
 import { autoStartOffByEnv, projectPart, sessionAgentId, sessionPart, sessionTask } from '../../src/hooks/session.js';
 

@@ -7,11 +7,11 @@ import { signal } from '../../src/domain/agent/controls.js';
 import { idleArmed } from '../../src/domain/agent/next-step.js';
 import { reportTurn } from '../../src/domain/agent/reporting.js';
 import { status } from '../../src/domain/agent/visibility.js';
-import { transition } from '../../src/domain/states.js';
+import { transition } from '../../src/domain/contract/states.js';
 import { handleClaudeHook, handleCodexHook } from '../../src/hooks/handle.js';
 import { humanWaitFromHook, pendingToolFromTranscript, sanitize } from '../../src/hooks/human-wait.js';
 import type { HookClient } from '../../src/hooks/protocol.js';
-import type { AgentStatus } from '../../src/domain/status.js';
+import type { AgentStatus } from '../../src/domain/contract/status.js';
 import { actionsFor } from '../../src/serve/issue.js';
 import { testAgent, turn } from '../helpers/core.js';
 

@@ -7,7 +7,7 @@
 import { pino } from 'pino';
 import { expect, test } from 'vitest';
 import { makePostIrc, type IrcPoster } from '../../activities/irc.js';
-import type { NotificationEvent } from '../../src/domain/activity-types.js';
+import type { NotificationEvent } from '../../src/domain/contract/activity-types.js';
 
 const event: NotificationEvent = {
   event: 'escalation',

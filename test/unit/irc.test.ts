@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { REPLY_LIMITS, ReplyLimiter, IrcBotConfigSchema, isAllowed, parseIrcCommand, refusal, splitList, statusLine } from '../../src/domain/irc.js';
-import type { AgentStatus } from '../../src/domain/status.js';
+import { REPLY_LIMITS, ReplyLimiter, IrcBotConfigSchema, isAllowed, parseIrcCommand, refusal, splitList, statusLine } from '../../src/domain/notify/irc.js';
+import type { AgentStatus } from '../../src/domain/contract/status.js';
 import { ircConfigFrom } from '../../src/cli/commands/irc.js';
 
 describe('parseIrcCommand', () => {

@@ -2,7 +2,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { expect, test } from 'vitest';
-import { jsonSchemas } from '../../src/domain/json-schemas.js';
+import { jsonSchemas } from '../../src/domain/contract/json-schemas.js';
 
 const DIR = resolve(import.meta.dirname, '../../schemas');
 

@@ -8,8 +8,8 @@ import {
   type LadderAction,
   type LadderState,
   type LastResort,
-} from '../../src/domain/ladder.js';
-import type { Verdict } from '../../src/domain/schemas.js';
+} from '../../src/domain/judgement/ladder.js';
+import type { Verdict } from '../../src/domain/contract/schemas.js';
 
 const verdict = (kind: Verdict['kind'], message = '', pattern: Verdict['pattern'] = null): EvaluationOutcome => ({
   kind: 'verdict',

@@ -18,9 +18,9 @@ import {
   turnReportProblem,
   unknownTurnFields,
   utf8Bytes,
-} from '../../src/domain/limits.js';
-import { AgentSpecSchema, TurnSchema } from '../../src/domain/schemas.js';
-import { capWindow } from '../../src/domain/window-budget.js';
+} from '../../src/domain/contract/limits.js';
+import { AgentSpecSchema, TurnSchema } from '../../src/domain/contract/schemas.js';
+import { capWindow } from '../../src/domain/contract/window-budget.js';
 
 const big = (n: number, ch = 'x') => ch.repeat(n);
 /** The turn of issue 8: text near 8,000 chars, 50 tool calls with args and results near 4,000 chars. */
@@ -181,7 +181,7 @@ describe('schema bounds (issue 8, smaller defects)', () => {
 
 describe('checkCarriedBudget', () => {
   it('names the spec or the carried state when over its budget, else null', async () => {
-    const { checkCarriedBudget } = await import('../../src/domain/window-budget.js');
+    const { checkCarriedBudget } = await import('../../src/domain/contract/window-budget.js');
     expect(checkCarriedBudget({ agentId: 'a' }, { window: [] })).toBeNull();
     expect(checkCarriedBudget({ task: big(SPEC_MAX_BYTES) }, {})).toMatchObject({ field: 'spec', limit: SPEC_MAX_BYTES });
     expect(checkCarriedBudget({}, { window: [{ text: big(CARRIED_STATE_MAX_BYTES) }] })).toMatchObject({ field: 'carried', limit: CARRIED_STATE_MAX_BYTES });

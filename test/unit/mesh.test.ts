@@ -7,7 +7,7 @@ import { parseTaskFile, TaskFileError } from '../../src/domain/mesh/tasks.js';
 import { integrationTurn, tickAttempt, type Observation } from '../../src/domain/mesh/rules.js';
 import { gateFinished } from '../../src/domain/mesh/finished.js';
 import { workerSpec } from '../../src/domain/mesh/worker.js';
-import { AgentSpecSchema, DriverConfigSchema } from '../../src/domain/schemas.js';
+import { AgentSpecSchema, DriverConfigSchema } from '../../src/domain/contract/schemas.js';
 import { rebaseRequest, renderDashboard, renderManifest, workerPrompt } from '../../src/domain/mesh/render.js';
 import type { Attempt, MeshStatus, TaskRecord } from '../../src/domain/mesh/state.js';
 

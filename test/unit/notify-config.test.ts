@@ -1,7 +1,7 @@
 import { expect, test } from 'vitest';
 import { buildSpec } from '../../src/cli/commands/start.js';
 import { ConfigError, parseConfig, specFromConfig } from '../../src/config/file.js';
-import { AgentSpecSchema } from '../../src/domain/schemas.js';
+import { AgentSpecSchema } from '../../src/domain/contract/schemas.js';
 
 test('config file: notify.irc (string or object) and webhook format', () => {
   const a = specFromConfig(parseConfig("notify:\n  irc: '#alerts'\n  webhooks:\n    - url: https://hooks.example.com/x\n      format: slack\n"));

@@ -1,6 +1,6 @@
 import { expect, test } from 'vitest';
-import type { NotificationEvent } from '../../src/domain/activity-types.js';
-import { TRUNCATION_MARKER } from '../../src/domain/limits.js';
+import type { NotificationEvent } from '../../src/domain/contract/activity-types.js';
+import { TRUNCATION_MARKER } from '../../src/domain/contract/limits.js';
 import {
   IRC_CONTINUATION,
   IRC_LINE_MAX,
@@ -16,8 +16,8 @@ import {
   slackEscape,
   splitIrcLine,
   webhookBody,
-} from '../../src/domain/notify.js';
-import { AgentSpecSchema, WebhookChannelSchema } from '../../src/domain/schemas.js';
+} from '../../src/domain/notify/notify.js';
+import { AgentSpecSchema, WebhookChannelSchema } from '../../src/domain/contract/schemas.js';
 
 const escalation: NotificationEvent = {
   event: 'escalation',

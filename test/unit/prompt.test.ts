@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { buildEvaluationPrompt, END, FENCE, formatTranscript, QUOTE } from '../../src/domain/prompt.js';
-import { TurnSchema, type Turn, type TurnInput } from '../../src/domain/schemas.js';
+import { buildEvaluationPrompt, END, FENCE, formatTranscript, QUOTE } from '../../src/domain/judgement/prompt.js';
+import { TurnSchema, type Turn, type TurnInput } from '../../src/domain/contract/schemas.js';
 import { chatMessages } from '../../activities/evaluators/openai.js';
 
 const TASK = 'Fix the date parser in src/parse.ts so ISO week dates parse.';

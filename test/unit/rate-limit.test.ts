@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { rateLimitOf, retryAfterBlock, turnRateLimited } from '../../src/domain/agent/blocking.js';
 import { turnFinished } from '../../src/domain/agent/driven.js';
 import { turnFailed } from '../../src/domain/agent/rails.js';
-import { classifyTurnFailure, RATE_LIMIT_BACKOFF, rateLimitBackoffMs, RATE_LIMITED_FAILURE, retryAfterHint } from '../../src/domain/rate-limit.js';
+import { classifyTurnFailure, RATE_LIMIT_BACKOFF, rateLimitBackoffMs, RATE_LIMITED_FAILURE, retryAfterHint } from '../../src/domain/agent/rate-limit.js';
 import { T0, testAgent } from '../helpers/core.js';
 
 describe('classifyTurnFailure', () => {

@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest';
-import { extractResult } from '../../src/domain/result.js';
+import { extractResult } from '../../src/domain/contract/result.js';
 
 test.each([
   ['TASK COMPLETE {"answer": 42}', { answer: 42 }],

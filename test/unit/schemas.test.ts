@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { jsonSchemas } from '../../src/domain/json-schemas.js';
+import { jsonSchemas } from '../../src/domain/contract/json-schemas.js';
 import {
   AgentSpecSchema,
   DurationSchema,
@@ -10,8 +10,8 @@ import {
   TurnSchema,
   describeZodError,
   parseDuration,
-} from '../../src/domain/schemas.js';
-import { MAX_TOOL_CALLS, MAX_TOOL_FIELD, MAX_TURN_TEXT, MAX_WHISPER_TEXT, TRUNCATION_MARKER, truncate } from '../../src/domain/limits.js';
+} from '../../src/domain/contract/schemas.js';
+import { MAX_TOOL_CALLS, MAX_TOOL_FIELD, MAX_TURN_TEXT, MAX_WHISPER_TEXT, TRUNCATION_MARKER, truncate } from '../../src/domain/contract/limits.js';
 
 /** Parse and expect failure; return the one-line description. */
 function rejects(schema: z.ZodType, input: unknown): string {

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { heuristicVerdict } from '../../src/domain/heuristic/index.js';
-import { CaseFileError, groupOf, parseCases, predictionOf, score, scoreGroups, type LabelledCase } from '../../src/domain/scoring.js';
+import { heuristicVerdict } from '../../src/domain/judgement/heuristic/index.js';
+import { CaseFileError, groupOf, parseCases, predictionOf, score, scoreGroups, type LabelledCase } from '../../src/domain/judgement/scoring.js';
 
 describe('parseCases', () => {
   const line = (o: unknown) => JSON.stringify(o);

@@ -1,9 +1,9 @@
-/** src/domain/shared: one instance per key, built once; keys unique across the code base. */
+/** src/domain/contract/shared: one instance per key, built once; keys unique across the code base. */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { expect, it } from 'vitest';
-import { shared } from '../../src/domain/shared.js';
-import { TurnSchema } from '../../src/domain/schemas.js';
+import { shared } from '../../src/domain/contract/shared.js';
+import { TurnSchema } from '../../src/domain/contract/schemas.js';
 
 const ROOT = join(import.meta.dirname, '../..');
 const files = (dir: string): string[] =>

@@ -8,7 +8,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { STATES, transition, type AgentEvent, type AgentState } from '../../src/domain/states.js';
+import { STATES, transition, type AgentEvent, type AgentState } from '../../src/domain/contract/states.js';
 import { ROOT } from '../helpers/stack.js';
 
 interface Reached {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EVENTS, STATES, isTerminal, transition, type AgentEvent, type AgentState } from '../../src/domain/states.js';
+import { EVENTS, STATES, isTerminal, transition, type AgentEvent, type AgentState } from '../../src/domain/contract/states.js';
 
 /*
  * The expected transition table, written out by hand from seed 002 and DESIGN.md ("Semantics" →

@@ -14,10 +14,10 @@ import { usageFrom } from '../../activities/evaluators/openai.js';
 import { buildSpec, tieredEvaluatorFromFlags } from '../../src/cli/commands/start.js';
 import { UsageError } from '../../src/cli/exit.js';
 import { parseConfig, specFromConfig } from '../../src/config/file.js';
-import { heuristicVerdict } from '../../src/domain/heuristic/index.js';
-import { nearMiss } from '../../src/domain/heuristic/unsure.js';
-import { AgentSpecSchema, EvaluatorConfigSchema, TurnSchema, type Turn, type TurnInput } from '../../src/domain/schemas.js';
-import { addEvaluatorSpend, emptyEvaluatorSpend, fnv1a, formatEvaluatorSpend, routeTiered, sampledOk } from '../../src/domain/tiered.js';
+import { heuristicVerdict } from '../../src/domain/judgement/heuristic/index.js';
+import { nearMiss } from '../../src/domain/judgement/heuristic/unsure.js';
+import { AgentSpecSchema, EvaluatorConfigSchema, TurnSchema, type Turn, type TurnInput } from '../../src/domain/contract/schemas.js';
+import { addEvaluatorSpend, emptyEvaluatorSpend, fnv1a, formatEvaluatorSpend, routeTiered, sampledOk } from '../../src/domain/judgement/tiered.js';
 
 const TASK = 'Fix the date parser in src/parse.ts so that ISO week dates parse, with tests.';
 const turn = (t: TurnInput): Turn => TurnSchema.parse(t);

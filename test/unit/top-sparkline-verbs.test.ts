@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { burnSeries, downsample, isRunaway, sparkline } from '../../src/cli/top/sparkline.js';
 import { checkVerb, refusalSince, statusBarLabels, verbForKey, VERBS } from '../../src/cli/top/verbs.js';
-import { STATES } from '../../src/domain/states.js';
+import { STATES } from '../../src/domain/contract/states.js';
 
 const NOW = Date.parse('2026-11-23T10:00:30Z');
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { formatAnswer, formatVerdict, parseAnswer, type AnswerContext } from '../../src/domain/verdict.js';
-import { evidenceFrame } from '../../src/domain/evidence.js';
-import { MAX_WHISPER_TEXT } from '../../src/domain/limits.js';
-import type { Verdict } from '../../src/domain/schemas.js';
+import { formatAnswer, formatVerdict, parseAnswer, type AnswerContext } from '../../src/domain/judgement/verdict.js';
+import { evidenceFrame } from '../../src/domain/judgement/evidence.js';
+import { MAX_WHISPER_TEXT } from '../../src/domain/contract/limits.js';
+import type { Verdict } from '../../src/domain/contract/schemas.js';
 
 /** A window of 10 turns numbered 11..20, evidence from turn 16 (index 5). */
 const frame = evidenceFrame(10, 5, 11);
@@ -82,7 +82,7 @@ describe('parseAnswer: lenient forms are not verdicts (issue 9, part 3)', () => 
   });
 
   it('an echoed prompt is not a verdict, even though it shows the answer format', async () => {
-    const { buildEvaluationPrompt } = await import('../../src/domain/prompt.js');
+    const { buildEvaluationPrompt } = await import('../../src/domain/judgement/prompt.js');
     const prompt = buildEvaluationPrompt({ task: 'Fix it', turns: [{ text: 'OK' }], reason: 'interval' });
     expect(parseAnswer(prompt, { frame: evidenceFrame(1), reason: 'interval' }).ok).toBe(false);
     expect(parseAnswer(`${prompt}\n{"verdict":"OK"}`, { frame: evidenceFrame(1), reason: 'interval' }).ok).toBe(false);

@@ -1,15 +1,15 @@
 /** Definition of done, verified by warden: the pure rules (src/domain/agent/verification.ts, heuristic/protected.ts). */
 import { describe, expect, it } from 'vitest';
-import type { VerifyOutput } from '../../src/domain/activity-types.js';
+import type { VerifyOutput } from '../../src/domain/contract/activity-types.js';
 import { nextStep } from '../../src/domain/agent/next-step.js';
 import { signal } from '../../src/domain/agent/controls.js';
 import { reportTurn, validateReport } from '../../src/domain/agent/reporting.js';
 import { turnFinished } from '../../src/domain/agent/driven.js';
 import { claimWithResult, protectedEvidenceInput, startVerification, verificationCancelled, verificationFinished, verificationSkipped } from '../../src/domain/agent/verification.js';
-import { heuristicVerdict } from '../../src/domain/heuristic/index.js';
-import { assertionCounts, matchesProtect, protectedChanges, protectedTampering, withUntracked } from '../../src/domain/heuristic/protected.js';
-import { AgentSpecSchema } from '../../src/domain/schemas.js';
-import { renderWhispers } from '../../src/domain/turn-input.js';
+import { heuristicVerdict } from '../../src/domain/judgement/heuristic/index.js';
+import { assertionCounts, matchesProtect, protectedChanges, protectedTampering, withUntracked } from '../../src/domain/judgement/heuristic/protected.js';
+import { AgentSpecSchema } from '../../src/domain/contract/schemas.js';
+import { renderWhispers } from '../../src/domain/agent/turn-input.js';
 import { testAgent, turn, type TestAgent } from '../helpers/core.js';
 import { resolve } from 'node:path';
 import { buildSpec } from '../../src/cli/commands/start.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { evaluationDue, pushWindow, rememberId } from '../../src/domain/window.js';
+import { evaluationDue, pushWindow, rememberId } from '../../src/domain/judgement/window.js';
 
 describe('pushWindow', () => {
   const cases: Array<[string, number[], number, number, number[]]> = [

@@ -51,6 +51,6 @@ describe('workflow bundle selection', () => {
   test('only zod and the shared-schema cache are preloaded (shared across workflows)', () => {
     expect(PRELOAD_MODULES).toHaveLength(2);
     expect(PRELOAD_MODULES[0]).toMatch(/zod-preload\.(ts|js)$/);
-    expect(PRELOAD_MODULES[1]).toMatch(/domain[/\\]shared\.(ts|js)$/);
+    expect(PRELOAD_MODULES[1]).toMatch(/domain[/\\]contract[/\\]shared\.(ts|js)$/);
   });
 });

@@ -38,7 +38,7 @@ test('after the preload, a deep-frozen zod still builds and runs warden schemas'
   expect(Object.isFrozen((globalThis as Record<string, unknown>).__zod_globalConfig)).toBe(true);
 
   // A fresh evaluation of warden's schemas on top of the frozen zod, as each workflow does.
-  const { AgentSpecSchema, TurnSchema, SIGNAL_SCHEMAS } = await import('../../src/domain/schemas.js');
+  const { AgentSpecSchema, TurnSchema, SIGNAL_SCHEMAS } = await import('../../src/domain/contract/schemas.js');
   const spec = AgentSpecSchema.parse({ agentId: 'frozen-1', task: 'fix the parser' });
   expect(spec.evaluator.kind).toBe('heuristic');
   expect(TurnSchema.safeParse({ text: 'read src/parser.ts', toolCalls: [{ name: 'read_file', ok: true }] }).success).toBe(true);

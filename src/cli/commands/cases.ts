@@ -1,11 +1,11 @@
 /**
  * `warden cases export <agentId>... [--out FILE]`: the flagged windows humans decided, as labelled
- * cases for `warden evaluate --cases` (src/domain/cases.ts: dismissed → OK; an escalation resumed
+ * cases for `warden evaluate --cases` (src/domain/judgement/cases.ts: dismissed → OK; an escalation resumed
  * without dismissing, or aborted → the verdict's pattern; undecided windows are left out).
  */
 import type { Command } from 'commander';
 import { writeFileSync } from 'node:fs';
-import { exportCases, toJsonl, type CaseLine } from '../../domain/cases.js';
+import { exportCases, toJsonl, type CaseLine } from '../../domain/judgement/cases.js';
 import { globals, withClient } from '../context.js';
 import { print, printJson } from '../output.js';
 

@@ -4,8 +4,8 @@
  * alerts. Config by flags, else WARDEN_IRC_* environment variables; validated, errors name the field.
  */
 import type { Command } from 'commander';
-import { describeZodError } from '../../domain/schemas.js';
-import { IrcBotConfigSchema, splitList, type IrcBotConfig } from '../../domain/irc.js';
+import { describeZodError } from '../../domain/contract/schemas.js';
+import { IrcBotConfigSchema, splitList, type IrcBotConfig } from '../../domain/notify/irc.js';
 import { createLogger } from '../../logger.js';
 import { startIrcBot } from '../../../workers/irc.js';
 import { globals } from '../context.js';

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { withClient, globals } from '../context.js';
 import { UsageError } from '../exit.js';
 import { print, printJson, readStdin } from '../output.js';
-import { whisperLine } from '../../domain/turn-input.js';
+import { whisperLine } from '../../domain/agent/turn-input.js';
 
 export function register(program: Command): void {
   program

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { jsonSchemas } from '../../domain/json-schemas.js';
+import { jsonSchemas } from '../../domain/contract/json-schemas.js';
 import { print, printJson } from '../output.js';
 
 export function register(program: Command): void {

@@ -1,8 +1,8 @@
 /** `warden steer|interrupt|stop|pause|resume|abort|heartbeat <agentId>`: send one signal. */
 import type { Command } from 'commander';
-import type { SignalName } from '../../domain/schemas.js';
+import type { SignalName } from '../../domain/contract/schemas.js';
 import { withClient, globals } from '../context.js';
-import { CONTROL_VERBS, type ControlVerb } from '../../domain/control.js';
+import { CONTROL_VERBS, type ControlVerb } from '../../domain/contract/control.js';
 import { UsageError } from '../exit.js';
 import { print, printJson } from '../output.js';
 

@@ -1,8 +1,8 @@
 /** `warden status <agentId>` and `warden list`. */
 import type { Command } from 'commander';
-import type { AgentStatus } from '../../domain/status.js';
-import { formatVerdict } from '../../domain/verdict.js';
-import { formatEvaluatorSpend } from '../../domain/tiered.js';
+import type { AgentStatus } from '../../domain/contract/status.js';
+import { formatVerdict } from '../../domain/judgement/verdict.js';
+import { formatEvaluatorSpend } from '../../domain/judgement/tiered.js';
 import { withClient, globals } from '../context.js';
 import { print, printJson } from '../output.js';
 import { visibleDeep } from '../sanitize.js';

@@ -11,7 +11,7 @@ import { checkVerb, refusalSince, statusBarLabels, verbForKey, VERBS, type Verb 
 import { badge, buildRow, DEFAULT_ROW_OPTIONS, DEFAULT_SORT, formatCost, formatElapsed, roster, SORT_KEYS, type RosterEntry, type Row, type Sort } from './rows.js';
 import { cells, headerCells, layoutColumns, longestId } from './table.js';
 import { fetchFocus, listRoster, StatusCache, type FocusDetails } from './source.js';
-import { formatEvaluatorSpend } from '../../domain/tiered.js';
+import { formatEvaluatorSpend } from '../../domain/judgement/tiered.js';
 
 export interface TopOptions {
   /** Status queries for rows in view, this often (ms). */

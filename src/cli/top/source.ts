@@ -9,8 +9,8 @@ import type { WardenClient } from '../../client/index.js';
 import { agentIdFrom, WORKFLOW_TYPE } from '../../client/index.js';
 import pLimit from 'p-limit';
 import { z } from 'zod';
-import type { Turn, Whisper } from '../../domain/schemas.js';
-import { WardenCostUsd, WardenEscalationStep, WardenParent, WardenPaused, WardenState, WardenTokens } from '../../domain/search-attributes.js';
+import type { Turn, Whisper } from '../../domain/contract/schemas.js';
+import { WardenCostUsd, WardenEscalationStep, WardenParent, WardenPaused, WardenState, WardenTokens } from '../../domain/contract/search-attributes.js';
 import { intentFromSummary, parseTopStatus, type RosterEntry, type TopStatus } from './rows.js';
 
 /** Every agent on the namespace, newest first, read from visibility page by page. */

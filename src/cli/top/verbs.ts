@@ -3,8 +3,8 @@
  * memorised), and the local check against the state table before a signal is sent: a verb the
  * table refuses is not sent, and its reason is shown.
  */
-import { STATES, transition, type AgentEvent, type AgentState } from '../../domain/states.js';
-import type { SignalName } from '../../domain/schemas.js';
+import { STATES, transition, type AgentEvent, type AgentState } from '../../domain/contract/states.js';
+import type { SignalName } from '../../domain/contract/schemas.js';
 
 export interface Verb {
   key: string;

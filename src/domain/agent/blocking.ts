@@ -1,11 +1,11 @@
 /**
  * `blocked`: the agent waits on something the system resolves, not a human. A driven turn whose
- * model is rate-limited or overloaded (src/domain/rate-limit.ts) does not count against restart
+ * model is rate-limited or overloaded (src/domain/agent/rate-limit.ts) does not count against restart
  * intensity: the agent is blocked with the reason and the retry time, a workflow timer waits out a
  * capped, jittered backoff, and the same turn (the same whispers) is retried.
  */
-import { rateLimitBackoffMs, RATE_LIMITED_FAILURE, type RateLimit } from '../rate-limit.js';
-import type { Whisper } from '../schemas.js';
+import { rateLimitBackoffMs, RATE_LIMITED_FAILURE, type RateLimit } from './rate-limit.js';
+import type { Whisper } from '../contract/schemas.js';
 import type { AgentContext } from './context.js';
 import { fire } from './core.js';
 import { iso } from './state.js';

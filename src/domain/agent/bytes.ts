@@ -1,14 +1,14 @@
 /**
  * Byte budgets inside the core: nothing an agent sends may grow the window, an evaluation's input
- * or the continue-as-new input near the server's 2 MB payload limit (src/domain/limits.ts says
+ * or the continue-as-new input near the server's 2 MB payload limit (src/domain/contract/limits.ts says
  * why each number is what it is). The oldest detail goes first, and a marker says what went.
  */
-import { CARRIED_STATE_MAX_BYTES, WINDOW_MAX_BYTES, jsonBytes } from '../limits.js';
-import { capWindow, checkCarriedBudget } from '../window-budget.js';
-import type { Turn } from '../schemas.js';
+import { CARRIED_STATE_MAX_BYTES, WINDOW_MAX_BYTES, jsonBytes } from '../contract/limits.js';
+import { capWindow, checkCarriedBudget } from '../contract/window-budget.js';
+import type { Turn } from '../contract/schemas.js';
 import type { AgentContext } from './context.js';
 import type { CarriedState } from './state.js';
-import { capCase } from '../cases.js';
+import { capCase } from '../judgement/cases.js';
 
 /** The window after a new turn: the last `size` turns, within WINDOW_MAX_BYTES. */
 export function boundedWindow(turns: Turn[], maxBytes = WINDOW_MAX_BYTES): Turn[] {

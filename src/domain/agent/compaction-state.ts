@@ -2,7 +2,7 @@
 
 /** The ladder's last resort: the agent goes on in a fresh context that starts from `handoff`. */
 export interface Compaction {
-  /** What the fresh context starts from (src/domain/handoff.ts), bounded. */
+  /** What the fresh context starts from (src/domain/judgement/handoff.ts), bounded. */
   handoff: string;
   /** Why (the verdict that reached the threshold). */
   reason: string;

@@ -1,7 +1,7 @@
 /**
  * Compaction, the ladder's last resort before escalation (`supervisor.lastResort: "compact"`; the
- * rule is src/domain/ladder.ts). When a streak of ignored corrections reaches the threshold the first
- * time, warden does not call humans yet: it builds a handoff (src/domain/handoff.ts: the task, a
+ * rule is src/domain/judgement/ladder.ts). When a streak of ignored corrections reaches the threshold the first
+ * time, warden does not call humans yet: it builds a handoff (src/domain/judgement/handoff.ts: the task, a
  * bounded summary of the window, the whispers the agent was given, what it must do next), the agent
  * becomes `compacting`, and it goes on in a fresh context that starts from the handoff:
  *
@@ -15,14 +15,14 @@
  * Either way the agent returns to `running` when its fresh context's first turn arrives, and only
  * turns from there on are evidence for the ladder. Pure.
  */
-import type { LastResort } from '../ladder.js';
-import type { Verdict } from '../schemas.js';
-import { buildHandoff } from '../handoff.js';
-import { MAX_REASON_TEXT, truncate } from '../limits.js';
+import type { LastResort } from '../judgement/ladder.js';
+import type { Verdict } from '../contract/schemas.js';
+import { buildHandoff } from '../judgement/handoff.js';
+import { MAX_REASON_TEXT, truncate } from '../contract/limits.js';
 import type { AgentContext } from './context.js';
 import { fire } from './core.js';
 import type { CarriedState } from './state.js';
-import type { DriverSession } from '../activity-types.js';
+import type { DriverSession } from '../contract/activity-types.js';
 import { publish } from './visibility.js';
 import type { Compaction } from './compaction-state.js';
 

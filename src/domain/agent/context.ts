@@ -3,8 +3,8 @@
  * implements them with Temporal calls; unit tests implement them with a fake clock and recorders.
  * Every port is fire-and-forget: the core never awaits, so every rule stays a plain function.
  */
-import type { NotifyWorkflowInput } from '../notify.js';
-import type { SearchAttributeKey } from '../search-attributes.js';
+import type { NotifyWorkflowInput } from '../notify/notify.js';
+import type { SearchAttributeKey } from '../contract/search-attributes.js';
 import type { AgentCore } from './state.js';
 
 export type SearchAttributeUpdate = { key: SearchAttributeKey<string>; value: string | number | boolean };

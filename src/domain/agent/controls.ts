@@ -4,10 +4,10 @@
  * handler would wedge the workflow). Every kind of stop goes through `requestStop` (stop.ts).
  */
 import type { z } from 'zod';
-import { resetLadder } from '../ladder.js';
-import { SIGNAL_SCHEMAS, describeZodError, type SignalName } from '../schemas.js';
-import { isTerminal } from '../states.js';
-import { isUndecodable, undecodableReason } from '../undecodable.js';
+import { resetLadder } from '../judgement/ladder.js';
+import { SIGNAL_SCHEMAS, describeZodError, type SignalName } from '../contract/schemas.js';
+import { isTerminal } from '../contract/states.js';
+import { isUndecodable, undecodableReason } from '../contract/undecodable.js';
 import type { AgentContext } from './context.js';
 import { LADDER_WHISPERS, fire, queueWhisper, refuse } from './core.js';
 import { endChildrenWait } from './delegation.js';

@@ -2,8 +2,8 @@
  * The primitives every concern of the agent uses: state transitions through the table (refused
  * events are recorded, never applied), the refusal log, the whisper queue and spend.
  */
-import type { Whisper, WhisperType } from '../schemas.js';
-import { transition, type AgentEvent } from '../states.js';
+import type { Whisper, WhisperType } from '../contract/schemas.js';
+import { transition, type AgentEvent } from '../contract/states.js';
 import type { AgentContext } from './context.js';
 import { iso, keepLast } from './state.js';
 import { publish } from './visibility.js';

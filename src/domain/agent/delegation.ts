@@ -7,8 +7,8 @@
  * steers or resumes it): no evaluation, no idle watchdog, no ladder step meanwhile. Child: it
  * waits `queued` until admitted.
  */
-import { DELEGATION_CAPS, TaskSpecSchema, describeZodError, type AgentSpecInput, type TaskSpec } from '../schemas.js';
-import { isTerminal } from '../states.js';
+import { DELEGATION_CAPS, TaskSpecSchema, describeZodError, type AgentSpecInput, type TaskSpec } from '../contract/schemas.js';
+import { isTerminal } from '../contract/states.js';
 import type { AgentContext } from './context.js';
 import { fire } from './core.js';
 import type { ChildRecord } from './state.js';

@@ -1,11 +1,11 @@
 /**
  * Humans teach the supervisor: `dismiss` marks the last flagged verdict a false alarm, and the
  * decisions humans take on escalations (resume, abort) label the flagged windows the agent keeps
- * for `warden cases export` (src/domain/cases.ts).
+ * for `warden cases export` (src/domain/judgement/cases.ts).
  *
  * The rules:
  * - dismiss marks the newest flagged verdict dismissed, remembers its finding's signature
- *   (src/domain/finding.ts), resets the ladder to step 0 and withdraws the ladder's whispers the
+ *   (src/domain/judgement/finding.ts), resets the ladder to step 0 and withdraws the ladder's whispers the
  *   agent has not received yet (they came from the ladder the human just judged wrong);
  * - an agent awaiting a human because of an escalation is resumed by dismissing that escalation
  *   (the state table's `resume`: awaiting-input -> running); a human pause (paused-by-user) or an
@@ -17,10 +17,10 @@
  * The dismissed signatures, the cases and the counters are carried state (state.ts): they survive
  * worker crashes by replay and cross continue-as-new, bounded (MAX_DISMISSED, MAX_CASES).
  */
-import { rememberCase, type CaseDecision, type CaseRecord } from '../cases.js';
-import { findingSignature } from '../finding.js';
-import { MAX_DISMISSED } from '../limits.js';
-import type { Verdict } from '../schemas.js';
+import { rememberCase, type CaseDecision, type CaseRecord } from '../judgement/cases.js';
+import { findingSignature } from '../judgement/finding.js';
+import { MAX_DISMISSED } from '../contract/limits.js';
+import type { Verdict } from '../contract/schemas.js';
 import type { AgentContext } from './context.js';
 import type { CarriedState } from './state.js';
 import type { StartedEvaluation } from './supervision.js';

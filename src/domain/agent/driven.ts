@@ -4,11 +4,11 @@
  * attempt); a stop lets the running turn drain until its deadline; a finished turn is recorded like
  * a reported one, and an agent that says it is done has its result checked against its contract.
  */
-import type { CheckResultInput, CheckResultOutput, RunTurnInput, TurnResult } from '../activity-types.js';
-import type { Whisper } from '../schemas.js';
-import { fitTurnToBudget } from '../limits.js';
-import { turnInput } from '../turn-input.js';
-import { compactionInput } from '../handoff.js';
+import type { CheckResultInput, CheckResultOutput, RunTurnInput, TurnResult } from '../contract/activity-types.js';
+import type { Whisper } from '../contract/schemas.js';
+import { fitTurnToBudget } from '../contract/limits.js';
+import { turnInput } from './turn-input.js';
+import { compactionInput } from '../judgement/handoff.js';
 import { compactionFinished, pendingCompaction } from './compaction.js';
 import type { AgentContext } from './context.js';
 import { fire, takeWhispers } from './core.js';

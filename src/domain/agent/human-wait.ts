@@ -8,7 +8,7 @@
  * (awaiting-input is not an active state; the idle clock starts over when the wait ends).
  */
 import type { z } from 'zod';
-import type { HumanWaitSchema } from '../turn-schemas.js';
+import type { HumanWaitSchema } from '../contract/turn-schemas.js';
 import type { AgentContext } from './context.js';
 import { fire, refuse } from './core.js';
 import { notify } from './notify.js';

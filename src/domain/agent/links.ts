@@ -19,12 +19,12 @@
  * are refused until some expire, rather than forgetting one that could then be replayed.
  */
 import { z } from 'zod';
-import { MAX_WHISPER_TEXT } from '../limits.js';
-import { shared } from '../shared.js';
-import { describeZodError } from '../schemas.js';
-import { isTerminal, transition } from '../states.js';
-import type { AgentStatus } from '../status.js';
-import { isUndecodable, undecodableReason } from '../undecodable.js';
+import { MAX_WHISPER_TEXT } from '../contract/limits.js';
+import { shared } from '../contract/shared.js';
+import { describeZodError } from '../contract/schemas.js';
+import { isTerminal, transition } from '../contract/states.js';
+import type { AgentStatus } from '../contract/status.js';
+import { isUndecodable, undecodableReason } from '../contract/undecodable.js';
 import type { AgentContext } from './context.js';
 import { signal } from './controls.js';
 import { dismissProblem } from './dismissal.js';

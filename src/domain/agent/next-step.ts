@@ -7,7 +7,7 @@
  * agent runs its next turn or waits for a human; an external agent is watched (idle watchdog and
  * heartbeat orphan detection) until something happens.
  */
-import { isTerminal, type AgentState } from '../states.js';
+import { isTerminal, type AgentState } from '../contract/states.js';
 import type { AgentContext } from './context.js';
 import { fire } from './core.js';
 import { openChildren } from './delegation.js';

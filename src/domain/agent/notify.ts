@@ -1,5 +1,5 @@
 /** Notifications: every configured channel hears about an alert (escalation, budget, circuit, orphan). */
-import type { NotificationEvent } from '../activity-types.js';
+import type { NotificationEvent } from '../contract/activity-types.js';
 import type { AgentContext } from './context.js';
 import { iso } from './state.js';
 

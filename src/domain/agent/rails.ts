@@ -2,9 +2,9 @@
  * Safety rails: budgets are hard ceilings checked before every turn; restart intensity
  * (OTP) opens the circuit after too many failed turns; a child's tool allowlist; max turns.
  */
-import { exhaustedBudget, recordFailure } from '../budgets.js';
-import type { Turn, Whisper } from '../schemas.js';
-import { isTerminal } from '../states.js';
+import { exhaustedBudget, recordFailure } from './budgets.js';
+import type { Turn, Whisper } from '../contract/schemas.js';
+import { isTerminal } from '../contract/states.js';
 import type { AgentContext } from './context.js';
 import { fire, queueWhisper, refuse } from './core.js';
 import { stopChildren } from './delegation.js';

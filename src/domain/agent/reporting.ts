@@ -4,12 +4,12 @@
  * idempotent (a re-sent turn gets the whispers it got the first time); reports from an older
  * generation of the agent are stale and dropped.
  */
-import { TurnSchema, describeZodError, type Turn, type Whisper } from '../schemas.js';
-import type { ReportTurnResult } from '../status.js';
-import { isTerminal } from '../states.js';
-import { turnReportProblem } from '../limits.js';
-import { isUndecodable, undecodableReason } from '../undecodable.js';
-import { pushWindow, rememberId } from '../window.js';
+import { TurnSchema, describeZodError, type Turn, type Whisper } from '../contract/schemas.js';
+import type { ReportTurnResult } from '../contract/status.js';
+import { isTerminal } from '../contract/states.js';
+import { turnReportProblem } from '../contract/limits.js';
+import { isUndecodable, undecodableReason } from '../contract/undecodable.js';
+import { pushWindow, rememberId } from '../judgement/window.js';
 import { boundedWindow } from './bytes.js';
 import type { AgentContext } from './context.js';
 import { fire, takeWhispers } from './core.js';

@@ -1,4 +1,4 @@
-import { isTerminal } from '../states.js';
+import { isTerminal } from '../contract/states.js';
 import type { AgentCore } from './state.js';
 
 /** What an ended session carries across continue-as-new (part of CarriedState; rules in session-end.ts). */

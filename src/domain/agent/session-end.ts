@@ -5,8 +5,8 @@
  * with a turn, a heartbeat or a `resume` phase from its hooks before the deadline, and the agent
  * keeps running. The deadline is one more deadline of the watch (workflows/loop.ts): a durable timer.
  */
-import type { SignalPayload } from '../schemas.js';
-import { isTerminal } from '../states.js';
+import type { SignalPayload } from '../contract/schemas.js';
+import { isTerminal } from '../contract/states.js';
 import type { AgentContext } from './context.js';
 import type { AgentCore } from './state.js';
 import { sessionEndDeadline } from './session-end-state.js';

@@ -6,19 +6,19 @@
  * The carried format is a contract with running histories: old runs continue into new code, so
  * fields are only ever added (with a default in `freshState`), never renamed or removed.
  */
-import type { Spend } from '../budgets.js';
-import type { AgentSpec, Turn, Whisper, WhisperType } from '../schemas.js';
-import type { AgentStatus, RefusalRecord, TransitionRecord } from '../status.js';
+import type { Spend } from './budgets.js';
+import type { AgentSpec, Turn, Whisper, WhisperType } from '../contract/schemas.js';
+import type { AgentStatus, RefusalRecord, TransitionRecord } from '../contract/status.js';
 import { freshVerification, type VerificationState } from './verification-state.js';
 import { freshWaiting, type WaitingState } from './waiting-state.js';
 import { freshCompaction, type CompactionState } from './compaction-state.js';
 import { freshSessionEnd, type SessionEndState } from './session-end-state.js';
 import { freshLinks, type LinkState } from './link-state.js';
-import type { DriverSession } from '../activity-types.js';
-import { effectiveThreshold, initialLadder, type LadderState } from '../ladder.js';
-import type { AgentState } from '../states.js';
+import type { DriverSession } from '../contract/activity-types.js';
+import { effectiveThreshold, initialLadder, type LadderState } from '../judgement/ladder.js';
+import type { AgentState } from '../contract/states.js';
 import { freshTeaching, type TeachingState } from './teaching-state.js';
-import { emptyEvaluatorSpend, type EvaluatorSpend } from '../tiered.js'; // evaluator spend, apart from the agent's
+import { emptyEvaluatorSpend, type EvaluatorSpend } from '../judgement/tiered.js'; // evaluator spend, apart from the agent's
 
 export interface EvalJob {
   reason: 'interval' | 'idle';

@@ -1,16 +1,16 @@
 /**
  * Supervision: evaluations every `evalInterval` turns and after `idleAfter` of silence,
- * their results applied to the escalation ladder (src/domain/ladder.ts), and escalation to humans.
+ * their results applied to the escalation ladder (src/domain/judgement/ladder.ts), and escalation to humans.
  * A result is applied only if nothing intervened while it ran (a human control bumps the epoch),
  * and only while the agent is running; anything else counts as skipped, never as a verdict.
  */
-import type { EvaluateInput, EvaluateResult } from '../activity-types.js';
-import { deliveriesInWindow, evidenceFrame } from '../evidence.js';
-import { applyOutcome } from '../ladder.js';
-import type { Verdict } from '../schemas.js';
-import { formatVerdict } from '../verdict.js';
-import { EVAL_INPUT_MAX_BYTES } from '../limits.js';
-import { evaluationDue } from '../window.js';
+import type { EvaluateInput, EvaluateResult } from '../contract/activity-types.js';
+import { deliveriesInWindow, evidenceFrame } from '../judgement/evidence.js';
+import { applyOutcome } from '../judgement/ladder.js';
+import type { Verdict } from '../contract/schemas.js';
+import { formatVerdict } from '../judgement/verdict.js';
+import { EVAL_INPUT_MAX_BYTES } from '../contract/limits.js';
+import { evaluationDue } from '../judgement/window.js';
 import { boundedWindow } from './bytes.js';
 import type { AgentContext } from './context.js';
 import { fire, queueWhisper } from './core.js';
@@ -19,7 +19,7 @@ import { isDismissed, recordCase } from './dismissal.js';
 import { notify } from './notify.js';
 import { iso, type EvalJob } from './state.js';
 import { publish } from './visibility.js';
-import { addEvaluatorSpend } from '../tiered.js';
+import { addEvaluatorSpend } from '../judgement/tiered.js';
 
 /** After a turn was recorded: every `evalInterval` turns while running, queue an evaluation of the window. */
 export function countTurnForEvaluation(ctx: AgentContext): void {

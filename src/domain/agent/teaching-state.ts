@@ -1,11 +1,11 @@
 /** What humans taught the agent, carried across continue-as-new (the rules: dismissal.ts). */
-import type { CaseRecord } from '../cases.js';
+import type { CaseRecord } from '../judgement/cases.js';
 
 /** What the agent carries of what humans taught it (part of CarriedState). */
 export interface TeachingState {
   /** Flagged verdicts so far (the `seq` of the newest case). */
   flaggedSeq: number;
-  /** The newest flagged windows and what humans decided about them (src/domain/cases.ts; bounded). */
+  /** The newest flagged windows and what humans decided about them (src/domain/judgement/cases.ts; bounded). */
   cases: CaseRecord[];
   /** Signatures of findings a human dismissed as false alarms: they never advance the ladder again (bounded). */
   dismissed: string[];

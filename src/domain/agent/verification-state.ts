@@ -1,5 +1,5 @@
 /** What a done-claim's check carries across continue-as-new (part of CarriedState; rules in verification.ts). */
-import type { LastVerification } from '../status.js';
+import type { LastVerification } from '../contract/status.js';
 
 export interface VerificationState {
   /** The agent claimed the task is complete (a `done` turn): the claim waits for its check. */

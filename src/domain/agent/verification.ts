@@ -18,17 +18,17 @@
  * delegated child's result that kept its contract is a claim too (claimWithResult): held while the
  * check runs, dropped when it fails. Pure.
  */
-import type { BaselineOutput, CheckResultOutput, ProtectedDiffInput, VerifyInput, VerifyOutput } from '../activity-types.js';
-import { heuristicVerdict } from '../heuristic/index.js';
-import { describeChange, protectedTampering } from '../heuristic/protected.js';
-import { applyOutcome } from '../ladder.js';
-import { VERIFY_WHISPER_TAIL_CHARS } from '../limits.js';
-import type { AgentSpec, Verdict } from '../schemas.js';
-import type { LastVerification } from '../status.js';
+import type { BaselineOutput, CheckResultOutput, ProtectedDiffInput, VerifyInput, VerifyOutput } from '../contract/activity-types.js';
+import { heuristicVerdict } from '../judgement/heuristic/index.js';
+import { describeChange, protectedTampering } from '../judgement/heuristic/protected.js';
+import { applyOutcome } from '../judgement/ladder.js';
+import { VERIFY_WHISPER_TAIL_CHARS } from '../contract/limits.js';
+import type { AgentSpec, Verdict } from '../contract/schemas.js';
+import type { LastVerification } from '../contract/status.js';
 import type { AgentContext } from './context.js';
 import { fire, queueWhisper } from './core.js';
 import { iso, type AgentCore } from './state.js';
-import { isTerminal } from '../states.js';
+import { isTerminal } from '../contract/states.js';
 import { escalate } from './supervision.js';
 import { lastResortOf, startCompaction } from './compaction.js';
 import { publish } from './visibility.js';

@@ -4,11 +4,11 @@
  * attributes on a state/step/pause change and, for spend, every SPEND_EVERY turns but at most once
  * per SPEND_INTERVAL_MS (five minutes).
  */
-import { budgetReport } from '../budgets.js';
-import { WardenCostUsd, WardenEscalationStep, WardenParent, WardenPaused, WardenState, WardenTokens } from '../search-attributes.js';
-import type { AgentStatus } from '../status.js';
-import { formatVerdict } from '../verdict.js';
-import { formatEvaluatorSpend } from '../tiered.js';
+import { budgetReport } from './budgets.js';
+import { WardenCostUsd, WardenEscalationStep, WardenParent, WardenPaused, WardenState, WardenTokens } from '../contract/search-attributes.js';
+import type { AgentStatus } from '../contract/status.js';
+import { formatVerdict } from '../judgement/verdict.js';
+import { formatEvaluatorSpend } from '../judgement/tiered.js';
 import type { AgentContext, SearchAttributeUpdate } from './context.js';
 import { sessionEndDeadline } from './session-end-state.js';
 import { SPEND_BUCKET_MS, isPaused, iso, spendOf, type AgentCore } from './state.js';

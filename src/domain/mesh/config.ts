@@ -3,8 +3,8 @@
  * workers are driven. Pure zod schemas, shared by the workflow, the activities, the client and the CLI.
  */
 import { z } from 'zod';
-import { DriverConfigSchema, DurationSchema, EvaluatorConfigSchema, NotifyConfigSchema, SupervisorConfigSchema } from '../schemas.js';
-import { shared } from '../shared.js';
+import { DriverConfigSchema, DurationSchema, EvaluatorConfigSchema, NotifyConfigSchema, SupervisorConfigSchema } from '../contract/schemas.js';
+import { shared } from '../contract/shared.js';
 
 export const AGENT_TYPES = ['worker', 'explorer', 'orchestrator'] as const;
 export const TASK_MODES = ['analysis-only', 'patch-first', 'direct-edit'] as const;

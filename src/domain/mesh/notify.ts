@@ -3,9 +3,9 @@
  * child per alert, to every channel the mesh was given (webhooks in their format, the IRC channel
  * through the `warden irc` bot), with the notify workflow's own retries. Pure.
  */
-import type { MeshEvent } from '../activity-types.js';
-import type { NotifyWorkflowInput } from '../notify.js';
-import type { NotifyConfig } from '../schemas.js';
+import type { MeshEvent } from '../contract/activity-types.js';
+import type { NotifyWorkflowInput } from '../notify/notify.js';
+import type { NotifyConfig } from '../contract/schemas.js';
 
 /**
  * `kind` is the mesh's own event (`mesh-ready`, `mesh-failed`, `mesh-awaiting-input`: titled and

@@ -6,7 +6,7 @@
  * used verbatim: nothing is invented, nothing is split.
  */
 import { z } from 'zod';
-import { describeZodError } from '../schemas.js';
+import { describeZodError } from '../contract/schemas.js';
 import { MeshTaskSchema, TunablesSchema, type MeshTaskInput, type TunablesInput } from './config.js';
 
 export interface ParsedTaskFile {

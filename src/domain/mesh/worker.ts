@@ -1,5 +1,5 @@
 /** The AgentSpec of one mesh attempt: a driven agentWorkflow child, in its worktree, told where to write. */
-import type { AgentSpecInput } from '../schemas.js';
+import type { AgentSpecInput } from '../contract/schemas.js';
 import type { MeshSpec, MeshTask } from './config.js';
 import { workerPrompt } from './render.js';
 import type { Attempt } from './state.js';

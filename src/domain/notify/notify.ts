@@ -4,18 +4,18 @@
  * alert texts for IRC and Slack-compatible chat webhooks. Pure: no @temporalio imports.
  */
 import { z } from 'zod';
-import { NOTIFICATION_EVENTS, type MeshEvent, type NotificationEvent } from './activity-types.js';
-import { TRUNCATION_MARKER, truncate } from './limits.js';
+import { NOTIFICATION_EVENTS, type MeshEvent, type NotificationEvent } from '../contract/activity-types.js';
+import { TRUNCATION_MARKER, truncate } from '../contract/limits.js';
 import { chatText, markdownNeutralise, oneLine, slackEscape } from './chat-text.js';
-import { meshHint, meshReason, meshRunOf, meshSlackBody } from './mesh/alert-text.js';
-import { IrcNotifySchema, VerdictSchema, WebhookChannelSchema, type IrcNotify, type WebhookChannel } from './schemas.js';
-import { shared } from './shared.js';
+import { meshHint, meshReason, meshRunOf, meshSlackBody } from '../mesh/alert-text.js';
+import { IrcNotifySchema, VerdictSchema, WebhookChannelSchema, type IrcNotify, type WebhookChannel } from '../contract/schemas.js';
+import { shared } from '../contract/shared.js';
 
 /** The task queue served only by the `warden irc` bot: one poller family, so one post per alert. */
 export const IRC_TASK_QUEUE = 'warden-irc';
 const NOTIFY_WORKFLOW_TYPE = 'notifyWorkflow';
 
-export const NotificationEventSchema = shared('notify:NotificationEventSchema', () => z
+export const NotificationEventSchema = shared('notify/notify:NotificationEventSchema', () => z
   .object({
     event: z.enum(NOTIFICATION_EVENTS),
     agentId: z.string().min(1),
@@ -30,7 +30,7 @@ export const NotificationEventSchema = shared('notify:NotificationEventSchema', 
   })
   .strict());
 
-export const NotifyWorkflowInputSchema = shared('notify:NotifyWorkflowInputSchema', () => z
+export const NotifyWorkflowInputSchema = shared('notify/notify:NotifyWorkflowInputSchema', () => z
   .object({
     event: NotificationEventSchema,
     webhooks: z.array(WebhookChannelSchema).max(20).default([]),
@@ -71,7 +71,7 @@ export interface PostIrcResult {
  * continued-as-new agent apart, `seq` counts alerts within a run).
  */
 export { chatText, markdownNeutralise, oneLine, slackEscape, WORD_JOINER } from './chat-text.js';
-export { meshHint, meshRunOf } from './mesh/alert-text.js';
+export { meshHint, meshRunOf } from '../mesh/alert-text.js';
 
 export function notifyWorkflowId(agentId: string, runId: string, seq: number): string {
   return `notify-${agentId}-${runId.slice(0, 8)}-${seq}`;

@@ -15,8 +15,8 @@
  * - a model's message is free text: the same finding reworded is another signature (a model is
  *   not suppressed unless it repeats itself).
  */
-import { MAX_SIGNATURE_CHARS } from './limits.js';
-import type { Verdict } from './schemas.js';
+import { MAX_SIGNATURE_CHARS } from '../contract/limits.js';
+import type { Verdict } from '../contract/schemas.js';
 
 /** The message with everything that varies between sightings of one finding taken out. */
 export function normaliseMessage(message: string): string {

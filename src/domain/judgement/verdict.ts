@@ -18,12 +18,12 @@
  * An idle verdict may cite no turn: its evidence is the silence.
  */
 import { z } from 'zod';
-import { PATTERNS, VERDICT_KINDS, type Verdict } from './schemas.js';
-import { truncate, MAX_WHISPER_TEXT } from './limits.js';
+import { PATTERNS, VERDICT_KINDS, type Verdict } from '../contract/schemas.js';
+import { truncate, MAX_WHISPER_TEXT } from '../contract/limits.js';
 import { turnIndex, type EvidenceFrame } from './evidence.js';
-import { shared } from './shared.js';
+import { shared } from '../contract/shared.js';
 
-export const AnswerSchema = shared('verdict:AnswerSchema', () => z
+export const AnswerSchema = shared('judgement/verdict:AnswerSchema', () => z
   .object({
     verdict: z.enum(VERDICT_KINDS),
     pattern: z.enum(PATTERNS).nullable().optional(),

@@ -1,7 +1,7 @@
 /**
  * What humans teach warden: every flagged verdict is remembered with the window it judged (a
  * *case*), and a human's decision on it becomes its label. `warden cases export` writes them in
- * the JSONL format `warden evaluate --cases` scores (src/domain/scoring.ts), so an evaluator can
+ * the JSONL format `warden evaluate --cases` scores (src/domain/judgement/scoring.ts), so an evaluator can
  * be measured on the decisions people actually made about it.
  *
  * Labels: a finding a human dismissed as a false alarm is `OK`; an escalation a human resumed
@@ -12,10 +12,10 @@
  * Pure: the workflow keeps the records (bounded: MAX_CASES, each window within
  * CASE_WINDOW_MAX_BYTES), the CLI exports them.
  */
-import { CASE_WINDOW_MAX_BYTES, MAX_CASES } from './limits.js';
+import { CASE_WINDOW_MAX_BYTES, MAX_CASES } from '../contract/limits.js';
 import { CaseSchema, type CaseLabel } from './scoring.js';
-import type { Turn, Verdict } from './schemas.js';
-import { capWindow } from './window-budget.js';
+import type { Turn, Verdict } from '../contract/schemas.js';
+import { capWindow } from '../contract/window-budget.js';
 
 export type CaseDecision = 'dismissed' | 'resumed' | 'aborted';
 
@@ -26,7 +26,7 @@ export interface CaseRecord {
   /** When the verdict was applied (ISO). */
   at: string;
   verdict: Verdict;
-  /** The finding's signature (src/domain/finding.ts). */
+  /** The finding's signature (src/domain/judgement/finding.ts). */
   signature: string;
   reason: 'interval' | 'idle';
   /** The window the evaluator judged (cut to CASE_WINDOW_MAX_BYTES, older detail first). */

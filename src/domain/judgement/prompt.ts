@@ -14,10 +14,10 @@
  * the first evidence turn, and whispers delivered to the agent are marked in place, before the turn
  * they reached. The model must judge only turns after the boundary and cite them by number.
  */
-import type { Turn, WhisperType } from './schemas.js';
+import type { Turn, WhisperType } from '../contract/schemas.js';
 import { evidenceFrame, firstEvidenceNumber, hasEvidenceTurns, turnNumber, type EvidenceFrame } from './evidence.js';
 import type { ProtectedChange } from './heuristic/protected.js';
-import { MAX_PROTECTED_CHANGES } from './limits.js';
+import { MAX_PROTECTED_CHANGES } from '../contract/limits.js';
 
 export interface PromptDelivery {
   beforeIndex: number;

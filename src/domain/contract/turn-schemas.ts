@@ -11,11 +11,11 @@ import { shared } from './shared.js';
 export const cut = (max: number) => z.string().transform((s) => truncate(s, max));
 
 /** Anything JSON-ish shown as text to the evaluator; objects are stringified and bounded. */
-const looseText = shared('turn-schemas:looseText', () => z
+const looseText = shared('contract/turn-schemas:looseText', () => z
   .unknown()
   .transform((v) => (v === undefined ? undefined : truncate(typeof v === 'string' ? v : JSON.stringify(v) ?? String(v), MAX_TOOL_FIELD))));
 
-export const ToolCallSchema = shared('turn-schemas:ToolCallSchema', () => z.object({
+export const ToolCallSchema = shared('contract/turn-schemas:ToolCallSchema', () => z.object({
   name: z.string().min(1, 'tool call name must not be empty').max(200),
   args: looseText.optional(),
   result: looseText.optional(),
@@ -23,7 +23,7 @@ export const ToolCallSchema = shared('turn-schemas:ToolCallSchema', () => z.obje
 }));
 export type ToolCall = z.output<typeof ToolCallSchema>;
 
-export const TurnSchema = shared('turn-schemas:TurnSchema', () => z.object({
+export const TurnSchema = shared('contract/turn-schemas:TurnSchema', () => z.object({
   id: z.string().min(1).max(200).optional(),
   text: cut(MAX_TURN_TEXT),
   toolCalls: z
@@ -48,7 +48,7 @@ export type Turn = z.output<typeof TurnSchema>;
 
 export const WHISPER_TYPES = ['CORRECTION', 'THINK_DEEPER', 'ESCALATION', 'STEERING', 'VERIFY'] as const;
 export type WhisperType = (typeof WHISPER_TYPES)[number];
-export const WhisperSchema = shared('turn-schemas:WhisperSchema', () => z.object({
+export const WhisperSchema = shared('contract/turn-schemas:WhisperSchema', () => z.object({
   id: z.string(),
   type: z.enum(WHISPER_TYPES),
   text: z.string(),
@@ -60,7 +60,7 @@ export const VERDICT_KINDS = ['OK', 'CORRECTION', 'THINK_DEEPER', 'ESCALATION'] 
 export type VerdictKind = (typeof VERDICT_KINDS)[number];
 export const PATTERNS = ['SPIRALING', 'DRIFT', 'STALLING', 'SHALLOW', 'REWARD_HACKING'] as const;
 export type Pattern = (typeof PATTERNS)[number];
-export const VerdictSchema = shared('turn-schemas:VerdictSchema', () => z.object({
+export const VerdictSchema = shared('contract/turn-schemas:VerdictSchema', () => z.object({
   kind: z.enum(VERDICT_KINDS),
   pattern: z.enum(PATTERNS).nullable(),
   message: z.string(),
@@ -74,7 +74,7 @@ export const VerdictSchema = shared('turn-schemas:VerdictSchema', () => z.object
 export type Verdict = z.output<typeof VerdictSchema>;
 
 /** Durations: a number of milliseconds or a string like "30s", "10m", "1h". */
-export const DurationSchema = shared('turn-schemas:DurationSchema', () => z.union([
+export const DurationSchema = shared('contract/turn-schemas:DurationSchema', () => z.union([
   z.number().int().nonnegative(),
   z
     .string()
@@ -91,9 +91,9 @@ export function parseDuration(s: string): number {
 
 /** An IRC channel name (RFC 2812: starts with # & + !, no spaces, commas or ^G, at most 50). */
 export const IRC_CHANNEL_RE = /^[#&+!][^\s,\x07]{1,49}$/;
-export const IrcChannelSchema = shared('turn-schemas:IrcChannelSchema', () => z.string().regex(IRC_CHANNEL_RE, 'an IRC channel like #alerts (no spaces or commas, at most 50)'));
+export const IrcChannelSchema = shared('contract/turn-schemas:IrcChannelSchema', () => z.string().regex(IRC_CHANNEL_RE, 'an IRC channel like #alerts (no spaces or commas, at most 50)'));
 /** Where the `warden irc` bot posts this agent's alerts. */
-export const IrcNotifySchema = shared('turn-schemas:IrcNotifySchema', () => z.object({ channel: IrcChannelSchema }).strict());
+export const IrcNotifySchema = shared('contract/turn-schemas:IrcNotifySchema', () => z.object({ channel: IrcChannelSchema }).strict());
 export type IrcNotify = z.output<typeof IrcNotifySchema>;
 
 /** Render a zod error as one line naming every bad field: `text: expected string, received number`. */
@@ -107,7 +107,7 @@ export function describeZodError(err: z.ZodError): string {
  * The agent's own CLI waits for its human (Claude Code's Notification hook, Codex's PermissionRequest):
  * `start` makes it `awaiting-input` with the reason, `end` (or its next tool call, prompt or turn) `running` again.
  */
-export const HumanWaitSchema = shared('turn-schemas:HumanWaitSchema', () =>
+export const HumanWaitSchema = shared('contract/turn-schemas:HumanWaitSchema', () =>
   z.object({ phase: z.enum(['start', 'end']), kind: z.enum(['permission', 'idle', 'question', 'other']), reason: cut(MAX_REASON_TEXT) }).partial(),
 );
 
@@ -115,6 +115,6 @@ export const HumanWaitSchema = shared('turn-schemas:HumanWaitSchema', () =>
  * The agent's own CLI ended its session (`end`, Claude Code's SessionEnd hook) or resumed it
  * (`resume`): an ended session ends the agent `done` after `supervisor.sessionEndGraceMs`.
  */
-export const SessionSchema = shared('turn-schemas:SessionSchema', () =>
+export const SessionSchema = shared('contract/turn-schemas:SessionSchema', () =>
   z.object({ phase: z.enum(['end', 'resume']), reason: z.string().max(64) }).partial(),
 );

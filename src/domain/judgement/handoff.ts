@@ -1,13 +1,13 @@
 /**
  * The handoff: what a compacted agent is told as the first input of its fresh context (the ladder's
- * last resort before escalation, src/domain/ladder.ts). Built by warden from what it already holds —
+ * last resort before escalation, src/domain/judgement/ladder.ts). Built by warden from what it already holds —
  * the task, the window of recent turns, the whispers the agent was given and the verdict — never by
  * the agent's own model, so the corrections it ignored are in it word for word. Pure and bounded:
  * at most HANDOFF_MAX_CHARS characters, the oldest progress lines going first when it is too long.
  */
-import { TRUNCATION_MARKER, truncate } from './limits.js';
-import type { Turn, WhisperType } from './schemas.js';
-import { whisperLine } from './turn-input.js';
+import { TRUNCATION_MARKER, truncate } from '../contract/limits.js';
+import type { Turn, WhisperType } from '../contract/schemas.js';
+import { whisperLine } from '../agent/turn-input.js';
 
 /** The handoff's whole size bound (it goes into history once, and into the agent's first input). */
 export const HANDOFF_MAX_CHARS = 8_000;

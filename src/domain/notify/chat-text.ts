@@ -1,5 +1,5 @@
 /** Text for chat (IRC lines, Slack and Markdown bodies): one line, escaped, never a mention or a link. Pure. */
-import { truncate } from './limits.js';
+import { truncate } from '../contract/limits.js';
 
 /** One line of text for chat: control characters (CR, LF, IRC formatting) become spaces. */
 export function oneLine(text: string, max: number): string {

@@ -7,7 +7,7 @@
  * no `/` matches a file's name in any directory (`*.snap`), as in .gitignore; one with a `/`
  * matches from the repository root (`test/**`). Pure.
  */
-import { MAX_PROTECTED_CHANGES } from '../limits.js';
+import { MAX_PROTECTED_CHANGES } from '../../contract/limits.js';
 
 /** One protected file changed since the start commit (git's status letter: A, M, D, R, C, T). */
 export interface ProtectedChange {

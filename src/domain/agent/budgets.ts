@@ -1,5 +1,5 @@
 /** Budgets (hard ceilings) and restart intensity (OTP), as pure functions. */
-import type { Budgets } from './schemas.js';
+import type { Budgets } from '../contract/schemas.js';
 
 export interface Spend {
   tokens: number;

@@ -1,5 +1,5 @@
 /** Shared types of the heuristic detectors (pure, no @temporalio). */
-import type { Pattern, Turn, VerdictKind } from '../schemas.js';
+import type { Pattern, Turn, VerdictKind } from '../../contract/schemas.js';
 import type { ProtectedChange } from './protected.js';
 
 export interface HeuristicInput {

@@ -1,7 +1,7 @@
 /** Shapes returned by the status query and the reportTurn update. */
 import type { AgentState, AgentEvent } from './states.js';
 import type { Verdict, Whisper } from './schemas.js';
-import type { EvaluatorSpend } from './tiered.js';
+import type { EvaluatorSpend } from '../judgement/tiered.js';
 
 export interface TransitionRecord {
   from: AgentState;
@@ -41,7 +41,7 @@ export interface AgentStatus {
   /**
    * What the evaluator's model calls cost, apart from the agent's own `tokens`/`costUsd`: calls made,
    * calls that failed, tokens (a codex call reports only a total), dollars where the evaluator
-   * reports them, and how many verdicts each tier decided (src/domain/tiered.ts).
+   * reports them, and how many verdicts each tier decided (src/domain/judgement/tiered.ts).
    */
   evaluatorSpend: EvaluatorSpend;
   lastTurnAt: string | null;

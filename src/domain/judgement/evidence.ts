@@ -7,7 +7,7 @@
  * evaluation, or taken before the last whisper reached the agent. A non-OK verdict must rest on turns
  * at or after `evidenceFrom`, cited by number.
  */
-import type { WhisperType } from './schemas.js';
+import type { WhisperType } from '../contract/schemas.js';
 
 export interface EvidenceFrame {
   /** Turn number of `turns[0]`. */

@@ -12,7 +12,7 @@
  */
 import { commandSignature, commandText, outputSignature } from './normalize.js';
 import { uniq, type Detector, type Finding } from './types.js';
-import type { Turn } from '../schemas.js';
+import type { Turn } from '../../contract/schemas.js';
 
 const STALL_TURNS = 3;
 const PROMISE_TURNS = 3;

@@ -6,7 +6,7 @@
  * confusion matrix.
  */
 import { z } from 'zod';
-import { PATTERNS, TurnSchema, type Turn, type Verdict } from './schemas.js';
+import { PATTERNS, TurnSchema, type Turn, type Verdict } from '../contract/schemas.js';
 
 export const CASE_LABELS = ['OK', ...PATTERNS] as const;
 export type CaseLabel = (typeof CASE_LABELS)[number];

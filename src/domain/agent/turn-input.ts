@@ -2,7 +2,7 @@
  * What a driven agent is told at the start of a turn: the whispers and steering queued since the
  * last turn, marked and all together, then the task (first turn) or a continuation.
  */
-import type { Whisper } from './schemas.js';
+import type { Whisper } from '../contract/schemas.js';
 
 export function whisperLabel(w: Pick<Whisper, 'type'>): string {
   return w.type === 'STEERING' ? '[steering]' : `[${w.type}]`;

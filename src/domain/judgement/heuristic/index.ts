@@ -13,7 +13,7 @@
  * reward hacking that the text of edits does not show, and spirals of approaches that differ in
  * substance (one service after another) rather than in wording.
  */
-import type { Verdict } from '../schemas.js';
+import type { Verdict } from '../../contract/schemas.js';
 import { evidenceFrame, turnNumber } from '../evidence.js';
 import { claims, deletedTests, excludedTests, literalSigns, mockedUnderTest, specialCased, weakenedAssertion } from './reward.js';
 import { editRevert, pingPong, repeatedFailure, repeatedMessage, repeatedObservation } from './spiral.js';

@@ -11,7 +11,7 @@ export * from './turn-schemas.js';
 export * from './evaluator-schemas.js';
 import { EvaluatorConfigSchema } from './evaluator-schemas.js';
 
-export const SupervisorConfigSchema = shared('schemas:SupervisorConfigSchema', () => z
+export const SupervisorConfigSchema = shared('contract/schemas:SupervisorConfigSchema', () => z
   .object({
     model: z.string().min(1).default('gpt-5.4'),
     windowSize: z.number().int().min(1).max(200).default(20),
@@ -35,7 +35,7 @@ export const SupervisorConfigSchema = shared('schemas:SupervisorConfigSchema', (
 export type SupervisorConfig = z.output<typeof SupervisorConfigSchema>;
 
 
-export const WebhookChannelSchema = shared('schemas:WebhookChannelSchema', () => z
+export const WebhookChannelSchema = shared('contract/schemas:WebhookChannelSchema', () => z
   .object({
     url: z.url({ protocol: /^https?$/ }),
     /** Name of an environment variable holding the HMAC secret (the secret never enters history). */
@@ -49,7 +49,7 @@ export const WebhookChannelSchema = shared('schemas:WebhookChannelSchema', () =>
   .strict());
 export type WebhookChannel = z.output<typeof WebhookChannelSchema>;
 
-export const NotifyConfigSchema = shared('schemas:NotifyConfigSchema', () => z
+export const NotifyConfigSchema = shared('contract/schemas:NotifyConfigSchema', () => z
   .object({
     webhooks: z.array(WebhookChannelSchema).default([]),
     /** Post alerts to this IRC channel through the `warden irc` bot (task queue warden-irc). */
@@ -64,7 +64,7 @@ export type NotifyConfig = z.output<typeof NotifyConfigSchema>;
  * How a driven agent's turns run (AgentSpec.driver). Without a driver the agent runs elsewhere and
  * reports its turns (external mode).
  */
-export const DriverConfigSchema = shared('schemas:DriverConfigSchema', () => z.discriminatedUnion('kind', [
+export const DriverConfigSchema = shared('contract/schemas:DriverConfigSchema', () => z.discriminatedUnion('kind', [
   z
     .object({
       kind: z.literal('codex'),
@@ -109,7 +109,7 @@ export const DriverConfigSchema = shared('schemas:DriverConfigSchema', () => z.d
 ]));
 export type DriverConfig = z.output<typeof DriverConfigSchema>;
 
-export const DrivenConfigSchema = shared('schemas:DrivenConfigSchema', () => z
+export const DrivenConfigSchema = shared('contract/schemas:DrivenConfigSchema', () => z
   .object({
     /** Working directory for the agent; default a per-agent directory under $WARDEN_HOME/agents/<agentId>/work. */
     workDir: z.string().optional(),
@@ -128,7 +128,7 @@ export const DrivenConfigSchema = shared('schemas:DrivenConfigSchema', () => z
 export type DrivenConfig = z.output<typeof DrivenConfigSchema>;
 
 /** Hard ceilings, checked before every turn. Reaching one stops the agent and notifies. */
-export const BudgetsSchema = shared('schemas:BudgetsSchema', () => z
+export const BudgetsSchema = shared('contract/schemas:BudgetsSchema', () => z
   .object({
     tokens: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
     costUsd: z.number().positive().max(1e12, 'at most 1e12 USD'),
@@ -139,7 +139,7 @@ export const BudgetsSchema = shared('schemas:BudgetsSchema', () => z
   .strict());
 export type Budgets = z.output<typeof BudgetsSchema>;
 
-export const SafetySchema = shared('schemas:SafetySchema', () => z
+export const SafetySchema = shared('contract/schemas:SafetySchema', () => z
   .object({
     /** Restart intensity (OTP): more than this many failed turns within `restartWindowMs` opens the circuit. */
     maxRestarts: z.number().int().min(0).max(100).default(3),
@@ -152,7 +152,7 @@ export type Safety = z.output<typeof SafetySchema>;
 
 /** The delegation modes: how many children may be in flight at once. */
 export const DELEGATION_CAPS = { solo: 0, tight: 1, orchestrator: 5 } as const;
-export const DelegationSchema = shared('schemas:DelegationSchema', () => z
+export const DelegationSchema = shared('contract/schemas:DelegationSchema', () => z
   .object({
     mode: z.enum(['solo', 'tight', 'orchestrator']).default('tight'),
     /** Spawn depth: agents at this depth may not delegate (default 1: children are leaves). */
@@ -161,7 +161,7 @@ export const DelegationSchema = shared('schemas:DelegationSchema', () => z
   .strict());
 
 /** What a child agent was given by its parent (the parent–child contract). */
-export const ContractSchema = shared('schemas:ContractSchema', () => z
+export const ContractSchema = shared('contract/schemas:ContractSchema', () => z
   .object({
     /** JSON Schema the child's result must validate against; a result that does not is a failure. */
     resultSchema: z.record(z.string(), z.unknown()).optional(),
@@ -177,7 +177,7 @@ export const VERIFY_DEFAULT_TIMEOUT_MS = 600_000;
 export const VERIFY_MAX_TIMEOUT_MS = 3_600_000;
 
 /** Definition of done: the command warden runs when the agent claims the task is complete. */
-export const VerifySchema = shared('schemas:VerifySchema', () => z
+export const VerifySchema = shared('contract/schemas:VerifySchema', () => z
   .object({
     /** Run with `sh -c` in `cwd`; exit 0 means the claim holds. */
     command: z.string().min(1, 'verify.command must not be empty').max(4_000),
@@ -189,11 +189,11 @@ export const VerifySchema = shared('schemas:VerifySchema', () => z
 export type VerifyConfig = z.output<typeof VerifySchema>;
 
 export const AGENT_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
-export const AgentIdSchema = shared('schemas:AgentIdSchema', () => z
+export const AgentIdSchema = shared('contract/schemas:AgentIdSchema', () => z
   .string()
   .regex(AGENT_ID_RE, 'agentId: letters, digits, ".", "_" or "-", at most 100, starting with a letter or digit'));
 
-export const AgentSpecSchema = shared('schemas:AgentSpecSchema', () => z
+export const AgentSpecSchema = shared('contract/schemas:AgentSpecSchema', () => z
   .object({
     agentId: AgentIdSchema,
     task: z.string().min(1, 'task must not be empty').transform((s) => truncate(s, MAX_TASK_TEXT)),
@@ -233,27 +233,27 @@ export type AgentSpec = z.output<typeof AgentSpecSchema>;
 // ---- signal payloads: every field optional, so a bare `temporal workflow signal --name X` works —
 // except steer's text: steering without text means nothing, and the workflow refuses it, so its
 // JSON Schema says so too (`{}` and `{"text": ""}` are invalid; longer text is truncated).
-const reason = shared('schemas:reason', () => cut(MAX_REASON_TEXT).optional());
-export const SteerSchema = shared('schemas:SteerSchema', () => z.object({ text: z.string().min(1, 'text must not be empty').transform((t) => truncate(t, MAX_WHISPER_TEXT)) }));
-export const InterruptSchema = shared('schemas:InterruptSchema', () => z.object({ reason }).partial());
-export const StopSchema = shared('schemas:StopSchema', () => z
+const reason = shared('contract/schemas:reason', () => cut(MAX_REASON_TEXT).optional());
+export const SteerSchema = shared('contract/schemas:SteerSchema', () => z.object({ text: z.string().min(1, 'text must not be empty').transform((t) => truncate(t, MAX_WHISPER_TEXT)) }));
+export const InterruptSchema = shared('contract/schemas:InterruptSchema', () => z.object({ reason }).partial());
+export const StopSchema = shared('contract/schemas:StopSchema', () => z
   .object({ reason, drainTimeoutMs: z.number().int().min(0).max(3_600_000) })
   .partial());
-export const PauseSchema = shared('schemas:PauseSchema', () => z.object({ reason }).partial());
-export const ResumeSchema = shared('schemas:ResumeSchema', () => z.object({ note: cut(MAX_REASON_TEXT) }).partial());
-export const AbortSchema = shared('schemas:AbortSchema', () => z.object({ reason }).partial());
+export const PauseSchema = shared('contract/schemas:PauseSchema', () => z.object({ reason }).partial());
+export const ResumeSchema = shared('contract/schemas:ResumeSchema', () => z.object({ note: cut(MAX_REASON_TEXT) }).partial());
+export const AbortSchema = shared('contract/schemas:AbortSchema', () => z.object({ reason }).partial());
 /** A human marks the last flagged verdict a false alarm (its finding no longer advances the ladder). */
-export const DismissSchema = shared('schemas:DismissSchema', () => z.object({ note: cut(MAX_REASON_TEXT) }).partial());
+export const DismissSchema = shared('contract/schemas:DismissSchema', () => z.object({ note: cut(MAX_REASON_TEXT) }).partial());
 /**
  * The agent's own CLI compacts its context (Claude Code's PreCompact / PostCompact hooks): `start`
  * makes a running agent `compacting`, `end` (or its next reported turn) makes it `running` again.
  */
-export const CompactionSchema = shared('schemas:CompactionSchema', () =>
+export const CompactionSchema = shared('contract/schemas:CompactionSchema', () =>
   z.object({ phase: z.enum(['start', 'end']), trigger: z.string().max(64) }).partial(),
 );
-export const HeartbeatSchema = shared('schemas:HeartbeatSchema', () => z.object({ at: z.string().max(64), generation: z.number().int().nonnegative() }).partial());
+export const HeartbeatSchema = shared('contract/schemas:HeartbeatSchema', () => z.object({ at: z.string().max(64), generation: z.number().int().nonnegative() }).partial());
 
-export const SIGNAL_SCHEMAS = shared('schemas:SIGNAL_SCHEMAS', () => ({
+export const SIGNAL_SCHEMAS = shared('contract/schemas:SIGNAL_SCHEMAS', () => ({
   steer: SteerSchema,
   interrupt: InterruptSchema,
   stop: StopSchema,
@@ -269,11 +269,11 @@ export const SIGNAL_SCHEMAS = shared('schemas:SIGNAL_SCHEMAS', () => ({
   childSpend: z.object({ agentId: z.string(), tokens: z.number().nonnegative(), costUsd: z.number().nonnegative(), turns: z.number().int().nonnegative() }).partial(),
 } as const));
 export type SignalName = keyof typeof SIGNAL_SCHEMAS;
-export const SIGNAL_NAMES = shared('schemas:SIGNAL_NAMES', () => Object.keys(SIGNAL_SCHEMAS) as SignalName[]);
+export const SIGNAL_NAMES = shared('contract/schemas:SIGNAL_NAMES', () => Object.keys(SIGNAL_SCHEMAS) as SignalName[]);
 export type SignalPayload<N extends SignalName> = z.input<(typeof SIGNAL_SCHEMAS)[N]>;
 
 /** The `delegate` update's argument: a structured task spec, never a free-form prompt. */
-export const TaskSpecSchema = shared('schemas:TaskSpecSchema', () => z
+export const TaskSpecSchema = shared('contract/schemas:TaskSpecSchema', () => z
   .object({
     childId: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$/, 'childId: letters, digits, _ or -, at most 40'),
     objective: z.string().min(1, 'objective must not be empty').transform((s) => truncate(s, MAX_TASK_TEXT)),

@@ -17,7 +17,7 @@
  */
 import { commandSignature, errorSignature, looksFailed, outputSignature, textSignature } from './normalize.js';
 import { callsOf, jsonArgs, uniq, type Call, type Detector, type Finding } from './types.js';
-import type { Turn } from '../schemas.js';
+import type { Turn } from '../../contract/schemas.js';
 
 const FAIL_REPEAT = 3;
 const OBSERVATION_REPEAT = 4;

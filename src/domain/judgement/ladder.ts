@@ -9,11 +9,11 @@
  *
  * Last resort (`supervisor.lastResort: "compact"`): the first time a streak reaches the threshold,
  * the agent is compacted instead of escalated — it goes on in a fresh context holding a handoff
- * (src/domain/handoff.ts). The next flagged verdict decides: the same finding (the same pattern)
+ * (src/domain/judgement/handoff.ts). The next flagged verdict decides: the same finding (the same pattern)
  * escalates as before; a different finding starts a new streak at step 1 with no second compaction
  * until an OK verdict (or a human's resume) has reset the ladder.
  */
-import type { Pattern, Verdict, WhisperType } from './schemas.js';
+import type { Pattern, Verdict, WhisperType } from '../contract/schemas.js';
 
 export interface LadderState {
   step: number;

@@ -5,7 +5,7 @@
  * them as fields (`actions: {resume: url, …}`, `actionsExpireAt`); IRC gets one line per link.
  * Pure: no @temporalio imports.
  */
-import type { NotificationEvent } from './activity-types.js';
+import type { NotificationEvent } from '../contract/activity-types.js';
 import { IRC_LINE_MAX, byteLength, slackBody, type SlackBody, type WebhookJsonBody } from './notify.js';
 
 export type LinkActionName = 'resume' | 'abort' | 'dismiss' | 'steer';

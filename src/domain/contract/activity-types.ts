@@ -1,6 +1,6 @@
 /** The activity contract between the workflow (deterministic) and activities/ (side effects). */
-import type { AskReason, EvaluationSpend, Tier } from './tiered.js';
-import type { ProtectedChange } from './heuristic/protected.js';
+import type { AskReason, EvaluationSpend, Tier } from '../judgement/tiered.js';
+import type { ProtectedChange } from '../judgement/heuristic/protected.js';
 import type { DriverConfig, EvaluatorConfig, Turn, Verdict, WebhookChannel, Whisper, WhisperType } from './schemas.js';
 
 export interface EvaluateInput {

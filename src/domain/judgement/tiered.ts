@@ -1,12 +1,12 @@
 /**
  * The `tiered` evaluator's rules (pure): the heuristic judges every window; a model is asked only
  * where it pays — (a) the heuristic flags (non-OK), (b) the heuristic is unsure (a near miss,
- * src/domain/heuristic/unsure.ts), (c) a sampled fraction of the OK windows. Where the model is
+ * src/domain/judgement/heuristic/unsure.ts), (c) a sampled fraction of the OK windows. Where the model is
  * asked its verdict decides; where it fails (error, timeout, unparseable answer) the heuristic's
  * verdict stands and the failure is counted. Also the spend an evaluator's model reports, and how
  * it adds up per agent.
  */
-import type { Verdict } from './schemas.js';
+import type { Verdict } from '../contract/schemas.js';
 
 /** Which tier's verdict stood. */
 export type Tier = 'heuristic' | 'model';

@@ -3,9 +3,9 @@
  * channel, and the allowlist of nicks or hostmasks that may act. No I/O here.
  */
 import { z } from 'zod';
-import { AGENT_ID_RE, IrcChannelSchema } from './schemas.js';
-import { MAX_REASON_TEXT, MAX_WHISPER_TEXT, truncate } from './limits.js';
-import type { AgentStatus } from './status.js';
+import { AGENT_ID_RE, IrcChannelSchema } from '../contract/schemas.js';
+import { MAX_REASON_TEXT, MAX_WHISPER_TEXT, truncate } from '../contract/limits.js';
+import type { AgentStatus } from '../contract/status.js';
 
 /** RFC 2812 nick characters (a letter or special first), as servers accept them. */
 const NICK_RE = /^[A-Za-z[\]\\`_^{|}][A-Za-z0-9[\]\\`_^{|}-]{0,29}$/;

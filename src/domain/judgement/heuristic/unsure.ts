@@ -1,6 +1,6 @@
 /**
  * When the heuristic is *unsure* of an OK: a near miss. The `tiered` evaluator asks its model about
- * these windows (src/domain/tiered.ts).
+ * these windows (src/domain/judgement/tiered.ts).
  *
  * Definition: the heuristic says OK, but **one more turn exactly like one of the window's evidence
  * turns would make a detector flag**. Concretely, for each evidence turn (the newest first, at most
@@ -21,7 +21,7 @@
  * a copied quiet turn at the end would make every idle check with a quiet turn "unsure").
  */
 import { evidenceFrame, turnNumber } from '../evidence.js';
-import type { Pattern, Turn } from '../schemas.js';
+import type { Pattern, Turn } from '../../contract/schemas.js';
 import { DETECTORS } from './index.js';
 import type { DetectorContext, HeuristicInput } from './types.js';
 

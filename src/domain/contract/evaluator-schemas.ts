@@ -1,13 +1,13 @@
 /**
  * The evaluator part of the AgentSpec (`AgentSpec.evaluator`): heuristic, the model evaluators
  * (codex, openai, command) and `tiered` (the heuristic on every window, a model evaluator only where
- * it pays: src/domain/tiered.ts). Re-exported by schemas.ts.
+ * it pays: src/domain/judgement/tiered.ts). Re-exported by schemas.ts.
  */
 import { z } from 'zod';
 import { shared } from './shared.js';
 
 /** The evaluators that ask a model: `codex`, `openai`, `command` (also the model tier of `tiered`). */
-export const ModelEvaluatorConfigSchema = shared('evaluator-schemas:ModelEvaluatorConfigSchema', () => z.discriminatedUnion('kind', [
+export const ModelEvaluatorConfigSchema = shared('contract/evaluator-schemas:ModelEvaluatorConfigSchema', () => z.discriminatedUnion('kind', [
   z
     .object({
       kind: z.literal('codex'),
@@ -37,7 +37,7 @@ export const ModelEvaluatorConfigSchema = shared('evaluator-schemas:ModelEvaluat
   z
     .object({
       kind: z.literal('command'),
-      /** argv: the program and its arguments. It reads the prompt on stdin and prints the answer: one JSON object (src/domain/verdict.ts). */
+      /** argv: the program and its arguments. It reads the prompt on stdin and prints the answer: one JSON object (src/domain/judgement/verdict.ts). */
       command: z.array(z.string()).min(1, 'command needs at least the program'),
       cwd: z.string().optional(),
     })
@@ -48,13 +48,13 @@ export type ModelEvaluatorConfig = z.output<typeof ModelEvaluatorConfigSchema>;
 /** Default fraction of the heuristic's OK windows that `tiered` sends to its model anyway. */
 export const DEFAULT_SAMPLE_OK = 0.05;
 
-export const EvaluatorConfigSchema = shared('evaluator-schemas:EvaluatorConfigSchema', () => z.discriminatedUnion('kind', [
+export const EvaluatorConfigSchema = shared('contract/evaluator-schemas:EvaluatorConfigSchema', () => z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('heuristic') }).strict(),
   ...ModelEvaluatorConfigSchema.options,
   z
     .object({
       kind: z.literal('tiered'),
-      /** The model tier: asked only where the heuristic flags, is unsure, or the OK window is sampled (src/domain/tiered.ts). */
+      /** The model tier: asked only where the heuristic flags, is unsure, or the OK window is sampled (src/domain/judgement/tiered.ts). */
       model: ModelEvaluatorConfigSchema,
       /** Fraction (0..1) of the heuristic's OK windows sent to the model anyway, chosen by a hash of agent id and turn numbers. */
       sampleOk: z.number().min(0, 'sampleOk is a fraction from 0 to 1').max(1, 'sampleOk is a fraction from 0 to 1').default(DEFAULT_SAMPLE_OK),
