@@ -245,7 +245,7 @@ export const AbortSchema = shared('contract/schemas:AbortSchema', () => z.object
 /** A human marks the last flagged verdict a false alarm (its finding no longer advances the ladder). */
 export const DismissSchema = shared('contract/schemas:DismissSchema', () => z.object({ note: cut(MAX_REASON_TEXT) }).partial());
 /**
- * The agent's own CLI compacts its context (Claude Code's PreCompact / PostCompact hooks): `start`
+ * The agent's own CLI compacts its context (the PreCompact / PostCompact hooks of Claude Code and Codex): `start`
  * makes a running agent `compacting`, `end` (or its next reported turn) makes it `running` again.
  */
 export const CompactionSchema = shared('contract/schemas:CompactionSchema', () =>

@@ -112,7 +112,7 @@ export const HumanWaitSchema = shared('contract/turn-schemas:HumanWaitSchema', (
 );
 
 /**
- * The agent's own CLI ended its session (`end`, Claude Code's SessionEnd hook) or resumed it
+ * The agent's own CLI ended its session (`end`, the SessionEnd hook of Claude Code or Codex) or resumed it
  * (`resume`): an ended session ends the agent `done` after `supervisor.sessionEndGraceMs`.
  */
 export const SessionSchema = shared('contract/turn-schemas:SessionSchema', () =>
