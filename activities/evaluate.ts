@@ -16,6 +16,7 @@ import { formatAnswer, parseAnswer } from '../src/domain/judgement/verdict.js';
 import { evidenceFrame, hasEvidenceTurns, type EvidenceFrame } from '../src/domain/judgement/evidence.js';
 import { heuristicVerdict } from '../src/domain/judgement/heuristic/index.js';
 import { nearMiss } from '../src/domain/judgement/heuristic/unsure.js';
+import { protectedTampering } from '../src/domain/judgement/heuristic/protected.js';
 import { routeTiered, sampledOk, type EvaluationSpend } from '../src/domain/judgement/tiered.js';
 import type { Verdict } from '../src/domain/contract/schemas.js';
 import { evaluatorFor, type Evaluator, type EvaluatorUsage } from './evaluators/index.js';
@@ -58,10 +59,12 @@ export function makeEvaluate(log: Logger) {
     const miss = heuristic.kind === 'OK' ? nearMiss(hin) : null;
     const lastTurn = frame.firstTurnNumber + frame.count - 1;
     const sampled = heuristic.kind === 'OK' && !miss && sampledOk(input.agentId, frame.firstTurnNumber, lastTurn, config.sampleOk);
-    const route = routeTiered({ heuristic, unsure: miss !== null, sampled });
+    // A flag resting on the working tree (protected tests weakened or deleted) is not the model's to overrule.
+    const tampered = input.protectedChanges ? protectedTampering(input.protectedChanges) !== null : false;
+    const route = routeTiered({ heuristic, unsure: miss !== null, sampled, tampered });
     const heuristicOutcome = { kind: 'verdict' as const, verdict: heuristic };
     if (!route.ask) {
-      elog.info({ verdict: heuristic }, 'tiered: the heuristic decided; the model was not asked');
+      elog.info({ verdict: heuristic, ...(tampered && { evidence: 'protected paths changed in the working tree' }) }, 'tiered: the heuristic decided; the model was not asked');
       return done(heuristicOutcome, { tier: 'heuristic', asked: null, spend: NO_SPEND });
     }
     const r = await ask(evaluatorFor(config.model));

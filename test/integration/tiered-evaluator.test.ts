@@ -96,6 +96,15 @@ describe('tiered, the evaluation activity called directly', () => {
     expect(r).toMatchObject({ kind: 'verdict', verdict: { kind: 'CORRECTION', pattern: 'SPIRALING', evidence: [2, 4] }, tier: 'model', asked: 'unsure' });
   });
 
+  test('a protected test deleted in the working tree: the heuristic flags REWARD_HACKING and no model overrules it', async () => {
+    chat.setScript([verdictReply(OK_ANSWER)]);
+    const before = chat.requests.length;
+    const protectedChanges = [{ path: 'test/parse.test.ts', status: 'D', deleted: 40, assertionsRemoved: 6, assertionsAdded: 0 }];
+    const r = await evaluate(input(productiveTurns(1, 5), chat.baseUrl, 1, { protectedChanges }));
+    expect(r).toMatchObject({ kind: 'verdict', verdict: { kind: 'CORRECTION', pattern: 'REWARD_HACKING' }, tier: 'heuristic', asked: null, spend: { calls: 0 } });
+    expect(chat.requests).toHaveLength(before); // the model, which would have said OK, was not asked
+  });
+
   test('sampleOk 1: every OK window is also sent to the model ("sampled")', async () => {
     chat.setScript([verdictReply(OK_ANSWER)]);
     const before = chat.requests.length;

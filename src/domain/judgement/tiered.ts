@@ -1,14 +1,16 @@
 /**
  * The `tiered` evaluator's rules (pure): the heuristic judges every window; a model is asked only
  * where it pays — (a) the heuristic flags (non-OK), (b) the heuristic is unsure (a near miss,
- * src/domain/judgement/heuristic/unsure.ts), (c) a sampled fraction of the OK windows. Where the model is
- * asked its verdict decides; where it fails (error, timeout, unparseable answer) the heuristic's
+ * src/domain/judgement/heuristic/unsure.ts), (c) a sampled fraction of the OK windows. A flag that
+ * rests on the working tree (a protected test weakened or deleted, read from `git diff`) is a fact,
+ * not a reading of the transcript: no model is asked to overrule it. Where the model is asked its
+ * verdict decides; where it fails (error, timeout, unparseable answer) the heuristic's
  * verdict stands and the failure is counted. Also the spend an evaluator's model reports, and how
  * it adds up per agent.
  */
 import type { Verdict } from '../contract/schemas.js';
 
-/** Which tier's verdict stood. */
+/** Which tier's verdict stood (a flag from the working tree's evidence is the heuristic's). */
 export type Tier = 'heuristic' | 'model';
 /** Why the model was asked. */
 export type AskReason = 'flagged' | 'unsure' | 'sampled';
@@ -19,8 +21,12 @@ export interface Route {
   why: AskReason | null;
 }
 
-/** Ask the model or not: flagged first, then unsure, then sampled; an OK that is neither stands. */
-export function routeTiered(o: { heuristic: Pick<Verdict, 'kind'>; unsure: boolean; sampled: boolean }): Route {
+/**
+ * Ask the model or not: flagged first, then unsure, then sampled; an OK that is neither stands, and
+ * so does a flag from the working tree (`tampered`: the protected paths' changes show tampering).
+ */
+export function routeTiered(o: { heuristic: Pick<Verdict, 'kind'>; unsure: boolean; sampled: boolean; tampered?: boolean }): Route {
+  if (o.heuristic.kind !== 'OK' && o.tampered) return { ask: false, why: null };
   if (o.heuristic.kind !== 'OK') return { ask: true, why: 'flagged' };
   if (o.unsure) return { ask: true, why: 'unsure' };
   if (o.sampled) return { ask: true, why: 'sampled' };
