@@ -139,6 +139,16 @@ describe('priority classes (seed 002 order)', () => {
     expect(row('noq', { escalationStep: 2 }, null).priority).toBe('flagged');
   });
 
+  test('a flag a human dismissed as a false alarm is no longer a flag; a newer flag is', () => {
+    const flag = { kind: 'CORRECTION', pattern: 'SPIRALING', message: 'same build again', at: iso(1000) };
+    // iso(n): n ms ago.
+    expect(row('d', {}, { lastVerdict: flag, lastDismissal: { at: iso(500), note: 'expected', pattern: 'SPIRALING', message: 'same build again' } }).priority).toBe('normal');
+    expect(row('n', {}, { lastVerdict: { ...flag, at: iso(100) }, lastDismissal: { at: iso(500), note: null, pattern: null, message: '' } }).priority).toBe('flagged');
+    // Statuses from agents without the field, or junk in it, change nothing.
+    expect(row('old', {}, { lastVerdict: flag }).priority).toBe('flagged');
+    expect(row('junk', {}, { lastVerdict: flag, lastDismissal: 'yesterday' }).priority).toBe('flagged');
+  });
+
   test('within a class the higher escalation step comes first', () => {
     const a = row('a', {}, { escalationStep: 1, lastVerdict: { kind: 'CORRECTION', pattern: null, message: 'x', at: iso(1) } });
     const b = row('b', {}, { escalationStep: 2, lastVerdict: { kind: 'THINK_DEEPER', pattern: null, message: 'y', at: iso(1) } });

@@ -43,6 +43,12 @@ export const TopStatusSchema = z.object({
     .nullish()
     .transform((v) => v ?? null),
   lastSkipReason: z.string().nullish().transform((v) => v ?? null),
+  /** The last `dismiss` (false alarm): a flagged verdict at or before it is no longer a flag. */
+  lastDismissal: z
+    .object({ at: z.string().catch('') })
+    .nullish()
+    .catch(null)
+    .transform((v) => v ?? null),
   pendingWhispers: num,
   tokens: z.object({ in: num, out: num, total: num }).catch({ in: 0, out: 0, total: 0 }),
   costUsd: num,
@@ -138,6 +144,13 @@ export function shortId(agentId: string, parent: string | null): string {
   return parent && agentId.startsWith(`${parent}.`) ? agentId.slice(parent.length + 1) : agentId;
 }
 
+/** A human dismissed the last flagged verdict as a false alarm (at or after the verdict). */
+export function dismissedSince(st: Pick<TopStatus, 'lastVerdict' | 'lastDismissal'>): boolean {
+  const v = st.lastVerdict?.at ? Date.parse(st.lastVerdict.at) : Number.NaN;
+  const d = st.lastDismissal?.at ? Date.parse(st.lastDismissal.at) : Number.NaN;
+  return Number.isFinite(v) && Number.isFinite(d) && d >= v;
+}
+
 function isState(s: string | null): s is AgentState {
   return !!s && (STATES as readonly string[]).includes(s);
 }
@@ -151,7 +164,7 @@ function classify(state: string, finished: boolean, st: TopStatus | null, saStep
     const flagged = !!st?.lastVerdict && st.lastVerdict.kind !== 'OK' && /^compacting \(last resort/.test(st.stateReason ?? '');
     return { priority: flagged ? 'flagged' : 'normal', why: st?.stateReason ?? 'compacting its context' };
   }
-  if (st?.lastVerdict && st.lastVerdict.kind !== 'OK') {
+  if (st?.lastVerdict && st.lastVerdict.kind !== 'OK' && !dismissedSince(st)) {
     return { priority: 'flagged', why: `${st.lastVerdict.kind}${st.lastVerdict.pattern ? ` ${st.lastVerdict.pattern}` : ''}: ${st.lastVerdict.message}` };
   }
   // Without a status answer (a row not yet queried), a climbing ladder is the only sign of a flag.
