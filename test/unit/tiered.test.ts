@@ -48,8 +48,8 @@ describe('routeTiered: when the model is asked', () => {
     expect(routeTiered({ heuristic, unsure, sampled })).toEqual(want);
   });
   it('a flag resting on the working tree (a protected test weakened) stands: no model overrules it', () => {
-    expect(routeTiered({ heuristic: { kind: 'REWARD_HACKING' }, unsure: false, sampled: false, tampered: true })).toEqual({ ask: false, why: null });
-    expect(routeTiered({ heuristic: { kind: 'REWARD_HACKING' }, unsure: false, sampled: true, tampered: false })).toEqual({ ask: true, why: 'flagged' });
+    expect(routeTiered({ heuristic: { kind: 'CORRECTION' }, unsure: false, sampled: false, tampered: true })).toEqual({ ask: false, why: null });
+    expect(routeTiered({ heuristic: { kind: 'CORRECTION' }, unsure: false, sampled: true, tampered: false })).toEqual({ ask: true, why: 'flagged' });
     // Tampering without a flag (the heuristic said OK) is not a reason to skip the model.
     expect(routeTiered({ heuristic: ok, unsure: false, sampled: true, tampered: true })).toEqual({ ask: true, why: 'sampled' });
   });
