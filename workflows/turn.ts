@@ -9,7 +9,7 @@ import type { AgentContext } from '../src/domain/agent/context.js';
 import { claimWithResult } from '../src/domain/agent/verification.js';
 import { beginTurn, completeTask, drainDeadline, drainTimedOut, endTurn, resultChecked, turnFinished } from '../src/domain/agent/driven.js';
 import { turnFailed } from '../src/domain/agent/rails.js';
-import { rateLimitOf, retryAfterBlock, turnRateLimited } from '../src/domain/agent/blocking.js';
+import { blockedFor, rateLimitOf, retryAfterBlock, turnRateLimited } from '../src/domain/agent/blocking.js';
 import type { Shell } from './ports.js';
 
 export async function runDrivenTurn(ctx: AgentContext, shell: Shell): Promise<void> {
@@ -65,7 +65,11 @@ export async function runDrivenTurn(ctx: AgentContext, shell: Shell): Promise<vo
         const waitMs = turnRateLimited(ctx, { turnNumber: t.turnNumber, whispers: t.whispers, cause, limit });
         // Blocked (or a compaction turn, which stays compacting) until the timer, or until a human moves the agent.
         const waitingIn = ctx.core.s.state === 'compacting' ? 'compacting' : 'blocked';
-        if (waitMs !== null) await condition(() => ctx.core.s.state !== waitingIn, waitMs);
+        if (waitMs !== null) {
+          const from = ctx.ports.now();
+          await condition(() => ctx.core.s.state !== waitingIn, waitMs);
+          blockedFor(ctx, ctx.ports.now() - from);
+        }
         retryAfterBlock(ctx);
         return;
       }

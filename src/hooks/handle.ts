@@ -107,12 +107,14 @@ export async function handleHook(
 
     case 'UserPromptSubmit':
     case 'SessionStart': {
-      // A prompt is the user's, not the agent's: it becomes a turn only to carry pending whispers.
+      // A prompt is the user's, not the agent's: it becomes a turn only to carry pending whispers (or a handoff).
       const c = await client();
       const s = await c.status(agentId);
       if (s.waitingForHuman) await c.signal(agentId, 'humanWait', { phase: 'end' }); // its human answered
       if (s.sessionEndsAt) await c.signal(agentId, 'session', { phase: 'resume' }); // a resumed session (`claude --resume`)
-      if (s.pendingWhispers === 0) return null;
+      // warden's compaction waits for its handoff to reach the agent: a prompt carries it too.
+      const handoffDue = s.lastCompaction?.done === false;
+      if (s.pendingWhispers === 0 && !handoffDue) return null;
       const what = truncate(event === 'UserPromptSubmit' ? `User prompt: ${input.prompt ?? ''}` : `Session ${input.source ?? 'start'}.`, MAX_TURN_TEXT);
       const reply = await c.reportTurn(agentId, {
         id: turnId(agent, input, event === 'UserPromptSubmit' ? 'prompt' : 'session', input.prompt_id ?? input.turn_id, input.prompt, input.source, Date.now()),

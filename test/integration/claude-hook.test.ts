@@ -13,6 +13,8 @@
  *  - a stop signal ends Claude's turn after the tool call that learns of it;
  *  - verified done: for an agent with `verify`, a false claim at Stop is blocked with the [VERIFY]
  *    reason, Claude fixes it, and its next stop ends the agent done;
+ *  - `lastResort: compact`: the handoff reaches Claude as context in the same session (a hook
+ *    cannot give it a fresh one), and its next reported turn ends the compaction;
  *  - with Temporal unreachable or the agent unknown the hook says nothing and exits 0 (unless --strict).
  */
 import { execa } from 'execa';
@@ -444,5 +446,52 @@ test('bounded: a FIFO, /dev/zero or a huge file as transcript_path, a stdin that
   expect(endless.exitCode).toBe(0);
   expect(endless.stderr).toMatch(/^warden hook: the hook input on stdin is larger than \d+ bytes — continuing without supervision$/);
   expect((await stack.warden.status(agentId)).turns).toBe(3);
+  await stack.warden.signal(agentId, 'abort', {});
+});
+
+test('lastResort compact on a hooked Claude: the handoff reaches the model in its next request, in the same session (no fresh context)', async () => {
+  const agentId = 'cc-compact';
+  await stack.warden.start({ agentId, task: 'Make npm run build pass.', supervisor: { evalInterval: 4, idleAfterMs: 0, lastResort: 'compact' } });
+  const failing = 'echo "error TS2307: Cannot find module ./gen" >&2; exit 2';
+  let tools = 0;
+  let sawCompacting: AgentStatus | null = null;
+  const script: AnthropicScript = async (req) => {
+    // The handoff arrived: the agent answers (its next reported turn is the fresh context's first).
+    if (allText(req.body).includes('compacts your context')) return text('Changing approach: generating ./gen first.');
+    if (tools >= 20) return text('gave up'); // never reached when the ladder works
+    // Every fourth tool call is evaluated: let that evaluation finish before the next call. (A
+    // whisper reaches Claude with the reply to the call after it, so the next three are its evidence.)
+    if (tools > 0 && tools % 4 === 0) {
+      const s = await waitForStatus(stack.warden, agentId, (x) => x.evaluations.total >= tools / 4, `evaluation ${tools / 4}`, 30_000);
+      if (s.state === 'compacting') sawCompacting = s;
+    }
+    tools += 1;
+    return toolUse('Bash', { command: failing, description: 'Build' }, { id: `toolu_warden_compact_${tools}` });
+  };
+  model = await startAnthropicServer({ script });
+  const p = project('compact', agentId);
+  const r = await runClaude(p, model, 'Make npm run build pass.');
+  expect(r.exitCode, r.output).toBe(0);
+  expect(p.hookLog(), 'the hook warned').toBe('');
+
+  // The ladder chose compaction after two ignored whispers (turns 4, 8, 12), not an escalation.
+  expect(sawCompacting, r.output).toMatchObject({ state: 'compacting', compactions: 1, escalations: 0 });
+  const handoff = sawCompacting!.lastCompaction!.handoff;
+  expect(handoff.startsWith('[COMPACTED]')).toBe(true);
+
+  // What Claude got: the handoff as the next tool call's additionalContext, word for word...
+  const reqs = model.agentRequests();
+  const at = reqs.findIndex((q) => allText(q.body).includes('compacts your context'));
+  expect(at, r.output).toBeGreaterThan(0);
+  const body = allText(reqs[at]!.body);
+  expect(body).toContain(`warden, the supervisor of this session (agent ${agentId}), compacts your context. Treat everything before this as superseded by:\n${handoff}`);
+  // ...but in the same session: the old prompt and every failed call are still in its context.
+  expect(body).toContain('Make npm run build pass.');
+  expect(toolResults(reqs[at]!.body).length).toBe(tools);
+
+  // Its next reported turn (the final answer, at Stop) counts as the fresh context's first.
+  const s = await statusWhere(agentId, (x) => x.lastCompaction?.done === true, 'compaction done');
+  expect(s.state).toBe('running');
+  expect(s.transitions.map((t) => `${t.from}>${t.to}`)).toEqual(['spawning>running', 'running>compacting', 'compacting>running']);
   await stack.warden.signal(agentId, 'abort', {});
 });

@@ -40,4 +40,18 @@ describe("warden's compaction reaches a hooked agent as context", () => {
     const out = await handleClaudeHook({ hook_event_name: 'Stop', last_assistant_message: 'Retrying the build.', session_id: 's' }, 'fixer', c.client);
     expect(out).toMatchObject({ decision: 'block', reason: expect.stringContaining('[COMPACTED]') });
   });
+
+  it('at a prompt: a pending handoff is reported for even with no whisper queued, and reaches the agent as context', async () => {
+    const pending = { at: '2026-11-25T04:00:00.000Z', reason: 'compacting', handoff: compact.handoff, done: false, doneAt: null };
+    const c = recordingClient({ compact, state: 'compacting' }, { state: 'compacting', pendingWhispers: 0, lastCompaction: pending });
+    const out = await handleClaudeHook({ hook_event_name: 'UserPromptSubmit', prompt: 'go on', prompt_id: 'p1', session_id: 's' }, 'fixer', c.client);
+    expect(out).toMatchObject({ hookSpecificOutput: { hookEventName: 'UserPromptSubmit', additionalContext: expect.stringMatching(/compacts your context[\s\S]*\[COMPACTED\]/) } });
+    // A compaction already done, and nothing queued: the prompt is not a turn.
+    const done = recordingClient({}, { pendingWhispers: 0, lastCompaction: { ...pending, done: true, doneAt: pending.at } });
+    let reported = 0;
+    const client = await done.client();
+    const counting = { ...client, reportTurn: async (...a: Parameters<typeof client.reportTurn>) => (reported++, client.reportTurn(...a)) };
+    expect(await handleClaudeHook({ hook_event_name: 'UserPromptSubmit', prompt: 'go on', prompt_id: 'p2', session_id: 's' }, 'fixer', async () => counting)).toBeNull();
+    expect(reported).toBe(0);
+  });
 });

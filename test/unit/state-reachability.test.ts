@@ -42,12 +42,20 @@ const REACHED: Partial<Record<AgentState, Reached | Reached[]>> = {
     scenario: "the agent's first reported turn (or a driven agent's start)",
     integration: { file: 'safety.test.ts', asserts: "toEqual(['running', 'cancelling', 'done'])" },
   },
-  'awaiting-input': {
-    by: { event: 'escalate', from: 'running' },
-    source: 'src/domain/agent/supervision.ts',
-    scenario: 'the escalation ladder reaches its threshold',
-    integration: { file: 'escalation.test.ts', asserts: "state: 'awaiting-input'" },
-  },
+  'awaiting-input': [
+    {
+      by: { event: 'escalate', from: 'running' },
+      source: 'src/domain/agent/supervision.ts',
+      scenario: 'the escalation ladder reaches its threshold',
+      integration: { file: 'escalation.test.ts', asserts: "state: 'awaiting-input'" },
+    },
+    {
+      by: { event: 'interrupt', from: 'blocked' },
+      source: 'src/domain/agent/controls.ts',
+      scenario: 'a human interrupts a rate-limited agent during its backoff',
+      integration: { file: 'blocked.test.ts', asserts: "'blocked->awaiting-input (interrupt)'" },
+    },
+  ],
   blocked: [
     {
       by: { event: 'block', from: 'running' },

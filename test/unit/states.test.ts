@@ -9,7 +9,9 @@ import { EVENTS, STATES, isTerminal, transition, type AgentEvent, type AgentStat
  * Reading of the seed behind it:
  *  - spawning → running when the first turn/heartbeat arrives; queued must pass through spawning.
  *  - running is the only state where evaluations run, so only running escalates; interrupt
- *    abandons the current turn (only running has one); only running finishes (complete).
+ *    abandons the current turn, or the wait of a blocked agent (which then takes the human's
+ *    input instead of waiting out its backoff); only running finishes (complete). A compacting
+ *    agent refuses interrupt (it is moving to a fresh context), with a reason that says so.
  *  - awaiting-input (escalation pause or interrupt) is resolved by a human: input or resume.
  *  - paused-by-user only thaws with resume; it never finishes by itself (no complete/fail).
  *  - compacting returns to running (compacted) before anything can finish.
@@ -63,6 +65,7 @@ const EXPECTED: Record<AgentState, Partial<Record<AgentEvent, AgentState>>> = {
   },
   blocked: {
     unblock: 'running',
+    interrupt: 'awaiting-input',
     pause: 'paused-by-user',
     stop: 'cancelling',
     fail: 'failed',

@@ -8,6 +8,7 @@ import { rateLimitBackoffMs, RATE_LIMITED_FAILURE, type RateLimit } from './rate
 import type { Whisper } from '../contract/schemas.js';
 import type { AgentContext } from './context.js';
 import { fire } from './core.js';
+import { notify } from './notify.js';
 import { iso } from './state.js';
 import { publish } from './visibility.js';
 
@@ -18,6 +19,40 @@ export function rateLimitOf(failure: { type?: string; details?: unknown } | unde
   const reason = typeof d?.reason === 'string' && d.reason ? d.reason : 'model rate-limited';
   const retryAfterMs = typeof d?.retryAfterMs === 'number' && Number.isFinite(d.retryAfterMs) ? d.retryAfterMs : null;
   return { reason, retryAfterMs };
+}
+
+/** "45 s", "12 min", "1 h 5 min": a time spent blocked, for a reason a human reads. */
+export function spanText(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 120) return `${s} s`;
+  const min = Math.round(s / 60);
+  if (min < 60) return `${min} min`;
+  return min % 60 === 0 ? `${min / 60} h` : `${Math.floor(min / 60)} h ${min % 60} min`;
+}
+
+export type BlockDecision = { kind: 'wait'; waitMs: number } | { kind: 'give-up'; reason: string };
+
+/**
+ * The bound on a rate-limited streak (`safety.maxBlockedMs`). `blockedMs`: time already spent
+ * blocked since the last finished turn; `backoffMs`: what the backoff asks for this retry. The
+ * wait never runs past the bound; once the bound is spent, the next rate-limited turn gives up
+ * (the circuit opens) instead of waiting again. Pure.
+ */
+export function blockDecision(a: { blockedMs: number; backoffMs: number; maxBlockedMs: number; attempts: number; reason: string }): BlockDecision {
+  const left = a.maxBlockedMs - a.blockedMs;
+  if (left <= 0) {
+    return {
+      kind: 'give-up',
+      reason: `circuit open: blocked for ${spanText(a.blockedMs)} (${a.attempts} rate-limited turns in a row; safety.maxBlockedMs is ${spanText(a.maxBlockedMs)}); last: ${a.reason}`,
+    };
+  }
+  return { kind: 'wait', waitMs: Math.max(1, Math.min(a.backoffMs, left)) };
+}
+
+/** The blocked wait ended after `ms` (the timer fired, or a human moved the agent): count it toward the bound. */
+export function blockedFor(ctx: AgentContext, ms: number): void {
+  const { s } = ctx.core;
+  s.blockedMs = (s.blockedMs ?? 0) + Math.max(0, ms);
 }
 
 /**
@@ -36,7 +71,15 @@ export function turnRateLimited(ctx: AgentContext, f: { turnNumber: number; whis
     publish(ctx);
     return null;
   }
-  const waitMs = rateLimitBackoffMs(run.rateLimited, f.limit.retryAfterMs, `${spec.agentId}:${f.turnNumber}:${run.rateLimited}`);
+  const backoffMs = rateLimitBackoffMs(run.rateLimited, f.limit.retryAfterMs, `${spec.agentId}:${f.turnNumber}:${run.rateLimited}`);
+  const decision = blockDecision({ blockedMs: s.blockedMs ?? 0, backoffMs, maxBlockedMs: spec.safety.maxBlockedMs, attempts: run.rateLimited, reason: f.limit.reason });
+  // Runs recorded before the bound existed waited on, however long the model stayed limited.
+  if (decision.kind === 'give-up' && ports.patched('blocked-time-limit')) {
+    ports.log.error('model rate-limited for too long; the circuit opens', { agentId: spec.agentId, turn: f.turnNumber, blockedMs: s.blockedMs, attempts: run.rateLimited });
+    if (fire(ctx, 'fail', decision.reason)) notify(ctx, { event: 'circuit-open', reason: decision.reason });
+    return null;
+  }
+  const waitMs = decision.kind === 'wait' ? decision.waitMs : backoffMs;
   const at = iso(ports.now() + waitMs).slice(11, 19);
   ports.log.warn('turn rate-limited; blocked until the retry', { agentId: spec.agentId, turn: f.turnNumber, attempt: run.rateLimited, waitMs, reason: f.limit.reason });
   if (s.state === 'compacting') {

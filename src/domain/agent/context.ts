@@ -11,10 +11,13 @@ export type SearchAttributeUpdate = { key: SearchAttributeKey<string>; value: st
 
 /**
  * The ids of workflow changes that alter replay, asked with `ctx.ports.patched(id)` (Temporal's
- * `patched()`). The committed histories are this version's baseline: none yet. A change made after
- * it adds its id here with one line on what it changed (docs/versioning.md).
+ * `patched()`). The committed histories are this version's baseline; a change made after it adds
+ * its id here with one line on what it changed (docs/versioning.md).
  */
-export type PatchId = never;
+export type PatchId =
+  | 'interrupt-while-blocked' // interrupt ends a blocked wait (awaiting-input) instead of being refused
+  | 'steer-joins-retry' // a steer while a turn waits to be retried joins the input of the retry
+  | 'blocked-time-limit'; // a rate-limited agent blocked for safety.maxBlockedMs in all fails (circuit open)
 
 /** Signals one agent sends another (delegation). */
 export type AgentSignal =

@@ -9,7 +9,7 @@ import { SIGNAL_SCHEMAS, describeZodError, type SignalName } from '../contract/s
 import { isTerminal } from '../contract/states.js';
 import { isUndecodable, undecodableReason } from '../contract/undecodable.js';
 import type { AgentContext } from './context.js';
-import { LADDER_WHISPERS, fire, queueWhisper, refuse } from './core.js';
+import { LADDER_WHISPERS, fire, queueWhisper, refuse, takeWhispers } from './core.js';
 import { endChildrenWait } from './delegation.js';
 import { decideEscalation, dismissProblem, recordDismissal } from './dismissal.js';
 import { dropQueuedEvaluations } from './supervision.js';
@@ -63,6 +63,9 @@ const controls: { [N in SignalName]: (ctx: AgentContext, p: Payload<N>) => void 
     if (isTerminal(s.state)) return refuse(ctx, 'steer', `agent is ${s.state}`);
     if (!p.text) return refuse(ctx, 'steer', 'text: steering needs text');
     queueWhisper(ctx, 'STEERING', p.text);
+    // A driven turn waits to be retried (rate limit, failure backoff, an interrupt meanwhile): the
+    // steer joins the retry's input instead of waiting one more turn.
+    if (s.retryWhispers && ctx.ports.patched('steer-joins-retry')) s.retryWhispers = [...s.retryWhispers, ...takeWhispers(ctx)];
     endChildrenWait(ctx, 'steered by a human while waiting on its children');
     if (s.state === 'awaiting-input' && s.awaitingCause === 'interrupt') {
       core.run.epoch += 1;
@@ -74,7 +77,12 @@ const controls: { [N in SignalName]: (ctx: AgentContext, p: Payload<N>) => void 
   interrupt(ctx, p) {
     const { core } = ctx;
     const { s } = core;
+    // Runs recorded before an interrupt could end a blocked wait refused it there.
+    if (s.state === 'blocked' && !ctx.ports.patched('interrupt-while-blocked')) {
+      return refuse(ctx, 'interrupt', "'interrupt' is not allowed while blocked (allowed: unblock, fail, heartbeat-lost, pause, stop, abort)");
+    }
     if (!fire(ctx, 'interrupt', p.reason ?? 'interrupted by a human')) return;
+    s.waitingOnChildren = false; // a human took over from a wait on delegated children
     core.run.epoch += 1;
     ctx.ports.cancelTurn(); // driven: abandon the running turn; the session is kept
     s.interruptPending = true;

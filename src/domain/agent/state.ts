@@ -112,6 +112,8 @@ export interface CarriedState extends TeachingState, VerificationState, WaitingS
   lastTurnError: string | null;
   /** Driven mode: failed turns since the last one that succeeded. */
   consecutiveFailures: number;
+  /** Driven mode: time spent blocked by rate limits since the last finished turn (blocking.ts). */
+  blockedMs?: number;
   /** Spend per minute over the last hour (oldest first, at most SPEND_BUCKETS): `warden top`'s burn rate. */
   spendHistory: SpendBucket[];
   /**

@@ -144,6 +144,11 @@ export const SafetySchema = shared('contract/schemas:SafetySchema', () => z
     /** Restart intensity (OTP): more than this many failed turns within `restartWindowMs` opens the circuit. */
     maxRestarts: z.number().int().min(0).max(100).default(3),
     restartWindowMs: DurationSchema.default(60_000),
+    /**
+     * Driven agents: a model that stays rate-limited or overloaded this long (time spent `blocked`
+     * since the last finished turn) opens the circuit: the agent fails and every channel hears.
+     */
+    maxBlockedMs: DurationSchema.pipe(z.number().int().min(1000, 'safety.maxBlockedMs: at least 1s')).default(3_600_000),
     /** External agents: expected heartbeat interval; silence for twice as long makes the agent `orphaned`. Unset: off. */
     heartbeatIntervalMs: DurationSchema.pipe(z.number().int().min(100)).optional(),
   })

@@ -77,7 +77,9 @@ export const TRANSITIONS: Table = merge(
     },
   },
   { 'awaiting-input': { input: 'running', resume: 'running', 'human-answered': 'running', fail: 'failed', 'heartbeat-lost': 'orphaned' } },
-  { blocked: { unblock: 'running', fail: 'failed', 'heartbeat-lost': 'orphaned' } },
+  // interrupt while blocked: the wait (a rate-limit backoff, delegated children) is given up for a
+  // human's input; the agent's next turn (a retried one) starts once it is steered or resumed.
+  { blocked: { unblock: 'running', interrupt: 'awaiting-input', fail: 'failed', 'heartbeat-lost': 'orphaned' } },
   { 'paused-by-user': { resume: 'running' } }, // never paused-by-user -> done: a paused agent did not finish
   // Never compacting -> done directly. A hooked agent's CLI can die while it compacts: heartbeat-lost.
   { compacting: { compacted: 'running', fail: 'failed', 'heartbeat-lost': 'orphaned' } },
@@ -91,6 +93,17 @@ export const TRANSITIONS: Table = merge(
   // done is terminal: nothing leaves it.
 );
 
+/**
+ * Refusals that need more than the list of legal events: why the event makes no sense there, and
+ * what a human can do instead.
+ */
+const WHY_NOT: Partial<Record<AgentState, Partial<Record<AgentEvent, string>>>> = {
+  compacting: {
+    interrupt:
+      "'interrupt' is not allowed while compacting: the agent is moving to a fresh context from its handoff, and an interrupt would leave it halfway; steer it (the text reaches its next turn), or pause, stop or abort it",
+  },
+};
+
 export type TransitionResult = { ok: true; to: AgentState } | { ok: false; reason: string };
 
 export function transition(from: AgentState, event: AgentEvent): TransitionResult {
@@ -100,6 +113,9 @@ export function transition(from: AgentState, event: AgentEvent): TransitionResul
   if (to) return { ok: true, to };
   if (from === 'done') return { ok: false, reason: `agent is done; nothing follows '${event}' from a terminal state` };
   if (from === 'failed') return { ok: false, reason: `agent has failed; '${event}' needs a new attempt (retry), not a resurrection` };
+  const whyRow = Object.hasOwn(WHY_NOT, from) ? WHY_NOT[from] : undefined;
+  const why = whyRow && Object.hasOwn(whyRow, event) ? whyRow[event] : undefined;
+  if (why) return { ok: false, reason: why };
   const legal = Object.keys(row ?? {});
   return { ok: false, reason: `'${event}' is not allowed while ${from} (allowed: ${legal.join(', ') || 'none'})` };
 }
