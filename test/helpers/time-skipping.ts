@@ -14,7 +14,8 @@ import { afterAll, beforeAll } from 'vitest';
 import type { WardenClient } from '../../src/client/index.js';
 import type { DevServer } from '../../src/devserver/server.js';
 import { SEARCH_ATTRIBUTES } from '../../src/domain/contract/search-attributes.js';
-import { ROOT, clientFor, workerProcess } from './stack.js';
+import { ROOT, clientFor, inProcessWorker, quietLog, workerProcess } from './stack.js';
+import { installPinoRuntime, type WorkerHandle } from '../../workers/main.js';
 import type { ResultPromise } from 'execa';
 
 const IndexedValueType = proto.temporal.api.enums.v1.IndexedValueType;
@@ -35,6 +36,8 @@ export async function testServerExecutable(): Promise<string> {
 /** A time-skipping environment with warden's search attributes registered. */
 export async function startTimeSkipping(): Promise<TestWorkflowEnvironment> {
   const path = await testServerExecutable();
+  // The environment instantiates the SDK runtime; install warden's first, as an in-process worker would.
+  installPinoRuntime(quietLog);
   const env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path } } });
   const searchAttributes = Object.fromEntries(Object.entries(SEARCH_ATTRIBUTES).map(([name, type]) => [name, INDEXED[type]!]));
   await env.connection.operatorService.addSearchAttributes({ namespace: env.namespace ?? 'default', searchAttributes });
@@ -48,6 +51,39 @@ export interface TimeSkippingStack {
   warden: WardenClient;
   spawnWorker(): ResultPromise;
   kill(worker: ResultPromise): Promise<void>;
+}
+
+/** A client of the time-skipping server that knows warden's search attributes are registered there. */
+async function timeSkippingClient(server: Pick<DevServer, 'address' | 'namespace'>): Promise<WardenClient> {
+  const warden = await clientFor(server as DevServer);
+  // The test server takes AddSearchAttributes (startTimeSkipping registered them all) but does not
+  // implement ListSearchAttributes, which the client asks before it lets an agent publish them.
+  warden.registeredSearchAttributes = async () => Object.keys(SEARCH_ATTRIBUTES);
+  return warden;
+}
+
+export interface TimeSkippingInProcessStack {
+  env: TestWorkflowEnvironment;
+  server: Pick<DevServer, 'address' | 'namespace'>;
+  worker: WorkerHandle;
+  warden: WardenClient;
+}
+
+/** useStack (test/helpers/stack.ts) on a time-skipping server: an in-process worker and a client. */
+export function useTimeSkippingStack(): TimeSkippingInProcessStack {
+  const stack = {} as TimeSkippingInProcessStack;
+  beforeAll(async () => {
+    stack.env = await startTimeSkipping();
+    stack.server = { address: stack.env.address, namespace: stack.env.namespace ?? 'default' };
+    stack.worker = await inProcessWorker(stack.server as DevServer);
+    stack.warden = await timeSkippingClient(stack.server);
+  }, 120_000);
+  afterAll(async () => {
+    await stack.warden?.close();
+    await stack.worker?.shutdown();
+    await stack.env?.teardown();
+  });
+  return stack;
 }
 
 /** useWorkerProcesses (test/helpers/stack.ts) on a time-skipping server. */
@@ -67,10 +103,7 @@ export function useTimeSkippingWorkerProcesses(env: Record<string, string> = {})
   beforeAll(async () => {
     stack.env = await startTimeSkipping();
     stack.server = { address: stack.env.address, namespace: stack.env.namespace ?? 'default' };
-    stack.warden = await clientFor(stack.server as DevServer);
-    // The test server takes AddSearchAttributes (startTimeSkipping registered them all) but does not
-    // implement ListSearchAttributes, which the client asks before it lets an agent publish them.
-    stack.warden.registeredSearchAttributes = async () => Object.keys(SEARCH_ATTRIBUTES);
+    stack.warden = await timeSkippingClient(stack.server);
   }, 120_000);
   afterAll(async () => {
     await stack.warden?.close();
