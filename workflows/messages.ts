@@ -1,6 +1,12 @@
-/** Message definitions of agentWorkflow: signals, the reportTurn update, queries. */
-import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { SignalPayload, TaskSpecInput, Turn, TurnInput, Whisper } from '../src/domain/contract/schemas.js';
+/**
+ * Message definitions of agentWorkflow: signals, the reportTurn update, queries. The one place their
+ * names and payload types are written: the workflow sets its handlers with these, and the client,
+ * CLI, hooks, `warden serve` and the IRC worker send and ask with these (`handle.signal(steerSignal, …)`).
+ * Safe to import outside the workflow sandbox: it imports only the define* functions of
+ * @temporalio/workflow, which build plain objects, and types.
+ */
+import { defineQuery, defineSignal, defineUpdate, type SignalDefinition } from '@temporalio/workflow';
+import type { SignalName, SignalPayload, TaskSpecInput, Turn, TurnInput, Whisper } from '../src/domain/contract/schemas.js';
 import type { AgentStatus, ReportTurnResult } from '../src/domain/contract/status.js';
 import type { AgentCases } from '../src/domain/judgement/cases.js';
 import type { LinkRequest, LinkResult } from '../src/domain/agent/links.js';
@@ -24,6 +30,27 @@ export const sessionSignal = defineSignal<[SignalPayload<'session'>?]>('session'
 export const admitSignal = defineSignal<[SignalPayload<'admit'>?]>('admit');
 /** Delegation: a child tells its parent what it has spent (its parent's budget covers the subtree). */
 export const childSpendSignal = defineSignal<[SignalPayload<'childSpend'>?]>('childSpend');
+
+/**
+ * Every agent signal by its name (the keys of SIGNAL_SCHEMAS), for callers that hold a name: a CLI
+ * verb, an IRC command, a hook event. test/unit/messages.test.ts checks each key is its definition's name.
+ */
+export const agentSignals: { readonly [N in SignalName]: SignalDefinition<[SignalPayload<N>?]> } = {
+  steer: steerSignal,
+  interrupt: interruptSignal,
+  stop: stopSignal,
+  pause: pauseSignal,
+  resume: resumeSignal,
+  abort: abortSignal,
+  dismiss: dismissSignal,
+  heartbeat: heartbeatSignal,
+  compaction: compactionSignal,
+  humanWait: humanWaitSignal,
+  session: sessionSignal,
+  admit: admitSignal,
+  childSpend: childSpendSignal,
+};
+
 export const delegateUpdate = defineUpdate<{ childAgentId: string; workflowId: string; queued: boolean }, [TaskSpecInput]>('delegate');
 
 /** An action link `warden serve` verified (src/domain/agent/links.ts): refused before history when replayed. */

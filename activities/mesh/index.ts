@@ -19,10 +19,10 @@ import { renderManifest } from '../../src/domain/mesh/render.js';
 import type { MeshActivities, ObserveResult, ObserveTarget } from '../../src/domain/mesh/activity-types.js';
 import { MESH_CHECKPOINT_MAX_BYTES, MESH_PATCH_BINARY_MAX_BYTES, MESH_PATCH_FILES_MAX_BYTES, MESH_PATCH_MAX_BYTES } from '../../src/domain/contract/limits.js';
 import type { AgentStatus } from '../../src/domain/contract/status.js';
-import type { Turn } from '../../src/domain/contract/schemas.js';
 import { UntrustedTreeError, WARDEN_DRAFT_HEADER, attemptBranch, git, gitOk, integrationBranch, runDir, userGit, worktreePlace, type GitPlace } from './git.js';
 import { killMarked } from '../process-group.js';
 import { currentActivity, runCheck, tailBytes } from '../verify.js';
+import { statusQuery, windowQuery } from '../../workflows/messages.js';
 
 const sha = (b: Buffer | string) => createHash('sha256').update(b).digest('hex').slice(0, 16);
 const exists = (p: string) => lstat(p).then(() => true, () => false);
@@ -225,11 +225,11 @@ async function observe(t: ObserveTarget, log: Logger): Promise<ObserveResult> {
   let turns: number | null = null;
   try {
     const handle = Context.current().client.workflow.getHandle(t.workflowId);
-    const status = await handle.query<AgentStatus>('status');
+    const status = await handle.query(statusQuery);
     agentState = status.state;
     note = agentNote(status);
     turns = status.turns;
-    const window = await handle.query<Turn[]>('window');
+    const window = await handle.query(windowQuery);
     const final = [...window].reverse().find((x) => deliverableCheck(x.text, t.kind).ok) ?? window.at(-1);
     if (final) lastTurn = { text: final.text.slice(0, 4_000), at: status.lastTurnAt };
   } catch (err) {

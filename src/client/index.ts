@@ -43,6 +43,7 @@ import { SEARCH_ATTRIBUTES, WardenCostUsd, WardenEscalationStep, WardenPaused, W
 import type { AgentStatus, ReportTurnResult } from '../domain/contract/status.js';
 import { controlOutcome, dismissOutcome, type ControlOutcome, type ControlVerb } from '../domain/contract/control.js';
 import type { AgentCases } from '../domain/judgement/cases.js';
+import { agentSignals, casesQuery, delegateUpdate, pendingWhispersQuery, reportTurnUpdate, statusQuery, windowQuery } from '../../workflows/messages.js';
 import { GENERIC_SDK_MESSAGES, backoffMs, describeTemporalError, type TemporalErrorKind } from './errors.js';
 
 export const WORKFLOW_TYPE = 'agentWorkflow';
@@ -336,7 +337,7 @@ export class WardenClient {
       const started = Date.now();
       for (let attempt = 1; ; attempt++) {
         try {
-          const reply = await handle.executeUpdate<ReportTurnResult, [TurnInput]>('reportTurn', {
+          const reply = await handle.executeUpdate(reportTurnUpdate, {
             args: [withId],
             updateId: `turn-${withId.id}`,
           });
@@ -359,7 +360,7 @@ export class WardenClient {
     const handle = this.handle(agentId);
     try {
       await this.ensureRunning(handle, agentId);
-      await handle.signal(name, parsed);
+      await handle.signal(agentSignals[name], parsed as SignalPayload<N>);
     } catch (err) {
       throw await this.translate(agentId, err);
     }
@@ -400,7 +401,7 @@ export class WardenClient {
   /** The flagged windows the agent remembers and what humans decided about them (the `cases` query). */
   async cases(agentId: string): Promise<AgentCases> {
     try {
-      return await this.handle(agentId).query<AgentCases>('cases');
+      return await this.handle(agentId).query(casesQuery);
     } catch (err) {
       const translated = await this.translate(agentId, err);
       if (translated !== err) throw translated;
@@ -418,7 +419,7 @@ export class WardenClient {
   ): Promise<ControlOutcome | { kind: 'unchecked'; reason: string }> {
     const snapshot = async (): Promise<AgentStatus | null> => {
       try {
-        return await this.handle(agentId).query<AgentStatus>('status');
+        return await this.handle(agentId).query(statusQuery);
       } catch {
         return null;
       }
@@ -441,7 +442,7 @@ export class WardenClient {
   async status(agentId: string): Promise<AgentStatus> {
     const handle = this.handle(agentId);
     try {
-      return await handle.query<AgentStatus>('status');
+      return await handle.query(statusQuery);
     } catch (err) {
       const translated = await this.translate(agentId, err);
       if (translated !== err) throw translated;
@@ -458,7 +459,7 @@ export class WardenClient {
 
   async pendingWhispers(agentId: string): Promise<Whisper[]> {
     try {
-      return await this.handle(agentId).query<Whisper[]>('pendingWhispers');
+      return await this.handle(agentId).query(pendingWhispersQuery);
     } catch (err) {
       throw await this.translate(agentId, err);
     }
@@ -472,7 +473,7 @@ export class WardenClient {
   async delegate(agentId: string, task: TaskSpecInput): Promise<{ childAgentId: string; workflowId: string; queued: boolean }> {
     const parsed = parseOrThrow(TaskSpecSchema, task, 'task spec');
     try {
-      return await this.handle(agentId).executeUpdate<{ childAgentId: string; workflowId: string; queued: boolean }, [TaskSpecInput]>('delegate', {
+      return await this.handle(agentId).executeUpdate(delegateUpdate, {
         args: [parsed as TaskSpecInput],
         updateId: `delegate-${parsed.childId}`,
       });
@@ -484,7 +485,7 @@ export class WardenClient {
   /** The turns the supervisor currently evaluates (the rolling window). */
   async window(agentId: string): Promise<Turn[]> {
     try {
-      return await this.handle(agentId).query<Turn[]>('window');
+      return await this.handle(agentId).query(windowQuery);
     } catch (err) {
       throw await this.translate(agentId, err);
     }

@@ -8,6 +8,7 @@ import { resolve } from 'node:path';
 import { MeshInputSchema, type MeshInput, type MeshSpec } from '../domain/mesh/config.js';
 import type { MeshStatus } from '../domain/mesh/state.js';
 import { SEARCH_ATTRIBUTES, WardenState } from '../domain/contract/search-attributes.js';
+import { meshApplyUpdate, meshCancelSignal, meshStatusQuery } from '../../workflows/mesh/messages.js';
 import { AgentNotFoundError, InvalidInputError, parseOrThrow, type WardenClient } from './index.js';
 
 export const MESH_WORKFLOW_TYPE = 'meshWorkflow';
@@ -51,7 +52,7 @@ const notFound = (err: unknown) => err instanceof WorkflowNotFoundError || (err 
 
 export async function meshStatus(w: WardenClient, runId: string): Promise<MeshStatus> {
   try {
-    return await w.client.workflow.getHandle(meshWorkflowId(runId)).query<MeshStatus>('meshStatus');
+    return await w.client.workflow.getHandle(meshWorkflowId(runId)).query(meshStatusQuery);
   } catch (err) {
     if (notFound(err)) throw new MeshNotFoundError(runId);
     throw err;
@@ -61,7 +62,7 @@ export async function meshStatus(w: WardenClient, runId: string): Promise<MeshSt
 export async function applyMesh(w: WardenClient, runId: string): Promise<{ commit: string; branch: string }> {
   const handle = w.client.workflow.getHandle(meshWorkflowId(runId));
   try {
-    return await handle.executeUpdate<{ commit: string; branch: string }, []>('apply', { args: [] });
+    return await handle.executeUpdate(meshApplyUpdate, { args: [] });
   } catch (err) {
     if (err instanceof WorkflowUpdateFailedError) throw new MeshApplyRefusedError((err.cause as Error | undefined)?.message ?? err.message);
     if (notFound(err)) {
@@ -75,7 +76,7 @@ export async function applyMesh(w: WardenClient, runId: string): Promise<{ commi
 
 export async function cancelMesh(w: WardenClient, runId: string, reason?: string): Promise<void> {
   try {
-    await w.client.workflow.getHandle(meshWorkflowId(runId)).signal('cancel', reason ? { reason } : {});
+    await w.client.workflow.getHandle(meshWorkflowId(runId)).signal(meshCancelSignal, reason ? { reason } : {});
   } catch (err) {
     if (notFound(err)) throw new MeshNotFoundError(runId);
     throw err;

@@ -16,7 +16,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { isTransientUpdateError } from '../client/index.js';
-import type { LinkResult } from '../domain/agent/links.js';
+import type { LinkRequest, LinkResult } from '../domain/agent/links.js';
+import { linkUpdate } from '../../workflows/messages.js';
 import { SECURITY_HEADERS, MAX_STEER_CHARS, confirmPage, messagePage } from './page.js';
 import { isLinkAction, verifyToken, type RefusalReason, type TokenClaims } from './token.js';
 
@@ -126,11 +127,11 @@ export function createLinkServer(opts: LinkServerOptions): Server {
     // task failed) is answered by Temporal with the first attempt's result if that one was taken.
     // Never the token id alone: Temporal would answer a replay with the first use's success.
     const updateId = `link-${claims.tokenId}-${randomUUID()}`;
-    const args: [unknown] = [{ action: claims.action, tokenId: claims.tokenId, expiresAt: claims.expiresAt, ...(text !== undefined ? { text } : {}) }];
+    const args: [LinkRequest] = [{ action: claims.action, tokenId: claims.tokenId, expiresAt: claims.expiresAt, ...(text !== undefined ? { text } : {}) }];
     try {
       for (let attempt = 1; ; attempt++) {
         try {
-          return await client.withDeadline(deadline, () => handle(claims.agentId).executeUpdate<LinkResult, [unknown]>('link', { args, updateId }));
+          return await client.withDeadline(deadline, () => handle(claims.agentId).executeUpdate(linkUpdate, { args, updateId }));
         } catch (err) {
           if (!isTransientUpdateError(err) || attempt >= 5 || Date.now() + 500 * attempt >= deadline) throw err;
           await new Promise((r) => setTimeout(r, 500 * attempt));

@@ -10,9 +10,14 @@ import { expect, test } from 'vitest';
 import { WardenTokens } from '../../src/domain/contract/search-attributes.js';
 import { productiveTurns, reportWithEvaluations, waitForStatus } from '../helpers/agents.js';
 import { recordHistory } from '../helpers/histories.js';
-import { eventually, useWorkerProcesses } from '../helpers/stack.js';
+import { eventually } from '../helpers/stack.js';
+import { useTimeSkippingWorkerProcesses } from '../helpers/time-skipping.js';
 
-const stack = useWorkerProcesses();
+// A time-skipping server (test/helpers/time-skipping.ts): the minutes this test waits below are
+// server time, skipped, not wall time. Its workers keep no workflow cache: the test server never
+// moves a task off a killed worker's sticky queue, so after the SIGKILL below every workflow task
+// goes to the shared queue and the run is rebuilt by replay each time.
+const stack = useTimeSkippingWorkerProcesses({ WARDEN_MAX_CACHED_WORKFLOWS: '0' });
 
 test('a busy agent publishes spend at most every five minutes; a state change publishes it exactly, across a worker SIGKILL', async () => {
   const agentId = 'spendminute';
@@ -46,17 +51,27 @@ test('a busy agent publishes spend at most every five minutes; a state change pu
   expect(await stack.warden.status(agentId)).toMatchObject({ state: 'paused-by-user', turns: 15 });
   await stack.warden.signal(agentId, 'resume', {});
   await waitForStatus(stack.warden, agentId, (s) => s.state === 'running', 'running again');
-  const resumedAt = Date.now();
+  const resumedAt = await stack.env.currentTimeMs(); // the server's clock, which the skip below moves on
   expect(await tokensUpserted()).toEqual([0, 1500, 1500]); // the pause and the resume
 
   // More than a minute after that upsert (the resume), within five: the bucket moves at turn 20,
   // and nothing is upserted. The previous rule (a minute; histories recorded before five minutes)
   // upserted 2000 here.
-  await new Promise((r) => setTimeout(r, Math.max(0, resumedAt + 62_000 - Date.now())));
+  await stack.env.sleep(62_000);
+  expect((await stack.env.currentTimeMs()) - resumedAt, 'the server clock moved on a minute').toBeGreaterThanOrEqual(62_000);
   await reportWithEvaluations(stack.warden, agentId, turns(16, 5), 5, 3);
   expect((await stack.warden.status(agentId)).tokens.in).toBe(2000);
-  if (Date.now() - resumedAt < 280_000) expect(await tokensUpserted()).toEqual([0, 1500, 1500]);
+  if ((await stack.env.currentTimeMs()) - resumedAt < 280_000) expect(await tokensUpserted()).toEqual([0, 1500, 1500]);
 
   await recordHistory(stack.server.address, stack.warden.handle(agentId), 'spend-every-five-minutes');
+
+  // Five minutes after the last upsert (server time, skipped): the bucket moved on at turn 20, so the
+  // next turn (21) publishes the spend, and turns 22 to 25 (within five minutes of it) do not.
+  // On the dev server this half would cost five minutes of wall time, so it was not tested.
+  await stack.env.sleep(5 * 60_000);
+  await reportWithEvaluations(stack.warden, agentId, turns(21, 5), 5, 3);
+  expect((await stack.warden.status(agentId)).tokens.in).toBe(2500);
+  expect(await tokensUpserted()).toEqual([0, 1500, 1500, 2100]);
+  await eventually(async () => ((await tokensInVisibility()) === 2100 ? true : null), { what: 'the spend published after five minutes in visibility' });
   await stack.warden.signal(agentId, 'abort', { reason: 'test over' });
 }, 240_000);

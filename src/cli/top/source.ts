@@ -11,6 +11,7 @@ import pLimit from 'p-limit';
 import { z } from 'zod';
 import type { Turn, Whisper } from '../../domain/contract/schemas.js';
 import { WardenCostUsd, WardenEscalationStep, WardenParent, WardenPaused, WardenState, WardenTokens } from '../../domain/contract/search-attributes.js';
+import { pendingWhispersQuery, statusQuery, windowQuery } from '../../../workflows/messages.js';
 import { intentFromSummary, parseTopStatus, type RosterEntry, type TopStatus } from './rows.js';
 
 /** Every agent on the namespace, newest first, read from visibility page by page. */
@@ -90,7 +91,7 @@ export class StatusCache {
     this.inFlight.add(e.agentId);
     try {
       this.queries++;
-      const raw = await this.client.client.workflow.getHandle(e.workflowId, e.runId).query('status');
+      const raw = await this.client.client.workflow.getHandle(e.workflowId, e.runId).query(statusQuery);
       const status = parseTopStatus(raw);
       this.statuses.set(e.agentId, { status, at: Date.now(), runId: e.runId });
       this.errors.delete(e.agentId);
@@ -148,7 +149,7 @@ function parseOr<S extends z.ZodType>(schema: S, raw: unknown, what: string): z.
 /** The focus pane's extra queries: the transcript tail (the supervisor's window) and pending whispers. */
 export async function fetchFocus(client: WardenClient, e: RosterEntry): Promise<FocusDetails> {
   const h = client.client.workflow.getHandle(e.workflowId, e.runId);
-  const [window, whispers] = await Promise.all([h.query<unknown>('window'), h.query<unknown>('pendingWhispers')]);
+  const [window, whispers] = await Promise.all([h.query(windowQuery), h.query(pendingWhispersQuery)]);
   return {
     agentId: e.agentId,
     window: parseOr(FocusTurnsSchema, window, 'window') as Turn[],
