@@ -27,7 +27,11 @@ export function installPinoRuntime(log: Logger): void {
     WARN: 'warn',
     ERROR: 'error',
   };
+  const metrics = metricsFromEnv();
   Runtime.install({
+    // WARDEN_METRICS_ADDRESS: the SDK's own worker metrics (sticky cache hits, misses and evictions,
+    // workflow task latencies) served for Prometheus on this loopback-or-any host:port.
+    ...(metrics ? { telemetryOptions: { metrics: { prometheus: { bindAddress: metrics } } } } : {}),
     logger: new DefaultLogger('INFO', (entry) => {
       const meta: LogMetadata = { ...(entry.meta ?? {}) };
       log[levels[entry.level]]({ ...meta, sdk: true }, entry.message);
@@ -87,6 +91,18 @@ export function tuningFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<Wor
     ...(wft !== undefined ? { maxConcurrentWorkflowTaskExecutions: wft } : {}),
     ...(pollers !== undefined ? { workflowTaskPollerBehavior: { type: 'simple-maximum' as const, maximum: pollers } } : {}),
   };
+}
+
+/**
+ * WARDEN_METRICS_ADDRESS (host:port): where the worker serves the Temporal SDK's metrics in
+ * Prometheus text (`GET /metrics`); unset or empty = no metrics endpoint.
+ */
+export function metricsFromEnv(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const v = env.WARDEN_METRICS_ADDRESS;
+  if (v === undefined || v === '') return undefined;
+  const m = /^(?:\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(v);
+  if (!m || Number(m[1]) < 1 || Number(m[1]) > 65535) throw new Error(`WARDEN_METRICS_ADDRESS must be host:port (e.g. 127.0.0.1:9464), got ${JSON.stringify(v)}`);
+  return v;
 }
 
 export interface WorkerHandle {
