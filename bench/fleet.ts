@@ -325,7 +325,9 @@ interface Proc {
 
 function startProc(name: string, args: string[], env: Record<string, string>, readyMsg: string): Proc {
   const spawnedAt = performance.now();
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // FLEET_NODE_ARGS: Node options for both workers that NODE_OPTIONS refuses (e.g. `--cpu-prof --cpu-prof-dir=DIR`).
+  const nodeArgs = (process.env.FLEET_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<number | string>((resolve) => child.once('exit', (code, sig) => resolve(code ?? sig ?? 'unknown')));
   let markReady: (t: number) => void = () => {};
   const ready = new Promise<number>((resolve) => (markReady = resolve));
