@@ -6,7 +6,7 @@ import { pushWindow } from '../../src/domain/judgement/window.js';
 const turn = (i: number, size: number): TurnShape => ({
   id: `t${i}`,
   text: `turn ${i} ${'x'.repeat(size)}`,
-  toolCalls: [{ name: 'read_file', args: { path: `src/f${i}.ts` }, result: 'r'.repeat(size), ok: true }],
+  toolCalls: [{ name: 'read_file', args: `{"path":"src/f${i}.ts"}`, result: 'r'.repeat(size), ok: true }],
 });
 
 /** capWindow as it was: every turn measured afresh on every call. */
