@@ -3,7 +3,7 @@ import { jsonBytes, type TurnShape } from '../../src/domain/contract/limits.js';
 import { capWindow, turnBytes } from '../../src/domain/contract/window-budget.js';
 import { pushWindow } from '../../src/domain/judgement/window.js';
 
-const turn = (i: number, size: number): TurnShape => ({
+const turn = (i: number, size: number): TurnShape & { id: string } => ({
   id: `t${i}`,
   text: `turn ${i} ${'x'.repeat(size)}`,
   toolCalls: [{ name: 'read_file', args: `{"path":"src/f${i}.ts"}`, result: 'r'.repeat(size), ok: true }],
