@@ -18,8 +18,8 @@
  *   timer). With `--cache-size` below N, silent agents are evicted from the worker's sticky cache
  *   and replayed when their timers fire. Each side is set up, measured and retired in turn, so one
  *   side's silent timers never fire in the other's window. The SDK's worker metrics (Prometheus,
- *   scraped before and after the window) give the replay rate: sticky-cache misses, forced
- *   evictions and replayed workflow tasks per second.
+ *   scraped before and after the window) give the replay rate: sticky-cache misses (a task for an
+ *   agent the worker no longer holds, replayed from its history) and forced evictions per second.
  * - `--closed-loop`: every agent reports back to back (waits for its reply), for `--duration` s:
  *   throughput.
  * - `--mode recovery`: each side in turn (both by default). N agents build a long history
@@ -739,7 +739,7 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
     setupPeakKiB[side.name] = side.worker.rss.peakKiB;
   };
   // Without --active every side is set up before any is measured (all cached, all alike); with it
-  // each side is set up right before its window and retired after (measureSide), so silent agents'
+  // each side is set up right before its window and retired after (the rounds below), so silent agents'
   // idle timers fire only in their own side's window.
   if (!realistic) for (const side of sides) await warmUp(side);
   /** Retire a measured side (--active) before the next: its agents terminated, its worker stopped. */
