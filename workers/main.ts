@@ -16,8 +16,12 @@ import { createLogger } from '../src/logger.js';
 export { WORKFLOWS_PATH };
 
 let runtimeInstalled = false;
-/** Route the Temporal runtime's logger (SDK + workflow `log`) to pino. Once per process. */
-export function installPinoRuntime(log: Logger): void {
+/**
+ * Route the Temporal runtime's logger (SDK + workflow `log`) to pino. Once per process. `metrics`:
+ * serve the SDK's metrics for Prometheus there (the agent worker passes WARDEN_METRICS_ADDRESS; the
+ * IRC bot, another process that may share its environment, does not, so they never race for a port).
+ */
+export function installPinoRuntime(log: Logger, metrics?: string): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   const levels: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
@@ -27,7 +31,6 @@ export function installPinoRuntime(log: Logger): void {
     WARN: 'warn',
     ERROR: 'error',
   };
-  const metrics = metricsFromEnv();
   Runtime.install({
     // WARDEN_METRICS_ADDRESS: the SDK's own worker metrics (sticky cache hits, misses and evictions,
     // workflow task latencies) served for Prometheus on this loopback-or-any host:port.
@@ -118,7 +121,7 @@ export async function startWorker(
   opts: { address?: string; namespace?: string; taskQueue?: string; log?: Logger } & Partial<Pick<WorkerOptions, 'workflowBundle' | 'maxConcurrentActivityTaskExecutions'>> = {},
 ): Promise<WorkerHandle> {
   const log = opts.log ?? createLogger('warden-worker');
-  installPinoRuntime(log);
+  installPinoRuntime(log, metricsFromEnv());
   const settings = connectionSettings(opts);
   // The operator's secrets configuration: refuse to start on a malformed one; log names, never values.
   const secrets = workerConfig();
