@@ -12,6 +12,14 @@
  *   turn at a random offset, for `--duration` s. A turn is sent at its scheduled time whether or not
  *   the previous reply has come back; latency is measured from the scheduled time (so a late send
  *   counts against the system, not hidden by it).
+ * - `--active M` (open loop): a realistic fleet. N live agents per side, of which only M report (one
+ *   turn per `--period` s); the rest fell silent after their warm-up turn, their idle watchdogs
+ *   running (`--idle-after`, on both sides: warden's supervisor.idleAfterMs, the bare entity's own
+ *   timer). With `--cache-size` below N, silent agents are evicted from the worker's sticky cache
+ *   and replayed when their timers fire. Each side is set up, measured and retired in turn, so one
+ *   side's silent timers never fire in the other's window. The SDK's worker metrics (Prometheus,
+ *   scraped before and after the window) give the replay rate: sticky-cache misses (a task for an
+ *   agent the worker no longer holds, replayed from its history) and forced evictions per second.
  * - `--closed-loop`: every agent reports back to back (waits for its reply), for `--duration` s:
  *   throughput.
  * - `--mode recovery`: each side in turn (both by default). N agents build a long history
@@ -39,6 +47,7 @@ import { startDevServer, type DevServer } from '../src/devserver/server.js';
 import { WORKER_DEFAULTS, tuningFromEnv } from '../workers/main.js';
 import { loopbackAddress, pool } from './common.js';
 import { readCpuMs, readTreeCpuMs } from './proc-cpu.js';
+import { parseSdkCounters, type SdkCounters } from './sdk-metrics.js';
 
 const RSS_SAMPLE_MS = 200;
 
@@ -68,12 +77,28 @@ interface Options {
   rounds: number;
   timeoutMs: number;
   workerArgs: string[];
+  /** Agents that report during the window (open loop); the others stay silent. Equals `agents` unless --active. */
+  active: number;
+  /** Idle watchdog of every agent on both sides, ms (null: warden's default, no bare timer). */
+  idleAfterMs: number | null;
+  /** Sticky cache size of both workers (null: the SDK's default / WARDEN_MAX_CACHED_WORKFLOWS). */
+  cacheSize: number | null;
 }
 
 class UsageError extends Error {}
 
 const USAGE = `usage: node dist/bench/fleet.js [options]
-  --agents N           agents per side (default 100, max 5000)
+  --agents N           agents per side (default 100, max 20000)
+  --active M           open loop: only M of the N agents report; the others stay silent with
+                       their idle watchdogs running (default: all report). Each side is then set
+                       up, measured and retired in turn; --idle-after defaults to half of
+                       --duration
+  --idle-after S       both sides' idle watchdog, seconds from an agent's last turn (warden:
+                       supervisor.idleAfterMs; bare: the entity's own timer). Choose it longer than
+                       the setup takes and shorter than --duration, so silent agents' timers fire
+                       in the window (the JSON says how many were due there)
+  --cache-size N       both workers' sticky cache (maxCachedWorkflows); below --agents, idle
+                       agents are evicted and replayed when their timers fire
   --period S           open loop: seconds between an agent's turns, jittered ±20% (default 10)
   --duration S         measured seconds per side and round (default 60)
   --rounds K           measure K rounds, alternating the order (A B, B A, …); each side pools its
@@ -119,7 +144,11 @@ function parseArgs(argv: string[]): Options {
     rounds: 1,
     timeoutMs: 1_800_000,
     workerArgs: [],
+    active: 0,
+    idleAfterMs: null,
+    cacheSize: null,
   };
+  let active: number | null = null;
   let order: 'bare-first' | 'warden-first' = 'bare-first';
   const num = (name: string, v: string | undefined, min: number, max: number, whole = true): number => {
     if (v === undefined || !(whole ? /^\d+$/ : /^\d+(\.\d+)?$/).test(v)) throw new UsageError(`${name} needs a ${whole ? 'whole ' : ''}number`);
@@ -132,7 +161,10 @@ function parseArgs(argv: string[]): Options {
     const [flag, inline] = a.startsWith('--') && a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
     const val = () => inline ?? argv[++i];
     switch (flag) {
-      case '--agents': o.agents = num(flag, val(), 1, 5000); break;
+      case '--agents': o.agents = num(flag, val(), 1, 20000); break;
+      case '--active': active = num(flag, val(), 1, 20000); break;
+      case '--idle-after': o.idleAfterMs = Math.round(num(flag, val(), 1, 86400, false) * 1000); break;
+      case '--cache-size': o.cacheSize = num(flag, val(), 1, 1_000_000); break;
       case '--period': o.periodS = num(flag, val(), 0.1, 3600, false); break;
       case '--duration': o.durationS = num(flag, val(), 1, 3600, false); break;
       case '--rounds': o.rounds = num(flag, val(), 1, 20); break;
@@ -204,6 +236,13 @@ function parseArgs(argv: string[]): Options {
       default:
         throw new UsageError(`unknown argument: ${a}`);
     }
+  }
+  o.active = active ?? o.agents;
+  if (active !== null) {
+    if (o.mode !== 'open') throw new UsageError('--active is for the open loop (not --closed-loop or --mode recovery)');
+    if (active > o.agents) throw new UsageError('--active must be at most --agents');
+    if (o.rounds > 1) throw new UsageError('--active measures one round per side (each side is set up, measured and retired in turn); drop --rounds');
+    o.idleAfterMs ??= Math.round((o.durationS * 1000) / 2);
   }
   if (o.serverPids.length > 0 && !o.address) throw new UsageError('--server-pid needs --address (the dev server fleet starts is counted by itself)');
   if (order === 'warden-first') o.sides.reverse();
@@ -286,7 +325,9 @@ interface Proc {
 
 function startProc(name: string, args: string[], env: Record<string, string>, readyMsg: string): Proc {
   const spawnedAt = performance.now();
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // FLEET_NODE_ARGS: Node options for both workers that NODE_OPTIONS refuses (e.g. `--cpu-prof --cpu-prof-dir=DIR`).
+  const nodeArgs = (process.env.FLEET_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<number | string>((resolve) => child.once('exit', (code, sig) => resolve(code ?? sig ?? 'unknown')));
   let markReady: (t: number) => void = () => {};
   const ready = new Promise<number>((resolve) => (markReady = resolve));
@@ -341,9 +382,20 @@ async function waitReady(p: Proc): Promise<number> {
 
 const distFile = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
 
-function startWardenWorker(address: string, namespace: string, taskQueue: string): Proc {
+/** Per-worker extras: the sticky cache size (--cache-size) and where it serves the SDK's metrics. */
+interface WorkerExtras {
+  cacheSize: number | null;
+  metrics: string;
+}
+
+function startWardenWorker(address: string, namespace: string, taskQueue: string, x: WorkerExtras): Proc {
   // A real `warden worker` process (the CLI verb), as an operator runs it.
-  return startProc('warden-worker', [distFile('../src/cli/main.js'), 'worker'], { TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: namespace, WARDEN_TASK_QUEUE: taskQueue, WARDEN_LOG_LEVEL: 'info' }, 'worker started');
+  return startProc(
+    'warden-worker',
+    [distFile('../src/cli/main.js'), 'worker'],
+    { TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: namespace, WARDEN_TASK_QUEUE: taskQueue, WARDEN_LOG_LEVEL: 'info', WARDEN_METRICS_ADDRESS: x.metrics, ...(x.cacheSize !== null ? { WARDEN_MAX_CACHED_WORKFLOWS: String(x.cacheSize) } : {}) },
+    'worker started',
+  );
 }
 
 /** The warden worker's sticky schedule-to-start timeout (workers/main.ts); the bare worker gets the same. */
@@ -351,8 +403,22 @@ function stickyTimeoutMs(): number {
   return Number(tuningFromEnv().stickyQueueScheduleToStartTimeout ?? WORKER_DEFAULTS.stickyQueueScheduleToStartTimeout);
 }
 
-function startBareWorker(address: string, namespace: string, taskQueue: string): Proc {
-  return startProc('bare-worker', [distFile('./bare-worker.js')], { TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: namespace, WARDEN_TASK_QUEUE: taskQueue, FLEET_BARE_STICKY_MS: String(stickyTimeoutMs()) }, 'bare worker started');
+function startBareWorker(address: string, namespace: string, taskQueue: string, x: WorkerExtras): Proc {
+  return startProc(
+    'bare-worker',
+    [distFile('./bare-worker.js')],
+    { TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: namespace, WARDEN_TASK_QUEUE: taskQueue, FLEET_BARE_STICKY_MS: String(stickyTimeoutMs()), FLEET_BARE_METRICS: x.metrics, ...(x.cacheSize !== null ? { FLEET_BARE_CACHE: String(x.cacheSize) } : {}) },
+    'bare worker started',
+  );
+}
+
+async function scrapeSdkCounters(metrics: string): Promise<SdkCounters | null> {
+  try {
+    const res = await fetch(`http://${metrics}/metrics`, { signal: AbortSignal.timeout(10_000) });
+    return res.ok ? parseSdkCounters(await res.text()) : null;
+  } catch {
+    return null;
+  }
 }
 
 // ---------- the two sides ----------
@@ -470,7 +536,7 @@ function countSent(side: Side, o: Options, a: number): (res: PhaseResult, ms: nu
 }
 
 /** Open loop: each agent's turns at their scheduled times, for durationMs; latency from the schedule. */
-async function openLoop(side: Side, o: Options, tag: string): Promise<PhaseResult & { offeredPerS: number; achievedPerS: number; lateSendsMaxMs: number }> {
+async function openLoop(side: Side, o: Options, tag: string, ids: string[]): Promise<PhaseResult & { offeredPerS: number; achievedPerS: number; lateSendsMaxMs: number }> {
   const periodMs = o.periodS * 1000;
   const durationMs = o.durationS * 1000;
   const res = newPhase();
@@ -480,7 +546,7 @@ async function openLoop(side: Side, o: Options, tag: string): Promise<PhaseResul
   const t0 = performance.now() + 200;
   const end = t0 + durationMs;
   await Promise.all(
-    side.ids.map(async (id, a) => {
+    ids.map(async (id, a) => {
       let at = t0 + Math.random() * periodMs;
       let t = 1; // turn 0 was the warm-up
       while (at < end) {
@@ -596,8 +662,11 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
 
   const sides: Side[] = [];
   const idleRss: Record<string, number> = {};
+  const extras: Record<string, WorkerExtras> = {};
+  for (const name of o.sides) extras[name] = { cacheSize: o.cacheSize, metrics: `127.0.0.1:${await freePort()}` };
+  const startWorkerOf = (name: 'bare' | 'warden') => (name === 'bare' ? startBareWorker(address, o.namespace, bareTq, extras.bare!) : startWardenWorker(address, o.namespace, wardenTq, extras.warden!));
   for (const name of o.sides) {
-    const worker = name === 'bare' ? startBareWorker(address, o.namespace, bareTq) : startWardenWorker(address, o.namespace, wardenTq);
+    const worker = startWorkerOf(name);
     r.procs.add(worker);
     await waitReady(worker);
     await sleep(500);
@@ -612,7 +681,7 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
         sent: [],
         start: async (id) => {
           r.started.push({ workflowId: id });
-          await raw.workflow.start('bareEntityWorkflow', { taskQueue: bareTq, workflowId: id, args: [0] });
+          await raw.workflow.start('bareEntityWorkflow', { taskQueue: bareTq, workflowId: id, args: o.idleAfterMs !== null ? [0, o.idleAfterMs] : [0] });
         },
         report: async (id, turn) => {
           await withRetry(() => raw.workflow.getHandle(id).executeUpdate('reportTurn', { args: [turn], updateId: `turn-${turn.id}` }));
@@ -627,7 +696,7 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
         sent: [],
         start: async (id) => {
           r.started.push({ workflowId: workflowIdFor(id) });
-          await warden.start({ agentId: id, task: `Fleet agent ${id}: fix the empty-input handling in the parser and keep the tests green.`, supervisor: { evalInterval: o.evalInterval }, evaluator: o.evaluator, searchAttributes: o.searchAttributes });
+          await warden.start({ agentId: id, task: `Fleet agent ${id}: fix the empty-input handling in the parser and keep the tests green.`, supervisor: { evalInterval: o.evalInterval, ...(o.idleAfterMs !== null ? { idleAfterMs: o.idleAfterMs } : {}) }, evaluator: o.evaluator, searchAttributes: o.searchAttributes });
         },
         report: async (id, turn) => {
           const reply = await warden.reportTurn(id, turn);
@@ -646,7 +715,13 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
   const warmupTurns = (a: number) => (o.spreadEvaluations ? 1 + (a % o.evalInterval) : 1);
   const startMs: Record<string, number> = {};
   const cachedRss: Record<string, number> = {};
-  for (const side of sides) {
+  const setupPeakKiB: Record<string, number> = {};
+  /** --active: when each silent agent's warm-up turn was answered (its idle timer runs from there). */
+  const silentSince: Record<string, number[]> = {};
+  const realistic = o.active < o.agents;
+  const warmUp = async (side: Side) => {
+    side.worker.resetPeak();
+    const since: number[] = (silentSince[side.name] = []);
     say(`${side.name}: starting ${side.ids.length} agents, ${o.spreadEvaluations ? `1 to ${o.evalInterval} warm-up turns each (spread)` : 'one warm-up turn each'}`);
     const s0 = performance.now();
     await pool(side.ids, o.concurrency, async (id, a) => {
@@ -656,14 +731,34 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
         await setupRetry(() => side.report(id, makeTurn(`${tag}-${side.name}-${a}-${w === 0 ? '0' : `w${w}`}`, a, w)), /"duplicate":true/);
       }
       side.sent[a] = warmupTurns(a);
+      if (a >= o.active) since.push(performance.now());
     });
     startMs[side.name] = performance.now() - s0;
     await sleep(1_000);
     cachedRss[side.name] = readRssKiB(side.worker.child.pid!) ?? 0;
-  }
+    setupPeakKiB[side.name] = side.worker.rss.peakKiB;
+  };
+  // Without --active every side is set up before any is measured (all cached, all alike); with it
+  // each side is set up right before its window and retired after (the rounds below), so silent agents'
+  // idle timers fire only in their own side's window.
+  if (!realistic) for (const side of sides) await warmUp(side);
+  /** Retire a measured side (--active) before the next: its agents terminated, its worker stopped. */
+  const retire = async (side: Side) => {
+    say(`${side.name}: retiring ${side.ids.length} agents`);
+    const ids = new Set(side.ids.map(side.workflowId));
+    const mine = r.started.filter((w) => ids.has(w.workflowId));
+    r.started = r.started.filter((w) => !ids.has(w.workflowId));
+    await pool(mine, o.concurrency, async ({ workflowId }) => {
+      await raw.workflow.getHandle(workflowId).terminate('benchmark side finished').catch(() => undefined);
+    });
+    await side.worker.stop();
+    r.procs.delete(side.worker);
+  };
 
   const perSide: Record<string, Record<string, unknown>> = {};
-  const sample = (side: Side) => side.ids.filter((_, i) => i % Math.max(1, Math.floor(side.ids.length / 5)) === 0).slice(0, 5).map(side.workflowId);
+  // The agents that report in the window (all, or the first --active), and a sample of them.
+  const reporting = (side: Side) => side.ids.slice(0, o.active);
+  const sample = (side: Side) => reporting(side).filter((_, i) => i % Math.max(1, Math.floor(o.active / 5)) === 0).slice(0, 5).map(side.workflowId);
 
   if (o.mode === 'recovery') {
     // Each side in turn, on the same server: build the histories, SIGKILL its worker, start a new
@@ -713,7 +808,7 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
     say(`${side.name}: SIGKILL the worker (pid ${side.worker.child.pid}); histories: max ${Math.max(...hist.map((h) => h.events))} events`);
     await side.worker.stop('SIGKILL');
     r.procs.delete(side.worker);
-    const next = side.name === 'bare' ? startBareWorker(address, o.namespace, bareTq) : startWardenWorker(address, o.namespace, wardenTq);
+    const next = startWorkerOf(side.name);
     r.procs.add(next);
     const spawned = next.spawnedAt;
     const perAgent: number[] = new Array(side.ids.length).fill(NaN);
@@ -760,12 +855,17 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
     peakKiB: number;
     lagMaxMs: number;
     roundP99: number[];
+    /** --active: the SDK's counters over the window, idle timers due in it, the window's length. */
+    sdk: SdkCounters | null;
+    silentDueInWindow: number;
+    windowS: number;
   }
   const acc: Record<string, Acc> = {};
   for (let k = 0; k < o.rounds; k++) {
     const order = k % 2 === 0 ? sides : [...sides].reverse();
     for (const side of order) {
-      const a = (acc[side.name] ??= { phases: [], evaluationTurnLatencies: [], otherTurnLatencies: [], cpu: { worker: 0, server: 0 }, grown: 0, grownBytes: 0, sampledTurns: 0, peakKiB: 0, lagMaxMs: 0, roundP99: [] });
+      const a = (acc[side.name] ??= { phases: [], evaluationTurnLatencies: [], otherTurnLatencies: [], cpu: { worker: 0, server: 0 }, grown: 0, grownBytes: 0, sampledTurns: 0, peakKiB: 0, lagMaxMs: 0, roundP99: [], sdk: null, silentDueInWindow: 0, windowS: 0 });
+      if (realistic) await warmUp(side);
       const before = await historyOf(r.connection, o.namespace, sample(side));
       say(`${side.name}: measuring (${o.mode} loop, ${o.durationS} s${o.rounds > 1 ? `, round ${k + 1} of ${o.rounds}` : ''})`);
       side.worker.resetPeak();
@@ -773,8 +873,23 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
       const lag = monitorEventLoopDelay({ resolution: 10 });
       lag.enable();
       const roundTag = o.rounds > 1 ? `${tag}r${k}` : tag;
-      const phase = o.mode === 'open' ? await openLoop(side, o, roundTag) : await closedLoop(side, o, roundTag);
+      const sdk0 = await scrapeSdkCounters(extras[side.name]!.metrics);
+      const w0 = performance.now();
+      const phase = o.mode === 'open' ? await openLoop(side, o, roundTag, reporting(side)) : await closedLoop(side, o, roundTag);
+      const w1 = performance.now();
+      const sdk1 = await scrapeSdkCounters(extras[side.name]!.metrics);
       lag.disable();
+      if (sdk0 && sdk1) {
+        const d = Object.fromEntries(Object.keys(sdk1).map((key) => [key, sdk1[key as keyof SdkCounters] - sdk0[key as keyof SdkCounters]])) as SdkCounters;
+        a.sdk = a.sdk ? (Object.fromEntries(Object.keys(d).map((key) => [key, a.sdk![key as keyof SdkCounters] + d[key as keyof SdkCounters]])) as SdkCounters) : d;
+      }
+      a.windowS += (w1 - w0) / 1000;
+      if (o.idleAfterMs !== null) {
+        const since = silentSince[side.name] ?? [];
+        const due = since.filter((t) => t + o.idleAfterMs! >= w0 && t + o.idleAfterMs! <= w1).length;
+        a.silentDueInWindow += due;
+        if (realistic && due < since.length) say(`${side.name}: only ${due} of ${since.length} silent agents' idle timers were due in the window (set --idle-after between the setup time, ${round(startMs[side.name]! / 1000, 0)} s, and --duration)`);
+      }
       const cpu1 = { worker: readCpuMs(side.worker.child.pid), server: serverCpuMs(o, r) };
       for (const key of ['worker', 'server'] as const) {
         a.cpu[key] = a.cpu[key] === null || cpu0[key] === null || cpu1[key] === null ? null : a.cpu[key]! + cpu1[key]! - cpu0[key]!;
@@ -783,7 +898,7 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
       // History growth per turn over the sampled agents, every run of each counted (historyOf).
       a.grown += after.reduce((n, h, i) => n + Math.max(0, h.events - before[i]!.events), 0);
       a.grownBytes += after.reduce((n, h, i) => n + Math.max(0, h.bytes - before[i]!.bytes), 0);
-      a.sampledTurns += (phase.turnsAnswered / side.ids.length) * after.length;
+      a.sampledTurns += (phase.turnsAnswered / o.active) * after.length;
       a.peakKiB = Math.max(a.peakKiB, side.worker.rss.peakKiB);
       a.lagMaxMs = Math.max(a.lagMaxMs, lag.max / 1e6);
       for (const l of phase.evaluationTurnLatencies) a.evaluationTurnLatencies.push(l);
@@ -791,6 +906,7 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
       a.roundP99.push(stats(allLatencies(phase)).p99 ?? NaN);
       const { evaluationTurnLatencies: _e, otherTurnLatencies: _o, ...rest } = phase;
       a.phases.push(rest as unknown as Record<string, number | string[]>);
+      if (realistic && side !== order.at(-1)) await retire(side);
       await sleep(2_000);
     }
   }
@@ -817,8 +933,22 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
         idle: mib(idleRss[side.name]!),
         withAgentsCached: mib(cachedRss[side.name]!),
         phasePeak: mib(a.peakKiB),
-        perCachedAgentKiB: round((cachedRss[side.name]! - idleRss[side.name]!) / side.ids.length, 0),
+        ...(realistic ? { setupPeak: mib(setupPeakKiB[side.name]!) } : {}),
+        perCachedAgentKiB: round((cachedRss[side.name]! - idleRss[side.name]!) / Math.min(side.ids.length, o.cacheSize ?? Infinity), 0),
       },
+      // The SDK's own counters over the measured window(s) (Prometheus), and per second: a replay of
+      // an evicted agent is a sticky-cache miss (its task came with the whole history).
+      ...(a.sdk
+        ? {
+            sdkCounters: a.sdk,
+            replayPerS: {
+              stickyCacheMiss: round(a.sdk.stickyCacheMiss / a.windowS, 2),
+              workflowTasks: round(a.sdk.workflowTasks / a.windowS, 2),
+              forcedEvictions: round(a.sdk.forcedEvictions / a.windowS, 2),
+            },
+          }
+        : {}),
+      ...(realistic ? { silentAgents: o.agents - o.active, silentIdleTimersDueInWindow: a.silentDueInWindow } : {}),
       historyPerTurn: { events: round(a.grown / a.sampledTurns, 2), bytes: round(a.grownBytes / a.sampledTurns, 0) },
       // CPU spent per answered turn while measuring: the worker's own work, and the dev server's
       // (null with --address). Steadier than latency or throughput on a shared box.
@@ -839,6 +969,9 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
     bench: 'fleet',
     mode: o.mode,
     agents: o.agents,
+    ...(realistic ? { active: o.active } : {}),
+    ...(o.idleAfterMs !== null ? { idleAfterS: o.idleAfterMs / 1000 } : {}),
+    ...(o.cacheSize !== null ? { cacheSize: o.cacheSize } : {}),
     ...(o.mode === 'open' ? { periodS: o.periodS } : {}),
     durationS: o.durationS,
     rounds: o.rounds,

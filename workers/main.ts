@@ -16,8 +16,12 @@ import { createLogger } from '../src/logger.js';
 export { WORKFLOWS_PATH };
 
 let runtimeInstalled = false;
-/** Route the Temporal runtime's logger (SDK + workflow `log`) to pino. Once per process. */
-export function installPinoRuntime(log: Logger): void {
+/**
+ * Route the Temporal runtime's logger (SDK + workflow `log`) to pino. Once per process. `metrics`:
+ * serve the SDK's metrics for Prometheus there (the agent worker passes WARDEN_METRICS_ADDRESS; the
+ * IRC bot, another process that may share its environment, does not, so they never race for a port).
+ */
+export function installPinoRuntime(log: Logger, metrics?: string): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   const levels: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
@@ -28,6 +32,9 @@ export function installPinoRuntime(log: Logger): void {
     ERROR: 'error',
   };
   Runtime.install({
+    // WARDEN_METRICS_ADDRESS: the SDK's own worker metrics (sticky cache hits, misses and evictions,
+    // workflow task latencies) served for Prometheus on this loopback-or-any host:port.
+    ...(metrics ? { telemetryOptions: { metrics: { prometheus: { bindAddress: metrics } } } } : {}),
     logger: new DefaultLogger('INFO', (entry) => {
       const meta: LogMetadata = { ...(entry.meta ?? {}) };
       log[levels[entry.level]]({ ...meta, sdk: true }, entry.message);
@@ -89,6 +96,18 @@ export function tuningFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<Wor
   };
 }
 
+/**
+ * WARDEN_METRICS_ADDRESS (host:port): where the worker serves the Temporal SDK's metrics in
+ * Prometheus text (`GET /metrics`); unset or empty = no metrics endpoint.
+ */
+export function metricsFromEnv(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const v = env.WARDEN_METRICS_ADDRESS;
+  if (v === undefined || v === '') return undefined;
+  const m = /^(?:\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(v);
+  if (!m || Number(m[1]) < 1 || Number(m[1]) > 65535) throw new Error(`WARDEN_METRICS_ADDRESS must be host:port (e.g. 127.0.0.1:9464), got ${JSON.stringify(v)}`);
+  return v;
+}
+
 export interface WorkerHandle {
   worker: Worker;
   connection: NativeConnection;
@@ -102,7 +121,7 @@ export async function startWorker(
   opts: { address?: string; namespace?: string; taskQueue?: string; log?: Logger } & Partial<Pick<WorkerOptions, 'workflowBundle' | 'maxConcurrentActivityTaskExecutions'>> = {},
 ): Promise<WorkerHandle> {
   const log = opts.log ?? createLogger('warden-worker');
-  installPinoRuntime(log);
+  installPinoRuntime(log, metricsFromEnv());
   const settings = connectionSettings(opts);
   // The operator's secrets configuration: refuse to start on a malformed one; log names, never values.
   const secrets = workerConfig();

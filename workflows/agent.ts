@@ -7,12 +7,12 @@
  *
  * Deterministic code only: @temporalio/workflow, zod and src/domain.
  */
-import { ApplicationFailure, CancellationScope, condition, setDefaultSignalHandler, setHandler, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, condition, currentUpdateInfo, setDefaultSignalHandler, setHandler, workflowInfo } from '@temporalio/workflow';
 import { cancellationRequested, signal, unknownSignal } from '../src/domain/agent/controls.js';
 import type { AgentContext } from '../src/domain/agent/context.js';
 import { stopChildren, validateDelegation } from '../src/domain/agent/delegation.js';
 import { applyLink } from '../src/domain/agent/links.js';
-import { reportTurn, validateReport } from '../src/domain/agent/reporting.js';
+import { reportTurn, validateReport, validatedTurnSlot } from '../src/domain/agent/reporting.js';
 import { createCore, type CarriedState } from '../src/domain/agent/state.js';
 import { finalOutcome, publish, status } from '../src/domain/agent/visibility.js';
 import { AgentSpecSchema, describeZodError, type AgentSpecInput } from '../src/domain/contract/schemas.js';
@@ -58,7 +58,11 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
   setHandler(m.childSpendSignal, (p) => signal(ctx, 'childSpend', p));
   setDefaultSignalHandler((name) => unknownSignal(ctx, name));
   // Updates: synchronous validators reject bad input before it enters history.
-  setHandler(m.reportTurnUpdate, (turn) => reportTurn(ctx, turn), { validator: (turn) => validateReport(ctx, turn) });
+  // A live turn is parsed once: the validator's parse goes to the handler of the same update.
+  const validated = validatedTurnSlot();
+  setHandler(m.reportTurnUpdate, (turn) => reportTurn(ctx, turn, validated.take(currentUpdateInfo()?.id)), {
+    validator: (turn) => validated.put(currentUpdateInfo()?.id, validateReport(ctx, turn)),
+  });
   setHandler(m.delegateUpdate, (task) => delegate(ctx, task), { validator: (task) => validateDelegation(ctx, task) });
   setHandler(m.linkUpdate, (req) => applyLink(ctx, req), { validator: (req) => validateLinkUpdate(ctx, req) });
   // Queries.

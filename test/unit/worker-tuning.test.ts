@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { prebuiltBundlePath, PRELOAD_MODULES } from '../../workers/bundle.js';
-import { tuningFromEnv, WORKER_DEFAULTS } from '../../workers/main.js';
+import { metricsFromEnv, tuningFromEnv, WORKER_DEFAULTS } from '../../workers/main.js';
 
 describe('worker tuning from the environment', () => {
   test('unset variables leave the SDK defaults', () => {
@@ -34,6 +34,21 @@ describe('worker tuning from the environment', () => {
     expect(() => tuningFromEnv({ WARDEN_MAX_CACHED_WORKFLOWS: 'lots' })).toThrow(/WARDEN_MAX_CACHED_WORKFLOWS/);
     expect(() => tuningFromEnv({ WARDEN_WFT_POLLERS: '-1' })).toThrow(/WARDEN_WFT_POLLERS/);
     expect(() => tuningFromEnv({ WARDEN_WFT_CONCURRENCY: '1.5' })).toThrow(/WARDEN_WFT_CONCURRENCY/);
+  });
+});
+
+describe('the SDK metrics endpoint from the environment', () => {
+  test('unset or empty: no endpoint; host:port is passed through', () => {
+    expect(metricsFromEnv({})).toBeUndefined();
+    expect(metricsFromEnv({ WARDEN_METRICS_ADDRESS: '' })).toBeUndefined();
+    expect(metricsFromEnv({ WARDEN_METRICS_ADDRESS: '127.0.0.1:9464' })).toBe('127.0.0.1:9464');
+    expect(metricsFromEnv({ WARDEN_METRICS_ADDRESS: '[::1]:9464' })).toBe('[::1]:9464');
+  });
+
+  test('anything else is refused, naming the variable', () => {
+    for (const bad of ['9464', 'localhost', '127.0.0.1:', '127.0.0.1:0', '127.0.0.1:70000', 'http://127.0.0.1:9464']) {
+      expect(() => metricsFromEnv({ WARDEN_METRICS_ADDRESS: bad }), bad).toThrow(/WARDEN_METRICS_ADDRESS must be host:port/);
+    }
   });
 });
 

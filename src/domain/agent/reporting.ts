@@ -25,8 +25,8 @@ import { publish } from './visibility.js';
 /** How many turns' deliveries are remembered for answering a re-sent report. */
 export const KEEP_DELIVERIES = 20;
 
-/** The update's validator (synchronous: throwing rejects the update before it enters history). */
-export function validateReport(ctx: AgentContext, input: unknown): void {
+/** The update's validator (synchronous: throwing rejects the update before it enters history). Returns the parsed turn. */
+export function validateReport(ctx: AgentContext, input: unknown): Turn {
   const { s, spec } = ctx.core;
   // Before the schema: the raw argument is what the accepted event would store.
   const problem = isUndecodable(input) ? `undecodable payload: ${undecodableReason(input)}` : turnReportProblem(input);
@@ -35,11 +35,33 @@ export function validateReport(ctx: AgentContext, input: unknown): void {
   if (!r.success) throw new Error(`invalid turn: ${describeZodError(r.error)}`);
   if (isTerminal(s.state)) throw new Error(`agent ${spec.agentId} is ${s.state}; it takes no more turns`);
   if (spec.driver) throw new Error(`agent ${spec.agentId} is driven by warden (driver ${spec.driver.kind}); it takes no reported turns`);
+  return r.data;
 }
 
-export function reportTurn(ctx: AgentContext, input: unknown): ReportTurnResult {
+/**
+ * Hands the validator's parse of a turn to the handler of the same update, so a live turn is
+ * parsed once, not twice. Keyed by update id and taken once: a handler that finds no parse for its
+ * own update (in replay validators do not run; or the slot holds another update's) parses the turn
+ * itself, with the same result.
+ */
+export function validatedTurnSlot(): { put(updateId: string | undefined, turn: Turn): void; take(updateId: string | undefined): Turn | undefined } {
+  let slot: { updateId: string; turn: Turn } | null = null;
+  return {
+    put(updateId, turn) {
+      slot = updateId === undefined ? null : { updateId, turn };
+    },
+    take(updateId) {
+      const held = slot;
+      slot = null;
+      return held !== null && updateId !== undefined && held.updateId === updateId ? held.turn : undefined;
+    },
+  };
+}
+
+/** The update's handler. `validated`: the validator's parse of this same input (validatedTurnSlot), when it ran. */
+export function reportTurn(ctx: AgentContext, input: unknown, validated?: Turn): ReportTurnResult {
   const { s } = ctx.core;
-  const turn = TurnSchema.safeParse(input).data as Turn;
+  const turn = validated ?? (TurnSchema.safeParse(input).data as Turn);
   s.lastTurnAt = ctx.ports.now();
   s.idleChecked = false;
   if (turn.generation !== undefined) {

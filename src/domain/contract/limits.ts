@@ -151,6 +151,10 @@ const isRecord = (x: unknown): x is Record<string, unknown> => typeof x === 'obj
  */
 export function checkTurnBudget(turn: unknown): BudgetCheck {
   if (!isRecord(turn)) return { ok: true, bytes: jsonBytes(turn) };
+  // The usual turn: measured once. Each field's JSON is part of the turn's, so a turn within the
+  // smallest field budget has no field over its own; only a bigger one is measured field by field.
+  const whole = jsonBytes(turn);
+  if (whole <= Math.min(TOOL_FIELD_MAX_BYTES, TURN_TEXT_MAX_BYTES, TURN_MAX_BYTES)) return { ok: true, bytes: whole };
   const over = (field: string, value: unknown, limit: number): BudgetCheck | null => {
     const bytes = jsonBytes(value);
     return bytes > limit ? { ok: false, field, bytes, limit } : null;
@@ -166,8 +170,7 @@ export function checkTurnBudget(turn: unknown): BudgetCheck {
       }
     }
   }
-  const bytes = jsonBytes(turn);
-  return bytes > TURN_MAX_BYTES ? { ok: false, field: '(turn)', bytes, limit: TURN_MAX_BYTES } : { ok: true, bytes };
+  return whole > TURN_MAX_BYTES ? { ok: false, field: '(turn)', bytes: whole, limit: TURN_MAX_BYTES } : { ok: true, bytes: whole };
 }
 
 /** One line for a failed budget check, naming the field. */

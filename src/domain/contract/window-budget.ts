@@ -12,6 +12,25 @@ export interface CapWindowResult<T> {
 }
 
 /**
+ * JSON bytes of each turn already measured, by object. A window's turns are never changed in place
+ * (capWindow copies a turn before it cuts it; the agent core only ever replaces the array), so a
+ * turn is measured once when it enters the window instead of once per turn for as long as it
+ * stays there (the window is re-checked on every turn). Same numbers either way: nothing a
+ * workflow decides depends on whether a size came from here.
+ */
+const turnBytesCache = new WeakMap<object, number>();
+
+/** `jsonBytes(turn)`, measured once per turn object (see turnBytesCache: turns must not be mutated). */
+export function turnBytes(turn: object): number {
+  let b = turnBytesCache.get(turn);
+  if (b === undefined) {
+    b = jsonBytes(turn);
+    turnBytesCache.set(turn, b);
+  }
+  return b;
+}
+
+/**
  * Keep a window of turns within `maxBytes` (JSON bytes of the array): drop the oldest *detail*
  * first — tool results (oldest turn first), then tool args, then texts (all but the newest turn's),
  * each replaced by DROPPED_MARKER — then whole tool-call lists, and only then whole turns (oldest
@@ -19,7 +38,7 @@ export interface CapWindowResult<T> {
  */
 export function capWindow<T extends TurnShape>(turns: readonly T[], maxBytes: number = WINDOW_MAX_BYTES): CapWindowResult<T> {
   const dropped = { results: 0, args: 0, texts: 0, toolCalls: 0, turns: 0 };
-  const sizes = turns.map((t) => jsonBytes(t));
+  const sizes = turns.map((t) => turnBytes(t));
   // The array's JSON: brackets and commas around the turns.
   let total = sizes.reduce((a, b) => a + b, 0) + Math.max(1, turns.length) + 1;
   if (total <= maxBytes) return { turns: turns as T[], bytes: total, dropped };
