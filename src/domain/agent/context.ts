@@ -14,7 +14,9 @@ export type SearchAttributeUpdate = { key: SearchAttributeKey<string>; value: st
  * `patched()`). The committed histories are this version's baseline: none yet. A change made after
  * it adds its id here with one line on what it changed (docs/versioning.md).
  */
-export type PatchId = never;
+export type PatchId =
+  /** The mesh continues as new when its history is long (workflows/mesh/loop.ts), runs from before never do. */
+  'mesh-continue-as-new';
 
 /** Signals one agent sends another (delegation). */
 export type AgentSignal =
