@@ -137,7 +137,7 @@ async function continueMesh(sh: MeshShell, input: MeshInput): Promise<void> {
   await condition(quiet(sh));
   const { s, loop } = sh;
   const adopted = s.tasks.flatMap((r) => r.attempts.filter((a) => a.agentEnded === null).map((a) => a.agentId));
-  record(sh, `CONTINUED AS NEW after ${workflowInfo().historyLength} history events (run ${loop.continued + 1}); ${adopted.length} live attempts carried`);
+  record(sh, `CONTINUED AS NEW after ${workflowInfo().historyLength} history events (run ${loop.continued + 1}); ${adopted.length} live attempt${adopted.length === 1 ? '' : 's'} carried`);
   log.info('mesh continuing as new', { runId: s.runId, historyLength: workflowInfo().historyLength, historySize: workflowInfo().historySize });
   const carried = { status: s, loop: { ...loop, at: 'round' as const, wake: false, continued: loop.continued + 1, adopted } };
   await continueAsNew<(i: MeshInput) => Promise<unknown>>({ ...input, continued: carried });
