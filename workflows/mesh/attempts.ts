@@ -3,11 +3,11 @@
  * (restart, take-over or give up: src/domain/mesh/policy.ts), failing a task, and sending a held
  * rebase request to the same agent or a new attempt.
  */
-import { ParentClosePolicy, proxyActivities, startChild, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, ParentClosePolicy, patched, proxyActivities, startChild, workflowInfo } from '@temporalio/workflow';
 import type { MeshActivities } from '../../src/domain/mesh/activity-types.js';
 import { initialGates } from '../../src/domain/mesh/gates.js';
 import { markFailed, replacement } from '../../src/domain/mesh/policy.js';
-import type { Attempt, TaskRecord } from '../../src/domain/mesh/state.js';
+import { removableAttempts, type Attempt, type TaskRecord } from '../../src/domain/mesh/state.js';
 import { workerSpec } from '../../src/domain/mesh/worker.js';
 import { agentWorkflow } from '../agent.js';
 import { close, hhmmss, now, record, steer, type MeshShell } from './shell.js';
@@ -77,5 +77,23 @@ export async function sendRebase(sh: MeshShell, r: TaskRecord, a: Attempt): Prom
   } else {
     close(sh, a, 'rebase needed and the agent has ended');
     await spawn(sh, r, a.kind, s.integrationHead!, text);
+  }
+}
+
+/**
+ * A replaced attempt's worktree and branch go once its agent has ended, not only at the end of the
+ * mesh (kept with keepWorktrees). Meshes started before this keep them until apply or cancel.
+ */
+export async function removeReplaced(sh: MeshShell): Promise<void> {
+  const due = sh.spec.keepWorktrees ? [] : removableAttempts(sh.s.tasks);
+  if (!due.length || !patched('mesh-attempt-cleanup')) return;
+  for (const [r, a] of due) {
+    try {
+      const out = await acts.meshRemoveAttempt({ repo: sh.s.repo, runId: sh.spec.runId, slug: r.task.slug, attempt: a.attempt });
+      record(sh, `REMOVED replaced attempt ${a.agentId}: worktree ${out.worktree ?? '(gone)'}, branch ${out.branch ?? '(gone)'}`);
+    } catch (err) {
+      record(sh, `REMOVAL FAILED for ${a.agentId}: ${err instanceof ActivityFailure ? (err.cause?.message ?? err.message) : String(err)}`);
+    }
+    a.removedAt = now();
   }
 }

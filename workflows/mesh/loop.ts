@@ -9,7 +9,7 @@ import type { MeshInput } from '../../src/domain/mesh/config.js';
 import { nextStep, type MeshHistory } from '../../src/domain/mesh/next-step.js';
 import { markFailed, readyReason } from '../../src/domain/mesh/policy.js';
 import { activeAttempt, isOpen } from '../../src/domain/mesh/state.js';
-import { acts, fail, sendRebase, spawn } from './attempts.js';
+import { acts, fail, removeReplaced, sendRebase, spawn } from './attempts.js';
 import { alert, closeAll, now, publish, record, type MeshShell } from './shell.js';
 import { awaitAdoptedEnds, integrate, tick } from './tick.js';
 
@@ -68,6 +68,7 @@ export async function runLoop(sh: MeshShell, input: MeshInput): Promise<void> {
       case 'tick':
         await tick(sh);
         await integrate(sh);
+        await removeReplaced(sh);
         publish(sh);
         loop.at = 'ticked';
         continue;

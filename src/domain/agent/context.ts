@@ -11,12 +11,14 @@ export type SearchAttributeUpdate = { key: SearchAttributeKey<string>; value: st
 
 /**
  * The ids of workflow changes that alter replay, asked with `ctx.ports.patched(id)` (Temporal's
- * `patched()`). The committed histories are this version's baseline: none yet. A change made after
+ * `patched()`). The committed histories before these are the baseline. A change made after
  * it adds its id here with one line on what it changed (docs/versioning.md).
  */
 export type PatchId =
   /** The mesh continues as new when its history is long (workflows/mesh/loop.ts), runs from before never do. */
-  'mesh-continue-as-new';
+  | 'mesh-continue-as-new'
+  /** A mesh removes a replaced attempt's worktree and branch once its agent ended (workflows/mesh/attempts.ts). */
+  | 'mesh-attempt-cleanup';
 
 /** Signals one agent sends another (delegation). */
 export type AgentSignal =
