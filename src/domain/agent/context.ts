@@ -17,7 +17,7 @@ export type SearchAttributeUpdate = { key: SearchAttributeKey<string>; value: st
 export type PatchId =
   /** The mesh continues as new when its history is long (workflows/mesh/loop.ts), runs from before never do. */
   | 'mesh-continue-as-new'
-  /** A mesh removes a replaced attempt's worktree and branch once its agent ended (workflows/mesh/attempts.ts). */
+  /** A mesh removes the worktree and branch of a replaced attempt once its agent ended (workflows/mesh/attempts.ts). */
   | 'mesh-attempt-cleanup';
 
 /** Signals one agent sends another (delegation). */
