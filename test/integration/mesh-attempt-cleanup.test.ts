@@ -53,7 +53,7 @@ test('a replaced attempt is removed while the mesh runs, across a worker SIGKILL
   await cancelMesh(stack.warden, 'att', 'test over');
   await waitForMesh(stack.warden, 'att', (s) => s.log.some((l) => l.text.startsWith('CLEANED UP')), 180_000);
   expect(meshBranches(repo, 'att')).toEqual([]);
-});
+}, 600_000);
 
 test('keepWorktrees: a replaced attempt is kept', async () => {
   const repo = gitRepo({ 'a.txt': 'a\n', 'b.txt': 'b\n' });
@@ -67,4 +67,4 @@ test('keepWorktrees: a replaced attempt is kept', async () => {
   expect(existsSync(join(a1!.worktree, '.git'))).toBe(true);
   expect(meshBranches(repo, 'att-keep')).toContain('mesh/att-keep/a-a1');
   await cancelMesh(stack.warden, 'att-keep', 'test over');
-});
+}, 300_000);

@@ -74,4 +74,4 @@ test('a long mesh continues as new twice, across a worker SIGKILL, with its task
   expect(git(repo, 'show', 'main:c.txt')).toBe('C');
   await recordHistory(stack.server.address, handle, 'mesh-continue-first', firstRun);
   await recordHistory(stack.server.address, handle, 'mesh-continue-last');
-});
+}, 600_000);

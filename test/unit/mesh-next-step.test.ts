@@ -1,9 +1,9 @@
 /** The mesh scheduler in tables: what the loop does next from the mesh state, its stage, a cancel and the history. */
 import { describe, expect, test } from 'vitest';
-import { resolveTasks, TunablesSchema } from '../../src/domain/mesh/config.js';
+import { MeshInputSchema, resolveTasks, TunablesSchema } from '../../src/domain/mesh/config.js';
 import { initialGates } from '../../src/domain/mesh/gates.js';
 import { newLoop, nextStep, shouldContinueAsNew, spawnCandidate, type MeshHistory, type MeshLoop, type MeshStage } from '../../src/domain/mesh/next-step.js';
-import type { Attempt, MeshStatus, MeshTaskState, TaskRecord } from '../../src/domain/mesh/state.js';
+import { removableAttempts, type Attempt, type MeshStatus, type MeshTaskState, type TaskRecord } from '../../src/domain/mesh/state.js';
 
 const tun = TunablesSchema.parse({ tickInterval: '2s', cap: 2, timeBudget: '10m' });
 const LIMITS = { events: 100, bytes: 100_000 };
@@ -89,4 +89,34 @@ test('spawnCandidate: the first queued task in order while a slot is free', () =
   expect(spawnCandidate(mesh(['running', 'failed', 'queued']))).toBe(3);
   expect(spawnCandidate(mesh(['running', 'running', 'queued']))).toBeNull();
   expect(spawnCandidate(mesh(['integrated', 'integrated']))).toBeNull();
+});
+
+describe('removableAttempts: replaced attempts whose agents ended', () => {
+  test.each([
+    // [what, attempts (closed, agentEnded), integrated attempt, expected removable attempt numbers]
+    ['a restarted attempt whose agent ended', [[true, 'stopped'], [false, null]], null, [1]],
+    ['not while its agent still runs', [[true, null], [false, null]], null, [] as number[]],
+    ['never the last attempt', [[true, 'stopped'], [true, 'completed']], null, [1]],
+    ['never the integrated one', [[true, 'completed'], [true, 'stopped']], 1, [] as number[]],
+    ['an only attempt stays', [[true, 'completed']], null, [] as number[]],
+  ] as const)('%s', (_what, spec, integratedAttempt, want) => {
+    const s = mesh(['running']);
+    const r = s.tasks[0]!;
+    r.attempts = spec.map(([closed, agentEnded], i) => attempt({ attempt: i + 1, agentId: `r.t.a${i + 1}`, closed, agentEnded }));
+    r.integratedAttempt = integratedAttempt;
+    expect(removableAttempts(s.tasks).map(([, a]) => a.attempt)).toEqual(want);
+    for (const a of r.attempts) a.removedAt = 1;
+    expect(removableAttempts(s.tasks)).toEqual([]); // once removed, never again
+  });
+});
+
+test('the mesh input: runLimits is checked by name; the carried state passes through', () => {
+  const base = { runId: 'r', repo: '/r', tasks: [{ title: 't' }], driver: { kind: 'command', command: ['true'] } };
+  const bad = MeshInputSchema.safeParse({ ...base, runLimits: { events: 5, bytes: 100_000 } });
+  expect(bad.success).toBe(false);
+  expect(bad.error?.issues[0]?.path).toEqual(['runLimits', 'events']);
+  const carried = { status: mesh(['running']), loop: { ...newLoop(), at: 'round' as const, continued: 2 } };
+  const ok = MeshInputSchema.parse({ ...base, runLimits: { events: 60, bytes: 100_000 }, continued: carried });
+  expect(ok.continued?.loop.continued).toBe(2);
+  expect(ok.continued?.status.tasks).toHaveLength(1);
 });
