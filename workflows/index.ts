@@ -1,4 +1,4 @@
 /** The workflow bundle's entry: every workflow type the warden worker registers. */
 export { agentWorkflow } from './agent.js';
 export { notifyWorkflow } from './notify.js';
-export { meshWorkflow } from './mesh.js';
+export { meshWorkflow } from './mesh/workflow.js';

@@ -448,5 +448,27 @@ export function makeMeshActivities(log: Logger): MeshActivities {
       mlog.info({ runId: input.runId, worktrees, branches }, 'mesh worktrees and branches removed');
       return { worktrees, branches };
     },
+
+    async meshRemoveAttempt(input) {
+      // One replaced attempt's worktree and branch; the path is warden's own (as meshPrepareAttempt
+      // made it), never one from the attempt's output. Idempotent like meshCleanup.
+      const top = await git(input.repo, ['rev-parse', '--show-toplevel']);
+      if (!top.ok) return { worktree: null, branch: null };
+      const root = top.stdout.trim();
+      const p = join(runDir(root, input.runId), 'worktrees', `${input.slug}--a${input.attempt}`);
+      const branch = attemptBranch(input.runId, input.slug, input.attempt);
+      const st = await lstat(p).catch(() => null);
+      let worktree: string | null = null;
+      if (st) {
+        const dirOk = st.isDirectory();
+        if (!dirOk || !(await git(root, ['worktree', 'remove', '--force', '--force', p])).ok) await rm(p, { recursive: dirOk, force: true });
+        worktree = p;
+      }
+      await gitOk(root, ['worktree', 'prune']);
+      const had = (await git(root, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`])).ok;
+      if (had) await gitOk(root, ['update-ref', '-d', `refs/heads/${branch}`]);
+      mlog.info({ runId: input.runId, worktree, branch: had ? branch : null }, 'replaced attempt removed');
+      return { worktree, branch: had ? branch : null };
+    },
   };
 }

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { startMesh, waitForMesh } from '../../src/client/mesh.js';
-import type { meshWorkflow } from '../../workflows/mesh.js';
+import type { meshWorkflow } from '../../workflows/mesh/workflow.js';
 import { git, gitRepo, integrated, meshInput } from '../helpers/mesh.js';
 import { ROOT, eventually, useStack } from '../helpers/stack.js';
 import { startWebhookListener } from '../helpers/webhook.js';

@@ -15,9 +15,16 @@ export type SearchAttributeUpdate = { key: SearchAttributeKey<string>; value: st
  * its id here with one line on what it changed (docs/versioning.md).
  */
 export type PatchId =
-  | 'interrupt-while-blocked' // interrupt ends a blocked wait (awaiting-input) instead of being refused
-  | 'steer-joins-retry' // a steer while a turn waits to be retried joins the input of the retry
-  | 'blocked-time-limit'; // a rate-limited agent blocked for safety.maxBlockedMs in all fails (circuit open)
+  /** Interrupt ends a blocked wait (awaiting-input) instead of being refused. */
+  | 'interrupt-while-blocked'
+  /** A steer while a turn waits to be retried joins the input of the retry. */
+  | 'steer-joins-retry'
+  /** A rate-limited agent blocked for safety.maxBlockedMs in all fails (circuit open). */
+  | 'blocked-time-limit'
+  /** The mesh continues as new when its history is long (workflows/mesh/loop.ts); runs from before never do. */
+  | 'mesh-continue-as-new'
+  /** A mesh removes the worktree and branch of a replaced attempt once its agent ended (workflows/mesh/attempts.ts). */
+  | 'mesh-attempt-cleanup';
 
 /** Signals one agent sends another (delegation). */
 export type AgentSignal =

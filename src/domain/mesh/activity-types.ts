@@ -108,6 +108,19 @@ export interface CleanupOutput {
   branches: string[];
 }
 
+/** One replaced attempt: its worktree and branch, found from the run, task slug and attempt number. */
+export interface RemoveAttemptInput {
+  repo: string;
+  runId: string;
+  slug: string;
+  attempt: number;
+}
+/** What was removed (empty on a retry that finds nothing left). */
+export interface RemoveAttemptOutput {
+  worktree: string | null;
+  branch: string | null;
+}
+
 export interface MeshActivities {
   meshSetup(input: MeshSetupInput): Promise<MeshSetupOutput>;
   meshPrepareAttempt(input: PrepareAttemptInput): Promise<PrepareAttemptOutput>;
@@ -116,4 +129,5 @@ export interface MeshActivities {
   meshValidate(input: ValidateInput): Promise<ValidateOutput>;
   meshApply(input: ApplyInput): Promise<{ commit: string; branch: string }>;
   meshCleanup(input: CleanupInput): Promise<CleanupOutput>;
+  meshRemoveAttempt(input: RemoveAttemptInput): Promise<RemoveAttemptOutput>;
 }

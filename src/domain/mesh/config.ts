@@ -5,6 +5,8 @@
 import { z } from 'zod';
 import { DriverConfigSchema, DurationSchema, EvaluatorConfigSchema, NotifyConfigSchema, SupervisorConfigSchema } from '../contract/schemas.js';
 import { shared } from '../contract/shared.js';
+import type { MeshLoop } from './next-step.js';
+import type { MeshStatus } from './state.js';
 
 export const AGENT_TYPES = ['worker', 'explorer', 'orchestrator'] as const;
 export const TASK_MODES = ['analysis-only', 'patch-first', 'direct-edit'] as const;
@@ -90,6 +92,13 @@ export const MeshInputSchema = shared('mesh/config:MeshInputSchema', () => z
     killGraceMs: DurationSchema.default(2_000),
     /** A worker's turn that stops heartbeating this long is retried on another warden worker. */
     workerHeartbeatTimeoutMs: DurationSchema.pipe(z.number().min(1000)).default(30_000),
+    /** When a run continues as new (history events or bytes); tests set small ones. Default MESH_RUN_LIMITS. */
+    runLimits: z.object({ events: z.number().int().min(20), bytes: z.number().int().min(10_000) }).strict().optional(),
+    /** Set by the mesh itself when it continues as new: its state, carried into the next run. */
+    continued: z
+      .object({ status: z.custom<MeshStatus>((v) => typeof v === 'object' && v !== null, 'continued.status must be an object'), loop: z.custom<MeshLoop>((v) => typeof v === 'object' && v !== null, 'continued.loop must be an object') })
+      .strict()
+      .optional(),
   })
   .strict());
 export type MeshInput = z.input<typeof MeshInputSchema>;

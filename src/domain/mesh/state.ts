@@ -83,6 +83,8 @@ export interface Attempt {
   warning?: string | null;
   closed: boolean;
   reason: string | null;
+  /** A replaced attempt whose worktree and branch were removed (workflow time; absent otherwise). */
+  removedAt?: number | null;
 }
 
 export interface TaskRecord {
@@ -137,4 +139,11 @@ export interface MeshStatus {
 
 export const OPEN_STATES: readonly MeshTaskState[] = MESH_TASK_STATES.filter((s) => s !== 'integrated' && s !== 'done' && s !== 'failed');
 export const isOpen = (t: TaskRecord) => OPEN_STATES.includes(t.state);
+/** Attempts replaced by a later one whose agents have ended: their worktrees can go (not the integrated one). */
+export const removableAttempts = (tasks: readonly TaskRecord[]): Array<[TaskRecord, Attempt]> =>
+  tasks.flatMap((r) =>
+    r.attempts
+      .filter((a) => a.closed && a.agentEnded !== null && !a.removedAt && a !== r.attempts.at(-1) && r.integratedAttempt !== a.attempt)
+      .map((a): [TaskRecord, Attempt] => [r, a]),
+  );
 export const activeAttempt = (t: TaskRecord): Attempt | undefined => [...t.attempts].reverse().find((a) => !a.closed);

@@ -1,0 +1,99 @@
+/**
+ * Attempts: spawning one (a driven agentWorkflow child in its own worktree), replacing it
+ * (restart, take-over or give up: src/domain/mesh/policy.ts), failing a task, and sending a held
+ * rebase request to the same agent or a new attempt.
+ */
+import { ActivityFailure, ParentClosePolicy, patched, proxyActivities, startChild, workflowInfo } from '@temporalio/workflow';
+import type { MeshActivities } from '../../src/domain/mesh/activity-types.js';
+import { initialGates } from '../../src/domain/mesh/gates.js';
+import { markFailed, replacement } from '../../src/domain/mesh/policy.js';
+import { removableAttempts, type Attempt, type TaskRecord } from '../../src/domain/mesh/state.js';
+import { workerSpec } from '../../src/domain/mesh/worker.js';
+import { agentWorkflow } from '../agent.js';
+import { close, hhmmss, now, record, steer, type MeshShell } from './shell.js';
+
+// git and file work is quick: a short timeout lets a dead worker's activity be retried soon.
+export const acts = proxyActivities<MeshActivities>({ startToCloseTimeout: '20s', retry: { initialInterval: '1s', maximumAttempts: 5 } });
+
+export async function spawn(sh: MeshShell, r: TaskRecord, kind: Attempt['kind'], from: string, note?: string): Promise<void> {
+  const { s, spec } = sh;
+  const t = spec.tunables;
+  const n = r.attempts.length + 1;
+  const prep = await acts.meshPrepareAttempt({ repo: s.repo, runId: spec.runId, slug: r.task.slug, attempt: n, from });
+  const agentId = `${spec.runId}.${r.task.slug}.a${n}`;
+  const a: Attempt = {
+    attempt: n, kind, mode: kind === 'takeover' ? 'direct-edit' : r.task.mode, agentId, workflowId: `agent-${agentId}`, ...prep, diffBase: from,
+    spawnedAt: now(), lastTickAt: null, lastSeenAt: null, lastStatus: null, statusSeen: 0, lastPatchStat: null, patchSeen: 0, lastCheckpointMtime: null,
+    checkpointNudgedAt: null, unrel: 0, acked: false, gates: initialGates(r.task, r.task.verify || spec.validate !== undefined), state: 'spawned', waitingFor: null,
+    reemits: 0, draftNotBefore: 0, outputWaits: 0, turnsSeen: 0, ready: false, patchSha: null, patchFiles: [], agentEnded: null, closed: false, reason: null,
+  };
+  r.attempts.push(a);
+  r.firstSpawnAt ??= a.spawnedAt;
+  r.state = 'spawned';
+  r.next = `ack by ${hhmmss(a.spawnedAt + t.ackSla)}`;
+  const child = workerSpec({ spec, task: r.task, attempt: a, base: s.base!, parentWorkflowId: workflowInfo().workflowId, rebaseNote: note });
+  const handle = await startChild(agentWorkflow, {
+    workflowId: a.workflowId,
+    args: [child],
+    parentClosePolicy: ParentClosePolicy.ABANDON,
+    staticSummary: `mesh ${spec.runId} task ${r.task.index} attempt ${n}${kind === 'takeover' ? ' (take-over, direct edit)' : ''}: ${r.task.title.slice(0, 140)}`,
+  });
+  handle.result().then(
+    (st) => ((a.agentEnded = st.state), (sh.loop.wake = true)),
+    () => ((a.agentEnded = 'failed'), (sh.loop.wake = true)),
+  );
+  record(sh, `SPAWNED task ${r.task.index} ${r.task.slug} attempt ${n}${kind === 'takeover' ? ' (take-over: direct edit)' : ''} as ${agentId} in ${a.worktree}`);
+}
+
+/** Close the attempt and start the next one (a restart), or take over, or give up. */
+export async function replace(sh: MeshShell, r: TaskRecord, a: Attempt, how: 'restart' | 'takeover', reason: string): Promise<void> {
+  close(sh, a, `${how}: ${reason}`);
+  const next = replacement(r, a, how, reason);
+  if (next.kind === 'fail') return fail(sh, r, next.reason);
+  record(sh, next.log);
+  await spawn(sh, r, next.attempt, a.diffBase);
+}
+
+export function fail(sh: MeshShell, r: TaskRecord, reason: string): void {
+  for (const a of r.attempts) close(sh, a, `task failed: ${reason}`);
+  markFailed(r, reason);
+  record(sh, `FAILED task ${r.task.index} ${r.task.slug}: ${reason}`);
+}
+
+/** The held rebase request goes to the same agent, or to a new attempt if it has ended. */
+export async function sendRebase(sh: MeshShell, r: TaskRecord, a: Attempt): Promise<void> {
+  const { s, loop } = sh;
+  const key = String(r.task.index);
+  const text = loop.heldRebase[key];
+  if (!text) return;
+  delete loop.heldRebase[key];
+  if (a.agentEnded === null) {
+    a.waitingFor = { what: 'rebase', sha: a.patchSha, ticks: 0 };
+    a.diffBase = s.integrationHead!;
+    a.draftNotBefore = now();
+    r.next = 'await rebase';
+    record(sh, `REBASE REQUEST sent to ${a.agentId}`);
+    steer(sh, a, text);
+  } else {
+    close(sh, a, 'rebase needed and the agent has ended');
+    await spawn(sh, r, a.kind, s.integrationHead!, text);
+  }
+}
+
+/**
+ * A replaced attempt's worktree and branch go once its agent has ended, not only at the end of the
+ * mesh (kept with keepWorktrees). Meshes started before this keep them until apply or cancel.
+ */
+export async function removeReplaced(sh: MeshShell): Promise<void> {
+  const due = sh.spec.keepWorktrees ? [] : removableAttempts(sh.s.tasks);
+  if (!due.length || !patched('mesh-attempt-cleanup')) return;
+  for (const [r, a] of due) {
+    try {
+      const out = await acts.meshRemoveAttempt({ repo: sh.s.repo, runId: sh.spec.runId, slug: r.task.slug, attempt: a.attempt });
+      record(sh, `REMOVED replaced attempt ${a.agentId}: worktree ${out.worktree ?? '(gone)'}, branch ${out.branch ?? '(gone)'}`);
+    } catch (err) {
+      record(sh, `REMOVAL FAILED for ${a.agentId}: ${err instanceof ActivityFailure ? (err.cause?.message ?? err.message) : String(err)}`);
+    }
+    a.removedAt = now();
+  }
+}

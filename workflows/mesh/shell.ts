@@ -1,0 +1,80 @@
+/**
+ * The mesh shell's context and its small Temporal calls: the log, publishing the phase and the
+ * dashboard, fire-and-forget signals to the workers (counted, so the mesh does not end before they
+ * are sent), closing an attempt, and alerts through the notify workflow.
+ */
+import { getExternalWorkflowHandle, log, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import type { MeshSpec } from '../../src/domain/mesh/config.js';
+import type { MeshLoop, MeshRunLimits } from '../../src/domain/mesh/next-step.js';
+import { meshAlert } from '../../src/domain/mesh/notify.js';
+import { renderDashboard } from '../../src/domain/mesh/render.js';
+import type { Attempt, MeshPhase, MeshStatus } from '../../src/domain/mesh/state.js';
+import { WardenState } from '../../src/domain/contract/search-attributes.js';
+import * as m from '../messages.js';
+import { startNotifyChild } from '../notify.js';
+
+const KEEP_LOG = 200;
+
+export interface MeshShell {
+  spec: MeshSpec;
+  s: MeshStatus;
+  loop: MeshLoop;
+  limits: MeshRunLimits;
+  /** Signals and alerts handed over but not yet sent. */
+  pending: number;
+  publishedPhase: string;
+}
+
+export const hhmmss = (ms: number) => new Date(ms).toISOString().slice(11, 19);
+export const now = () => Date.now();
+
+export function record(sh: MeshShell, text: string): void {
+  const { log: entries } = sh.s;
+  entries.push({ at: now(), text });
+  if (entries.length > KEEP_LOG) entries.splice(0, entries.length - KEEP_LOG);
+}
+
+export function publish(sh: MeshShell, phase?: MeshPhase, reason?: string | null): void {
+  const { s } = sh;
+  if (phase) [s.phase, s.phaseReason] = [phase, reason ?? null];
+  if (sh.spec.searchAttributes && sh.publishedPhase !== s.phase) upsertSearchAttributes([{ key: WardenState, value: s.phase }]);
+  sh.publishedPhase = s.phase;
+  setCurrentDetails(renderDashboard(s, now(), { logLines: 10 }));
+}
+
+export function signal(sh: MeshShell, workflowId: string, send: () => Promise<void>): void {
+  sh.pending += 1;
+  void send()
+    .catch((err: unknown) => log.warn('mesh signal failed', { to: workflowId, error: String(err) }))
+    .finally(() => (sh.pending -= 1));
+}
+
+export const steer = (sh: MeshShell, a: Attempt, text: string) =>
+  signal(sh, a.workflowId, () => getExternalWorkflowHandle(a.workflowId).signal(m.steerSignal, { text }));
+
+export function close(sh: MeshShell, a: Attempt, reason: string): void {
+  if (a.closed) return;
+  a.closed = true;
+  a.reason = reason;
+  if (a.agentEnded === null)
+    signal(sh, a.workflowId, () => getExternalWorkflowHandle(a.workflowId).signal(m.stopSignal, { reason: `mesh ${sh.spec.runId}: ${reason}`, drainTimeoutMs: 0 }));
+}
+
+export function closeAll(sh: MeshShell, reason: string): void {
+  for (const r of sh.s.tasks) for (const a of r.attempts) close(sh, a, reason);
+}
+
+export type AlertWhat = 'mesh awaiting input' | 'mesh ready' | 'mesh failed';
+
+/** Alerts through the notify workflow, as the agent's (IRC and webhook formats, its retries); counted. */
+export function alert(sh: MeshShell, reason: string, what: AlertWhat = 'mesh awaiting input'): void {
+  signal(sh, 'webhooks', async () => {
+    const { spec } = sh;
+    if (spec.notify.log) log.warn(what, { runId: spec.runId, reason });
+    // The mesh's own event kind (its title and answer).
+    const kind = what === 'mesh ready' ? 'mesh-ready' : what === 'mesh failed' ? 'mesh-failed' : 'mesh-awaiting-input';
+    const info = workflowInfo();
+    const event = meshAlert({ runId: spec.runId, workflowId: info.workflowId, temporalRunId: info.runId, reason, at: now(), notify: spec.notify, kind });
+    if (event) await startNotifyChild(event, ++sh.loop.alerts).catch((err: unknown) => log.warn('mesh alert not started', { error: String(err) }));
+  });
+}

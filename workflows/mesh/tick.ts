@@ -1,0 +1,122 @@
+/**
+ * One tick (observe every live attempt, enforce the tick rules) and integration in task order.
+ * The policy is src/domain/mesh/policy.ts and rules.ts; this file runs the actions they return.
+ */
+import { sleep } from '@temporalio/workflow';
+import { isTerminal, type AgentState } from '../../src/domain/contract/states.js';
+import type { ObserveTarget } from '../../src/domain/mesh/activity-types.js';
+import { integrationOutcome, lastOutputOf, tickTask } from '../../src/domain/mesh/policy.js';
+import { rebaseRequest, tickLine } from '../../src/domain/mesh/render.js';
+import { integrationTurn, taskState } from '../../src/domain/mesh/rules.js';
+import { activeAttempt, isOpen, type Attempt } from '../../src/domain/mesh/state.js';
+import { acts, fail, replace, sendRebase } from './attempts.js';
+import { alert, close, hhmmss, now, publish, record, steer, type MeshShell } from './shell.js';
+
+/** A file list for one log line: at most ~300 characters. */
+const shortList = (xs: string[]) => {
+  const text = xs.join(', ');
+  return text.length <= 300 ? text : `${text.slice(0, 280)}, … (${xs.length} files)`;
+};
+
+const target = (a: Attempt): ObserveTarget => ({
+  key: a.agentId, checkpointPath: a.checkpointPath, patchPath: a.patchPath, worktree: a.worktree, diffBase: a.diffBase,
+  draftFromWorktree: a.mode === 'analysis-only' ? 'never' : a.mode === 'direct-edit' ? 'always' : 'when-done',
+  draftNotBefore: a.draftNotBefore, workflowId: a.workflowId, kind: a.mode === 'analysis-only' ? 'explorer' : 'worker',
+});
+
+/** Attempts started by an earlier run of this mesh whose end this run cannot await (it asks their status). */
+const adoptedUnended = (sh: MeshShell): Attempt[] =>
+  sh.s.tasks.flatMap((r) => r.attempts.filter((a) => a.agentEnded === null && sh.loop.adopted.includes(a.agentId)));
+
+/** Continued runs only: learn which adopted attempts' agents ended; true when none is left running. */
+export async function learnEnds(sh: MeshShell): Promise<boolean> {
+  const open = adoptedUnended(sh);
+  if (!open.length) return true;
+  const seen = await acts.meshObserve({ targets: open.map(target) });
+  for (const a of open) {
+    const st = seen.find((x) => x.key === a.agentId)?.agentState ?? null;
+    if (st && isTerminal(st as AgentState)) a.agentEnded = st;
+  }
+  return adoptedUnended(sh).length === 0;
+}
+
+/** After apply or cancel, a continued run polls its adopted attempts (at most ~2 minutes). */
+export async function awaitAdoptedEnds(sh: MeshShell): Promise<void> {
+  for (let i = 0; i < 24 && !(await learnEnds(sh)); i++) await sleep('5s');
+}
+
+export async function tick(sh: MeshShell): Promise<void> {
+  const { s } = sh;
+  const t = s.tunables;
+  if (sh.loop.adopted.length) await learnEnds(sh);
+  const live = s.tasks.flatMap((r) => (isOpen(r) && activeAttempt(r) ? [[r, activeAttempt(r)!] as const] : []));
+  s.ticks += 1;
+  s.lastTickAt = now();
+  if (!live.length) return;
+  const seen = await acts.meshObserve({ targets: live.map(([, a]) => target(a)) });
+  for (const [r, a] of live) {
+    const o = seen.find((x) => x.key === a.agentId)!;
+    if (a.closed || !isOpen(r)) continue;
+    const cp = o.checkpoint.parse?.ok ? o.checkpoint.parse.checkpoint : null;
+    record(sh, tickLine(a, cp ? `${cp.statusCode}: ${cp.statusDetail}` : null, cp !== null, o.patch));
+    a.patchSha = o.patch.sha;
+    a.patchFiles = o.patch.files;
+    a.lastOutput = lastOutputOf(o, a.lastOutput);
+    if ((o.agentNote ?? null) !== (a.agentNote ?? null)) {
+      a.agentNote = o.agentNote ?? null;
+      record(sh, a.agentNote ? `AGENT NEEDS A HUMAN task ${r.task.index} ${a.agentId}: ${a.agentNote}` : `AGENT RESUMED task ${r.task.index} ${a.agentId}`);
+    }
+    if (a.ready) continue; // finished and gated: waiting for its turn
+    for (const x of tickTask(r, a, o, now(), t)) {
+      if (x.kind === 'log') record(sh, x.text);
+      else if (x.kind === 'steer') steer(sh, a, x.text);
+      else if (x.kind === 'replace') await replace(sh, r, a, x.how, x.reason);
+      else fail(sh, r, x.reason);
+    }
+    const turn = integrationTurn(s.tasks);
+    const cur = activeAttempt(r) ?? a;
+    if (isOpen(r))
+      r.next = cur !== a ? `ack by ${hhmmss(cur.spawnedAt + t.ackSla)}` : a.ready ? (turn === r.task.index ? 'integrate' : `integrate after task ${turn}`) : a.waitingFor ? `await ${a.waitingFor.what}` : a.acked ? 'tick' : `ack by ${hhmmss(a.spawnedAt + t.ackSla)}`;
+  }
+  for (const r of s.tasks) r.state = taskState(r);
+}
+
+export async function integrate(sh: MeshShell): Promise<void> {
+  const { s, spec } = sh;
+  for (let turn = integrationTurn(s.tasks); turn !== null; turn = integrationTurn(s.tasks)) {
+    const r = s.tasks[turn - 1]!;
+    const a = activeAttempt(r);
+    if (!a?.ready || s.phase === 'awaiting-input') return;
+    if (a.mode === 'analysis-only') {
+      [r.state, r.next] = ['done', '-'];
+      close(sh, a, 'done');
+      record(sh, `DONE task ${r.task.index} ${r.task.slug} (analysis-only)`);
+      continue;
+    }
+    r.state = 'applying_patch';
+    const message = `mesh ${spec.runId}: task ${r.task.index} ${r.task.slug} (attempt ${a.attempt})`;
+    const res = await acts.meshIntegrate({ integrationDir: s.integrationDir!, patchPath: a.patchPath, key: a.agentId, message, expectSha: a.gatedSha ?? a.patchSha, head: s.integrationHead });
+    const out = integrationOutcome(r, a, res, s);
+    if (res.applied) {
+      s.integrationHead = res.head;
+      [r.state, r.integratedCommit, r.integratedAttempt, r.next] = ['integrated', res.head, a.attempt, '-'];
+      record(sh, `INTEGRATED task ${r.task.index} ${r.task.slug} attempt ${a.attempt}: ${s.integrationBranch} at ${res.head.slice(0, 12)} (${shortList(a.patchFiles)})${a.warning ? ' with a warning' : ''}`);
+      close(sh, a, 'integrated');
+      continue;
+    }
+    if (out.kind === 'fail') {
+      fail(sh, r, out.reason);
+      continue;
+    }
+    record(sh, `PATCH DID NOT APPLY task ${r.task.index} attempt ${a.attempt}: ${res.conflictingFiles.join(', ') || res.error.split('\n')[0]} (conflict ${s.conflicts}/${s.conflictBudget})`);
+    sh.loop.heldRebase[String(r.task.index)] = rebaseRequest({ conflictingFiles: res.conflictingFiles, error: res.error, integrationBranch: s.integrationBranch, head: s.integrationHead!, patchPath: a.patchPath });
+    if (out.kind === 'await-human') {
+      r.next = 'wait for a human';
+      publish(sh, 'awaiting-input', out.reason);
+      alert(sh, out.reason); // counted: the mesh does not end before it is sent
+      return;
+    }
+    await sendRebase(sh, r, a);
+    return;
+  }
+}
