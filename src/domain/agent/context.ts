@@ -21,7 +21,7 @@ export type PatchId =
   | 'steer-joins-retry'
   /** A rate-limited agent blocked for safety.maxBlockedMs in all fails (circuit open). */
   | 'blocked-time-limit'
-  /** The mesh continues as new when its history is long (workflows/mesh/loop.ts); runs from before never do. */
+  /** The mesh continues as new when its history is long (workflows/mesh/loop.ts), runs from before never do. */
   | 'mesh-continue-as-new'
   /** A mesh removes the worktree and branch of a replaced attempt once its agent ended (workflows/mesh/attempts.ts). */
   | 'mesh-attempt-cleanup';
