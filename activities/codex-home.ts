@@ -75,9 +75,7 @@ export function resolveCodexBinary(
     if (isExecutableFile(p)) return p;
   }
   for (const p of projectCandidates) if (isExecutableFile(p)) return p;
-  throw new Error(
-    'codex binary not found: set evaluator.codexPath or WARDEN_CODEX_PATH, put `codex` on PATH, or install @openai/codex',
-  );
+  throw new Error('codex binary not found: set evaluator.codexPath or WARDEN_CODEX_PATH, put `codex` on PATH, or install @openai/codex');
 }
 
 /** Where credentials are copied from: `credentialsHome`, else `$CODEX_HOME`, else `~/.codex`. */

@@ -51,7 +51,14 @@ export function makeEvaluate(log: Logger) {
       return done(r.outcome, { tier: 'model', spend: r.spend });
     }
     // tiered: the heuristic on every window, the model only where src/domain/judgement/tiered.ts says.
-    const hin = { task: input.task, turns: input.turns, reason: input.reason, evidenceFrom: input.evidenceFrom, firstTurnNumber: input.firstTurnNumber, protectedChanges: input.protectedChanges };
+    const hin = {
+      task: input.task,
+      turns: input.turns,
+      reason: input.reason,
+      evidenceFrom: input.evidenceFrom,
+      firstTurnNumber: input.firstTurnNumber,
+      protectedChanges: input.protectedChanges,
+    };
     // The same strict answer format and parser as the `heuristic` evaluator (evidence, message tidying).
     const judged = parseAnswer(formatAnswer(heuristicVerdict(hin)), { frame, reason: input.reason });
     if (!judged.ok) return done({ kind: 'skipped', reason: `heuristic answer rejected: ${judged.error}` });
@@ -64,7 +71,10 @@ export function makeEvaluate(log: Logger) {
     const route = routeTiered({ heuristic, unsure: miss !== null, sampled, tampered });
     const heuristicOutcome = { kind: 'verdict' as const, verdict: heuristic };
     if (!route.ask) {
-      elog.info({ verdict: heuristic, ...(tampered && { evidence: 'protected paths changed in the working tree' }) }, 'tiered: the heuristic decided; the model was not asked');
+      elog.info(
+        { verdict: heuristic, ...(tampered && { evidence: 'protected paths changed in the working tree' }) },
+        'tiered: the heuristic decided; the model was not asked',
+      );
       return done(heuristicOutcome, { tier: 'heuristic', asked: null, spend: NO_SPEND });
     }
     const r = await ask(evaluatorFor(config.model));
@@ -74,7 +84,8 @@ export function makeEvaluate(log: Logger) {
     }
     // The model failed (error, timeout, cancellation, unparseable answer): the heuristic's verdict
     // stands, and the failure is counted — a flaky model must not silence the heuristic.
-    if (cancelled?.aborted) return done({ kind: 'skipped', reason: 'evaluation cancelled' }, { tier: 'model', asked: route.why, spend: r.spend, modelError: r.outcome.reason });
+    if (cancelled?.aborted)
+      return done({ kind: 'skipped', reason: 'evaluation cancelled' }, { tier: 'model', asked: route.why, spend: r.spend, modelError: r.outcome.reason });
     elog.warn({ asked: route.why, modelError: r.outcome.reason }, 'tiered: the model failed; the heuristic verdict stands');
     return done(heuristicOutcome, { tier: 'heuristic', asked: route.why, spend: { ...r.spend, failed: 1 }, modelError: r.outcome.reason });
   };
@@ -109,7 +120,10 @@ async function askEvaluator(
     const parsed = parseAnswer(raw, { frame, reason: input.reason });
     if (!parsed.ok) {
       elog.warn({ answer: raw.slice(0, 500), error: parsed.error }, 'unparseable evaluator answer; evaluation skipped');
-      return { outcome: { kind: 'skipped', reason: `unparseable answer: ${JSON.stringify(raw.slice(0, 200))} (${parsed.error})` }, spend: model ? { ...spend, failed: 1 } : spend };
+      return {
+        outcome: { kind: 'skipped', reason: `unparseable answer: ${JSON.stringify(raw.slice(0, 200))} (${parsed.error})` },
+        spend: model ? { ...spend, failed: 1 } : spend,
+      };
     }
     const verdict = parsed.verdict;
     elog.info({ verdict }, 'evaluation verdict');

@@ -66,7 +66,9 @@ export function makeRunTurn(log: Logger) {
       if (err instanceof TurnProtocolError) throw ApplicationFailure.nonRetryable(err.message, 'TurnProtocolError');
       // A rate-limited or overloaded model: the workflow waits on a timer and retries (the agent is blocked).
       const limit: RateLimit | null =
-        err instanceof RateLimitedError ? err.limit : classifyTurnFailure({ driver: input.driver.kind, text: err instanceof Error ? err.message : String(err) });
+        err instanceof RateLimitedError
+          ? err.limit
+          : classifyTurnFailure({ driver: input.driver.kind, text: err instanceof Error ? err.message : String(err) });
       if (limit) {
         tlog.warn({ reason: limit.reason, retryAfterMs: limit.retryAfterMs }, 'turn rate-limited');
         throw ApplicationFailure.create({ type: RATE_LIMITED_FAILURE, message: err instanceof Error ? err.message : String(err), details: [limit] });

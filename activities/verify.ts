@@ -51,7 +51,8 @@ export function makeStartCommit(log: Logger) {
     if (!existsSync(cwd)) return { commit: null, reason: `${cwd} does not exist`, cwd };
     const r = await git(cwd, ['rev-parse', '--verify', 'HEAD^{commit}']);
     const commit = r.stdout.trim();
-    if (!r.ok || !/^[0-9a-f]{40,64}$/.test(commit)) return { commit: null, reason: `not a git repository with a commit (${r.stderr.trim().slice(0, 200)})`, cwd };
+    if (!r.ok || !/^[0-9a-f]{40,64}$/.test(commit))
+      return { commit: null, reason: `not a git repository with a commit (${r.stderr.trim().slice(0, 200)})`, cwd };
     log.info({ agentId: input.agentId, cwd, commit }, 'start commit recorded for protected paths');
     return { commit, cwd };
   };
@@ -70,7 +71,10 @@ async function untrackedProtected(cwd: string, globs: readonly string[]): Promis
   const root = top.stdout.trim();
   const list = await git(root, ['ls-files', '--others', '--exclude-standard', '-z']);
   if (!list.ok) return [];
-  const paths = list.stdout.split('\0').filter((p) => p && matchesProtect(p, globs)).slice(0, MAX_PROTECTED_CHANGES);
+  const paths = list.stdout
+    .split('\0')
+    .filter((p) => p && matchesProtect(p, globs))
+    .slice(0, MAX_PROTECTED_CHANGES);
   return Promise.all(
     paths.map(async (path) => {
       try {
@@ -96,7 +100,9 @@ export async function readProtected(cwd: string, input: ProtectedDiffInput): Pro
   if (!names.ok || !nums.ok) return { protectedChanges: [], protectedError: `git diff failed: ${(names.stderr || nums.stderr).trim().slice(0, 300)}` };
   // Only the protected files' text is read, for their assertion counts.
   const first = protectedChanges(names.stdout, nums.stdout, '', input.protect);
-  const paths = parseNameStatusZ(names.stdout).filter((e) => first.some((c) => c.path === e.paths.join(' -> '))).flatMap((e) => e.paths);
+  const paths = parseNameStatusZ(names.stdout)
+    .filter((e) => first.some((c) => c.path === e.paths.join(' -> ')))
+    .flatMap((e) => e.paths);
   const diff = paths.length ? await git(cwd, [...base, '-U0', '--', ...paths.map((p) => `:(top,literal)${p}`)]) : { ok: true, stdout: '', stderr: '' };
   const tracked = protectedChanges(names.stdout, nums.stdout, diff.ok ? diff.stdout : '', input.protect);
   return { protectedChanges: withUntracked(tracked, await untrackedProtected(cwd, input.protect), input.protect) };
@@ -108,7 +114,8 @@ export function makeProtectedDiff(log: Logger) {
     const cwd = checkDir(input);
     if (!existsSync(cwd)) return { protectedChanges: [], protectedError: `${cwd} does not exist` };
     const out = await readProtected(cwd, input);
-    if (out.protectedChanges.length || out.protectedError) log.info({ agentId: input.agentId, cwd, changes: out.protectedChanges.length, error: out.protectedError }, 'protected paths read for an evaluation');
+    if (out.protectedChanges.length || out.protectedError)
+      log.info({ agentId: input.agentId, cwd, changes: out.protectedChanges.length, error: out.protectedError }, 'protected paths read for an evaluation');
     return out;
   };
 }
@@ -147,7 +154,12 @@ export async function runCheck(input: CheckInput): Promise<CheckOutput> {
   const cancel = () => abort.abort();
   ctx?.cancellationSignal.addEventListener('abort', cancel, { once: true });
   try {
-    const r = await runInGroup('sh', ['-c', input.command], { cwd: input.cwd, all: true, stdin: 'ignore', env: subprocessEnv(input.env), maxBuffer: 64 * 1024 * 1024 }, { signal: abort.signal, killGraceMs: KILL_GRACE_MS, marker: input.marker });
+    const r = await runInGroup(
+      'sh',
+      ['-c', input.command],
+      { cwd: input.cwd, all: true, stdin: 'ignore', env: subprocessEnv(input.env), maxBuffer: 64 * 1024 * 1024 },
+      { signal: abort.signal, killGraceMs: KILL_GRACE_MS, marker: input.marker },
+    );
     const exitCode = typeof r.exitCode === 'number' ? r.exitCode : null;
     const all = typeof r.all === 'string' ? r.all : `${String(r.stdout ?? '')}${String(r.stderr ?? '')}`;
     const note = timedOut ? `\n[warden: killed after ${Math.round(input.timeoutMs / 1000)} s]` : r.signal ? `\n[warden: ended by ${r.signal}]` : '';
@@ -180,7 +192,15 @@ export function makeVerifyDone(log: Logger) {
       const stale = await killMarked([marker]);
       if (stale.length) vlog.warn({ pids: stale }, 'killed a verification left running by an earlier attempt');
       if (!existsSync(cwd)) {
-        return { exitCode: null, passed: false, timedOut: false, outputTail: `working directory ${cwd} does not exist`, durationMs: 0, cwd, protectedChanges: [] };
+        return {
+          exitCode: null,
+          passed: false,
+          timedOut: false,
+          outputTail: `working directory ${cwd} does not exist`,
+          durationMs: 0,
+          cwd,
+          protectedChanges: [],
+        };
       }
       const prot = await readProtected(cwd, input);
       if (!input.command) return { exitCode: null, passed: true, timedOut: false, outputTail: '', durationMs: Date.now() - started, cwd, ...prot };

@@ -44,7 +44,14 @@ interface Options {
 function options(argv: string[]): Options {
   const { values: v } = parseArgs({
     args: argv,
-    options: { agents: { type: 'string' }, turns: { type: 'string' }, side: { type: 'string' }, workflows: { type: 'string' }, 'preload-zod': { type: 'boolean' }, address: { type: 'string' } },
+    options: {
+      agents: { type: 'string' },
+      turns: { type: 'string' },
+      side: { type: 'string' },
+      workflows: { type: 'string' },
+      'preload-zod': { type: 'boolean' },
+      address: { type: 'string' },
+    },
   });
   if (v.side !== undefined && v.side !== 'warden' && v.side !== 'bare') throw new Error('--side is warden or bare');
   return {
@@ -76,7 +83,9 @@ async function main(): Promise<number> {
   try {
     o = options(process.argv.slice(2));
   } catch (err) {
-    process.stderr.write(`agent-memory: ${(err as Error).message}\nusage: node dist/bench/agent-memory.js [--agents N] [--side warden|bare] [--turns T] [--workflows FILE] [--preload-zod] [--address HOST:PORT]\n`);
+    process.stderr.write(
+      `agent-memory: ${(err as Error).message}\nusage: node dist/bench/agent-memory.js [--agents N] [--side warden|bare] [--turns T] [--workflows FILE] [--preload-zod] [--address HOST:PORT]\n`,
+    );
     return 2;
   }
   Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -90,7 +99,12 @@ async function main(): Promise<number> {
       if (o.side === 'warden' && !codePath) throw new Error('no current dist/workflow-bundle.js: run npm run build first');
       const worker =
         o.side === 'warden'
-          ? await Worker.create({ ...common, workflowBundle: { codePath: codePath! }, activities: createActivities(createLogger('agent-memory', 'warn')), dataConverter: wardenDataConverter() })
+          ? await Worker.create({
+              ...common,
+              workflowBundle: { codePath: codePath! },
+              activities: createActivities(createLogger('agent-memory', 'warn')),
+              dataConverter: wardenDataConverter(),
+            })
           : await Worker.create({
               ...common,
               workflowsPath: o.workflows ? resolve(o.workflows) : fileURLToPath(new URL('./bare-workflow.js', import.meta.url)),
@@ -135,7 +149,10 @@ async function main(): Promise<number> {
         );
         const terminate = async (id: string) => {
           const wid = warden ? workflowIdFor(id) : id;
-          await raw.workflow.getHandle(wid).terminate('benchmark finished').catch(() => undefined);
+          await raw.workflow
+            .getHandle(wid)
+            .terminate('benchmark finished')
+            .catch(() => undefined);
         };
         if (o.address) await pool([warm, ...ids], 16, terminate);
         await warden?.close();

@@ -161,20 +161,48 @@ function parseArgs(argv: string[]): Options {
     const [flag, inline] = a.startsWith('--') && a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
     const val = () => inline ?? argv[++i];
     switch (flag) {
-      case '--agents': o.agents = num(flag, val(), 1, 20000); break;
-      case '--active': active = num(flag, val(), 1, 20000); break;
-      case '--idle-after': o.idleAfterMs = Math.round(num(flag, val(), 1, 86400, false) * 1000); break;
-      case '--cache-size': o.cacheSize = num(flag, val(), 1, 1_000_000); break;
-      case '--period': o.periodS = num(flag, val(), 0.1, 3600, false); break;
-      case '--duration': o.durationS = num(flag, val(), 1, 3600, false); break;
-      case '--rounds': o.rounds = num(flag, val(), 1, 20); break;
-      case '--eval-interval': o.evalInterval = num(flag, val(), 1, 1000); break;
-      case '--history-turns': o.historyTurns = num(flag, val(), 1, 5000); break;
-      case '--concurrency': o.concurrency = num(flag, val(), 1, 512); break;
-      case '--timeout-ms': o.timeoutMs = num(flag, val(), 1_000, 7_200_000); break;
-      case '--closed-loop': o.mode = 'closed'; break;
-      case '--no-search-attributes': o.searchAttributes = false; break;
-      case '--spread-evaluations': o.spreadEvaluations = true; break;
+      case '--agents':
+        o.agents = num(flag, val(), 1, 20000);
+        break;
+      case '--active':
+        active = num(flag, val(), 1, 20000);
+        break;
+      case '--idle-after':
+        o.idleAfterMs = Math.round(num(flag, val(), 1, 86400, false) * 1000);
+        break;
+      case '--cache-size':
+        o.cacheSize = num(flag, val(), 1, 1_000_000);
+        break;
+      case '--period':
+        o.periodS = num(flag, val(), 0.1, 3600, false);
+        break;
+      case '--duration':
+        o.durationS = num(flag, val(), 1, 3600, false);
+        break;
+      case '--rounds':
+        o.rounds = num(flag, val(), 1, 20);
+        break;
+      case '--eval-interval':
+        o.evalInterval = num(flag, val(), 1, 1000);
+        break;
+      case '--history-turns':
+        o.historyTurns = num(flag, val(), 1, 5000);
+        break;
+      case '--concurrency':
+        o.concurrency = num(flag, val(), 1, 512);
+        break;
+      case '--timeout-ms':
+        o.timeoutMs = num(flag, val(), 1_000, 7_200_000);
+        break;
+      case '--closed-loop':
+        o.mode = 'closed';
+        break;
+      case '--no-search-attributes':
+        o.searchAttributes = false;
+        break;
+      case '--spread-evaluations':
+        o.spreadEvaluations = true;
+        break;
       case '--mode': {
         const v = val();
         if (v !== 'open' && v !== 'closed' && v !== 'recovery') throw new UsageError('--mode must be open, closed or recovery');
@@ -204,7 +232,8 @@ function parseArgs(argv: string[]): Options {
           throw new UsageError('--evaluator: not valid JSON');
         }
         const parsed = EvaluatorConfigSchema.safeParse(raw);
-        if (!parsed.success) throw new UsageError(`--evaluator: ${parsed.error.issues.map((x) => `${x.path.join('.') || 'evaluator'}: ${x.message}`).join('; ')}`);
+        if (!parsed.success)
+          throw new UsageError(`--evaluator: ${parsed.error.issues.map((x) => `${x.path.join('.') || 'evaluator'}: ${x.message}`).join('; ')}`);
         o.evaluator = parsed.data;
         break;
       }
@@ -259,7 +288,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const round = (n: number, d = 1) => (Number.isFinite(n) ? Math.round(n * 10 ** d) / 10 ** d : null);
 const mib = (kib: number) => round(kib / 1024, 1);
 
-
 function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return NaN;
   const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
@@ -282,7 +310,11 @@ function makeTurn(id: string, a: number, t: number): TurnInput {
   const base = { id, tokensIn: 800 + ((a * 37 + t * 11) % 400), tokensOut: 120 + ((a + t * 7) % 90), costUsd: 0.002 };
   switch (t % 4) {
     case 0:
-      return { ...base, text: `Turn ${t}: reading ${file} to understand ${topic} before changing anything (agent ${a}).`, toolCalls: [{ name: 'read_file', args: { path: file }, result: `${40 + t} lines`, ok: true }] };
+      return {
+        ...base,
+        text: `Turn ${t}: reading ${file} to understand ${topic} before changing anything (agent ${a}).`,
+        toolCalls: [{ name: 'read_file', args: { path: file }, result: `${40 + t} lines`, ok: true }],
+      };
     case 1:
       return {
         ...base,
@@ -290,7 +322,11 @@ function makeTurn(id: string, a: number, t: number): TurnInput {
         toolCalls: [{ name: 'edit_file', args: { path: file, patch: `@@ -${t},3 +${t},5 @@ handle empty input in ${topic}` }, result: 'applied', ok: true }],
       };
     case 2:
-      return { ...base, text: `Turn ${t}: running the parser tests after the change to ${topic} (agent ${a}).`, toolCalls: [{ name: 'shell', args: { cmd: `npx vitest run test/parser.test.ts -t "case ${a}-${t}"` }, result: `${5 + (t % 7)} passed`, ok: true }] };
+      return {
+        ...base,
+        text: `Turn ${t}: running the parser tests after the change to ${topic} (agent ${a}).`,
+        toolCalls: [{ name: 'shell', args: { cmd: `npx vitest run test/parser.test.ts -t "case ${a}-${t}"` }, result: `${5 + (t % 7)} passed`, ok: true }],
+      };
     default:
       return {
         ...base,
@@ -375,7 +411,11 @@ function startProc(name: string, args: string[], env: Record<string, string>, re
 }
 
 async function waitReady(p: Proc): Promise<number> {
-  const r = await Promise.race([p.ready, p.exited.then((c) => new Error(`${p.name} exited (${c}) before it was ready`)), sleep(120_000).then(() => new Error(`${p.name} not ready after 120 s`))]);
+  const r = await Promise.race([
+    p.ready,
+    p.exited.then((c) => new Error(`${p.name} exited (${c}) before it was ready`)),
+    sleep(120_000).then(() => new Error(`${p.name} not ready after 120 s`)),
+  ]);
   if (r instanceof Error) throw r;
   return r;
 }
@@ -393,7 +433,14 @@ function startWardenWorker(address: string, namespace: string, taskQueue: string
   return startProc(
     'warden-worker',
     [distFile('../src/cli/main.js'), 'worker'],
-    { TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: namespace, WARDEN_TASK_QUEUE: taskQueue, WARDEN_LOG_LEVEL: 'info', WARDEN_METRICS_ADDRESS: x.metrics, ...(x.cacheSize !== null ? { WARDEN_MAX_CACHED_WORKFLOWS: String(x.cacheSize) } : {}) },
+    {
+      TEMPORAL_ADDRESS: address,
+      TEMPORAL_NAMESPACE: namespace,
+      WARDEN_TASK_QUEUE: taskQueue,
+      WARDEN_LOG_LEVEL: 'info',
+      WARDEN_METRICS_ADDRESS: x.metrics,
+      ...(x.cacheSize !== null ? { WARDEN_MAX_CACHED_WORKFLOWS: String(x.cacheSize) } : {}),
+    },
     'worker started',
   );
 }
@@ -407,7 +454,14 @@ function startBareWorker(address: string, namespace: string, taskQueue: string, 
   return startProc(
     'bare-worker',
     [distFile('./bare-worker.js')],
-    { TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: namespace, WARDEN_TASK_QUEUE: taskQueue, FLEET_BARE_STICKY_MS: String(stickyTimeoutMs()), FLEET_BARE_METRICS: x.metrics, ...(x.cacheSize !== null ? { FLEET_BARE_CACHE: String(x.cacheSize) } : {}) },
+    {
+      TEMPORAL_ADDRESS: address,
+      TEMPORAL_NAMESPACE: namespace,
+      WARDEN_TASK_QUEUE: taskQueue,
+      FLEET_BARE_STICKY_MS: String(stickyTimeoutMs()),
+      FLEET_BARE_METRICS: x.metrics,
+      ...(x.cacheSize !== null ? { FLEET_BARE_CACHE: String(x.cacheSize) } : {}),
+    },
     'bare worker started',
   );
 }
@@ -487,7 +541,10 @@ async function teardown(r: Resources, o: Options): Promise<void> {
     const client = new Client({ connection: r.connection, namespace: o.namespace });
     say(`terminating ${r.started.length} workflows`);
     await pool(r.started.splice(0), o.concurrency, async ({ workflowId }) => {
-      await client.workflow.getHandle(workflowId).terminate('benchmark finished').catch(() => undefined);
+      await client.workflow
+        .getHandle(workflowId)
+        .terminate('benchmark finished')
+        .catch(() => undefined);
     });
   }
   for (const p of r.procs) await p.stop().catch((err) => say(`${p.name} stop: ${String(err)}`));
@@ -520,7 +577,10 @@ interface PhaseResult {
 const newPhase = (): PhaseResult => ({ turnsOffered: 0, turnsAnswered: 0, errors: 0, errorSamples: [], evaluationTurnLatencies: [], otherTurnLatencies: [] });
 
 /** Every turn's latency: both halves of the split. */
-const allLatencies = (x: { evaluationTurnLatencies: number[]; otherTurnLatencies: number[] }): number[] => [...x.evaluationTurnLatencies, ...x.otherTurnLatencies];
+const allLatencies = (x: { evaluationTurnLatencies: number[]; otherTurnLatencies: number[] }): number[] => [
+  ...x.evaluationTurnLatencies,
+  ...x.otherTurnLatencies,
+];
 
 /**
  * Count a turn sent to agent `a` and say where its latency goes: warden queues an evaluation on
@@ -536,7 +596,12 @@ function countSent(side: Side, o: Options, a: number): (res: PhaseResult, ms: nu
 }
 
 /** Open loop: each agent's turns at their scheduled times, for durationMs; latency from the schedule. */
-async function openLoop(side: Side, o: Options, tag: string, ids: string[]): Promise<PhaseResult & { offeredPerS: number; achievedPerS: number; lateSendsMaxMs: number }> {
+async function openLoop(
+  side: Side,
+  o: Options,
+  tag: string,
+  ids: string[],
+): Promise<PhaseResult & { offeredPerS: number; achievedPerS: number; lateSendsMaxMs: number }> {
   const periodMs = o.periodS * 1000;
   const durationMs = o.durationS * 1000;
   const res = newPhase();
@@ -664,7 +729,8 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
   const idleRss: Record<string, number> = {};
   const extras: Record<string, WorkerExtras> = {};
   for (const name of o.sides) extras[name] = { cacheSize: o.cacheSize, metrics: `127.0.0.1:${await freePort()}` };
-  const startWorkerOf = (name: 'bare' | 'warden') => (name === 'bare' ? startBareWorker(address, o.namespace, bareTq, extras.bare!) : startWardenWorker(address, o.namespace, wardenTq, extras.warden!));
+  const startWorkerOf = (name: 'bare' | 'warden') =>
+    name === 'bare' ? startBareWorker(address, o.namespace, bareTq, extras.bare!) : startWardenWorker(address, o.namespace, wardenTq, extras.warden!);
   for (const name of o.sides) {
     const worker = startWorkerOf(name);
     r.procs.add(worker);
@@ -696,7 +762,13 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
         sent: [],
         start: async (id) => {
           r.started.push({ workflowId: workflowIdFor(id) });
-          await warden.start({ agentId: id, task: `Fleet agent ${id}: fix the empty-input handling in the parser and keep the tests green.`, supervisor: { evalInterval: o.evalInterval, ...(o.idleAfterMs !== null ? { idleAfterMs: o.idleAfterMs } : {}) }, evaluator: o.evaluator, searchAttributes: o.searchAttributes });
+          await warden.start({
+            agentId: id,
+            task: `Fleet agent ${id}: fix the empty-input handling in the parser and keep the tests green.`,
+            supervisor: { evalInterval: o.evalInterval, ...(o.idleAfterMs !== null ? { idleAfterMs: o.idleAfterMs } : {}) },
+            evaluator: o.evaluator,
+            searchAttributes: o.searchAttributes,
+          });
         },
         report: async (id, turn) => {
           const reply = await warden.reportTurn(id, turn);
@@ -722,7 +794,9 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
   const warmUp = async (side: Side) => {
     side.worker.resetPeak();
     const since: number[] = (silentSince[side.name] = []);
-    say(`${side.name}: starting ${side.ids.length} agents, ${o.spreadEvaluations ? `1 to ${o.evalInterval} warm-up turns each (spread)` : 'one warm-up turn each'}`);
+    say(
+      `${side.name}: starting ${side.ids.length} agents, ${o.spreadEvaluations ? `1 to ${o.evalInterval} warm-up turns each (spread)` : 'one warm-up turn each'}`,
+    );
     const s0 = performance.now();
     await pool(side.ids, o.concurrency, async (id, a) => {
       if (r.stopping) throw new Error('stopping');
@@ -749,7 +823,10 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
     const mine = r.started.filter((w) => ids.has(w.workflowId));
     r.started = r.started.filter((w) => !ids.has(w.workflowId));
     await pool(mine, o.concurrency, async ({ workflowId }) => {
-      await raw.workflow.getHandle(workflowId).terminate('benchmark side finished').catch(() => undefined);
+      await raw.workflow
+        .getHandle(workflowId)
+        .terminate('benchmark side finished')
+        .catch(() => undefined);
     });
     await side.worker.stop();
     r.procs.delete(side.worker);
@@ -758,7 +835,11 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
   const perSide: Record<string, Record<string, unknown>> = {};
   // The agents that report in the window (all, or the first --active), and a sample of them.
   const reporting = (side: Side) => side.ids.slice(0, o.active);
-  const sample = (side: Side) => reporting(side).filter((_, i) => i % Math.max(1, Math.floor(o.active / 5)) === 0).slice(0, 5).map(side.workflowId);
+  const sample = (side: Side) =>
+    reporting(side)
+      .filter((_, i) => i % Math.max(1, Math.floor(o.active / 5)) === 0)
+      .slice(0, 5)
+      .map(side.workflowId);
 
   if (o.mode === 'recovery') {
     // Each side in turn, on the same server: build the histories, SIGKILL its worker, start a new
@@ -774,7 +855,9 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
       historyTurns: o.historyTurns,
       stickyTimeoutMs: stickyTimeoutMs(),
       sides: recovered,
-      ...(recovered.bare && recovered.warden ? { ratios: { recoveryP50: round(q('warden', 'p50') / q('bare', 'p50'), 2), recoveryMax: round(q('warden', 'max') / q('bare', 'max'), 2) } } : {}),
+      ...(recovered.bare && recovered.warden
+        ? { ratios: { recoveryP50: round(q('warden', 'p50') / q('bare', 'p50'), 2), recoveryMax: round(q('warden', 'max') / q('bare', 'max'), 2) } }
+        : {}),
       evaluator: o.evaluator.kind,
       server: o.address ? 'external' : 'dev-server',
       loadavgBefore: load0.map((x) => round(x, 2)),
@@ -864,7 +947,21 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
   for (let k = 0; k < o.rounds; k++) {
     const order = k % 2 === 0 ? sides : [...sides].reverse();
     for (const side of order) {
-      const a = (acc[side.name] ??= { phases: [], evaluationTurnLatencies: [], otherTurnLatencies: [], cpu: { worker: 0, server: 0 }, grown: 0, grownBytes: 0, sampledTurns: 0, peakKiB: 0, lagMaxMs: 0, roundP99: [], sdk: null, silentDueInWindow: 0, windowS: 0 });
+      const a = (acc[side.name] ??= {
+        phases: [],
+        evaluationTurnLatencies: [],
+        otherTurnLatencies: [],
+        cpu: { worker: 0, server: 0 },
+        grown: 0,
+        grownBytes: 0,
+        sampledTurns: 0,
+        peakKiB: 0,
+        lagMaxMs: 0,
+        roundP99: [],
+        sdk: null,
+        silentDueInWindow: 0,
+        windowS: 0,
+      });
       if (realistic) await warmUp(side);
       const before = await historyOf(r.connection, o.namespace, sample(side));
       say(`${side.name}: measuring (${o.mode} loop, ${o.durationS} s${o.rounds > 1 ? `, round ${k + 1} of ${o.rounds}` : ''})`);
@@ -881,14 +978,19 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
       lag.disable();
       if (sdk0 && sdk1) {
         const d = Object.fromEntries(Object.keys(sdk1).map((key) => [key, sdk1[key as keyof SdkCounters] - sdk0[key as keyof SdkCounters]])) as SdkCounters;
-        a.sdk = a.sdk ? (Object.fromEntries(Object.keys(d).map((key) => [key, a.sdk![key as keyof SdkCounters] + d[key as keyof SdkCounters]])) as SdkCounters) : d;
+        a.sdk = a.sdk
+          ? (Object.fromEntries(Object.keys(d).map((key) => [key, a.sdk![key as keyof SdkCounters] + d[key as keyof SdkCounters]])) as SdkCounters)
+          : d;
       }
       a.windowS += (w1 - w0) / 1000;
       if (o.idleAfterMs !== null) {
         const since = silentSince[side.name] ?? [];
         const due = since.filter((t) => t + o.idleAfterMs! >= w0 && t + o.idleAfterMs! <= w1).length;
         a.silentDueInWindow += due;
-        if (realistic && due < since.length) say(`${side.name}: only ${due} of ${since.length} silent agents' idle timers were due in the window (set --idle-after between the setup time, ${round(startMs[side.name]! / 1000, 0)} s, and --duration)`);
+        if (realistic && due < since.length)
+          say(
+            `${side.name}: only ${due} of ${since.length} silent agents' idle timers were due in the window (set --idle-after between the setup time, ${round(startMs[side.name]! / 1000, 0)} s, and --duration)`,
+          );
       }
       const cpu1 = { worker: readCpuMs(side.worker.child.pid), server: serverCpuMs(o, r) };
       for (const key of ['worker', 'server'] as const) {
@@ -920,13 +1022,20 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
       latencyMs: stats(allLatencies(a)),
       // Split by turn number (see countSent): on warden, the turns that queued an evaluation; on
       // bare, the same numbers (a control).
-      latencyByTurnMs: { evaluationTurns: { turns: a.evaluationTurnLatencies.length, ...stats(a.evaluationTurnLatencies) }, otherTurns: { turns: a.otherTurnLatencies.length, ...stats(a.otherTurnLatencies) } },
+      latencyByTurnMs: {
+        evaluationTurns: { turns: a.evaluationTurnLatencies.length, ...stats(a.evaluationTurnLatencies) },
+        otherTurns: { turns: a.otherTurnLatencies.length, ...stats(a.otherTurnLatencies) },
+      },
       turnsOffered: sum('turnsOffered'),
       turnsAnswered: answered,
       errors: sum('errors'),
       errorSamples: a.phases.flatMap((ph) => ph.errorSamples as string[]).slice(0, 5),
       ...(o.mode === 'open'
-        ? { offeredPerS: round(mean('offeredPerS'), 1), achievedPerS: round(mean('achievedPerS'), 1), lateSendsMaxMs: round(Math.max(...a.phases.map((ph) => ph.lateSendsMaxMs as number)), 1) }
+        ? {
+            offeredPerS: round(mean('offeredPerS'), 1),
+            achievedPerS: round(mean('achievedPerS'), 1),
+            lateSendsMaxMs: round(Math.max(...a.phases.map((ph) => ph.lateSendsMaxMs as number)), 1),
+          }
         : { turnsPerS: round(mean('turnsPerS'), 1) }),
       ...(o.rounds > 1 ? { roundP99Ms: a.roundP99 } : {}),
       workerRssMiB: {
@@ -959,12 +1068,13 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
     };
   }
 
-  const p = (name: string, k: string) => ((perSide[name]?.latencyMs as Record<string, number> | undefined)?.[k] ?? NaN);
+  const p = (name: string, k: string) => (perSide[name]?.latencyMs as Record<string, number> | undefined)?.[k] ?? NaN;
   const ratio = (k: string) => round(p('warden', k) / p('bare', k), 2);
   const both = perSide.bare && perSide.warden;
-  const splitP99 = (name: string, k: string) => ((perSide[name]?.latencyByTurnMs as Record<string, { p99: number | null }> | undefined)?.[k]?.p99 ?? NaN);
+  const splitP99 = (name: string, k: string) => (perSide[name]?.latencyByTurnMs as Record<string, { p99: number | null }> | undefined)?.[k]?.p99 ?? NaN;
   const splitRatio = (k: string) => round(splitP99('warden', k) / splitP99('bare', k), 2);
-  const cpuOf = (name: string, of: 'worker' | 'server' = 'worker') => ((perSide[name]?.cpuMsPerTurn as Record<'worker' | 'server', number | null> | undefined)?.[of] ?? NaN);
+  const cpuOf = (name: string, of: 'worker' | 'server' = 'worker') =>
+    (perSide[name]?.cpuMsPerTurn as Record<'worker' | 'server', number | null> | undefined)?.[of] ?? NaN;
   return {
     bench: 'fleet',
     mode: o.mode,
@@ -991,7 +1101,9 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
             evaluationTurnsP99: splitRatio('evaluationTurns'),
             otherTurnsP99: splitRatio('otherTurns'),
             workerCpuPerTurn: round(cpuOf('warden') / cpuOf('bare'), 2),
-            ...(Number.isFinite(cpuOf('warden', 'server') / cpuOf('bare', 'server')) ? { serverCpuPerTurn: round(cpuOf('warden', 'server') / cpuOf('bare', 'server'), 2) } : {}),
+            ...(Number.isFinite(cpuOf('warden', 'server') / cpuOf('bare', 'server'))
+              ? { serverCpuPerTurn: round(cpuOf('warden', 'server') / cpuOf('bare', 'server'), 2) }
+              : {}),
             ...(o.mode === 'closed' ? { throughput: round((perSide.warden!.turnsPerS as number) / (perSide.bare!.turnsPerS as number), 2) } : {}),
           },
         }

@@ -48,7 +48,11 @@ function main(): number {
     return 2;
   }
   try {
-    const windows = parseCases(readFileSync(o.cases, 'utf8')).map((c) => ({ task: c.task, turns: c.turns.slice(-WINDOW), reason: c.reason ?? ('interval' as const) }));
+    const windows = parseCases(readFileSync(o.cases, 'utf8')).map((c) => ({
+      task: c.task,
+      turns: c.turns.slice(-WINDOW),
+      reason: c.reason ?? ('interval' as const),
+    }));
     for (const w of windows) heuristicVerdict(w); // warm-up
     const times: number[][] = windows.map(() => []);
     for (let r = 0; r < o.rounds; r++)

@@ -20,7 +20,10 @@ export interface ProcStat {
 export function parseStat(text: string): ProcStat | null {
   const end = text.lastIndexOf(')');
   if (end < 0) return null;
-  const f = text.slice(end + 2).trim().split(' '); // f[0] is field 3 (state)
+  const f = text
+    .slice(end + 2)
+    .trim()
+    .split(' '); // f[0] is field 3 (state)
   const n = (i: number) => Number(f[i]);
   const stat = { ppid: n(1), ownTicks: n(11) + n(12), reapedChildTicks: n(13) + n(14) };
   return Object.values(stat).every(Number.isFinite) ? stat : null;

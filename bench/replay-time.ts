@@ -45,7 +45,9 @@ async function main(): Promise<number> {
     return await withServer(o.address, 'warden-replay-', say, async (address) => {
       const taskQueue = `replay-time-${Date.now().toString(36)}`;
       const codePath = prebuiltBundlePath();
-      const bundle = codePath ? { codePath } : await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } as never });
+      const bundle = codePath
+        ? { codePath }
+        : await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } as never });
       const worker = await startWorker({ address, taskQueue, log: pino({ level: 'warn' }, pino.destination(2)), workflowBundle: bundle });
       const client = await WardenClient.connect({ address, taskQueue });
       const agentId = `replay-${Date.now().toString(36)}`;

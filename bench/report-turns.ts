@@ -80,8 +80,12 @@ function parseArgs(argv: string[]): Options {
     const [flag, inline] = a.startsWith('--') && a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
     const val = () => inline ?? argv[++i];
     switch (flag) {
-      case '--agents': o.agents = int(flag, val(), 1, LIMITS.agents); break;
-      case '--turns': o.turns = int(flag, val(), 1, LIMITS.turns); break;
+      case '--agents':
+        o.agents = int(flag, val(), 1, LIMITS.agents);
+        break;
+      case '--turns':
+        o.turns = int(flag, val(), 1, LIMITS.turns);
+        break;
       case '--address': {
         try {
           o.address = loopbackAddress(val());
@@ -96,10 +100,18 @@ function parseArgs(argv: string[]): Options {
         o.namespace = v;
         break;
       }
-      case '--warmup-agents': o.warmupAgents = int(flag, val(), 0, 100); break;
-      case '--warmup-turns': o.warmupTurns = int(flag, val(), 1, 100); break;
-      case '--concurrency': o.concurrency = int(flag, val(), 1, 256); break;
-      case '--timeout-ms': o.timeoutMs = int(flag, val(), 1_000, 3_600_000); break;
+      case '--warmup-agents':
+        o.warmupAgents = int(flag, val(), 0, 100);
+        break;
+      case '--warmup-turns':
+        o.warmupTurns = int(flag, val(), 1, 100);
+        break;
+      case '--concurrency':
+        o.concurrency = int(flag, val(), 1, 256);
+        break;
+      case '--timeout-ms':
+        o.timeoutMs = int(flag, val(), 1_000, 3_600_000);
+        break;
       case '-h':
       case '--help':
         process.stderr.write(`${USAGE}\n`);
@@ -145,9 +157,7 @@ function makeTurn(tag: string, a: number, t: number): TurnInput {
       return {
         ...base,
         text: `Turn ${t}: editing ${file} so that ${topic} handles the empty case explicitly (agent ${a}).`,
-        toolCalls: [
-          { name: 'edit_file', args: { path: file, patch: `@@ -${t},3 +${t},5 @@ handle empty input in ${topic}` }, result: 'applied', ok: true },
-        ],
+        toolCalls: [{ name: 'edit_file', args: { path: file, patch: `@@ -${t},3 +${t},5 @@ handle empty input in ${topic}` }, result: 'applied', ok: true }],
       };
     case 2:
       return {

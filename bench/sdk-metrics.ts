@@ -21,11 +21,13 @@ export function parseSdkCounters(text: string): SdkCounters {
     if (line.startsWith('#') || line.trim() === '') continue;
     const m = /^([A-Za-z_:][A-Za-z0-9_:]*)(?:\{[^}]*\})?\s+(\S+)/.exec(line);
     if (!m) continue;
-    const name = m[1]!.replace(/^temporal_/, '').replace(/_total$/, '').replace(/_(?:seconds|milliseconds)_count$/, '_count');
+    const name = m[1]!
+      .replace(/^temporal_/, '')
+      .replace(/_total$/, '')
+      .replace(/_(?:seconds|milliseconds)_count$/, '_count');
     const key = byName.get(name);
     const v = Number(m[2]);
     if (key && Number.isFinite(v)) out[key] += v;
   }
   return out;
 }
-

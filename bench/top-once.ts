@@ -78,11 +78,19 @@ async function main(): Promise<number> {
     // paused. Signals only (cheap); one that fails under load is counted, not fatal.
     let signalFailures = 0;
     const tolerant = (p: Promise<unknown>) => p.catch(() => void (signalFailures += 1));
-    await mapLimit(ids.filter((_, i) => i % 10 === 3), 16, async (id) => {
-      await tolerant(c.signal(id, 'heartbeat', {}));
-      await tolerant(c.signal(id, 'interrupt', {}));
-    });
-    await mapLimit(ids.filter((_, i) => i % 10 === 7), 16, (id) => tolerant(c.signal(id, 'pause', {})));
+    await mapLimit(
+      ids.filter((_, i) => i % 10 === 3),
+      16,
+      async (id) => {
+        await tolerant(c.signal(id, 'heartbeat', {}));
+        await tolerant(c.signal(id, 'interrupt', {}));
+      },
+    );
+    await mapLimit(
+      ids.filter((_, i) => i % 10 === 7),
+      16,
+      (id) => tolerant(c.signal(id, 'pause', {})),
+    );
     for (let i = 0; ; i++) {
       const listed = await listRoster(c);
       if (listed.length >= agents && listed.some((e) => e.state === 'awaiting-input')) break;
@@ -94,8 +102,23 @@ async function main(): Promise<number> {
     for (let i = 0; i < runs; i++) {
       const r = await runCli(address, ['top', '--once', '--json']);
       if (r.code !== 0) throw new Error(`warden top --once --json exited ${r.code}`);
-      const j = JSON.parse(r.stdout) as { agents: number; elapsedMs: number; listedMs: number; statusQueries: number; errors: unknown[]; rows: { state: string }[] };
-      results.push({ wallMs: Math.round(r.ms), elapsedMs: j.elapsedMs, listedMs: j.listedMs, rows: j.agents, statusQueries: j.statusQueries, errors: j.errors.length, firstState: j.rows[0]?.state ?? '' });
+      const j = JSON.parse(r.stdout) as {
+        agents: number;
+        elapsedMs: number;
+        listedMs: number;
+        statusQueries: number;
+        errors: unknown[];
+        rows: { state: string }[];
+      };
+      results.push({
+        wallMs: Math.round(r.ms),
+        elapsedMs: j.elapsedMs,
+        listedMs: j.listedMs,
+        rows: j.agents,
+        statusQueries: j.statusQueries,
+        errors: j.errors.length,
+        firstState: j.rows[0]?.state ?? '',
+      });
       say(`run ${i + 1}: ${Math.round(r.ms)} ms wall, ${j.agents} rows, ${j.statusQueries} status queries`);
     }
     const all = await runCli(address, ['top', '--once', '--json', '--details', 'all']);

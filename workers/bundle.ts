@@ -63,7 +63,14 @@ export function prebuiltBundlePath(env: NodeJS.ProcessEnv = process.env): string
 export async function buildWorkflowBundle(outFile = PREBUILT_BUNDLE_PATH): Promise<{ path: string; bytes: number }> {
   const { code } = await bundleWorkflowCode({
     ...BUNDLE_OPTIONS,
-    logger: { trace() {}, debug() {}, info() {}, warn: (m: string) => process.stderr.write(`${m}\n`), error: (m: string) => process.stderr.write(`${m}\n`), log() {} } as never,
+    logger: {
+      trace() {},
+      debug() {},
+      info() {},
+      warn: (m: string) => process.stderr.write(`${m}\n`),
+      error: (m: string) => process.stderr.write(`${m}\n`),
+      log() {},
+    } as never,
   });
   writeFileSync(outFile, code);
   return { path: outFile, bytes: Buffer.byteLength(code) };

@@ -46,7 +46,10 @@ export function installPinoRuntime(log: Logger, metrics?: string): void {
  * The workflow code: a bundle given by the caller (tests), else the prebuilt dist/workflow-bundle.js
  * when it is current (`npm run build` makes it), else bundle from source at start (dev).
  */
-function workflowSource(given: WorkerOptions['workflowBundle'] | undefined, log: Logger): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'bundlerOptions'> {
+function workflowSource(
+  given: WorkerOptions['workflowBundle'] | undefined,
+  log: Logger,
+): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'bundlerOptions'> {
   if (given) return { workflowBundle: given };
   const codePath = prebuiltBundlePath();
   if (codePath) return { workflowBundle: { codePath } };
@@ -84,7 +87,8 @@ export function tuningFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<Wor
   let ratio: number | undefined;
   if (ratioText !== undefined && ratioText !== '') {
     ratio = Number(ratioText);
-    if (!/^\d*\.?\d+$/.test(ratioText) || !(ratio > 0 && ratio <= 1)) throw new Error(`WARDEN_NONSTICKY_POLL_RATIO must be a number above 0 and at most 1, got ${JSON.stringify(ratioText)}`);
+    if (!/^\d*\.?\d+$/.test(ratioText) || !(ratio > 0 && ratio <= 1))
+      throw new Error(`WARDEN_NONSTICKY_POLL_RATIO must be a number above 0 and at most 1, got ${JSON.stringify(ratioText)}`);
   }
   return {
     ...(ratio !== undefined ? { nonStickyToStickyPollRatio: ratio } : {}),
@@ -104,7 +108,8 @@ export function metricsFromEnv(env: NodeJS.ProcessEnv = process.env): string | u
   const v = env.WARDEN_METRICS_ADDRESS;
   if (v === undefined || v === '') return undefined;
   const m = /^(?:\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(v);
-  if (!m || Number(m[1]) < 1 || Number(m[1]) > 65535) throw new Error(`WARDEN_METRICS_ADDRESS must be host:port (e.g. 127.0.0.1:9464), got ${JSON.stringify(v)}`);
+  if (!m || Number(m[1]) < 1 || Number(m[1]) > 65535)
+    throw new Error(`WARDEN_METRICS_ADDRESS must be host:port (e.g. 127.0.0.1:9464), got ${JSON.stringify(v)}`);
   return v;
 }
 
@@ -118,7 +123,9 @@ export interface WorkerHandle {
 }
 
 export async function startWorker(
-  opts: { address?: string; namespace?: string; taskQueue?: string; log?: Logger } & Partial<Pick<WorkerOptions, 'workflowBundle' | 'maxConcurrentActivityTaskExecutions'>> = {},
+  opts: { address?: string; namespace?: string; taskQueue?: string; log?: Logger } & Partial<
+    Pick<WorkerOptions, 'workflowBundle' | 'maxConcurrentActivityTaskExecutions'>
+  > = {},
 ): Promise<WorkerHandle> {
   const log = opts.log ?? createLogger('warden-worker');
   installPinoRuntime(log, metricsFromEnv());

@@ -36,7 +36,10 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
   const info = workflowInfo();
   const core = createCore(spec, { workflowId: info.workflowId, runId: info.runId }, Date.now(), carried);
   if (info.workflowId !== `agent-${spec.agentId}`) {
-    throw ApplicationFailure.nonRetryable(`workflow id ${info.workflowId} does not match agentId ${spec.agentId}: an agent runs as agent-<agentId>`, 'InvalidAgentSpec');
+    throw ApplicationFailure.nonRetryable(
+      `workflow id ${info.workflowId} does not match agentId ${spec.agentId}: an agent runs as agent-<agentId>`,
+      'InvalidAgentSpec',
+    );
   }
   const shell = createShell(spec);
   const ctx: AgentContext = { core, ports: shell.ports };

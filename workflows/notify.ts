@@ -73,12 +73,10 @@ export async function notifyWorkflow(input: NotifyWorkflowInput): Promise<Delive
   );
   if (irc) {
     jobs.push(
-      ircActs.postIrc
-        .executeWithOptions({ ...POST_IRC_OPTIONS, summary: `${event.event} → IRC ${irc.channel}` }, [{ channel: irc.channel, event }])
-        .then(
-          (r): ChannelDelivery => ({ channel: 'irc', target: irc.channel, ok: true, lines: r.lines }),
-          (err: unknown): ChannelDelivery => ({ channel: 'irc', target: irc.channel, ok: false, cause: causeOf(err) }),
-        ),
+      ircActs.postIrc.executeWithOptions({ ...POST_IRC_OPTIONS, summary: `${event.event} → IRC ${irc.channel}` }, [{ channel: irc.channel, event }]).then(
+        (r): ChannelDelivery => ({ channel: 'irc', target: irc.channel, ok: true, lines: r.lines }),
+        (err: unknown): ChannelDelivery => ({ channel: 'irc', target: irc.channel, ok: false, cause: causeOf(err) }),
+      ),
     );
   }
   const deliveries = await Promise.all(jobs);

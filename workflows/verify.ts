@@ -7,7 +7,15 @@
 import { CancellationScope, condition, isCancellation } from '@temporalio/workflow';
 import type { AgentContext } from '../src/domain/agent/context.js';
 import type { StartedEvaluation } from '../src/domain/agent/supervision.js';
-import { baselineInput, baselineRead, protectedEvidenceInput, startVerification, verificationCancelled, verificationFinished, verificationSkipped } from '../src/domain/agent/verification.js';
+import {
+  baselineInput,
+  baselineRead,
+  protectedEvidenceInput,
+  startVerification,
+  verificationCancelled,
+  verificationFinished,
+  verificationSkipped,
+} from '../src/domain/agent/verification.js';
 import type { Shell } from './ports.js';
 
 const message = (err: unknown): string => (err instanceof Error ? ((err as { cause?: Error }).cause?.message ?? err.message) : String(err));

@@ -37,10 +37,12 @@ export class WatchTimer {
     const scope = new CancellationScope();
     const timer = { firesAt, fired: false, scope };
     this.timer = timer;
-    scope.run(() => sleep(Math.max(1, timeoutMs))).then(
-      () => (timer.fired = true),
-      () => undefined, // cancelled: a later plan replaced it
-    );
+    scope
+      .run(() => sleep(Math.max(1, timeoutMs)))
+      .then(
+        () => (timer.fired = true),
+        () => undefined, // cancelled: a later plan replaced it
+      );
   }
 
   private cancel(): void {

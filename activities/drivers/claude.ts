@@ -75,8 +75,7 @@ export function projectClaudeCandidates(root = PROJECT_ROOT): string[] {
   const scope = join(root, 'node_modules', '@anthropic-ai');
   const exe = process.platform === 'win32' ? 'claude.exe' : 'claude';
   const musl =
-    process.platform === 'linux' &&
-    !(process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header?.glibcVersionRuntime;
+    process.platform === 'linux' && !(process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header?.glibcVersionRuntime;
   return [
     join(scope, `claude-code-${process.platform}-${process.arch}${musl ? '-musl' : ''}`, exe),
     // When npm ran the package's postinstall, the native binary was copied over this placeholder.
@@ -144,9 +143,7 @@ export function buildClaudeArgs(input: ClaudeArgsInput): string[] {
     '--output-format',
     'stream-json',
     '--verbose',
-    ...(input.toolAllowlist?.length
-      ? ['--permission-mode', 'default', '--allowedTools', ...input.toolAllowlist]
-      : CLAUDE_PERMISSION_ARGS),
+    ...(input.toolAllowlist?.length ? ['--permission-mode', 'default', '--allowedTools', ...input.toolAllowlist] : CLAUDE_PERMISSION_ARGS),
     ...(input.model ? ['--model', input.model] : []),
     ...(input.resume ? ['--resume', input.sessionId] : ['--session-id', input.sessionId]),
     ...(input.extra ?? []),
@@ -159,7 +156,10 @@ export function buildClaudeArgs(input: ClaudeArgsInput): string[] {
  * DISABLE_AUTOUPDATER — minus Claude Code's own child markers — with the agent's homes and warden's
  * markers. Nothing else of the worker's environment (its other secrets) reaches the agent.
  */
-export function claudeEnv(base: NodeJS.ProcessEnv, add: { homeDir: string; configDir: string; agentId: string; turnNumber: number; marker: string }): Record<string, string> {
+export function claudeEnv(
+  base: NodeJS.ProcessEnv,
+  add: { homeDir: string; configDir: string; agentId: string; turnNumber: number; marker: string },
+): Record<string, string> {
   const own = Object.keys(base).filter((k) => k.startsWith('ANTHROPIC_') || k === 'DISABLE_AUTOUPDATER');
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(subprocessEnv({}, { passThrough: [...PROXY_ENV, ...own] }, base))) if (!DROPPED_ENV.has(k)) env[k] = v;
@@ -330,7 +330,11 @@ function fitText(texts: readonly string[]): string {
 // ---------- the driver ----------
 
 function tail(s: unknown): string {
-  return String(s ?? '').trim().split('\n').slice(-STDERR_TAIL_LINES).join('\n');
+  return String(s ?? '')
+    .trim()
+    .split('\n')
+    .slice(-STDERR_TAIL_LINES)
+    .join('\n');
 }
 
 function sessionFrom(req: TurnRequest): { sessionId: string | null; totalCostUsd?: number } {
@@ -388,7 +392,11 @@ export function claudeDriver(config: ClaudeDriverConfig): Driver {
 
       const session = (): DriverSession => ({
         sessionId: builder.sessionId ?? sessionId,
-        ...(builder.totalCostUsd !== undefined ? { totalCostUsd: builder.totalCostUsd } : previous.totalCostUsd !== undefined ? { totalCostUsd: previous.totalCostUsd } : {}),
+        ...(builder.totalCostUsd !== undefined
+          ? { totalCostUsd: builder.totalCostUsd }
+          : previous.totalCostUsd !== undefined
+            ? { totalCostUsd: previous.totalCostUsd }
+            : {}),
       });
       if (r.aborted) return { turn: builder.turn(id, '(interrupted)'), session: session(), done: false, interrupted: true };
 
@@ -398,7 +406,8 @@ export function claudeDriver(config: ClaudeDriverConfig): Driver {
         throw new Error(`claude ${how}: ${tail(r.stderr) || '(no stderr)'}${claudeSaid}`);
       }
       if (!builder.result) throw new Error(`claude printed no result event: ${tail(r.stderr) || '(no stderr)'}`);
-      if (builder.result.isError) throw new Error(`claude reported an error (${builder.result.subtype || 'error'}): ${builder.result.text || tail(r.stderr) || '(no message)'}`);
+      if (builder.result.isError)
+        throw new Error(`claude reported an error (${builder.result.subtype || 'error'}): ${builder.result.text || tail(r.stderr) || '(no message)'}`);
       const turn = builder.turn(id);
       const done = builder.result.text.trimStart().startsWith(req.doneMarker);
       return { turn, session: session(), done, ...(done && { result: extractResult(builder.result.text, req.doneMarker) }) };

@@ -37,14 +37,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MAX_TOOL_CALLS, MAX_TOOL_FIELD, MAX_TURN_TEXT, TRUNCATION_MARKER, truncate } from '../../src/domain/contract/limits.js';
 import { type DriverConfig, type ToolCall, type Turn, TurnSchema } from '../../src/domain/contract/schemas.js';
-import {
-  CODEX_QUIET_OVERRIDES,
-  configTomlOverrides,
-  copyCodexCredentials,
-  credentialsSource,
-  resolveCodexBinary,
-  stderrTail,
-} from '../codex-home.js';
+import { CODEX_QUIET_OVERRIDES, configTomlOverrides, copyCodexCredentials, credentialsSource, resolveCodexBinary, stderrTail } from '../codex-home.js';
 import { type GroupRunResult, runInGroup } from '../process-group.js';
 import { extractResult } from '../../src/domain/contract/result.js';
 import type { Driver, DriverSession, TurnRequest } from './types.js';
@@ -212,9 +205,7 @@ export class CodexTurnEvents {
 
   /** The tool calls, those still running marked as cut short when `interrupted`. */
   toolCalls(interrupted = false): ToolCall[] {
-    return [...this.calls.values()].map(({ running, ...c }) =>
-      running && interrupted ? { ...c, result: '(interrupted before it finished)' } : c,
-    );
+    return [...this.calls.values()].map(({ running, ...c }) => (running && interrupted ? { ...c, result: '(interrupted before it finished)' } : c));
   }
 
   /** The turn so far. `previous` is the session totals after the last completed turn. */
@@ -246,7 +237,9 @@ function mcpResultText(result: unknown): string {
   if (!result || typeof result !== 'object') return '';
   const content = (result as { content?: unknown }).content;
   if (Array.isArray(content)) {
-    const texts = content.flatMap((c) => (c && typeof c === 'object' && typeof (c as { text?: unknown }).text === 'string' ? [(c as { text: string }).text] : []));
+    const texts = content.flatMap((c) =>
+      c && typeof c === 'object' && typeof (c as { text?: unknown }).text === 'string' ? [(c as { text: string }).text] : [],
+    );
     if (texts.length) return texts.join('\n');
   }
   return JSON.stringify(result);
@@ -405,7 +398,15 @@ export function codexDriver(config: CodexDriverConfig): Driver {
             onSpawn: (p) => {
               pid = p;
               ctx.log.debug(
-                { agentId: req.agentId, turn: req.turnNumber, codexHome: home, pid, file, resume: resumeId, ...(setup ? { credentialsFrom: setup.from, copied: setup.copied } : {}) },
+                {
+                  agentId: req.agentId,
+                  turn: req.turnNumber,
+                  codexHome: home,
+                  pid,
+                  file,
+                  resume: resumeId,
+                  ...(setup ? { credentialsFrom: setup.from, copied: setup.copied } : {}),
+                },
                 'codex turn started',
               );
             },
@@ -440,7 +441,11 @@ export function codexDriver(config: CodexDriverConfig): Driver {
       }
       if (result.exitCode !== 0 || (events.errors.length > 0 && !events.completed)) {
         const how =
-          result.exitCode === 0 ? 'reported a failed turn' : result.exitCode !== undefined ? `exited with code ${result.exitCode}` : `was killed by ${result.signal}`;
+          result.exitCode === 0
+            ? 'reported a failed turn'
+            : result.exitCode !== undefined
+              ? `exited with code ${result.exitCode}`
+              : `was killed by ${result.signal}`;
         const reported = events.errors.length ? `; codex: ${truncate(events.errors.join(' | '), 1_000)}` : '';
         throw new Error(`codex exec ${how} after ${ms} ms${reported}; stderr: ${stderrTail(String(result.stderr ?? ''))}`);
       }

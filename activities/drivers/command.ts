@@ -72,7 +72,12 @@ export function commandDriver(config: Extract<DriverConfig, { kind: 'command' }>
         toolAllowlist: req.toolAllowlist ?? [],
         ...(req.compact && { compact: req.compact }),
         ...(config.env?.WARDEN_MESH_RUN && {
-          mesh: { runId: config.env.WARDEN_MESH_RUN, task: config.env.WARDEN_MESH_TASK, checkpoint: config.env.WARDEN_MESH_CHECKPOINT, patch: config.env.WARDEN_MESH_PATCH },
+          mesh: {
+            runId: config.env.WARDEN_MESH_RUN,
+            task: config.env.WARDEN_MESH_TASK,
+            checkpoint: config.env.WARDEN_MESH_CHECKPOINT,
+            patch: config.env.WARDEN_MESH_PATCH,
+          },
         }),
       });
       const r = await runInGroup(
@@ -110,7 +115,11 @@ export function commandDriver(config: Extract<DriverConfig, { kind: 'command' }>
         return { turn: TurnSchema.parse({ ...partial, id, text: partial.text || '(interrupted)' }), session: req.session, done: false, interrupted: true };
       }
       if (r.exitCode !== 0) {
-        const tail = String(r.stderr ?? '').trim().split('\n').slice(-8).join('\n');
+        const tail = String(r.stderr ?? '')
+          .trim()
+          .split('\n')
+          .slice(-8)
+          .join('\n');
         const limit = r.exitCode === undefined ? null : classifyTurnFailure({ driver: 'command', exitCode: r.exitCode, text: String(r.stderr ?? '') });
         if (limit) throw new RateLimitedError(`agent command exited with code ${r.exitCode}: ${limit.reason}`, limit);
         throw new Error(`agent command ${r.exitCode === undefined ? `was killed by ${r.signal}` : `exited with code ${r.exitCode}`}: ${tail || '(no stderr)'}`);

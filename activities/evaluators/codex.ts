@@ -103,7 +103,15 @@ export function codexEvaluator(config: CodexEvaluatorConfig): Evaluator {
         const result = await runInGroup(
           file,
           args,
-          { input: req.prompt, cwd: workDir, extendEnv: false, env: subprocessEnv({ CODEX_HOME: codexHome, NO_COLOR: '1' }, { passThrough: PROXY_ENV }), stdout: 'pipe', stderr: 'pipe', maxBuffer: 20_000_000 },
+          {
+            input: req.prompt,
+            cwd: workDir,
+            extendEnv: false,
+            env: subprocessEnv({ CODEX_HOME: codexHome, NO_COLOR: '1' }, { passThrough: PROXY_ENV }),
+            stdout: 'pipe',
+            stderr: 'pipe',
+            maxBuffer: 20_000_000,
+          },
           {
             signal: ctx.signal,
             killGraceMs: CODEX_KILL_GRACE_MS,

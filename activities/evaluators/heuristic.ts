@@ -9,7 +9,14 @@ export function heuristicEvaluator(): Evaluator {
     async evaluate(req) {
       // Answers in the same strict format as a model, and goes through the same parser.
       return formatAnswer(
-        heuristicVerdict({ task: req.task, turns: req.turns, reason: req.reason, evidenceFrom: req.evidenceFrom, firstTurnNumber: req.firstTurnNumber, protectedChanges: req.protectedChanges }),
+        heuristicVerdict({
+          task: req.task,
+          turns: req.turns,
+          reason: req.reason,
+          evidenceFrom: req.evidenceFrom,
+          firstTurnNumber: req.firstTurnNumber,
+          protectedChanges: req.protectedChanges,
+        }),
       );
     },
   };

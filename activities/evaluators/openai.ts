@@ -45,7 +45,11 @@ export function chatCompletionsUrl(baseUrl: string): string {
 export function chatMessages(prompt: string): ChatMessage[] {
   if (prompt.startsWith(SUPERVISOR_INSTRUCTIONS)) {
     const rest = prompt.slice(SUPERVISOR_INSTRUCTIONS.length).trim();
-    if (rest) return [{ role: 'system', content: SUPERVISOR_INSTRUCTIONS }, { role: 'user', content: rest }];
+    if (rest)
+      return [
+        { role: 'system', content: SUPERVISOR_INSTRUCTIONS },
+        { role: 'user', content: rest },
+      ];
   }
   return [{ role: 'user', content: prompt }];
 }
@@ -96,7 +100,12 @@ export function answerFrom(body: unknown): string {
   text = text.replace(/^\s*<think>[\s\S]*?<\/think>/i, '').trim();
   if (!text) {
     const finish = choice?.finish_reason;
-    const why = finish === 'length' ? ` (finish_reason length: the model used its ${OPENAI_MAX_TOKENS} tokens before answering)` : typeof finish === 'string' ? ` (finish_reason ${finish})` : '';
+    const why =
+      finish === 'length'
+        ? ` (finish_reason length: the model used its ${OPENAI_MAX_TOKENS} tokens before answering)`
+        : typeof finish === 'string'
+          ? ` (finish_reason ${finish})`
+          : '';
     throw new Error(`empty message in choices[0]${why}`);
   }
   return text;

@@ -53,7 +53,15 @@ export const HARDENING: readonly string[] = [
 
 /** The environment of warden's git: the operator-allowed one, no system config or attributes, no prompts or pager. */
 export function gitEnv(extra: Record<string, string> = {}): Record<string, string> {
-  return subprocessEnv({ GIT_CONFIG_NOSYSTEM: '1', GIT_ATTR_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0', GIT_PAGER: 'cat', GIT_OPTIONAL_LOCKS: '0', GIT_NO_REPLACE_OBJECTS: '1', ...extra });
+  return subprocessEnv({
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_ATTR_NOSYSTEM: '1',
+    GIT_TERMINAL_PROMPT: '0',
+    GIT_PAGER: 'cat',
+    GIT_OPTIONAL_LOCKS: '0',
+    GIT_NO_REPLACE_OBJECTS: '1',
+    ...extra,
+  });
 }
 
 const placeArgs = (p: GitPlace) => [...(p.gitDir ? [`--git-dir=${p.gitDir}`] : []), ...(p.workTree ? [`--work-tree=${p.workTree}`] : [])];
@@ -71,7 +79,13 @@ async function run(p: GitPlace, args: string[], opts: GitOpts): Promise<GitResul
     ...(opts.timeoutMs !== undefined ? { timeout: opts.timeoutMs } : {}),
   });
   const overflow = (r as { isMaxBuffer?: boolean }).isMaxBuffer === true || /maxBuffer exceeded/i.test(String((r as { message?: string }).message ?? ''));
-  return { ok: r.exitCode === 0 && !overflow, stdout: String(r.stdout ?? ''), stderr: String(r.stderr ?? ''), exitCode: r.exitCode ?? null, ...(overflow ? { overflow } : {}) };
+  return {
+    ok: r.exitCode === 0 && !overflow,
+    stdout: String(r.stdout ?? ''),
+    stderr: String(r.stderr ?? ''),
+    exitCode: r.exitCode ?? null,
+    ...(overflow ? { overflow } : {}),
+  };
 }
 
 /** The `-c filter.<driver>.*=` that empty every filter driver configured for this place (clean, smudge, process). */
@@ -94,7 +108,8 @@ export async function git(place: string | GitPlace, args: string[], opts: GitOpt
 /** Like git(), but a failure throws with git's stderr. */
 export async function gitOk(place: string | GitPlace, args: string[], opts: GitOpts = {}): Promise<string> {
   const r = await git(place, args, opts);
-  if (!r.ok) throw new Error(`git ${args.join(' ')} failed (exit ${r.exitCode}): ${r.overflow ? 'output over its budget' : r.stderr.trim() || r.stdout.trim()}`);
+  if (!r.ok)
+    throw new Error(`git ${args.join(' ')} failed (exit ${r.exitCode}): ${r.overflow ? 'output over its budget' : r.stderr.trim() || r.stdout.trim()}`);
   return r.stdout.trim();
 }
 
@@ -103,7 +118,14 @@ export async function gitOk(place: string | GitPlace, args: string[], opts: GitO
  * their step), but with the operator-allowed environment, never the worker process's secrets.
  */
 export async function userGit(cwd: string, args: string[]): Promise<GitResult> {
-  const r = await execa('git', args, { cwd, reject: false, stdin: 'ignore', extendEnv: false, env: subprocessEnv({ GIT_TERMINAL_PROMPT: '0', GIT_PAGER: 'cat' }), stripFinalNewline: false });
+  const r = await execa('git', args, {
+    cwd,
+    reject: false,
+    stdin: 'ignore',
+    extendEnv: false,
+    env: subprocessEnv({ GIT_TERMINAL_PROMPT: '0', GIT_PAGER: 'cat' }),
+    stripFinalNewline: false,
+  });
   return { ok: r.exitCode === 0, stdout: String(r.stdout ?? ''), stderr: String(r.stderr ?? ''), exitCode: r.exitCode ?? null };
 }
 
@@ -119,7 +141,8 @@ export class UntrustedTreeError extends Error {
  */
 export async function worktreePlace(repo: string, dir: string): Promise<GitPlace> {
   const st = await lstat(dir).catch(() => null);
-  if (!st?.isDirectory()) throw new UntrustedTreeError(`${dir} is not a directory warden made (${st ? (st.isSymbolicLink() ? 'a symlink' : 'not a directory') : 'missing'})`);
+  if (!st?.isDirectory())
+    throw new UntrustedTreeError(`${dir} is not a directory warden made (${st ? (st.isSymbolicLink() ? 'a symlink' : 'not a directory') : 'missing'})`);
   const common = resolve(repo, (await gitOk(repo, ['rev-parse', '--git-common-dir'])).trim());
   const want = join(resolve(dir), '.git');
   const names = await readdir(join(common, 'worktrees')).catch(() => [] as string[]);

@@ -14,7 +14,15 @@ import { dirname, join, relative, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { parseCheckpoint, type CheckpointParse } from '../../src/domain/mesh/checkpoint.js';
 import { artifactPaths } from '../../src/domain/mesh/checkpoint.js';
-import { binaryPatchBytes, conflictingFiles, deliverableCheck, gitSafetyRefusal, isUnifiedDiff, parseNumstatZ, unsafePatchPath } from '../../src/domain/mesh/gates.js';
+import {
+  binaryPatchBytes,
+  conflictingFiles,
+  deliverableCheck,
+  gitSafetyRefusal,
+  isUnifiedDiff,
+  parseNumstatZ,
+  unsafePatchPath,
+} from '../../src/domain/mesh/gates.js';
 import { renderManifest } from '../../src/domain/mesh/render.js';
 import type { MeshActivities, ObserveResult, ObserveTarget } from '../../src/domain/mesh/activity-types.js';
 import { MESH_CHECKPOINT_MAX_BYTES, MESH_PATCH_BINARY_MAX_BYTES, MESH_PATCH_FILES_MAX_BYTES, MESH_PATCH_MAX_BYTES } from '../../src/domain/contract/limits.js';
@@ -25,18 +33,38 @@ import { currentActivity, runCheck, tailBytes } from '../verify.js';
 import { statusQuery, windowQuery } from '../../workflows/messages.js';
 
 const sha = (b: Buffer | string) => createHash('sha256').update(b).digest('hex').slice(0, 16);
-const exists = (p: string) => lstat(p).then(() => true, () => false);
+const exists = (p: string) =>
+  lstat(p).then(
+    () => true,
+    () => false,
+  );
 
 /** The repository an artifact or worktree path under `<repo>/.mesh/runs/<run>/<kind>/<name>` belongs to. */
 const repoOf = (path: string) => resolve(path, '..', '..', '..', '..', '..');
 /** The repository of an integration worktree `<repo>/.mesh/runs/<run>/integration`. */
 const repoOfIntegration = (dir: string) => resolve(dir, '..', '..', '..', '..');
 
-const kindOf = (st: Stats) => (st.isFIFO() ? 'a named pipe (FIFO)' : st.isCharacterDevice() || st.isBlockDevice() ? 'a device' : st.isSocket() ? 'a socket' : st.isDirectory() ? 'a directory' : st.isSymbolicLink() ? 'a symlink' : 'not a regular file');
+const kindOf = (st: Stats) =>
+  st.isFIFO()
+    ? 'a named pipe (FIFO)'
+    : st.isCharacterDevice() || st.isBlockDevice()
+      ? 'a device'
+      : st.isSocket()
+        ? 'a socket'
+        : st.isDirectory()
+          ? 'a directory'
+          : st.isSymbolicLink()
+            ? 'a symlink'
+            : 'not a regular file';
 
 /** `dir` is where it claims to be under `repo` (no directory on the way was swapped for a symlink). */
 async function inTree(repo: string, dir: string): Promise<boolean> {
-  const [real, want] = await Promise.all([realpath(dir).catch(() => null), realpath(repo).then((r) => join(r, relative(repo, dir))).catch(() => null)]);
+  const [real, want] = await Promise.all([
+    realpath(dir).catch(() => null),
+    realpath(repo)
+      .then((r) => join(r, relative(repo, dir)))
+      .catch(() => null),
+  ]);
   return real !== null && real === want;
 }
 
@@ -80,7 +108,8 @@ export async function readUntrusted(path: string, maxBytes: number, what: string
 /** Write a file warden owns (a patch draft) atomically, only into a directory that is really in the repository. */
 async function writeAtomic(path: string, text: string, repo?: string): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
-  if (repo && !(await inTree(repo, dirname(path)))) throw new UntrustedTreeError(`${dirname(path)} is not inside ${repo} (a directory on its path is a symlink)`);
+  if (repo && !(await inTree(repo, dirname(path))))
+    throw new UntrustedTreeError(`${dirname(path)} is not inside ${repo} (a directory on its path is a symlink)`);
   const tmp = `${path}.tmp-${process.pid}`;
   await writeFile(tmp, text, { flag: 'wx' }).catch(async (err: NodeJS.ErrnoException) => {
     if (err.code !== 'EEXIST') throw err;
@@ -117,7 +146,10 @@ export async function worktreeDiff(repo: string, worktree: string, base: string)
     const env = { GIT_INDEX_FILE: join(tmp, 'index') };
     await gitOk(place, ['read-tree', base], { env });
     await gitOk(place, ['add', '-A', '.'], { env });
-    const r = await git(place, ['diff', '--cached', '--binary', '--no-ext-diff', '--no-textconv', '--no-color', base], { env, maxBuffer: MESH_PATCH_MAX_BYTES });
+    const r = await git(place, ['diff', '--cached', '--binary', '--no-ext-diff', '--no-textconv', '--no-color', base], {
+      env,
+      maxBuffer: MESH_PATCH_MAX_BYTES,
+    });
     if (r.overflow) return { ok: false, refused: `the worktree diff is over the patch budget of ${MESH_PATCH_MAX_BYTES} bytes` };
     if (!r.ok) throw new Error(`git diff failed: ${r.stderr.trim()}`);
     return { ok: true, diff: r.stdout };
@@ -133,7 +165,10 @@ export async function worktreeDiff(repo: string, worktree: string, base: string)
  * names what it was (a rename's source, which `--numstat` alone leaves out: moving a file out of
  * the scope touches it). Nothing is applied.
  */
-export async function patchFiles(repo: string, patch: Buffer): Promise<{ ok: true; files: string[] } | { ok: false; error: string } | { ok: false; refused: string }> {
+export async function patchFiles(
+  repo: string,
+  patch: Buffer,
+): Promise<{ ok: true; files: string[] } | { ok: false; error: string } | { ok: false; refused: string }> {
   const files: string[] = [];
   for (const reverse of [false, true]) {
     const r = await git(repo, ['apply', ...(reverse ? ['-R'] : []), '--numstat', '-z', '-'], { input: patch, maxBuffer: 4 * MESH_PATCH_FILES_MAX_BYTES });
@@ -147,10 +182,12 @@ export async function patchFiles(repo: string, patch: Buffer): Promise<{ ok: tru
     for (const f of parsed.files) if (!files.includes(f)) files.push(f);
   }
   const inflated = binaryPatchBytes(patch.toString('latin1'));
-  if (inflated > MESH_PATCH_BINARY_MAX_BYTES) return { ok: false, refused: `gate D: the patch's binary files are ${inflated} bytes, over their budget of ${MESH_PATCH_BINARY_MAX_BYTES}` };
+  if (inflated > MESH_PATCH_BINARY_MAX_BYTES)
+    return { ok: false, refused: `gate D: the patch's binary files are ${inflated} bytes, over their budget of ${MESH_PATCH_BINARY_MAX_BYTES}` };
   const unsafe = files.map(unsafePatchPath).find((x) => x !== null);
   if (unsafe) return { ok: false, refused: `gate P: the patch touches a path git must not write: ${unsafe}` };
-  if (Buffer.byteLength(files.join('\n')) > MESH_PATCH_FILES_MAX_BYTES) return { ok: false, refused: `gate D: the patch touches ${files.length} files, more than its budget (${MESH_PATCH_FILES_MAX_BYTES} bytes of file names)` };
+  if (Buffer.byteLength(files.join('\n')) > MESH_PATCH_FILES_MAX_BYTES)
+    return { ok: false, refused: `gate D: the patch touches ${files.length} files, more than its budget (${MESH_PATCH_FILES_MAX_BYTES} bytes of file names)` };
   return { ok: true, files };
 }
 
@@ -162,7 +199,17 @@ function slim(p: CheckpointParse): CheckpointParse {
   if (!p.ok) return { ok: false, error: p.error.slice(0, 300) };
   const list = (xs: string[]) => xs.slice(0, 10).map((x) => x.slice(0, 160));
   const c = p.checkpoint;
-  return { ok: true, checkpoint: { statusCode: c.statusCode.slice(0, 100), statusDetail: c.statusDetail.slice(0, 500), plan: list(c.plan), intendedFiles: list(c.intendedFiles), blockers: list(c.blockers), artifacts: list(c.artifacts) } };
+  return {
+    ok: true,
+    checkpoint: {
+      statusCode: c.statusCode.slice(0, 100),
+      statusDetail: c.statusDetail.slice(0, 500),
+      plan: list(c.plan),
+      intendedFiles: list(c.intendedFiles),
+      blockers: list(c.blockers),
+      artifacts: list(c.artifacts),
+    },
+  };
 }
 
 /** What the agent's status says about it needing a human (escalated, paused), or null. */
@@ -245,7 +292,16 @@ async function observe(t: ObserveTarget, log: Logger): Promise<ObserveResult> {
           ? { exists: true, mtimeMs: null, parse: null, refused: cpr.reason }
           : { exists: false, mtimeMs: null, parse: null },
     patch: present
-      ? { exists: true, size: patch?.length ?? 0, mtimeMs: patch ? pmtime : null, sha: patch ? sha(patch) : null, unified, files, by, ...(refused ? { refused } : {}) }
+      ? {
+          exists: true,
+          size: patch?.length ?? 0,
+          mtimeMs: patch ? pmtime : null,
+          sha: patch ? sha(patch) : null,
+          unified,
+          files,
+          by,
+          ...(refused ? { refused } : {}),
+        }
       : { exists: false, size: 0, mtimeMs: null, sha: null, unified: false, files: [], by: null, ...(refused ? { refused } : {}) },
     lastTurn,
     turns,
@@ -321,7 +377,19 @@ export function makeMeshActivities(log: Logger): MeshActivities {
       const integrationDir = join(dir, 'integration');
       await ensureWorktree(root, integrationDir, branch, base);
       const manifestPath = join(dir, 'manifest.md');
-      await writeAtomic(manifestPath, renderManifest({ runId: input.runId, repo: root, base, userBranch, tasks: input.tasks, tunables: input.tunables, validate: input.validate, driver: input.driver }));
+      await writeAtomic(
+        manifestPath,
+        renderManifest({
+          runId: input.runId,
+          repo: root,
+          base,
+          userBranch,
+          tasks: input.tasks,
+          tunables: input.tunables,
+          validate: input.validate,
+          driver: input.driver,
+        }),
+      );
       const integrationHead = await gitOk(await worktreePlace(root, integrationDir), ['rev-parse', 'HEAD']);
       mlog.info({ runId: input.runId, repo: root, base }, 'mesh run set up');
       return { repo: root, base, userBranch, integrationBranch: branch, integrationDir, integrationHead, runDir: dir, manifestPath };
@@ -378,7 +446,17 @@ export function makeMeshActivities(log: Logger): MeshActivities {
       // No --allow-empty: should an attempt that timed out but still runs reach its commit after a
       // retry committed this change, it finds nothing staged and fails (its result is dropped)
       // rather than committing this trailer twice.
-      await gitOk(place, ['-c', 'user.name=warden-mesh', '-c', 'user.email=mesh@warden.local', 'commit', '--no-verify', '-q', '-m', `${input.message}\n\n${trailer}`]);
+      await gitOk(place, [
+        '-c',
+        'user.name=warden-mesh',
+        '-c',
+        'user.email=mesh@warden.local',
+        'commit',
+        '--no-verify',
+        '-q',
+        '-m',
+        `${input.message}\n\n${trailer}`,
+      ]);
       return { applied: true, head: await gitOk(place, ['rev-parse', 'HEAD']), already: false };
     },
 
@@ -395,7 +473,13 @@ export function makeMeshActivities(log: Logger): MeshActivities {
       const activity = currentActivity();
       const beat = setInterval(() => activity?.heartbeat(), 1_000);
       try {
-        const r = await runCheck({ command: input.command, cwd: input.integrationDir, timeoutMs: input.timeoutMs, marker, env: { WARDEN_MESH_VALIDATE: input.integrationDir } });
+        const r = await runCheck({
+          command: input.command,
+          cwd: input.integrationDir,
+          timeoutMs: input.timeoutMs,
+          marker,
+          env: { WARDEN_MESH_VALIDATE: input.integrationDir },
+        });
         return { ok: r.passed, exitCode: r.exitCode, output: tailBytes(r.outputTail, 2_000) };
       } finally {
         clearInterval(beat);
@@ -406,13 +490,31 @@ export function makeMeshActivities(log: Logger): MeshActivities {
       // The only step that runs the user's own config and hooks: in the user's checkout, on their command.
       const current = (await git(input.repo, ['symbolic-ref', '--short', 'HEAD'])).stdout.trim();
       if (current !== input.userBranch)
-        throw ApplicationFailure.nonRetryable(`the repository is on ${current || 'a detached HEAD'}, not ${input.userBranch}: check out ${input.userBranch} and apply again`, 'MeshApplyError');
+        throw ApplicationFailure.nonRetryable(
+          `the repository is on ${current || 'a detached HEAD'}, not ${input.userBranch}: check out ${input.userBranch} and apply again`,
+          'MeshApplyError',
+        );
       const head = await gitOk(input.repo, ['rev-parse', input.integrationBranch]);
-      if ((await git(input.repo, ['merge-base', '--is-ancestor', head, 'HEAD'])).ok) return { commit: await gitOk(input.repo, ['rev-parse', 'HEAD']), branch: current };
-      const merge = await userGit(input.repo, ['-c', 'user.name=warden-mesh', '-c', 'user.email=mesh@warden.local', 'merge', '--no-ff', '--no-edit', '-m', `mesh ${input.runId}: merge ${input.integrationBranch}`, input.integrationBranch]);
+      if ((await git(input.repo, ['merge-base', '--is-ancestor', head, 'HEAD'])).ok)
+        return { commit: await gitOk(input.repo, ['rev-parse', 'HEAD']), branch: current };
+      const merge = await userGit(input.repo, [
+        '-c',
+        'user.name=warden-mesh',
+        '-c',
+        'user.email=mesh@warden.local',
+        'merge',
+        '--no-ff',
+        '--no-edit',
+        '-m',
+        `mesh ${input.runId}: merge ${input.integrationBranch}`,
+        input.integrationBranch,
+      ]);
       if (!merge.ok) {
         await userGit(input.repo, ['merge', '--abort']);
-        throw ApplicationFailure.nonRetryable(`merge of ${input.integrationBranch} into ${current} failed: ${merge.stderr.trim() || merge.stdout.trim()}`, 'MeshApplyError');
+        throw ApplicationFailure.nonRetryable(
+          `merge of ${input.integrationBranch} into ${current} failed: ${merge.stderr.trim() || merge.stdout.trim()}`,
+          'MeshApplyError',
+        );
       }
       return { commit: await gitOk(input.repo, ['rev-parse', 'HEAD']), branch: current };
     },

@@ -42,7 +42,9 @@ export async function runDemo(server: DevServer, taskQueue: string, stopping: Pr
     const pending = await client.pendingWhispers(agentId);
     for (const w of pending) print(`  queued for the next turn: [${w.type}] ${w.text}`);
     print(`demo: ${agentId} is ${s.state}${s.paused ? ` (${s.pauseReason})` : ''}, escalation step ${s.escalationStep}/${s.escalationThreshold}.`);
-    print(`demo: resume it with the Temporal CLI:  ${commandFor('temporal', server.temporalCli)} workflow signal --address ${server.address} --workflow-id ${workflowId} --name resume`);
+    print(
+      `demo: resume it with the Temporal CLI:  ${commandFor('temporal', server.temporalCli)} workflow signal --address ${server.address} --workflow-id ${workflowId} --name resume`,
+    );
     print(`      or:  ${wardenCommand()}${server.address === '127.0.0.1:7233' ? '' : ` --address ${server.address}`} resume ${agentId}`);
     if (server.uiUrl) print(`      and look at it in the Web UI: ${server.uiUrl}/namespaces/${server.namespace}/workflows/${workflowId}`);
   } finally {

@@ -53,9 +53,9 @@ export function codexEndpointOverrides(o: { baseUrl: string; apiKeyEnv?: string;
   const fields = [
     `name=${tomlString(CODEX_ENDPOINT_PROVIDER)}`,
     `base_url=${tomlString(o.baseUrl)}`,
-    `wire_api=${tomlString(o.wireApi ?? "responses")}`,
+    `wire_api=${tomlString(o.wireApi ?? 'responses')}`,
     // Plain HTTPS: OpenAI-compatible servers do not offer the Responses WebSocket codex tries first.
-    "supports_websockets=false",
+    'supports_websockets=false',
     ...(o.apiKeyEnv ? [`env_key=${tomlString(o.apiKeyEnv)}`] : []),
   ];
   return [`model_provider=${tomlString(CODEX_ENDPOINT_PROVIDER)}`, `model_providers.${CODEX_ENDPOINT_PROVIDER}={ ${fields.join(', ')} }`];
@@ -69,7 +69,13 @@ export interface CredentialProbe {
 const realCredentials = (): CredentialProbe => ({ env: process.env, exists: existsSync, home: homedir() });
 
 /** Keys that authenticate Claude Code without a login in HOME (the driver gives the agent its own HOME). */
-export const CLAUDE_CREDENTIAL_ENV = ['ANTHROPIC_API_KEY', 'ANTHROPIC_AUTH_TOKEN', 'CLAUDE_CODE_OAUTH_TOKEN', 'CLAUDE_CODE_USE_BEDROCK', 'CLAUDE_CODE_USE_VERTEX'];
+export const CLAUDE_CREDENTIAL_ENV = [
+  'ANTHROPIC_API_KEY',
+  'ANTHROPIC_AUTH_TOKEN',
+  'CLAUDE_CODE_OAUTH_TOKEN',
+  'CLAUDE_CODE_USE_BEDROCK',
+  'CLAUDE_CODE_USE_VERTEX',
+];
 export const CODEX_CREDENTIAL_ENV = ['CODEX_API_KEY', 'OPENAI_API_KEY'];
 
 /**

@@ -11,7 +11,10 @@ import { visibleBlock } from './sanitize.js';
  * escaped here too. Those characters only occur inside JSON strings, so the text parses to the same value.
  */
 export function jsonText(value: unknown, indent: number = 2): string {
-  return String(JSON.stringify(value, null, indent)).replace(/[\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return String(JSON.stringify(value, null, indent)).replace(
+    /[\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 export function printJson(value: unknown): void {

@@ -68,4 +68,3 @@ Quick start:
   registerMesh(program);
   return program;
 }
-

@@ -44,7 +44,8 @@ export function visibleChar(ch: string): string {
 // Precomputed replacements (the replace callback is then one table read per character).
 const TABLE = new Map<string, string>();
 for (let c = 0; c <= 0x9f; c++) if (c < 0x20 || c >= 0x7f) TABLE.set(String.fromCharCode(c), visibleChar(String.fromCharCode(c)));
-for (const c of [0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069]) TABLE.set(String.fromCharCode(c), visibleChar(String.fromCharCode(c)));
+for (const c of [0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069])
+  TABLE.set(String.fromCharCode(c), visibleChar(String.fromCharCode(c)));
 const swap = (ch: string) => TABLE.get(ch)!;
 
 /** `text` with every terminal control shown as plain text (see the module comment). */

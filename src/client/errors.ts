@@ -80,7 +80,7 @@ export function causeChain(err: unknown): ErrorLike[] {
   return out;
 }
 
-const nameOf = (e: ErrorLike) => e.name && e.name !== 'Error' ? e.name : (e.constructor?.name ?? e.name ?? 'Error');
+const nameOf = (e: ErrorLike) => (e.name && e.name !== 'Error' ? e.name : (e.constructor?.name ?? e.name ?? 'Error'));
 
 /** Describe any error from a Temporal client call (see the file's comment). */
 export function describeTemporalError(err: unknown): TemporalErrorInfo {
@@ -104,7 +104,11 @@ export function describeTemporalError(err: unknown): TemporalErrorInfo {
 
   if (code === GRPC.RESOURCE_EXHAUSTED) {
     if (/in-?flight update/i.test(grpcDetail))
-      return info('in-flight-update-limit', true, `${outerMsg}: too many updates in flight for this workflow at once (Temporal said ${said}); send fewer at a time, or retry`);
+      return info(
+        'in-flight-update-limit',
+        true,
+        `${outerMsg}: too many updates in flight for this workflow at once (Temporal said ${said}); send fewer at a time, or retry`,
+      );
     if (/received message larger than max|message larger than|larger than max/i.test(grpcDetail))
       return info('message-too-large', false, `${outerMsg}: the request is larger than the Temporal server accepts (Temporal said ${said}); send less`);
     if (/blob.*size|payload.*size|size.*exceed/i.test(grpcDetail))
@@ -117,14 +121,12 @@ export function describeTemporalError(err: unknown): TemporalErrorInfo {
     return info('payload-too-large', false, `${outerMsg}: a payload is over the Temporal server's size limit (Temporal said ${said}); send less`);
   if (/workflow update was aborted|workflow is closing/i.test(grpcDetail))
     return info('update-aborted', true, `${outerMsg}: the update was aborted under way (Temporal said ${said}); retry`);
-  if (code === GRPC.UNAVAILABLE)
-    return info('unavailable', false, `${outerMsg}: the Temporal server is unavailable (Temporal said ${said}); is it running?`);
+  if (code === GRPC.UNAVAILABLE) return info('unavailable', false, `${outerMsg}: the Temporal server is unavailable (Temporal said ${said}); is it running?`);
   if (code === GRPC.PERMISSION_DENIED || code === GRPC.UNAUTHENTICATED)
     return info('permission-denied', false, `${outerMsg}: the Temporal server refused the credentials (Temporal said ${said})`);
   // The workflow itself refused: its failure (an ApplicationFailure) is the cause.
   const failure = chain.slice(1).find((e) => /Failure$/.test(nameOf(e)) && e.message);
-  if (nameOf(outer) === 'WorkflowUpdateFailedError' && failure)
-    return info('rejected', false, failure.message!, failure.message!);
+  if (nameOf(outer) === 'WorkflowUpdateFailedError' && failure) return info('rejected', false, failure.message!, failure.message!);
   if (code !== undefined) return info('other', false, `${outerMsg} (Temporal said ${said})`);
   if (chain.length > 1 && innermost.message && innermost.message !== outerMsg)
     return info('other', false, `${outerMsg}: ${innermost.message}`, innermost.message);
@@ -132,7 +134,8 @@ export function describeTemporalError(err: unknown): TemporalErrorInfo {
 }
 
 /** The SDK's own words for the generic wrappers: an error that says only this hides its cause. */
-export const GENERIC_SDK_MESSAGES = /^(Workflow Update failed|Workflow Update Poll failed|Update-With-Start failed|Unexpected error while making gRPC request)$/;
+export const GENERIC_SDK_MESSAGES =
+  /^(Workflow Update failed|Workflow Update Poll failed|Update-With-Start failed|Unexpected error while making gRPC request)$/;
 
 /**
  * The delay before retry number `attempt` (1-based): exponential from `baseMs`, capped at `capMs`,

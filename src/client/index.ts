@@ -67,7 +67,10 @@ export class AgentNotFoundError extends Error {
  */
 export class AgentWedgedError extends Error {
   override name = 'AgentWedgedError';
-  constructor(readonly agentId: string, cause: string) {
+  constructor(
+    readonly agentId: string,
+    cause: string,
+  ) {
     super(
       `agent ${agentId}'s workflow task is failing (${cause}): a worker picks it up, but every attempt fails, so the agent answers no query, report or signal. ` +
         `See why with \`temporal workflow describe --workflow-id ${workflowIdFor(agentId)}\` (the pending workflow task's last failure) ` +
@@ -110,7 +113,12 @@ export type ReportTurnReply = ReportTurnResult & { truncated: string[] };
  */
 export class TemporalRefusedError extends Error {
   override name = 'TemporalRefusedError';
-  constructor(message: string, readonly kind: TemporalErrorKind, readonly retryable: boolean, options?: { cause?: unknown }) {
+  constructor(
+    message: string,
+    readonly kind: TemporalErrorKind,
+    readonly retryable: boolean,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
   }
 }
@@ -199,9 +207,7 @@ export class WardenClient {
   private readonly updates: KeyedLimiter;
 
   /** Connect using the standard Temporal environment (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, …). */
-  static async connect(
-    overrides: { address?: string; namespace?: string; taskQueue?: string; updatesInFlightPerAgent?: number } = {},
-  ): Promise<WardenClient> {
+  static async connect(overrides: { address?: string; namespace?: string; taskQueue?: string; updatesInFlightPerAgent?: number } = {}): Promise<WardenClient> {
     const settings = connectionSettings(overrides);
     let connection: Connection;
     try {
@@ -406,7 +412,9 @@ export class WardenClient {
       const translated = await this.translate(agentId, err);
       if (translated !== err) throw translated;
       const e = err as { message?: string; cause?: { message?: string } };
-      throw new Error(`cases query for agent ${agentId} failed (${e.cause?.message ?? e.message}); is a worker of this version running on task queue ${this.taskQueue}?`);
+      throw new Error(
+        `cases query for agent ${agentId} failed (${e.cause?.message ?? e.message}); is a worker of this version running on task queue ${this.taskQueue}?`,
+      );
     }
   }
 

@@ -48,7 +48,8 @@ export async function startMesh(w: WardenClient, input: MeshInput): Promise<{ ru
   }
 }
 
-const notFound = (err: unknown) => err instanceof WorkflowNotFoundError || (err as { code?: number })?.code === 5 || /not found/i.test((err as Error)?.message ?? '');
+const notFound = (err: unknown) =>
+  err instanceof WorkflowNotFoundError || (err as { code?: number })?.code === 5 || /not found/i.test((err as Error)?.message ?? '');
 
 export async function meshStatus(w: WardenClient, runId: string): Promise<MeshStatus> {
   try {

@@ -206,7 +206,11 @@ export function specFromConfig(cfg: ConfigFile): Omit<Partial<AgentSpecInput>, '
   if (cfg.notify) {
     out.notify = {
       ...(cfg.notify.log !== undefined && { log: cfg.notify.log }),
-      webhooks: (cfg.notify.webhooks ?? []).map((w) => ({ url: w.url, ...(w.secret_env && { secretEnv: w.secret_env }), ...(w.format && { format: w.format }) })),
+      webhooks: (cfg.notify.webhooks ?? []).map((w) => ({
+        url: w.url,
+        ...(w.secret_env && { secretEnv: w.secret_env }),
+        ...(w.format && { format: w.format }),
+      })),
       ...(cfg.notify.irc !== undefined && { irc: { channel: typeof cfg.notify.irc === 'string' ? cfg.notify.irc : cfg.notify.irc.channel } }),
     };
   }

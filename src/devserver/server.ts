@@ -67,14 +67,22 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   const [httpPort, metricsPort] = await freePorts(2, uiPort === null ? [port] : [port, uiPort]);
   mkdirSync(dirname(dbFile), { recursive: true });
   const args = [
-    'server', 'start-dev',
-    '--ip', ip,
-    '--port', String(port),
-    '--http-port', String(httpPort),
-    '--metrics-port', String(metricsPort),
-    '--db-filename', dbFile,
-    '--namespace', namespace,
-    '--log-level', opts.logLevel ?? 'warn',
+    'server',
+    'start-dev',
+    '--ip',
+    ip,
+    '--port',
+    String(port),
+    '--http-port',
+    String(httpPort),
+    '--metrics-port',
+    String(metricsPort),
+    '--db-filename',
+    dbFile,
+    '--namespace',
+    namespace,
+    '--log-level',
+    opts.logLevel ?? 'warn',
   ];
   if (uiPort === null) args.push('--headless');
   else args.push('--ui-port', String(uiPort), '--ui-ip', ip, '--ui-disable-news-fetch');

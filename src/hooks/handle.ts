@@ -170,10 +170,14 @@ export async function handleHook(
 }
 
 /** One Claude Code hook event (see handleHook). */
-export const handleClaudeHook = (input: ClaudeHookInput, agentId: string, client: () => Promise<HookClient>, warn?: (line: string) => void, waitUntil?: number) =>
-  handleHook('claude', input, agentId, client, warn, waitUntil);
+export const handleClaudeHook = (
+  input: ClaudeHookInput,
+  agentId: string,
+  client: () => Promise<HookClient>,
+  warn?: (line: string) => void,
+  waitUntil?: number,
+) => handleHook('claude', input, agentId, client, warn, waitUntil);
 
 /** One Codex hook event (see handleHook). */
 export const handleCodexHook = (input: CodexHookInput, agentId: string, client: () => Promise<HookClient>, warn?: (line: string) => void, waitUntil?: number) =>
   handleHook('codex', input, agentId, client, warn, waitUntil);
-

@@ -12,8 +12,14 @@ export const MAX_WAIT_REASON = 200;
 
 /** One line, printable, bounded: control characters and runs of whitespace become one space. */
 export function sanitize(text: string, max = MAX_WAIT_REASON): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: they are what is removed
-  return truncate(text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ').replace(/\s+/g, ' ').trim(), max);
+  return truncate(
+    text
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: they are what is removed
+      .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ')
+      .replace(/\s+/g, ' ')
+      .trim(),
+    max,
+  );
 }
 
 /** A tool call as a human reads it: `Bash rm -rf build/`, `Edit {"file_path":"src/a.ts",…}`. */

@@ -135,7 +135,11 @@ export function whisperContext(agentId: string, whispers: readonly Whisper[], re
   if (whispers.length) lines.push(`warden, the supervisor of this session (agent ${agentId}), says:`, renderWhispers(whispers));
   if (reply?.paused && !reply.stop && !reply.interrupt)
     lines.push(`[warden] You are paused (state ${reply.state}): tool calls are refused until a human resumes you. Say where you are and wait.`);
-  if (reply?.compact) lines.push(`warden, the supervisor of this session (agent ${agentId}), compacts your context. Treat everything before this as superseded by:`, reply.compact.handoff);
+  if (reply?.compact)
+    lines.push(
+      `warden, the supervisor of this session (agent ${agentId}), compacts your context. Treat everything before this as superseded by:`,
+      reply.compact.handoff,
+    );
   return lines.length ? lines.join('\n') : undefined;
 }
 
@@ -251,4 +255,3 @@ export async function codexToolOutcome(path: string | undefined, toolUseId: stri
   }
   return undefined;
 }
-

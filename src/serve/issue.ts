@@ -46,7 +46,11 @@ export function issueLinks(
  * operator has not configured links, or when the configuration is wrong (then `warn` hears why,
  * and the notification goes out without links rather than not at all).
  */
-export function linksForDelivery(event: Pick<NotificationEvent, 'event' | 'agentId'>, warn: (reason: string) => void, env = process.env): NotificationLinks | null {
+export function linksForDelivery(
+  event: Pick<NotificationEvent, 'event' | 'agentId'>,
+  warn: (reason: string) => void,
+  env = process.env,
+): NotificationLinks | null {
   if (!actionsFor(event.event).length) return null;
   const cfg = linkConfig(env);
   if (!cfg.ok) {

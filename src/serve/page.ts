@@ -23,7 +23,8 @@ export const SECURITY_HEADERS: Record<string, string> = {
 
 export const MAX_STEER_CHARS = 1000;
 
-const STYLE = 'body{font:16px/1.45 system-ui,sans-serif;max-width:40em;margin:3em auto;padding:0 1em;color:#222}h1{font-size:1.3em}code{background:#f3f3f3;padding:0 .2em}textarea{width:100%;font:inherit}button{font:inherit;padding:.4em 1.2em}.muted{color:#666;font-size:.9em}';
+const STYLE =
+  'body{font:16px/1.45 system-ui,sans-serif;max-width:40em;margin:3em auto;padding:0 1em;color:#222}h1{font-size:1.3em}code{background:#f3f3f3;padding:0 .2em}textarea{width:100%;font:inherit}button{font:inherit;padding:.4em 1.2em}.muted{color:#666;font-size:.9em}';
 
 /** A whole page; `bodyHtml` must already be safe HTML. */
 export function page(title: string, bodyHtml: string): string {

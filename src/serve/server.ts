@@ -84,12 +84,14 @@ export function route(path: string): { agentId: string; action: string } | null 
 /** The steering text of a POSTed form: trimmed, 1 to MAX_STEER_CHARS characters. */
 export function steerText(body: string, contentType: string | undefined): { ok: true; text: string } | { ok: false; message: string; text: string } {
   const ct = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
-  if (ct !== 'application/x-www-form-urlencoded') return { ok: false, message: 'text: send the form (application/x-www-form-urlencoded) with a text field', text: '' };
+  if (ct !== 'application/x-www-form-urlencoded')
+    return { ok: false, message: 'text: send the form (application/x-www-form-urlencoded) with a text field', text: '' };
   const texts = new URLSearchParams(body).getAll('text');
   if (texts.length !== 1) return { ok: false, message: 'text: exactly one text field', text: '' };
   const text = texts[0]!.replace(/\r\n/g, '\n').trim();
   if (!text) return { ok: false, message: 'text: write what the agent should do', text };
-  if ([...text].length > MAX_STEER_CHARS) return { ok: false, message: `text: at most ${MAX_STEER_CHARS} characters (got ${[...text].length})`, text: [...text].slice(0, MAX_STEER_CHARS).join('') };
+  if ([...text].length > MAX_STEER_CHARS)
+    return { ok: false, message: `text: at most ${MAX_STEER_CHARS} characters (got ${[...text].length})`, text: [...text].slice(0, MAX_STEER_CHARS).join('') };
   return { ok: true, text };
 }
 
@@ -115,7 +117,8 @@ export function createLinkServer(opts: LinkServerOptions): Server {
     try {
       status = (await handle(agentId).describe()).status.name;
     } catch (err) {
-      if (err instanceof WorkflowNotFoundError || (err as { code?: number }).code === 5) throw new HttpError(404, 'No such agent', `there is no agent ${agentId}. ${NOTHING}`);
+      if (err instanceof WorkflowNotFoundError || (err as { code?: number }).code === 5)
+        throw new HttpError(404, 'No such agent', `there is no agent ${agentId}. ${NOTHING}`);
       throw err;
     }
     if (status !== 'RUNNING') throw new HttpError(409, 'The agent has ended', `agent ${agentId} has ended (${status.toLowerCase()}). ${NOTHING}`);
@@ -147,7 +150,11 @@ export function createLinkServer(opts: LinkServerOptions): Server {
         await ensureRunning(claims.agentId); // 404 or "has ended"
       }
       if (e.code === 4 || /deadline|timed? ?out|RPCTimeoutOrCancelled/i.test(`${e.name} ${e.message}`)) {
-        throw new HttpError(503, 'No answer from the agent', 'no warden worker answered in time. The link was not used yet unless a worker takes it later: check with `warden status`, or try the link again.');
+        throw new HttpError(
+          503,
+          'No answer from the agent',
+          'no warden worker answered in time. The link was not used yet unless a worker takes it later: check with `warden status`, or try the link again.',
+        );
       }
       throw err;
     }
@@ -188,7 +195,11 @@ export function createLinkServer(opts: LinkServerOptions): Server {
     const result = await act(claims, text);
     log.info({ agentId: claims.agentId, action: claims.action, tokenId: claims.tokenId, applied: result.applied, state: result.state }, 'action link used');
     if (!result.applied) return send(res, 409, messagePage('Not applied', `agent ${claims.agentId}: ${result.detail}. The link is used up.`));
-    return send(res, 200, messagePage(`${DONE_TITLE[claims.action]}: agent ${claims.agentId}`, `${result.detail} (now ${result.state}).`, 'This link is now used up.'));
+    return send(
+      res,
+      200,
+      messagePage(`${DONE_TITLE[claims.action]}: agent ${claims.agentId}`, `${result.detail} (now ${result.state}).`, 'This link is now used up.'),
+    );
   }
 
   return createServer((req, res) => {
@@ -205,6 +216,7 @@ export function createLinkServer(opts: LinkServerOptions): Server {
 export function parseListen(raw: string): { ok: true; host: string; port: number } | { ok: false; reason: string } {
   const m = /^(?:\[([0-9A-Fa-f:.]+)\]|([A-Za-z0-9.-]+)):(\d{1,5})$/.exec(raw.trim());
   const port = m ? Number(m[3]) : NaN;
-  if (!m || port > 65535) return { ok: false, reason: `--listen: ${JSON.stringify(raw.slice(0, 100))} is not host:port (e.g. 127.0.0.1:8788, [::1]:8788, 0.0.0.0:8788)` };
+  if (!m || port > 65535)
+    return { ok: false, reason: `--listen: ${JSON.stringify(raw.slice(0, 100))} is not host:port (e.g. 127.0.0.1:8788, [::1]:8788, 0.0.0.0:8788)` };
   return { ok: true, host: m[1] ?? m[2]!, port };
 }

@@ -108,8 +108,10 @@ export function verifyToken(secret: string, token: unknown, expect: { agentId: s
   }
   const { claims } = parsed;
   if (claims.agentId !== expect.agentId) return { ok: false, reason: 'wrong-agent', message: 'this link is for another agent' };
-  if (claims.action !== expect.action) return { ok: false, reason: 'wrong-action', message: `this link is for ${claims.action}, not ${expect.action.slice(0, 20)}` };
-  if (claims.expiresAt * 1000 <= nowMs) return { ok: false, reason: 'expired', message: `this link expired at ${new Date(claims.expiresAt * 1000).toISOString()}` };
+  if (claims.action !== expect.action)
+    return { ok: false, reason: 'wrong-action', message: `this link is for ${claims.action}, not ${expect.action.slice(0, 20)}` };
+  if (claims.expiresAt * 1000 <= nowMs)
+    return { ok: false, reason: 'expired', message: `this link expired at ${new Date(claims.expiresAt * 1000).toISOString()}` };
   return { ok: true, claims };
 }
 

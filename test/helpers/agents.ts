@@ -68,10 +68,13 @@ export function waitForStatus(
   what: string,
   timeoutMs = 30_000,
 ): Promise<AgentStatus> {
-  return eventually(async () => {
-    const s = await client.status(agentId);
-    return pred(s) ? s : null;
-  }, { what, timeoutMs });
+  return eventually(
+    async () => {
+      const s = await client.status(agentId);
+      return pred(s) ? s : null;
+    },
+    { what, timeoutMs },
+  );
 }
 
 /** Every turn the workflow accepted through reportTurn, read from its history. */

@@ -28,7 +28,8 @@ export function claudeBinary(): string {
 
 function claudeCandidates(): string[] {
   const scope = join(ROOT, 'node_modules/@anthropic-ai');
-  const musl = process.platform === 'linux' && !(process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header?.glibcVersionRuntime;
+  const musl =
+    process.platform === 'linux' && !(process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header?.glibcVersionRuntime;
   const platform = `claude-code-${process.platform}-${process.arch}`;
   const exe = process.platform === 'win32' ? 'claude.exe' : 'claude';
   return [

@@ -59,4 +59,8 @@ export function testAgent(spec: Partial<AgentSpecInput> = {}, opts: { carried?: 
 export const turn = (id: string, text = `turn ${id}`, extra: Record<string, unknown> = {}) => ({ id, text, ...extra });
 
 /** The same failing shell call, as a spiraling agent makes it. */
-export const failingTurn = (id: string) => ({ id, text: 'Trying the build again', toolCalls: [{ name: 'shell', args: 'npm run build', result: 'error TS2307: Cannot find module', ok: false }] });
+export const failingTurn = (id: string) => ({
+  id,
+  text: 'Trying the build again',
+  toolCalls: [{ name: 'shell', args: 'npm run build', result: 'error TS2307: Cannot find module', ok: false }],
+});

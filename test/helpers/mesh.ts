@@ -35,4 +35,5 @@ export function meshInput(runId: string, repo: string, tasks: MeshTaskInput[], t
 }
 
 /** The integration branch's commit subjects, oldest first (without the base). */
-export const integrated = (repo: string, runId: string) => git(repo, 'log', '--reverse', '--format=%s', `main..mesh/${runId}/integration`).split('\n').filter(Boolean);
+export const integrated = (repo: string, runId: string) =>
+  git(repo, 'log', '--reverse', '--format=%s', `main..mesh/${runId}/integration`).split('\n').filter(Boolean);

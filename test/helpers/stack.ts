@@ -88,7 +88,8 @@ export async function eventually<T>(fn: () => Promise<T>, opts: { timeoutMs?: nu
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${opts.what ?? 'condition'}; last: ${last instanceof Error ? last.message : JSON.stringify(last)}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${opts.what ?? 'condition'}; last: ${last instanceof Error ? last.message : JSON.stringify(last)}`);
     await new Promise((r) => setTimeout(r, opts.intervalMs ?? 100));
   }
 }

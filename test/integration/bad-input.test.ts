@@ -14,7 +14,6 @@ import { temporalCli } from '../helpers/temporal-cli.js';
 
 const stack = useStack();
 
-
 const cli = (args: string[], input?: string) =>
   execa('node', [join(ROOT, 'dist/src/cli/main.js'), '--address', stack.server.address, ...args], { reject: false, input });
 
@@ -79,7 +78,12 @@ test('an ended agent refuses reports and signals with a clear message', async ()
 });
 
 test('CLI: unknown agent exits 3, bad input exits 2 naming the field', async () => {
-  for (const args of [['status', 'ghost'], ['resume', 'ghost'], ['steer', 'ghost', 'hello'], ['stop', 'ghost']]) {
+  for (const args of [
+    ['status', 'ghost'],
+    ['resume', 'ghost'],
+    ['steer', 'ghost', 'hello'],
+    ['stop', 'ghost'],
+  ]) {
     const r = await cli(args);
     expect(r.exitCode, `${args.join(' ')}: ${r.stderr}`).toBe(3);
     expect(r.stderr).toMatch(/no such agent: ghost/);

@@ -55,7 +55,8 @@ describe('a rate-limited model blocks the agent', () => {
     const end = await final;
     const blocked = seen.filter((s) => s.state === 'blocked');
     expect(blocked.length, `states seen: ${[...new Set(seen.map((s) => s.state))].join(', ')}`).toBeGreaterThan(0);
-    for (const s of blocked) expect(s.stateReason).toMatch(/^model rate-limited \(agent command exited 75\); retrying at \d\d:\d\d:\d\d UTC \(attempt [123]\)$/);
+    for (const s of blocked)
+      expect(s.stateReason).toMatch(/^model rate-limited \(agent command exited 75\); retrying at \d\d:\d\d:\d\d UTC \(attempt [123]\)$/);
     expect(new Set(blocked.map((s) => s.stateReason!.match(/attempt (\d)/)![1])).size).toBeGreaterThan(1);
 
     expect(end).toMatchObject({ state: 'done', turns: 1, restarts: 0 });
@@ -78,15 +79,21 @@ describe('a rate-limited model blocks the agent', () => {
       supervisor: { idleAfterMs: 0 },
     });
     // Blocked on its second backoff (4 s or more), so the interrupt lands in the wait.
-    await eventually(async () => {
-      const s = await stack.warden.status('rl-steered');
-      return s.state === 'blocked' && /attempt [2-9]\)$/.test(s.stateReason ?? '') ? s : null;
-    }, { what: 'blocked on a second backoff', timeoutMs: 60_000 });
+    await eventually(
+      async () => {
+        const s = await stack.warden.status('rl-steered');
+        return s.state === 'blocked' && /attempt [2-9]\)$/.test(s.stateReason ?? '') ? s : null;
+      },
+      { what: 'blocked on a second backoff', timeoutMs: 60_000 },
+    );
     await stack.warden.signal('rl-steered', 'interrupt', { reason: 'stop hammering the API' });
-    const waiting = await eventually(async () => {
-      const s = await stack.warden.status('rl-steered');
-      return s.state === 'awaiting-input' ? s : null;
-    }, { what: 'awaiting-input after the interrupt' });
+    const waiting = await eventually(
+      async () => {
+        const s = await stack.warden.status('rl-steered');
+        return s.state === 'awaiting-input' ? s : null;
+      },
+      { what: 'awaiting-input after the interrupt' },
+    );
     expect(waiting.stateReason).toBe('stop hammering the API');
     const calls = readFileSync(join(workDir, 'requests.log'), 'utf8').trim().split('\n').length;
     await stack.warden.signal('rl-steered', 'steer', { text: 'use the batch endpoint' });
@@ -114,15 +121,22 @@ describe('a rate-limited model blocks the agent', () => {
     });
     const end = await finalStatus(stack.warden.handle('rl-forever'));
     expect(end.state).toBe('failed');
-    expect(end.stateReason).toMatch(/^circuit open: blocked for \d+ s \(\d+ rate-limited turns in a row; safety\.maxBlockedMs is 5 s\); last: model rate-limited \(agent command exited 75\)$/);
+    expect(end.stateReason).toMatch(
+      /^circuit open: blocked for \d+ s \(\d+ rate-limited turns in a row; safety\.maxBlockedMs is 5 s\); last: model rate-limited \(agent command exited 75\)$/,
+    );
     expect(end.restarts).toBe(0);
     const moves = end.transitions.map((t) => `${t.from}->${t.to}`);
     expect(moves.at(-1)).toBe('running->failed');
     expect(moves.filter((m) => m === 'running->blocked').length).toBeGreaterThanOrEqual(2);
-    const [e] = await eventually(async () => {
-      const got = hook.accepted().filter((d) => (d.json as { agentId?: string; event?: string }).agentId === 'rl-forever' && (d.json as { event?: string }).event === 'circuit-open');
-      return got.length ? got : null;
-    }, { what: 'circuit-open webhook' });
+    const [e] = await eventually(
+      async () => {
+        const got = hook
+          .accepted()
+          .filter((d) => (d.json as { agentId?: string; event?: string }).agentId === 'rl-forever' && (d.json as { event?: string }).event === 'circuit-open');
+        return got.length ? got : null;
+      },
+      { what: 'circuit-open webhook' },
+    );
     expect((e!.json as { reason: string }).reason).toBe(end.stateReason);
     await recordHistory(stack.server.address, stack.warden.handle('rl-forever'), 'driven-rate-limited-circuit-open');
   });

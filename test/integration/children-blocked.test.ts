@@ -33,7 +33,12 @@ beforeAll(() => {
 
 test('a parent waiting on two children is blocked through a worker SIGKILL, never judged idle, and runs when the last result arrives', async () => {
   // The idle watchdog would judge 4 s of silence; the children take far longer than that.
-  await stack.warden.start({ agentId: 'waiter', task: 'coordinate a and b', delegation: { mode: 'orchestrator', maxDepth: 1 }, supervisor: { idleAfterMs: 4_000 } });
+  await stack.warden.start({
+    agentId: 'waiter',
+    task: 'coordinate a and b',
+    delegation: { mode: 'orchestrator', maxDepth: 1 },
+    supervisor: { idleAfterMs: 4_000 },
+  });
   await stack.warden.reportTurn('waiter', { id: 'w1', text: 'Splitting the work between two children.' });
   await stack.warden.delegate('waiter', child('a', 2));
   await stack.warden.delegate('waiter', child('b', 12));
@@ -80,26 +85,38 @@ test('a human steering a blocked parent ends the wait; blocked again, an abort e
   await stack.warden.reportTurn('waiter2', { id: 'v2', text: 'Waiting for slow.', awaitChildren: true });
   expect(await stack.warden.status('waiter2')).toMatchObject({ state: 'blocked', stateReason: 'waiting on 1 delegated child: slow' });
   // warden top labels it blocked, with the children it waits for.
-  const row = await eventually(async () => {
-    const r = await execa('node', [join(ROOT, 'dist/src/cli/main.js'), 'top', '--once', '--json'], { env: { TEMPORAL_ADDRESS: stack.server.address, TEMPORAL_NAMESPACE: stack.server.namespace }, reject: false });
-    const rows = (JSON.parse(r.stdout) as { rows: { agentId: string; state: string; priority: string; why: string }[] }).rows;
-    return rows.find((x) => x.agentId === 'waiter2' && x.state === 'blocked') ?? null;
-  }, { what: 'waiter2 blocked in warden top' });
+  const row = await eventually(
+    async () => {
+      const r = await execa('node', [join(ROOT, 'dist/src/cli/main.js'), 'top', '--once', '--json'], {
+        env: { TEMPORAL_ADDRESS: stack.server.address, TEMPORAL_NAMESPACE: stack.server.namespace },
+        reject: false,
+      });
+      const rows = (JSON.parse(r.stdout) as { rows: { agentId: string; state: string; priority: string; why: string }[] }).rows;
+      return rows.find((x) => x.agentId === 'waiter2' && x.state === 'blocked') ?? null;
+    },
+    { what: 'waiter2 blocked in warden top' },
+  );
   expect(row).toMatchObject({ priority: 'blocked', why: 'blocked: waiting on 1 delegated child: slow' });
   await stack.warden.signal('waiter2', 'steer', { text: 'Do not wait: review the README meanwhile.' });
-  const steered = await eventually(async () => {
-    const s = await stack.warden.status('waiter2');
-    return s.state === 'running' ? s : null;
-  }, { what: 'steered back to running' });
+  const steered = await eventually(
+    async () => {
+      const s = await stack.warden.status('waiter2');
+      return s.state === 'running' ? s : null;
+    },
+    { what: 'steered back to running' },
+  );
   expect(steered.stateReason).toBe('steered by a human while waiting on its children');
   const r = await stack.warden.reportTurn('waiter2', { id: 'v3', text: 'README reviewed; waiting for slow again.', awaitChildren: true });
   expect(r.whispers.map((w) => w.type)).toEqual(['STEERING']);
   expect(r.state).toBe('blocked');
   await stack.warden.signal('waiter2', 'abort', { reason: 'enough' });
-  const slow = await eventually(async () => {
-    const s = await stack.warden.status('waiter2.slow');
-    return s.state === 'done' || s.state === 'failed' ? s : null;
-  }, { what: 'the child stopped with its parent', timeoutMs: 60_000 });
+  const slow = await eventually(
+    async () => {
+      const s = await stack.warden.status('waiter2.slow');
+      return s.state === 'done' || s.state === 'failed' ? s : null;
+    },
+    { what: 'the child stopped with its parent', timeoutMs: 60_000 },
+  );
   expect(slow.stateReason).toContain('parent waiter2');
 });
 
@@ -108,14 +125,21 @@ test('a driven parent whose turn waits for its child runs no turn until the resu
   await stack.warden.start({
     agentId: 'dboss',
     task: 'coordinate c',
-    driver: { kind: 'scripted', turns: [{ text: 'Planning the split.' }, { text: 'Delegated c; waiting for its result.', awaitChildren: true }, { text: 'Merged c. TASK COMPLETE' }], turnDelayMs: 3_000 },
+    driver: {
+      kind: 'scripted',
+      turns: [{ text: 'Planning the split.' }, { text: 'Delegated c; waiting for its result.', awaitChildren: true }, { text: 'Merged c. TASK COMPLETE' }],
+      turnDelayMs: 3_000,
+    },
     delegation: { mode: 'tight', maxDepth: 1 },
   });
   await stack.warden.delegate('dboss', child('c', 120));
-  const blocked = await eventually(async () => {
-    const s = await stack.warden.status('dboss');
-    return s.state === 'blocked' ? s : null;
-  }, { what: 'the driven parent blocked on c', timeoutMs: 60_000 });
+  const blocked = await eventually(
+    async () => {
+      const s = await stack.warden.status('dboss');
+      return s.state === 'blocked' ? s : null;
+    },
+    { what: 'the driven parent blocked on c', timeoutMs: 60_000 },
+  );
   expect(blocked).toMatchObject({ stateReason: 'waiting on 1 delegated child: c', turns: 2, turnRunning: false });
   // No turn runs while it waits; the child's end (here: stopped) is what lets it go on.
   await new Promise((r) => setTimeout(r, 4_000));

@@ -45,7 +45,8 @@ const API_KEY = `sk-ant-warden-test-${Math.random().toString(36).slice(2)}`;
 function claudeBinary(): string {
   if (process.env.WARDEN_TEST_CLAUDE) return process.env.WARDEN_TEST_CLAUDE;
   const scope = join(ROOT, 'node_modules/@anthropic-ai');
-  const musl = process.platform === 'linux' && !(process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header?.glibcVersionRuntime;
+  const musl =
+    process.platform === 'linux' && !(process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header?.glibcVersionRuntime;
   const candidates = [
     join(scope, `claude-code-${process.platform}-${process.arch}${musl ? '-musl' : ''}`, process.platform === 'win32' ? 'claude.exe' : 'claude'),
     join(scope, 'claude-code/bin/claude.exe'),
@@ -108,7 +109,13 @@ function context(signal: AbortSignal = new AbortController().signal, killGraceMs
   return { ctx, beats, records };
 }
 
-const config = (extra: Partial<ClaudeDriverConfig> = {}): ClaudeDriverConfig => ({ kind: 'claude', claudePath: claudeBinary(), model: MODEL, args: [], ...extra });
+const config = (extra: Partial<ClaudeDriverConfig> = {}): ClaudeDriverConfig => ({
+  kind: 'claude',
+  claudePath: claudeBinary(),
+  model: MODEL,
+  args: [],
+  ...extra,
+});
 
 /** A fresh agent: its working directory and its (not yet created) private home. */
 function agentDirs(name: string): { workDir: string; homeDir: string } {
@@ -150,7 +157,11 @@ describe('the claude driver, called directly', () => {
   test('turn 1: Claude runs the Bash call the model asks for; the Turn has the call with its result, usage and cost; a session id comes back', async () => {
     Object.assign(dirs, agentDirs('direct'));
     firstModel = await scriptedModel([
-      toolUse('Bash', { command: 'echo hi > marker.txt', description: 'Write the marker' }, { id: 'toolu_warden_cd_1', usage: { input_tokens: 100, output_tokens: 7 } }),
+      toolUse(
+        'Bash',
+        { command: 'echo hi > marker.txt', description: 'Write the marker' },
+        { id: 'toolu_warden_cd_1', usage: { input_tokens: 100, output_tokens: 7 } },
+      ),
       text('Wrote marker.txt.', { input_tokens: 200, output_tokens: 11 }),
     ]);
     model = null; // keep this server for turn 2 (afterEach would close it); closed after the block
@@ -188,7 +199,9 @@ describe('the claude driver, called directly', () => {
     expect(first?.session, 'turn 1 ran').toBeTruthy();
     firstModel!.setScript([text(`${DONE}: the marker is written.`, { input_tokens: 50, output_tokens: 5 })]);
     const { ctx, records } = context();
-    const whispers = [{ id: 'w1', type: 'CORRECTION' as const, text: 'UNIQUE-WHISPER-42 check the file before you finish', createdAt: new Date().toISOString() }];
+    const whispers = [
+      { id: 'w1', type: 'CORRECTION' as const, text: 'UNIQUE-WHISPER-42 check the file before you finish', createdAt: new Date().toISOString() },
+    ];
     const req = request('cd-direct', dirs, { turnNumber: 2, whispers, session: first.session });
     expect(req.input).toContain('[CORRECTION] UNIQUE-WHISPER-42');
     const second = await claudeDriver(config()).runTurn(req, ctx);
@@ -218,7 +231,11 @@ describe('the claude driver, called directly', () => {
 
   test('a failing Claude: a non-zero exit throws with the stderr tail, or with the API error Claude reports', async () => {
     // Every request is refused (Claude may retry a 400 once in another shape).
-    await scriptedModel(() => ({ kind: 'error', status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: 'UNIQUE-BAD-REQUEST' } } }));
+    await scriptedModel(() => ({
+      kind: 'error',
+      status: 400,
+      body: { type: 'error', error: { type: 'invalid_request_error', message: 'UNIQUE-BAD-REQUEST' } },
+    }));
     const bad = agentDirs('bad');
     await expect(claudeDriver(config({ args: ['--no-such-flag-warden'] })).runTurn(request('cd-bad', bad), context().ctx)).rejects.toThrow(
       /claude exited with code \d+: .*no-such-flag-warden/s,

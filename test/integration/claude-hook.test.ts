@@ -220,7 +220,7 @@ test('a paused agent: its tool call is denied with the pause reason and never ru
   await stack.warden.signal(agentId, 'abort', {});
 });
 
-test('a tool outside the agent\'s allowlist is refused with the reason and never runs', async () => {
+test("a tool outside the agent's allowlist is refused with the reason and never runs", async () => {
   const agentId = 'cc-allowlist';
   // The contract a parent gives a child: only Read. (Started directly here, so Claude runs it by itself.)
   await stack.warden.start({ agentId, task: 'Write the marker file.', supervisor: quiet, contract: { toolAllowlist: ['Read'] } });
@@ -290,7 +290,7 @@ test('verified done: a false claim at Stop is blocked with the [VERIFY] reason; 
   expect(reqs, r.output).toHaveLength(3);
   // The blocked stop's reason reached the model: the check's command and its failure.
   expect(allText(reqs[1]!.body)).toContain('[VERIFY]');
-  expect(allText(reqs[1]!.body)).toContain("test -f ok.txt");
+  expect(allText(reqs[1]!.body)).toContain('test -f ok.txt');
   expect(allText(reqs[0]!.body)).not.toContain('[VERIFY]');
   const s = await statusWhere(agentId, (st) => st.state === 'done', 'done');
   expect(s.lastVerification).toMatchObject({ command, passed: true, exitCode: 0 });
@@ -411,7 +411,11 @@ test('bounded: a FIFO, /dev/zero or a huge file as transcript_path, a stdin that
 
   // A huge (sparse) file: only its tail is read, and the final text is found there.
   const huge = join(scratch, 'huge.jsonl');
-  const line = JSON.stringify({ type: 'assistant', uuid: 'big1', message: { role: 'assistant', content: [{ type: 'text', text: 'TAIL-OF-A-HUGE-TRANSCRIPT' }] } });
+  const line = JSON.stringify({
+    type: 'assistant',
+    uuid: 'big1',
+    message: { role: 'assistant', content: [{ type: 'text', text: 'TAIL-OF-A-HUGE-TRANSCRIPT' }] },
+  });
   await execa('truncate', ['-s', '8G', huge]);
   await execa('sh', ['-c', `printf '\\n%s\\n' "$1" >> "$2"`, 'sh', line, huge]);
   const viaHuge = await run(stop(huge, 3));
@@ -484,7 +488,9 @@ test('lastResort compact on a hooked Claude: the handoff reaches the model in it
   const at = reqs.findIndex((q) => allText(q.body).includes('compacts your context'));
   expect(at, r.output).toBeGreaterThan(0);
   const body = allText(reqs[at]!.body);
-  expect(body).toContain(`warden, the supervisor of this session (agent ${agentId}), compacts your context. Treat everything before this as superseded by:\n${handoff}`);
+  expect(body).toContain(
+    `warden, the supervisor of this session (agent ${agentId}), compacts your context. Treat everything before this as superseded by:\n${handoff}`,
+  );
   // ...but in the same session: the old prompt and every failed call are still in its context.
   expect(body).toContain('Make npm run build pass.');
   expect(toolResults(reqs[at]!.body).length).toBe(tools);

@@ -36,7 +36,11 @@ afterAll(async () => {
 function claudeBinary(): string {
   if (process.env.WARDEN_TEST_CLAUDE) return process.env.WARDEN_TEST_CLAUDE;
   const scope = join(ROOT, 'node_modules/@anthropic-ai');
-  const candidates = [join(scope, `claude-code-${process.platform}-${process.arch}`, 'claude'), join(scope, `claude-code-${process.platform}-${process.arch}-musl`, 'claude'), join(scope, 'claude-code/bin/claude.exe')];
+  const candidates = [
+    join(scope, `claude-code-${process.platform}-${process.arch}`, 'claude'),
+    join(scope, `claude-code-${process.platform}-${process.arch}-musl`, 'claude'),
+    join(scope, 'claude-code/bin/claude.exe'),
+  ];
   const found = candidates.find((p) => existsSync(p) && statSync(p).size > 1_000_000);
   if (!found) throw new Error(`no native claude binary in node_modules (looked at ${candidates.join(', ')})`);
   return found;
@@ -52,14 +56,20 @@ test('interactive Claude Code asks to run a command: its Notification makes the 
   // A first run of Claude Code asks about the theme, the API key and trusting the folder: answered here.
   writeFileSync(
     join(config, '.claude.json'),
-    JSON.stringify({ hasCompletedOnboarding: true, theme: 'dark', customApiKeyResponses: { approved: ['test'], rejected: [] }, projects: { [work]: { hasTrustDialogAccepted: true, hasCompletedProjectOnboarding: true } } }),
+    JSON.stringify({
+      hasCompletedOnboarding: true,
+      theme: 'dark',
+      customApiKeyResponses: { approved: ['test'], rejected: [] },
+      projects: { [work]: { hasTrustDialogAccepted: true, hasCompletedProjectOnboarding: true } },
+    }),
   );
   const base = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, WARDEN_CACHE_DIR: join(home, 'cache'), XDG_CONFIG_HOME: join(home, 'config') };
   const inst = await execa(process.execPath, [WARDEN, 'install', 'claude', '--project', work], { env: base, extendEnv: false, reject: false, stdin: 'ignore' });
   expect(inst.exitCode, inst.stderr).toBe(0);
 
   model = await startAnthropicServer({
-    script: async (_req, i) => (i === 0 ? toolUse('Bash', { command: 'touch marker.txt', description: 'Create the marker' }, { id: 'toolu_notif_1' }) : text('done')),
+    script: async (_req, i) =>
+      i === 0 ? toolUse('Bash', { command: 'touch marker.txt', description: 'Create the marker' }, { id: 'toolu_notif_1' }) : text('done'),
   });
   const sessionId = randomUUID();
   const agentId = `notifproj-${sessionId.replace(/-/g, '').slice(-12)}`;
@@ -78,24 +88,51 @@ test('interactive Claude Code asks to run a command: its Notification makes the 
     CLAUDE_CODE_MAX_RETRIES: '0',
   };
   const started = await tmux(
-    'new-session', '-d', '-s', 'claude', '-x', '160', '-y', '50', '-c', work,
+    'new-session',
+    '-d',
+    '-s',
+    'claude',
+    '-x',
+    '160',
+    '-y',
+    '50',
+    '-c',
+    work,
     ...Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]),
-    claudeBinary(), '--permission-mode', 'default', '--session-id', sessionId, 'Create the marker file.',
+    claudeBinary(),
+    '--permission-mode',
+    'default',
+    '--session-id',
+    sessionId,
+    'Create the marker file.',
   );
   expect(started.exitCode, started.stderr).toBe(0);
   const screen = async () => (await tmux('capture-pane', '-p', '-t', 'claude')).stdout;
 
   // Claude asks its human; its Notification hook tells warden.
-  await eventually(async () => (/Do you want to proceed\?/.test(await screen()) ? true : null), { what: 'the permission dialog', timeoutMs: 90_000 }).catch(async (err) => {
-    throw new Error(`${(err as Error).message}\n${await screen()}`);
-  });
+  await eventually(async () => (/Do you want to proceed\?/.test(await screen()) ? true : null), { what: 'the permission dialog', timeoutMs: 90_000 }).catch(
+    async (err) => {
+      throw new Error(`${(err as Error).message}\n${await screen()}`);
+    },
+  );
   const waiting = await waitForStatus(stack.warden, agentId, (s) => s.state === 'awaiting-input', 'awaiting-input from the Notification hook', 90_000);
-  expect(waiting).toMatchObject({ waitingForHuman: true, paused: false, stateReason: 'waiting for permission: Bash touch marker.txt', task: 'Create the marker file.' });
+  expect(waiting).toMatchObject({
+    waitingForHuman: true,
+    paused: false,
+    stateReason: 'waiting for permission: Bash touch marker.txt',
+    task: 'Create the marker file.',
+  });
   expect(existsSync(join(work, 'marker.txt')), 'the command waits for its human').toBe(false);
 
   // The human allows it: the command runs, and the agent runs again.
   await tmux('send-keys', '-t', 'claude', 'Enter');
-  const after = await waitForStatus(stack.warden, agentId, (s) => s.state === 'running' && s.turns >= 2, 'running again, the tool call and the answer reported', 90_000);
+  const after = await waitForStatus(
+    stack.warden,
+    agentId,
+    (s) => s.state === 'running' && s.turns >= 2,
+    'running again, the tool call and the answer reported',
+    90_000,
+  );
   expect(after.waitingForHuman).toBe(false);
   expect(existsSync(join(work, 'marker.txt'))).toBe(true);
   const turns = await reportedTurns(stack.warden, agentId);

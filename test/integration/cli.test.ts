@@ -38,7 +38,10 @@ test('warden dev: dev server + Web UI + worker + demo reaching escalation; Ctrl-
   const ui = await fetch(`http://127.0.0.1:${uiPort}/`);
   expect(ui.status).toBe(200);
   // The worker's JSON log lines (the escalation is logged) go to worker.log, not into the text.
-  expect(out.split('\n').filter((l) => l.trim().startsWith('{"')), out).toEqual([]);
+  expect(
+    out.split('\n').filter((l) => l.trim().startsWith('{"')),
+    out,
+  ).toEqual([]);
   expect(out).toContain(`worker log: ${join(tmp, 'dev/worker.log')}`);
   expect(readFileSync(join(tmp, 'dev/worker.log'), 'utf8')).toMatch(/"msg":"agent escalated to humans"/);
 
@@ -68,7 +71,6 @@ test('warden dev: dev server + Web UI + worker + demo reaching escalation; Ctrl-
 describe('verbs against a running stack', () => {
   const stack = useStack();
   const cli = (args: string[], input?: string) => execa('node', [MAIN, '--address', stack.server.address, ...args], { reject: false, input });
-
 
   test('start (config file + flags), report, steer, status, list — all with --json', async () => {
     const config = join(tmp, 'warden.yaml');
@@ -108,7 +110,7 @@ describe('verbs against a running stack', () => {
     expect(text.stdout).toMatch(/escalation step 1\/4/);
 
     const listed = await eventually(async () => {
-      const r = await cli(['list', '--query', "WardenEscalationStep = 1", '--json']);
+      const r = await cli(['list', '--query', 'WardenEscalationStep = 1', '--json']);
       const rows = JSON.parse(r.stdout) as { agentId: string }[];
       return rows.some((x) => x.agentId === 'cli-agent') ? rows : null;
     });
@@ -174,16 +176,38 @@ describe('verbs against a running stack', () => {
   });
 
   test("driven mode: the README's relative --driver-command runs from the agent's own work dir", async () => {
-    const r = await execa('node', [MAIN, '--address', stack.server.address, 'start', 'rel-bot', '--task', 'spiral: make npm run build pass', '--driver', 'command', '--driver-command', 'python3 test/fixtures/agent.py', '--max-turns', '2', '--json'], {
-      reject: false,
-      cwd: ROOT,
-    });
+    const r = await execa(
+      'node',
+      [
+        MAIN,
+        '--address',
+        stack.server.address,
+        'start',
+        'rel-bot',
+        '--task',
+        'spiral: make npm run build pass',
+        '--driver',
+        'command',
+        '--driver-command',
+        'python3 test/fixtures/agent.py',
+        '--max-turns',
+        '2',
+        '--json',
+      ],
+      {
+        reject: false,
+        cwd: ROOT,
+      },
+    );
     expect(r.exitCode, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout).spec.driver.command).toEqual(['python3', join(ROOT, 'test/fixtures/agent.py')]);
-    const done = await eventually(async () => {
-      const s = JSON.parse((await cli(['status', 'rel-bot', '--json'])).stdout);
-      return s.state === 'done' || s.state === 'failed' ? s : null;
-    }, { timeoutMs: 60_000 });
+    const done = await eventually(
+      async () => {
+        const s = JSON.parse((await cli(['status', 'rel-bot', '--json'])).stdout);
+        return s.state === 'done' || s.state === 'failed' ? s : null;
+      },
+      { timeoutMs: 60_000 },
+    );
     expect(done).toMatchObject({ state: 'done', turns: 2 });
   });
 });
@@ -199,16 +223,28 @@ describe('warden evaluate (offline, no Temporal)', () => {
   test('spiraling transcript → CORRECTION SPIRALING as JSON', async () => {
     const r = await evaluate(['--transcript', transcript([spiralTurn(1), spiralTurn(2), spiralTurn(3)]), '--json']);
     expect(r.exitCode, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout)).toEqual({ kind: 'CORRECTION', pattern: 'SPIRALING', message: expect.stringContaining('same failing call 3 times'), evidence: [1, 2, 3] });
+    expect(JSON.parse(r.stdout)).toEqual({
+      kind: 'CORRECTION',
+      pattern: 'SPIRALING',
+      message: expect.stringContaining('same failing call 3 times'),
+      evidence: [1, 2, 3],
+    });
   });
 
   test('reward hacking: a skipped test', async () => {
-    const r = await evaluate(['--transcript', transcript([{ text: 'skip it', toolCalls: [{ name: 'apply_patch', args: "it.skip('logs in', () => {})" }] }]), '--json']);
+    const r = await evaluate([
+      '--transcript',
+      transcript([{ text: 'skip it', toolCalls: [{ name: 'apply_patch', args: "it.skip('logs in', () => {})" }] }]),
+      '--json',
+    ]);
     expect(JSON.parse(r.stdout)).toMatchObject({ kind: 'CORRECTION', pattern: 'REWARD_HACKING' });
   });
 
   test('healthy transcript → OK; text output', async () => {
-    const r = await evaluate(['--transcript', transcript([{ text: 'Read the failing test and found the cause in auth.ts', toolCalls: [{ name: 'shell', args: 'npm test', ok: true }] }])]);
+    const r = await evaluate([
+      '--transcript',
+      transcript([{ text: 'Read the failing test and found the cause in auth.ts', toolCalls: [{ name: 'shell', args: 'npm test', ok: true }] }]),
+    ]);
     expect(r.stdout.trim()).toBe('OK');
   });
 
@@ -246,7 +282,11 @@ describe('warden evaluate (offline, no Temporal)', () => {
     expect(claude.exitCode).toBe(2);
     expect(claude.stderr).toMatch(/claude driver has no credentials/);
     // With a keyless OpenAI-compatible endpoint there is nothing to check: it gets as far as Temporal.
-    const endpoint = await execa('node', [MAIN, 'start', 'cx', '--task', 't', '--driver', 'codex', '--driver-base-url', 'http://127.0.0.1:9/v1'], { reject: false, env, extendEnv: false });
+    const endpoint = await execa('node', [MAIN, 'start', 'cx', '--task', 't', '--driver', 'codex', '--driver-base-url', 'http://127.0.0.1:9/v1'], {
+      reject: false,
+      env,
+      extendEnv: false,
+    });
     expect(endpoint.stderr).toMatch(/cannot reach Temporal/);
   });
 

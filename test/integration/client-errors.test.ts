@@ -72,7 +72,9 @@ test('a non-retryable refusal names its cause, and is not retried', async () => 
   expect((raw as Error).message).toBe('Workflow Update failed'); // the SDK's words: the cause is hidden
   const d = describeTemporalError(raw);
   expect(d).toMatchObject({ kind: 'message-too-large', retryable: false, code: 8 });
-  expect(d.message).toMatch(/^Workflow Update failed: the request is larger than the Temporal server accepts \(Temporal said RESOURCE_EXHAUSTED: .*larger than max/);
+  expect(d.message).toMatch(
+    /^Workflow Update failed: the request is larger than the Temporal server accepts \(Temporal said RESOURCE_EXHAUSTED: .*larger than max/,
+  );
   // The CLI's path: `warden report` prints what the client throws.
   const err = await (stack.warden as unknown as { translate(a: string, e: unknown): Promise<unknown> }).translate(agentId, raw);
   expect(err).toBeInstanceOf(TemporalRefusedError);

@@ -132,9 +132,7 @@ describe('interrupt and stop a Codex agent', () => {
 
   test('stop: a turn that ends within the drain timeout completes; one that does not is cancelled', async () => {
     const quick = 'Quick job (task Q-1).';
-    model.setScript((r) =>
-      lastInputItem(r)?.type === 'function_call_output' ? message('Finished the quick job.') : shellCall('sleep 1', { extra: noLogin }),
-    );
+    model.setScript((r) => (lastInputItem(r)?.type === 'function_call_output' ? message('Finished the quick job.') : shellCall('sleep 1', { extra: noLogin })));
     await stack.warden.start(codexAgent('codex-drain', quick));
     await eventually(async () => turnStarts(quick).length >= 1, { what: 'turn 1 started' });
     await stack.warden.signal('codex-drain', 'stop', { reason: 'end of shift', drainTimeoutMs: 60_000 });

@@ -12,16 +12,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { CODEX_CREDENTIALS_STAMP, codexDriver, type CodexDriverConfig } from '../../activities/drivers/codex.js';
 import type { DriverContext, TurnRequest, TurnResult } from '../../activities/drivers/types.js';
 import type { Turn } from '../../src/domain/contract/schemas.js';
-import {
-  functionCallOutputs,
-  functionCalls,
-  inputTexts,
-  message,
-  shellCall,
-  stall,
-  startModelServer,
-  type ModelServer,
-} from '../fixtures/model-server.js';
+import { functionCallOutputs, functionCalls, inputTexts, message, shellCall, stall, startModelServer, type ModelServer } from '../fixtures/model-server.js';
 import { cleanup, eventually } from '../helpers/stack.js';
 import { cmdline, processesWithEnv, running } from '../helpers/procs.js';
 
@@ -144,7 +135,11 @@ describe('codex driver: a turn with real commands, then a resumed turn', () => {
     expect((reqs[0]!.body as { model?: string }).model).toBe(MODEL);
     expect(inputTexts(reqs[0]!.body, 'user')).toContain(TASK);
     expect(reqs[0]!.headers.authorization).toBe('Bearer sk-warden-driver-first');
-    expect(functionCallOutputs(reqs[1]!.body).map((o) => o.output).join('\n')).toContain('MARKER-drv-a.txt');
+    expect(
+      functionCallOutputs(reqs[1]!.body)
+        .map((o) => o.output)
+        .join('\n'),
+    ).toContain('MARKER-drv-a.txt');
     expect(functionCallOutputs(reqs[2]!.body).at(-1)!.output).toMatch(/exited with code 1\b/);
 
     // the agent's home is kept: credentials copied once, the session recorded
@@ -181,7 +176,11 @@ describe('codex driver: a turn with real commands, then a resumed turn', () => {
     // and turn 1's conversation before it: the task, the commands and their results, the reply
     expect(inputTexts(body, 'user')).toContain(TASK);
     expect(functionCalls(body).map((c) => JSON.parse(c.arguments).cmd)).toEqual(['ls', 'false']);
-    expect(functionCallOutputs(body).map((o) => o.output).join('\n')).toContain('MARKER-drv-a.txt');
+    expect(
+      functionCallOutputs(body)
+        .map((o) => o.output)
+        .join('\n'),
+    ).toContain('MARKER-drv-a.txt');
     expect(allText(body)).toContain('Listed the files. The second command failed, as expected.');
     expect(allText(body).indexOf('Listed the files.')).toBeLessThan(allText(body).indexOf('UNIQUE-WHISPER'));
     expect(reqs[0]!.headers.authorization).toBe('Bearer sk-warden-driver-first');
@@ -281,6 +280,10 @@ describe('codex driver: a turn cancelled while the model stalls', () => {
     const texts = inputTexts(reqs[0]!.body, 'user');
     expect(texts).toContain(input);
     expect(texts.at(-1)).toBe('CONTINUE-AFTER-INTERRUPT-55');
-    expect(functionCallOutputs(reqs[0]!.body).map((o) => o.output).join('\n')).toContain('PARTIAL-OUTPUT-913');
+    expect(
+      functionCallOutputs(reqs[0]!.body)
+        .map((o) => o.output)
+        .join('\n'),
+    ).toContain('PARTIAL-OUTPUT-913');
   });
 });

@@ -139,10 +139,7 @@ describe('codex evaluator, activity called directly', () => {
     const mcpMarker = join(scratch, 'mcp-started');
     const mcpScript = join(scratch, 'fake-mcp.sh');
     writeFileSync(mcpScript, `#!/bin/sh\necho started >> '${mcpMarker}'\nsleep 30\n`, { mode: 0o755 });
-    writeFileSync(
-      join(creds, 'config.toml'),
-      `developer_instructions = "CONFIG-TOML-MARKER-99"\n\n[mcp_servers.fake]\ncommand = "${mcpScript}"\n`,
-    );
+    writeFileSync(join(creds, 'config.toml'), `developer_instructions = "CONFIG-TOML-MARKER-99"\n\n[mcp_servers.fake]\ncommand = "${mcpScript}"\n`);
 
     model.setScript([message('{"verdict":"OK"}')]);
     const before = model.requests.length;

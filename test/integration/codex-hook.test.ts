@@ -184,7 +184,9 @@ test('a shell call becomes a turn; whispers reach the next model request (UserPr
   expect(allText(reqs[0]!.body)).toContain('[steering] UNIQUE-EARLY-STEER: mind the greeting');
   expect(allText(reqs[0]!.body)).not.toContain('UNIQUE-STEER-TEXT');
   expect(inputTexts(reqs[1]!.body, 'developer').join('\n')).toContain('[steering] UNIQUE-STEER-TEXT: use printf next time');
-  expect(functionCallOutputs(reqs[1]!.body)).toEqual([{ callId: 'call_warden_steer_1', output: expect.stringMatching(/exited with code 0[\s\S]*Output:\nhi\n/) }]);
+  expect(functionCallOutputs(reqs[1]!.body)).toEqual([
+    { callId: 'call_warden_steer_1', output: expect.stringMatching(/exited with code 0[\s\S]*Output:\nhi\n/) },
+  ]);
 
   const s = await stack.warden.status(agentId);
   expect(s.turns).toBe(3); // the prompt that carried a whisper, the tool call, the final answer

@@ -30,7 +30,9 @@ test('codex exec ends its session: a deadline; exec resume cancels it; the last 
   const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, CODEX_HOME: codexHome, WARDEN_CACHE_DIR: join(home, 'cache') };
   const inst = await execa(process.execPath, [WARDEN, 'install', 'codex', '--user'], { env, extendEnv: false, reject: false, stdin: 'ignore' });
   expect(inst.exitCode, inst.stderr).toBe(0);
-  expect(JSON.parse(readFileSync(join(codexHome, 'hooks.json'), 'utf8')).hooks.SessionEnd).toEqual([{ hooks: [{ type: 'command', command: expect.stringMatching(/hook codex$/), timeout: 3 }] }]);
+  expect(JSON.parse(readFileSync(join(codexHome, 'hooks.json'), 'utf8')).hooks.SessionEnd).toEqual([
+    { hooks: [{ type: 'command', command: expect.stringMatching(/hook codex$/), timeout: 3 }] },
+  ]);
 
   let agentId = '';
   const seenInResumedRun: Array<{ state: string; sessionEndsAt?: string }> = [];
@@ -44,10 +46,31 @@ test('codex exec ends its session: a deadline; exec resume cancels it; the last 
     },
   });
   try {
-    const args = ['exec', '--json', '--skip-git-repo-check', '--sandbox', 'workspace-write', '--color', 'never', '-m', 'warden-test-model', '-C', work, '--dangerously-bypass-hook-trust'];
-    for (const o of [...model.codexOverrides(), 'analytics.enabled=false', 'otel.metrics_exporter="none"', 'check_for_update_on_startup=false', 'web_search="disabled"']) args.push('-c', o);
+    const args = [
+      'exec',
+      '--json',
+      '--skip-git-repo-check',
+      '--sandbox',
+      'workspace-write',
+      '--color',
+      'never',
+      '-m',
+      'warden-test-model',
+      '-C',
+      work,
+      '--dangerously-bypass-hook-trust',
+    ];
+    for (const o of [
+      ...model.codexOverrides(),
+      'analytics.enabled=false',
+      'otel.metrics_exporter="none"',
+      'check_for_update_on_startup=false',
+      'web_search="disabled"',
+    ])
+      args.push('-c', o);
     const codexEnv = { ...env, TEMPORAL_ADDRESS: stack.server.address, TEMPORAL_NAMESPACE: stack.server.namespace, OPENAI_API_KEY: 'test' };
-    const run = (more: string[]) => execa(CODEX, [...args, ...more], { cwd: work, env: codexEnv, extendEnv: false, reject: false, stdin: 'ignore', all: true, timeout: 120_000 });
+    const run = (more: string[]) =>
+      execa(CODEX, [...args, ...more], { cwd: work, env: codexEnv, extendEnv: false, reject: false, stdin: 'ignore', all: true, timeout: 120_000 });
 
     const first = await run(['First question.']);
     expect(first.exitCode, String(first.all)).toBe(0);
@@ -69,10 +92,13 @@ test('codex exec ends its session: a deadline; exec resume cancels it; the last 
     expect(mine.map((a) => a.agentId)).toEqual([agentId]);
 
     // This run ended the session again; nothing more comes, so the agent ends done after the grace period.
-    const done = await eventually(async () => {
-      const s = await stack.warden.status(agentId);
-      return s.state === 'done' ? s : null;
-    }, { what: `${agentId} done after its session ended`, timeoutMs: 180_000 });
+    const done = await eventually(
+      async () => {
+        const s = await stack.warden.status(agentId);
+        return s.state === 'done' ? s : null;
+      },
+      { what: `${agentId} done after its session ended`, timeoutMs: 180_000 },
+    );
     expect(done.stateReason).toMatch(/its session ended \(other\) and did not resume within 30 s/);
     expect(done.turns).toBe(2);
   } finally {

@@ -90,12 +90,21 @@ describe('a spiraling Codex agent', () => {
     expect((await finalStatus(stack.warden.handle('cx-compact'))).state).toBe('failed');
   });
 
-  test('the codex driver asked to compact starts a new session even when handed the old one, and counts only the new session\'s tokens', async () => {
-    model.setScript([message('Turn one done.', { input_tokens: 500, output_tokens: 50 }), message('Read the handoff; starting over.', { input_tokens: 120, output_tokens: 12 })]);
+  test("the codex driver asked to compact starts a new session even when handed the old one, and counts only the new session's tokens", async () => {
+    model.setScript([
+      message('Turn one done.', { input_tokens: 500, output_tokens: 50 }),
+      message('Read the handoff; starting over.', { input_tokens: 120, output_tokens: 12 }),
+    ]);
     const workDir = join(process.env.WARDEN_HOME!, 'work', 'cx-direct');
     mkdirSync(workDir, { recursive: true });
     const dirs = { workDir, homeDir: join(process.env.WARDEN_HOME!, 'agents', 'cx-direct', 'home') };
-    const driver = codexDriver({ kind: 'codex', model: 'warden-test-model', config: model.codexOverrides(), sandbox: 'workspace-write', credentialsHome: noCredentials });
+    const driver = codexDriver({
+      kind: 'codex',
+      model: 'warden-test-model',
+      config: model.codexOverrides(),
+      sandbox: 'workspace-write',
+      credentialsHome: noCredentials,
+    });
     const ctx: DriverContext = { signal: new AbortController().signal, killGraceMs: 3_000, heartbeat: () => {}, log: pino({ level: 'silent' }) };
     const base = { agentId: 'cx-direct', task: 'T', whispers: [], doneMarker: 'TASK COMPLETE', ...dirs };
     const first = await driver.runTurn({ ...base, turnNumber: 1, input: 'Begin (old-context marker Q-4410).', session: null }, ctx);
@@ -117,132 +126,167 @@ describe('a spiraling Claude Code agent', () => {
   let restoreEnv = () => {};
   afterAll(() => restoreEnv());
 
-  test.skipIf(findClaudeBinary() === null)('is compacted after two whispers: Claude starts a new session (a new session id) from the handoff; the problem persists, so it is escalated', async () => {
-    const lastIsToolResult = (r: AnthropicRequest) => {
-      const messages = (r.body as { messages?: Array<{ content?: unknown }> }).messages ?? [];
-      const content = messages.at(-1)?.content;
-      return Array.isArray(content) && content.some((c: { type?: string }) => c?.type === 'tool_result');
-    };
-    const sessionOf = (r: AnthropicRequest) => r.headers['x-claude-code-session-id'] as string;
-    let calls = 0;
-    const model = await startAnthropicServer({
-      script: (r) => {
-        if (lastIsToolResult(r)) return text('The build failed again; retrying the build.');
-        calls += 1;
-        const fresh = messageTexts(r.body, 'user').some((t) => t.includes(HANDOFF_HEADER)) && messageTexts(r.body, 'assistant').length === 0;
-        return { ...toolUse('Bash', { command: 'false', description: 'Build' }, { id: `toolu_warden_cmp_${calls}` }), ...(fresh ? { delayMs: 3_000 } : {}) };
-      },
-    });
-    try {
-      // The worker's driver starts claude with this process's environment (restored after the block).
-      restoreEnv = useOfflineClaude(model.url, { apiKey: 'sk-ant-warden-test-compaction' });
-      await stack.warden.start({
-        agentId: 'cc-compact',
-        task: 'Make the build pass (task CC-7781).',
-        driver: { kind: 'claude', claudePath: findClaudeBinary()!, model: 'claude-sonnet-4-5' },
-        supervisor,
-        driven: { killGraceMs: 2_000 },
+  test.skipIf(findClaudeBinary() === null)(
+    'is compacted after two whispers: Claude starts a new session (a new session id) from the handoff; the problem persists, so it is escalated',
+    async () => {
+      const lastIsToolResult = (r: AnthropicRequest) => {
+        const messages = (r.body as { messages?: Array<{ content?: unknown }> }).messages ?? [];
+        const content = messages.at(-1)?.content;
+        return Array.isArray(content) && content.some((c: { type?: string }) => c?.type === 'tool_result');
+      };
+      const sessionOf = (r: AnthropicRequest) => r.headers['x-claude-code-session-id'] as string;
+      let calls = 0;
+      const model = await startAnthropicServer({
+        script: (r) => {
+          if (lastIsToolResult(r)) return text('The build failed again; retrying the build.');
+          calls += 1;
+          const fresh = messageTexts(r.body, 'user').some((t) => t.includes(HANDOFF_HEADER)) && messageTexts(r.body, 'assistant').length === 0;
+          return { ...toolUse('Bash', { command: 'false', description: 'Build' }, { id: `toolu_warden_cmp_${calls}` }), ...(fresh ? { delayMs: 3_000 } : {}) };
+        },
       });
-      const compacting = await statusWhere('cc-compact', (s) => s.state === 'compacting', 'compacting');
-      expect(compacting).toMatchObject({ turns: 9, compactions: 1 });
-      const handoff = compacting.lastCompaction!.handoff;
-      const escalated = await statusWhere('cc-compact', (s) => s.state === 'awaiting-input', 'escalation after the compaction');
-      expect(escalated).toMatchObject({ turns: 12, escalations: 1, compactions: 1 });
-      expect(edges(escalated)).toEqual(['spawning>running', 'running>compacting', 'compacting>running', 'running>awaiting-input']);
+      try {
+        // The worker's driver starts claude with this process's environment (restored after the block).
+        restoreEnv = useOfflineClaude(model.url, { apiKey: 'sk-ant-warden-test-compaction' });
+        await stack.warden.start({
+          agentId: 'cc-compact',
+          task: 'Make the build pass (task CC-7781).',
+          driver: { kind: 'claude', claudePath: findClaudeBinary()!, model: 'claude-sonnet-4-5' },
+          supervisor,
+          driven: { killGraceMs: 2_000 },
+        });
+        const compacting = await statusWhere('cc-compact', (s) => s.state === 'compacting', 'compacting');
+        expect(compacting).toMatchObject({ turns: 9, compactions: 1 });
+        const handoff = compacting.lastCompaction!.handoff;
+        const escalated = await statusWhere('cc-compact', (s) => s.state === 'awaiting-input', 'escalation after the compaction');
+        expect(escalated).toMatchObject({ turns: 12, escalations: 1, compactions: 1 });
+        expect(edges(escalated)).toEqual(['spawning>running', 'running>compacting', 'compacting>running', 'running>awaiting-input']);
 
-      const reqs = model.agentRequests();
-      const sessions = [...new Set(reqs.map(sessionOf))];
-      expect(sessions).toHaveLength(2); // the old session, then the fresh one
-      const firstFresh = reqs.find((r) => sessionOf(r) === sessions[1])!;
-      const freshUser = messageTexts(firstFresh.body, 'user').join('\n');
-      expect(freshUser).toContain(handoff);
-      expect(messageTexts(firstFresh.body, 'assistant')).toEqual([]);
-      // The old session never saw the handoff; every later request of the fresh one carries it.
-      expect(reqs.filter((r) => sessionOf(r) === sessions[0]).some((r) => messageTexts(r.body).join('\n').includes(HANDOFF_HEADER))).toBe(false);
-      expect(reqs.filter((r) => sessionOf(r) === sessions[1]).every((r) => messageTexts(r.body, 'user').join('\n').includes(HANDOFF_HEADER))).toBe(true);
-      await stack.warden.signal('cc-compact', 'abort', { reason: 'test over' });
-      expect((await finalStatus(stack.warden.handle('cc-compact'))).state).toBe('failed');
-    } finally {
-      await model.close();
-    }
-  });
+        const reqs = model.agentRequests();
+        const sessions = [...new Set(reqs.map(sessionOf))];
+        expect(sessions).toHaveLength(2); // the old session, then the fresh one
+        const firstFresh = reqs.find((r) => sessionOf(r) === sessions[1])!;
+        const freshUser = messageTexts(firstFresh.body, 'user').join('\n');
+        expect(freshUser).toContain(handoff);
+        expect(messageTexts(firstFresh.body, 'assistant')).toEqual([]);
+        // The old session never saw the handoff; every later request of the fresh one carries it.
+        expect(reqs.filter((r) => sessionOf(r) === sessions[0]).some((r) => messageTexts(r.body).join('\n').includes(HANDOFF_HEADER))).toBe(false);
+        expect(reqs.filter((r) => sessionOf(r) === sessions[1]).every((r) => messageTexts(r.body, 'user').join('\n').includes(HANDOFF_HEADER))).toBe(true);
+        await stack.warden.signal('cc-compact', 'abort', { reason: 'test over' });
+        expect((await finalStatus(stack.warden.handle('cc-compact'))).state).toBe('failed');
+      } finally {
+        await model.close();
+      }
+    },
+  );
 });
 
 describe('the claude driver asked to compact', () => {
-  test.skipIf(findClaudeBinary() === null)('starts a new session (a new session id) even when handed the old one; the old conversation is not in it', async () => {
-    const model = await startAnthropicServer({ script: [text('Turn one done.'), text('Read the handoff; starting over.')] });
-    const restoreEnv = useOfflineClaude(model.url, { apiKey: 'sk-ant-warden-test-direct' });
-    try {
-      const workDir = join(process.env.WARDEN_HOME!, 'work', 'cc-direct');
-      mkdirSync(workDir, { recursive: true });
-      const dirs = { workDir, homeDir: join(process.env.WARDEN_HOME!, 'agents', 'cc-direct', 'home') };
-      const driver = claudeDriver({ kind: 'claude', claudePath: findClaudeBinary()!, model: 'claude-sonnet-4-5', args: [] });
-      const ctx: DriverContext = { signal: new AbortController().signal, killGraceMs: 2_000, heartbeat: () => {}, log: pino({ level: 'silent' }) };
-      const base = { agentId: 'cc-direct', task: 'T', whispers: [], doneMarker: 'TASK COMPLETE', ...dirs };
-      const first = await driver.runTurn({ ...base, turnNumber: 1, input: 'Begin (old-context marker Q-7715).', session: null }, ctx);
-      const handoff = `${HANDOFF_HEADER} (direct driver test)`;
-      const second = await driver.runTurn({ ...base, turnNumber: 2, input: handoff, session: first.session, compact: { handoff } }, ctx);
-      expect(second.session?.sessionId).not.toBe(first.session?.sessionId);
-      const reqs = model.agentRequests();
-      const last = reqs.at(-1)!;
-      expect(last.headers['x-claude-code-session-id']).toBe(second.session?.sessionId);
-      expect(messageTexts(last.body).join('\n')).toContain(handoff);
-      expect(messageTexts(last.body).join('\n')).not.toContain('Q-7715');
-    } finally {
-      restoreEnv();
-      await model.close();
-    }
-  });
+  test.skipIf(findClaudeBinary() === null)(
+    'starts a new session (a new session id) even when handed the old one; the old conversation is not in it',
+    async () => {
+      const model = await startAnthropicServer({ script: [text('Turn one done.'), text('Read the handoff; starting over.')] });
+      const restoreEnv = useOfflineClaude(model.url, { apiKey: 'sk-ant-warden-test-direct' });
+      try {
+        const workDir = join(process.env.WARDEN_HOME!, 'work', 'cc-direct');
+        mkdirSync(workDir, { recursive: true });
+        const dirs = { workDir, homeDir: join(process.env.WARDEN_HOME!, 'agents', 'cc-direct', 'home') };
+        const driver = claudeDriver({ kind: 'claude', claudePath: findClaudeBinary()!, model: 'claude-sonnet-4-5', args: [] });
+        const ctx: DriverContext = { signal: new AbortController().signal, killGraceMs: 2_000, heartbeat: () => {}, log: pino({ level: 'silent' }) };
+        const base = { agentId: 'cc-direct', task: 'T', whispers: [], doneMarker: 'TASK COMPLETE', ...dirs };
+        const first = await driver.runTurn({ ...base, turnNumber: 1, input: 'Begin (old-context marker Q-7715).', session: null }, ctx);
+        const handoff = `${HANDOFF_HEADER} (direct driver test)`;
+        const second = await driver.runTurn({ ...base, turnNumber: 2, input: handoff, session: first.session, compact: { handoff } }, ctx);
+        expect(second.session?.sessionId).not.toBe(first.session?.sessionId);
+        const reqs = model.agentRequests();
+        const last = reqs.at(-1)!;
+        expect(last.headers['x-claude-code-session-id']).toBe(second.session?.sessionId);
+        expect(messageTexts(last.body).join('\n')).toContain(handoff);
+        expect(messageTexts(last.body).join('\n')).not.toContain('Q-7715');
+      } finally {
+        restoreEnv();
+        await model.close();
+      }
+    },
+  );
 });
 
-describe("Claude Code compacting its own context, seen through its hooks", () => {
-  test.skipIf(findClaudeBinary() === null)('`/compact` in a hooked Claude Code session: PreCompact makes the agent compacting, PostCompact running again', async () => {
-    const agentId = 'cc-own-compact';
-    await stack.warden.start({ agentId, task: 'Say hello, then compact (task CC-2290).', supervisor: { evalInterval: 1000, idleAfterMs: 0 } });
-    let calls = 0;
-    // The first request is the agent's answer; the second is Claude Code's own summary, slow enough to be seen.
-    const model = await startAnthropicServer({
-      isAgentRequest: () => true,
-      script: () => (++calls === 1 ? text('Hello there.') : { kind: 'message', content: [{ type: 'text', text: '<summary>We said hello.</summary>' }], delayMs: 3_000 }),
-    });
-    try {
-      const dir = mkdtempSync(join(tmpdir(), 'warden-cc-own-compact-'));
-      const work = join(dir, 'work');
-      const home = join(dir, 'home');
-      mkdirSync(join(work, '.claude'), { recursive: true });
-      mkdirSync(home, { recursive: true });
-      const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-      const command = [q(process.execPath), q(join(ROOT, 'dist/src/cli/main.js')), 'hook', 'claude', '--agent', agentId, '--address', q(stack.server.address), '--namespace', q(stack.server.namespace), '--strict'].join(' ');
-      const hook = [{ hooks: [{ type: 'command', command, timeout: 30 }] }];
-      writeFileSync(join(work, '.claude/settings.json'), JSON.stringify({ hooks: { Stop: hook, PreCompact: hook, PostCompact: hook } }));
-      const env = {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
-        HOME: home,
-        ...offlineClaudeEnv(model.url, { configDir: join(home, '.claude') }),
-      };
-      const session = '5a1e0c6e-7d3b-4c55-9a61-2f0b8e4d7c19';
-      const run = (args: string[]) => execa(findClaudeBinary()!, ['-p', ...args, '--output-format', 'json'], { cwd: work, env, extendEnv: false, reject: false, stdin: 'ignore', all: true, timeout: 90_000 });
-      const hello = await run(['Say hello.', '--session-id', session]);
-      expect(hello.exitCode, String(hello.all)).toBe(0);
-      await statusWhere(agentId, (s) => s.state === 'running' && s.turns === 1, 'the Stop hook reported the first turn');
+describe('Claude Code compacting its own context, seen through its hooks', () => {
+  test.skipIf(findClaudeBinary() === null)(
+    '`/compact` in a hooked Claude Code session: PreCompact makes the agent compacting, PostCompact running again',
+    async () => {
+      const agentId = 'cc-own-compact';
+      await stack.warden.start({ agentId, task: 'Say hello, then compact (task CC-2290).', supervisor: { evalInterval: 1000, idleAfterMs: 0 } });
+      let calls = 0;
+      // The first request is the agent's answer; the second is Claude Code's own summary, slow enough to be seen.
+      const model = await startAnthropicServer({
+        isAgentRequest: () => true,
+        script: () =>
+          ++calls === 1 ? text('Hello there.') : { kind: 'message', content: [{ type: 'text', text: '<summary>We said hello.</summary>' }], delayMs: 3_000 },
+      });
+      try {
+        const dir = mkdtempSync(join(tmpdir(), 'warden-cc-own-compact-'));
+        const work = join(dir, 'work');
+        const home = join(dir, 'home');
+        mkdirSync(join(work, '.claude'), { recursive: true });
+        mkdirSync(home, { recursive: true });
+        const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+        const command = [
+          q(process.execPath),
+          q(join(ROOT, 'dist/src/cli/main.js')),
+          'hook',
+          'claude',
+          '--agent',
+          agentId,
+          '--address',
+          q(stack.server.address),
+          '--namespace',
+          q(stack.server.namespace),
+          '--strict',
+        ].join(' ');
+        const hook = [{ hooks: [{ type: 'command', command, timeout: 30 }] }];
+        writeFileSync(join(work, '.claude/settings.json'), JSON.stringify({ hooks: { Stop: hook, PreCompact: hook, PostCompact: hook } }));
+        const env = {
+          PATH: process.env.PATH ?? '/usr/bin:/bin',
+          HOME: home,
+          ...offlineClaudeEnv(model.url, { configDir: join(home, '.claude') }),
+        };
+        const session = '5a1e0c6e-7d3b-4c55-9a61-2f0b8e4d7c19';
+        const run = (args: string[]) =>
+          execa(findClaudeBinary()!, ['-p', ...args, '--output-format', 'json'], {
+            cwd: work,
+            env,
+            extendEnv: false,
+            reject: false,
+            stdin: 'ignore',
+            all: true,
+            timeout: 90_000,
+          });
+        const hello = await run(['Say hello.', '--session-id', session]);
+        expect(hello.exitCode, String(hello.all)).toBe(0);
+        await statusWhere(agentId, (s) => s.state === 'running' && s.turns === 1, 'the Stop hook reported the first turn');
 
-      const compact = run(['/compact', '--resume', session]);
-      const during = await statusWhere(agentId, (s) => s.state === 'compacting', 'compacting while Claude Code summarises');
-      expect(during.stateReason).toBe("the agent's own CLI is compacting its context (manual)");
-      const done = await compact;
-      expect(done.exitCode, String(done.all)).toBe(0);
-      const after = await statusWhere(agentId, (s) => s.state === 'running' && s.transitions.some((t) => t.event === 'compacted'), 'running after PostCompact');
-      expect(after.transitions.slice(-2).map((t) => `${t.from}>${t.to}: ${t.cause}`)).toEqual([
-        "running>compacting: the agent's own CLI is compacting its context (manual)",
-        "compacting>running: the agent's own CLI finished compacting its context (manual)",
-      ]);
-      expect(after.compactions).toBe(0); // not the ladder's compaction
-      await stack.warden.signal(agentId, 'abort', {});
-      await finalStatus(stack.warden.handle(agentId));
-    } finally {
-      await model.close();
-    }
-  });
+        const compact = run(['/compact', '--resume', session]);
+        const during = await statusWhere(agentId, (s) => s.state === 'compacting', 'compacting while Claude Code summarises');
+        expect(during.stateReason).toBe("the agent's own CLI is compacting its context (manual)");
+        const done = await compact;
+        expect(done.exitCode, String(done.all)).toBe(0);
+        const after = await statusWhere(
+          agentId,
+          (s) => s.state === 'running' && s.transitions.some((t) => t.event === 'compacted'),
+          'running after PostCompact',
+        );
+        expect(after.transitions.slice(-2).map((t) => `${t.from}>${t.to}: ${t.cause}`)).toEqual([
+          "running>compacting: the agent's own CLI is compacting its context (manual)",
+          "compacting>running: the agent's own CLI finished compacting its context (manual)",
+        ]);
+        expect(after.compactions).toBe(0); // not the ladder's compaction
+        await stack.warden.signal(agentId, 'abort', {});
+        await finalStatus(stack.warden.handle(agentId));
+      } finally {
+        await model.close();
+      }
+    },
+  );
 });
 
 describe('codex compacting its own context, seen through its hooks', () => {
@@ -255,7 +299,12 @@ describe('codex compacting its own context, seen through its hooks', () => {
     const model = await startModelServer({
       script: () => {
         calls += 1;
-        return { kind: 'message', text: calls === 2 ? 'Summary: we answered once.' : `Answer ${calls}.`, usage: { input_tokens: 50_000, output_tokens: 10 }, ...(calls === 2 ? { delayMs: 3_000 } : {}) };
+        return {
+          kind: 'message',
+          text: calls === 2 ? 'Summary: we answered once.' : `Answer ${calls}.`,
+          usage: { input_tokens: 50_000, output_tokens: 10 },
+          ...(calls === 2 ? { delayMs: 3_000 } : {}),
+        };
       },
     });
     try {
@@ -265,14 +314,47 @@ describe('codex compacting its own context, seen through its hooks', () => {
       mkdirSync(work, { recursive: true });
       mkdirSync(home, { recursive: true });
       const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-      const command = [q(process.execPath), q(join(ROOT, 'dist/src/cli/main.js')), 'hook', 'codex', '--agent', agentId, '--address', q(stack.server.address), '--namespace', q(stack.server.namespace), '--strict'].join(' ');
+      const command = [
+        q(process.execPath),
+        q(join(ROOT, 'dist/src/cli/main.js')),
+        'hook',
+        'codex',
+        '--agent',
+        agentId,
+        '--address',
+        q(stack.server.address),
+        '--namespace',
+        q(stack.server.namespace),
+        '--strict',
+      ].join(' ');
       const handler = (event: string) => `[[hooks.${event}]]\n[[hooks.${event}.hooks]]\ntype = "command"\ncommand = ${JSON.stringify(command)}\ntimeout = 30\n`;
       writeFileSync(join(home, 'config.toml'), ['Stop', 'PreCompact', 'PostCompact'].map(handler).join('\n'));
-      const args = ['exec', '--json', '--skip-git-repo-check', '--sandbox', 'workspace-write', '--color', 'never', '-m', 'warden-test-model', '-C', work, '--dangerously-bypass-hook-trust'];
-      for (const o of [...model.codexOverrides(), 'analytics.enabled=false', 'check_for_update_on_startup=false', 'web_search="disabled"', 'model_auto_compact_token_limit=1000']) args.push('-c', o);
+      const args = [
+        'exec',
+        '--json',
+        '--skip-git-repo-check',
+        '--sandbox',
+        'workspace-write',
+        '--color',
+        'never',
+        '-m',
+        'warden-test-model',
+        '-C',
+        work,
+        '--dangerously-bypass-hook-trust',
+      ];
+      for (const o of [
+        ...model.codexOverrides(),
+        'analytics.enabled=false',
+        'check_for_update_on_startup=false',
+        'web_search="disabled"',
+        'model_auto_compact_token_limit=1000',
+      ])
+        args.push('-c', o);
       const codex = join(ROOT, 'node_modules/.bin/codex');
       const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, CODEX_HOME: home, OPENAI_API_KEY: 'test' };
-      const run = (more: string[]) => execa(codex, [...args, ...more], { cwd: work, env, extendEnv: false, reject: false, stdin: 'ignore', all: true, timeout: 90_000 });
+      const run = (more: string[]) =>
+        execa(codex, [...args, ...more], { cwd: work, env, extendEnv: false, reject: false, stdin: 'ignore', all: true, timeout: 90_000 });
       const first = await run(['First question.']);
       expect(first.exitCode, String(first.all)).toBe(0);
       const thread = /"thread_id":"([^"]+)"/.exec(String(first.stdout))?.[1];

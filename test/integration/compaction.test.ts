@@ -33,7 +33,12 @@ interface Input {
   session: Record<string, unknown> | null;
 }
 const inputs = (dir: string): Input[] =>
-  existsSync(join(dir, 'inputs.log')) ? readFileSync(join(dir, 'inputs.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Input) : [];
+  existsSync(join(dir, 'inputs.log'))
+    ? readFileSync(join(dir, 'inputs.log'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Input)
+    : [];
 
 function pythonAgent(agentId: string, task: string): AgentSpecInput & { driven: { workDir: string } } {
   const workDir = mkdtempSync(join(tmpdir(), `warden-${agentId}-`));
@@ -80,7 +85,9 @@ describe('with an in-process worker', () => {
     expect(c.input.startsWith(HANDOFF_HEADER)).toBe(true);
     expect(c.input).toContain('Your task:\nspiral compact-delay:3 make npm run build pass (task C-311)');
     expect(c.input).toMatch(/turns 1–9, 9 times the same: said "The build failed again, retrying the build\.", ran shell npm run build \(failed\)/);
-    expect(c.input).toMatch(/Corrections you were given and did not act on:\n- \[CORRECTION\] You have run the same failing call 3 times[\s\S]*\n- \[CORRECTION\] Warning 2 of 2/);
+    expect(c.input).toMatch(
+      /Corrections you were given and did not act on:\n- \[CORRECTION\] You have run the same failing call 3 times[\s\S]*\n- \[CORRECTION\] Warning 2 of 2/,
+    );
     expect(c.input).toMatch(/What you must do next:\n[\s\S]*change your approach/);
     // Before it, one session all along; after it, the fresh one the compaction turn started.
     expect(seen[8]!.session).toMatchObject({ context: 1, turns: 8 });
@@ -118,7 +125,11 @@ describe('an agent that reports its own turns', () => {
     const agentId = 'cmp-reported';
     await stack.warden.start({ agentId, task: 'Make `npm run build` pass.', supervisor: { idleAfterMs: 0, lastResort: 'compact' } });
     // Evaluated after turns 5, 10 and 15: two whispers, then the compaction.
-    await reportWithEvaluations(stack.warden, agentId, Array.from({ length: 15 }, (_, i) => spiralTurn(i + 1)));
+    await reportWithEvaluations(
+      stack.warden,
+      agentId,
+      Array.from({ length: 15 }, (_, i) => spiralTurn(i + 1)),
+    );
     const s = await stack.warden.status(agentId);
     expect(s).toMatchObject({ state: 'compacting', compactions: 1, escalations: 0, turns: 15, pendingWhispers: 0 });
     const handoff = s.lastCompaction!.handoff;
@@ -150,7 +161,10 @@ describe('a worker SIGKILLed in the middle of the compaction', () => {
 
   test('the compaction turn is retried on a new worker with the same handoff, finishes once, and the agent runs on in its fresh context', async () => {
     // The first attempt of the compaction turn is a quiet 30 s: the worker dies under it.
-    const spec = { ...pythonAgent('cmp-crash', 'spiral learns compact-quiet:30 make npm run build pass'), driven: { workDir: '', killGraceMs: 2_000, heartbeatTimeoutMs: 3_000 } };
+    const spec = {
+      ...pythonAgent('cmp-crash', 'spiral learns compact-quiet:30 make npm run build pass'),
+      driven: { workDir: '', killGraceMs: 2_000, heartbeatTimeoutMs: 3_000 },
+    };
     spec.driven.workDir = mkdtempSync(join(tmpdir(), 'warden-cmp-crash-'));
     let worker = stack.spawnWorker();
     await stack.warden.start(spec);

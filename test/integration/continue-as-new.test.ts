@@ -12,12 +12,15 @@ import { eventually, useStack } from '../helpers/stack.js';
 
 const stack = useStack({ dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': 60 } });
 
-
 test('state, pending whispers and signals sent during the switch survive continue-as-new', async () => {
   const agentId = 'longlived';
   await stack.warden.start({ agentId, task: 'Make `npm run build` pass.' });
   const received: Whisper[] = [];
-  const replies = await reportWithEvaluations(stack.warden, agentId, Array.from({ length: 15 }, (_, i) => spiralTurn(i + 1)));
+  const replies = await reportWithEvaluations(
+    stack.warden,
+    agentId,
+    Array.from({ length: 15 }, (_, i) => spiralTurn(i + 1)),
+  );
   for (const r of replies) received.push(...r.whispers);
   const escalated = await stack.warden.status(agentId);
   expect(escalated).toMatchObject({ state: 'awaiting-input', escalationStep: 3, escalations: 1, turns: 15, pendingWhispers: 1 });

@@ -24,7 +24,11 @@ test('paused state and undelivered whispers survive a worker SIGKILL and a serve
   const agentId = 'crashy';
   let worker = newWorker();
   await stack.warden.start({ agentId, task: 'Make `npm run build` pass.' });
-  await reportWithEvaluations(stack.warden, agentId, Array.from({ length: 15 }, (_, i) => spiralTurn(i + 1)));
+  await reportWithEvaluations(
+    stack.warden,
+    agentId,
+    Array.from({ length: 15 }, (_, i) => spiralTurn(i + 1)),
+  );
   const before = await stack.warden.status(agentId);
   expect(before).toMatchObject({ state: 'awaiting-input', paused: true, escalationStep: 3, escalations: 1, turns: 15, pendingWhispers: 1 });
   const whispersBefore = await stack.warden.pendingWhispers(agentId);
@@ -41,10 +45,13 @@ test('paused state and undelivered whispers survive a worker SIGKILL and a serve
   await stack.warden.signal(agentId, 'steer', { text: 'Read the TS2307 error: src/config.ts was never created.' });
 
   worker = newWorker();
-  const after = await eventually(async () => {
-    const s = await stack.warden.status(agentId);
-    return s.pendingWhispers === 2 ? s : null;
-  }, { timeoutMs: 60_000, what: 'status from the new worker' });
+  const after = await eventually(
+    async () => {
+      const s = await stack.warden.status(agentId);
+      return s.pendingWhispers === 2 ? s : null;
+    },
+    { timeoutMs: 60_000, what: 'status from the new worker' },
+  );
   expect(after).toMatchObject({ state: 'awaiting-input', paused: true, escalationStep: 3, escalations: 1, turns: 15, whispersDelivered: 2 });
   expect(after.evaluations).toEqual(before.evaluations);
   expect(after.lastVerdict).toEqual(before.lastVerdict);

@@ -33,10 +33,13 @@ test('a worker SIGKILL mid-child: the child finishes on a new worker, the queued
   expect(a).toMatchObject({ state: 'done', turns: 3, result: { inline: { answer: 1 } } });
   expect(b).toMatchObject({ state: 'done', turns: 1, result: { inline: { answer: 2 } } });
   expect(Date.parse(b.transitions[0]!.at)).toBeGreaterThanOrEqual(Date.parse(a.transitions.at(-1)!.at));
-  const boss = await eventually(async () => {
-    const s = await stack.warden.status('kboss');
-    return s.children.every((c) => c.state === 'done') ? s : null;
-  }, { what: 'parent sees both done', timeoutMs: 60_000 });
+  const boss = await eventually(
+    async () => {
+      const s = await stack.warden.status('kboss');
+      return s.children.every((c) => c.state === 'done') ? s : null;
+    },
+    { what: 'parent sees both done', timeoutMs: 60_000 },
+  );
   expect(boss.children.map((c) => `${c.agentId}:${c.state}`)).toEqual(['kboss.a:done', 'kboss.b:done']);
   await stack.warden.signal('kboss', 'abort', {});
 });

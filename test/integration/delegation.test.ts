@@ -24,7 +24,12 @@ const task = (childId: string, result: unknown, extra: Partial<TaskSpecInput> = 
   resultSchema: schema,
   definitionOfDone: 'the answer is computed and returned as JSON',
   toolAllowlist: ['shell'],
-  driver: { kind: 'scripted', turns: [{ text: 'working', toolCalls: [{ name: 'shell', args: 'make answer', ok: true }] }, { text: 'TASK COMPLETE' }], turnDelayMs: 800, result },
+  driver: {
+    kind: 'scripted',
+    turns: [{ text: 'working', toolCalls: [{ name: 'shell', args: 'make answer', ok: true }] }, { text: 'TASK COMPLETE' }],
+    turnDelayMs: 800,
+    result,
+  },
   ...extra,
 });
 const childStatus = (id: string) => stack.warden.status(id);
@@ -52,15 +57,21 @@ test('tight: two children run one at a time (the second is queued); valid result
   const bStart = Date.parse(doneB.transitions[0]!.at);
   expect(bStart).toBeGreaterThanOrEqual(aEnd);
 
-  const boss = await eventually(async () => {
-    const st = await stack.warden.status('boss');
-    return st.children.every((c) => c.state === 'done') ? st : null;
-  }, { what: 'parent sees both children done' });
+  const boss = await eventually(
+    async () => {
+      const st = await stack.warden.status('boss');
+      return st.children.every((c) => c.state === 'done') ? st : null;
+    },
+    { what: 'parent sees both children done' },
+  );
   expect(boss.children.map((c) => c.agentId)).toEqual(['boss.a', 'boss.b']);
-  const subtree = await eventually(async () => {
-    const rows = await stack.warden.list({ query: `WardenParent = 'boss'` });
-    return rows.length === 2 ? rows : null;
-  }, { what: 'children listed by WardenParent' });
+  const subtree = await eventually(
+    async () => {
+      const rows = await stack.warden.list({ query: `WardenParent = 'boss'` });
+      return rows.length === 2 ? rows : null;
+    },
+    { what: 'children listed by WardenParent' },
+  );
   expect(subtree.map((r) => r.agentId).sort()).toEqual(['boss.a', 'boss.b']);
   await stack.warden.signal('boss', 'abort', {});
   await result('boss');
@@ -73,10 +84,13 @@ test('a result that violates its schema is a failure, not a success', async () =
   const failed = await result('boss2.liar');
   expect(failed.state).toBe('failed');
   expect(failed.stateReason).toMatch(/result does not match its schema: result\/answer must be number/);
-  const boss = await eventually(async () => {
-    const st = await stack.warden.status('boss2');
-    return st.children[0]?.state === 'failed' ? st : null;
-  }, { what: 'parent sees the failure' });
+  const boss = await eventually(
+    async () => {
+      const st = await stack.warden.status('boss2');
+      return st.children[0]?.state === 'failed' ? st : null;
+    },
+    { what: 'parent sees the failure' },
+  );
   expect(boss.children[0]!.reason).toMatch(/does not match its schema/);
   await stack.warden.signal('boss2', 'abort', {});
 });
@@ -84,7 +98,9 @@ test('a result that violates its schema is a failure, not a success', async () =
 test('a grandchild spawn at depth 1 is refused; solo mode refuses delegation; bad specs name the field', async () => {
   await stack.warden.start({ agentId: 'boss3', task: 'x', supervisor: { idleAfterMs: 0 } });
   await stack.warden.delegate('boss3', task('slow', { answer: 1 }, { driver: { kind: 'scripted', turns: [{ text: 'thinking' }], turnDelayMs: 30_000 } }));
-  await expect(stack.warden.delegate('boss3.slow', task('grandchild', { answer: 2 }))).rejects.toThrow(/spawn depth: agent boss3\.slow runs at depth 1 \(max 1\); it may not delegate/);
+  await expect(stack.warden.delegate('boss3.slow', task('grandchild', { answer: 2 }))).rejects.toThrow(
+    /spawn depth: agent boss3\.slow runs at depth 1 \(max 1\); it may not delegate/,
+  );
   // The same delegation again (a retry) is the same child: idempotent by childId.
   expect(await stack.warden.delegate('boss3', task('slow', { answer: 3 }))).toMatchObject({ childAgentId: 'boss3.slow', queued: false });
   expect((await stack.warden.status('boss3')).children).toHaveLength(1);
@@ -138,9 +154,17 @@ test('a driven child that used a tool outside its allowlist: the call is recorde
   await stack.warden.start({ agentId: 'boss5', task: 'x', supervisor: { idleAfterMs: 0 } });
   await stack.warden.delegate(
     'boss5',
-    task('rogue', { answer: 5 }, {
-      driver: { kind: 'scripted', turns: [{ text: 'cleaning up', toolCalls: [{ name: 'rm', args: '-rf build', ok: true }] }, { text: 'TASK COMPLETE' }], result: { answer: 5 } },
-    }),
+    task(
+      'rogue',
+      { answer: 5 },
+      {
+        driver: {
+          kind: 'scripted',
+          turns: [{ text: 'cleaning up', toolCalls: [{ name: 'rm', args: '-rf build', ok: true }] }, { text: 'TASK COMPLETE' }],
+          result: { answer: 5 },
+        },
+      },
+    ),
   );
   const done = await result('boss5.rogue');
   expect(done.state).toBe('done');
@@ -182,10 +206,13 @@ test("a child with verify: its result is held until warden's check passes; a fai
   // The first claim failed: the child got the VERIFY whisper and worked on (a third turn, at least).
   expect(done.turns).toBeGreaterThanOrEqual(3);
   expect(done.whispersDelivered).toBeGreaterThanOrEqual(1);
-  const boss = await eventually(async () => {
-    const st = await stack.warden.status('boss7');
-    return st.children[0]?.state === 'done' ? st : null;
-  }, { what: 'parent sees the verified child done' });
+  const boss = await eventually(
+    async () => {
+      const st = await stack.warden.status('boss7');
+      return st.children[0]?.state === 'done' ? st : null;
+    },
+    { what: 'parent sees the verified child done' },
+  );
   expect(boss.children[0]!.agentId).toBe('boss7.checked');
   await stack.warden.signal('boss7', 'abort', {});
 });
@@ -195,10 +222,13 @@ test('a child whose check never passes never delivers its result', async () => {
   await stack.warden.start({ agentId: 'boss8', task: 'x', supervisor: { idleAfterMs: 0 } });
   await stack.warden.delegate('boss8', task('never', { answer: 1 }, { verify: { command: 'exit 3', cwd: dir } }));
   // Three false claims climb the ladder to escalation: the child is paused, its result not taken.
-  const escalated = await eventually(async () => {
-    const st = await stack.warden.status('boss8.never');
-    return st.escalations > 0 && st.paused ? st : null;
-  }, { what: 'the child escalated after repeated false claims', timeoutMs: 120_000 });
+  const escalated = await eventually(
+    async () => {
+      const st = await stack.warden.status('boss8.never');
+      return st.escalations > 0 && st.paused ? st : null;
+    },
+    { what: 'the child escalated after repeated false claims', timeoutMs: 120_000 },
+  );
   expect(escalated.state).not.toBe('done');
   expect(escalated.result).toBeNull();
   expect(escalated.lastVerification).toMatchObject({ passed: false, exitCode: 3 });

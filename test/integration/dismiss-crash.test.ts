@@ -63,8 +63,18 @@ test('a dismissal survives a worker SIGKILL and continue-as-new: count, suppress
   expect(line.notes).toMatch(/note: the vendor build is broken upstream/);
 
   // A different problem still advances the ladder in the continued run.
-  const other = (i: number): TurnInput => ({ id: `auth-${i}`, text: 'Auth tests again.', toolCalls: [{ name: 'shell', args: 'npm test -- auth', result: 'AssertionError: expected 401 to equal 200', ok: false }] });
-  await reportWithEvaluations(stack.warden, id, Array.from({ length: 5 }, (_, i) => other(61 + i)), 5, 12);
+  const other = (i: number): TurnInput => ({
+    id: `auth-${i}`,
+    text: 'Auth tests again.',
+    toolCalls: [{ name: 'shell', args: 'npm test -- auth', result: 'AssertionError: expected 401 to equal 200', ok: false }],
+  });
+  await reportWithEvaluations(
+    stack.warden,
+    id,
+    Array.from({ length: 5 }, (_, i) => other(61 + i)),
+    5,
+    12,
+  );
   expect(await stack.warden.status(id)).toMatchObject({ escalationStep: 1, pendingWhispers: 1 });
 
   await stack.warden.signal(id, 'stop', { reason: 'test over', drainTimeoutMs: 0 });

@@ -48,7 +48,13 @@ test('warden dismiss resets the ladder; the same repetition no longer whispers, 
   expect(d.exitCode, d.stderr).toBe(0);
   expect(JSON.parse(d.stdout)).toMatchObject({ agentId: id, signal: 'dismiss', outcome: { kind: 'applied', state: 'running' } });
   let s = await stack.warden.status(id);
-  expect(s).toMatchObject({ escalationStep: 0, pendingWhispers: 0, dismissals: 1, suppressed: 0, lastDismissal: { pattern: 'SPIRALING', note: 'the build fails on purpose until the vendor fix lands' } });
+  expect(s).toMatchObject({
+    escalationStep: 0,
+    pendingWhispers: 0,
+    dismissals: 1,
+    suppressed: 0,
+    lastDismissal: { pattern: 'SPIRALING', note: 'the build fails on purpose until the vendor fix lands' },
+  });
   const text = await warden(['status', id]);
   expect(text.stdout).toMatch(/dismissed as false alarms: 1 \(last: SPIRALING, note: the build fails on purpose/);
 
@@ -61,7 +67,13 @@ test('warden dismiss resets the ladder; the same repetition no longer whispers, 
   expect(s.lastSkipReason).toMatch(/dismissed earlier by a human as a false alarm/);
 
   // A different problem advances the ladder: the next turn gets its whisper.
-  await reportWithEvaluations(stack.warden, id, Array.from({ length: 5 }, (_, i) => authFailure(21 + i)), 5, 4);
+  await reportWithEvaluations(
+    stack.warden,
+    id,
+    Array.from({ length: 5 }, (_, i) => authFailure(21 + i)),
+    5,
+    4,
+  );
   expect(await stack.warden.status(id)).toMatchObject({ escalationStep: 1, pendingWhispers: 1 });
   const next = await stack.warden.reportTurn(id, authFailure(26));
   expect(next.whispers.map((w) => w.type)).toEqual(['CORRECTION']);
@@ -117,7 +129,10 @@ test('warden cases export writes the decided windows with human labels; warden e
       { agentId: id, exported: 1, skipped: 2, kept: 3 },
     ],
   });
-  const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  const lines = readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
   // falsealarm: the dismissed verdict was its second (step 2); the first and the auth finding nobody decided.
   expect(lines.map((l) => [l.id, l.label, l.decidedBy])).toEqual([
     ['falsealarm-case-2', 'OK', 'human'],
@@ -143,7 +158,12 @@ test('warden cases export writes the decided windows with human labels; warden e
   // To stdout without --out; an unknown agent is exit 3.
   const stdout = await warden(['cases', 'export', id]);
   expect(stdout.exitCode).toBe(0);
-  expect(stdout.stdout.trim().split('\n').map((l) => (JSON.parse(l) as { id: string }).id)).toEqual(['confirmed-case-3']);
+  expect(
+    stdout.stdout
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { id: string }).id),
+  ).toEqual(['confirmed-case-3']);
   expect((await warden(['cases', 'export', 'no-such-agent'])).exitCode).toBe(3);
 
   // Record one dismissed agent's history for the replay test, then end it.

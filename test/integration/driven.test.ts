@@ -27,7 +27,12 @@ interface Input {
   pid: number;
 }
 const inputs = (dir: string): Input[] =>
-  existsSync(join(dir, 'inputs.log')) ? readFileSync(join(dir, 'inputs.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Input) : [];
+  existsSync(join(dir, 'inputs.log'))
+    ? readFileSync(join(dir, 'inputs.log'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Input)
+    : [];
 const signals = (dir: string): string[] => (existsSync(join(dir, 'signals.log')) ? readFileSync(join(dir, 'signals.log'), 'utf8').trim().split('\n') : []);
 
 function pythonAgent(agentId: string, task: string, extra: Partial<AgentSpecInput> = {}): AgentSpecInput & { driven: { workDir: string } } {
@@ -154,7 +159,11 @@ describe('with an in-process worker', () => {
     await stack.warden.signal('py-strict', 'abort', {});
     await finalStatus(stack.warden.handle('py-strict'));
 
-    await stack.warden.start({ agentId: 'liar', task: 'x', driver: { kind: 'command', command: ['sh', '-c', 'cat >/dev/null; echo \'{"turn":{"text":5}}\''] } });
+    await stack.warden.start({
+      agentId: 'liar',
+      task: 'x',
+      driver: { kind: 'command', command: ['sh', '-c', 'cat >/dev/null; echo \'{"turn":{"text":5}}\''] },
+    });
     const failed = await finalStatus(stack.warden.handle('liar'));
     expect(failed.state).toBe('failed');
     expect(failed.stateReason).toMatch(/turn 1 failed: invalid turn result: turn\.text/);
@@ -185,7 +194,11 @@ describe('worker crash in the middle of a driven turn', () => {
       // either way warden does not count it: the turn is retried.
       await warden.signal('py-crash', 'steer', { text: 'Steer sent while no worker ran.' });
       worker = spawnWorker();
-      const retried = await eventually(async () => inputs(spec.driven.workDir).filter((x) => x.turn === 2).length >= 2, { what: 'turn 2 retried', timeoutMs: 60_000, intervalMs: 50 });
+      const retried = await eventually(async () => inputs(spec.driven.workDir).filter((x) => x.turn === 2).length >= 2, {
+        what: 'turn 2 retried',
+        timeoutMs: 60_000,
+        intervalMs: 50,
+      });
       expect(retried).toBe(true);
       // Never two copies of one agent: the dead worker's agent process was killed before the retry began.
       expect(running(victim.pid)).toBe(false);

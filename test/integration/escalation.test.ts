@@ -56,11 +56,28 @@ test('whisper, stronger whisper, escalation with webhook and pause; resume via t
   const pending = await stack.warden.pendingWhispers(agentId);
   expect(pending.map((w) => w.type)).toEqual(['ESCALATION']);
   // The Web UI's "current details" (the built-in metadata query) and the static summary follow along.
-  const meta = (await stack.warden.handle(agentId).query('__temporal_workflow_metadata')) as { currentDetails: string; definition: { signalDefinitions: { name: string }[] } };
+  const meta = (await stack.warden.handle(agentId).query('__temporal_workflow_metadata')) as {
+    currentDetails: string;
+    definition: { signalDefinitions: { name: string }[] };
+  };
   expect(meta.currentDetails).toMatch(/\*\*state\*\* awaiting-input/);
   expect(meta.currentDetails).toMatch(/\*\*escalation step\*\* 3\/3/);
   expect(meta.currentDetails).toMatch(/\*\*last verdict\*\* CORRECTION SPIRALING/);
-  expect(meta.definition.signalDefinitions.map((d) => d.name).sort()).toEqual(['abort', 'admit', 'childSpend', 'compaction', 'dismiss', 'heartbeat', 'humanWait', 'interrupt', 'pause', 'resume', 'session', 'steer', 'stop']);
+  expect(meta.definition.signalDefinitions.map((d) => d.name).sort()).toEqual([
+    'abort',
+    'admit',
+    'childSpend',
+    'compaction',
+    'dismiss',
+    'heartbeat',
+    'humanWait',
+    'interrupt',
+    'pause',
+    'resume',
+    'session',
+    'steer',
+    'stop',
+  ]);
   const described = await temporalCli(stack.server.address, ['workflow', 'describe', '--workflow-id', 'agent-spiral', '--output', 'json']);
   expect(described.stdout).toContain('Supervising spiral: Make `npm run build` pass.');
 
@@ -97,16 +114,27 @@ test('whisper, stronger whisper, escalation with webhook and pause; resume via t
   expect(s).toMatchObject({ paused: false, escalationStep: 0, escalations: 1, pauseReason: null });
 
   // The ladder starts over: productive turns evaluate OK, nothing is whispered.
-  const after = await reportWithEvaluations(stack.warden, agentId, Array.from({ length: 5 }, (_, i) => productiveTurn(i)), 5, 3);
+  const after = await reportWithEvaluations(
+    stack.warden,
+    agentId,
+    Array.from({ length: 5 }, (_, i) => productiveTurn(i)),
+    5,
+    3,
+  );
   expect(after.every((r) => r.whispers.length === 0 && !r.paused)).toBe(true);
   s = await waitForEvaluations(stack.warden, agentId, 4);
   expect(s.escalationStep).toBe(0);
 
   // Visibility: the search attributes follow the state.
-  await eventually(async () => {
-    const rows = await stack.warden.list({ query: `WardenState = 'running' AND WardenEscalationStep = 0 AND WardenPaused = false AND WardenCostUsd >= 0.2 AND WardenTokens >= 22000` });
-    return rows.some((r) => r.agentId === agentId);
-  }, { what: 'search attributes updated' });
+  await eventually(
+    async () => {
+      const rows = await stack.warden.list({
+        query: `WardenState = 'running' AND WardenEscalationStep = 0 AND WardenPaused = false AND WardenCostUsd >= 0.2 AND WardenTokens >= 22000`,
+      });
+      return rows.some((r) => r.agentId === agentId);
+    },
+    { what: 'search attributes updated' },
+  );
 
   await stack.warden.signal(agentId, 'abort', { reason: 'test over' });
   const handle = stack.warden.handle(agentId);

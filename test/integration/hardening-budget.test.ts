@@ -40,7 +40,9 @@ async function acceptedTurnBytes(agentId: string): Promise<number[]> {
   return (history.events ?? [])
     .map((e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input)
     .filter((input) => input?.name === 'reportTurn')
-    .map((input) => input!.args!.payloads!.reduce((n, p) => n + (typeof p.data === 'string' ? Buffer.from(p.data, 'base64').length : (p.data?.length ?? 0)), 0));
+    .map((input) =>
+      input!.args!.payloads!.reduce((n, p) => n + (typeof p.data === 'string' ? Buffer.from(p.data, 'base64').length : (p.data?.length ?? 0)), 0),
+    );
 }
 
 /** How much one more reported turn adds to the current run's history (sampled where no continue-as-new intervenes). */
@@ -102,7 +104,7 @@ test('a raw update with costUsd near 1e308 is rejected by the validator; costUsd
 
 // Wired in the core: the reportTurn validator calls turnReportProblem(input) (src/domain/contract/limits.ts)
 // before the schema, so an over-budget raw turn is rejected naming the field and never enters history.
-test('a raw caller\'s oversized turn is rejected by the validator naming the field; history does not grow', async () => {
+test("a raw caller's oversized turn is rejected by the validator naming the field; history does not grow", async () => {
   const agentId = 'raw-big';
   await stack.warden.start({ agentId, task: 'Make the integration tests pass.' });
   const handle = stack.warden.handle(agentId);
@@ -121,10 +123,12 @@ test('a raw caller\'s oversized turn is rejected by the validator naming the fie
 });
 
 // Wired in the core: the same validator refuses unknown fields by name (turnReportProblem).
-test('a raw caller\'s unknown turn field is rejected naming it', async () => {
+test("a raw caller's unknown turn field is rejected naming it", async () => {
   const agentId = 'raw-unknown';
   await stack.warden.start({ agentId, task: 'Make the integration tests pass.' });
-  await expect(stack.warden.handle(agentId).executeUpdate('reportTurn', { args: [{ id: 'u1', text: 'x', toolcalls: [{ name: 'shell' }] }] })).rejects.toMatchObject({
+  await expect(
+    stack.warden.handle(agentId).executeUpdate('reportTurn', { args: [{ id: 'u1', text: 'x', toolcalls: [{ name: 'shell' }] }] }),
+  ).rejects.toMatchObject({
     cause: { message: expect.stringMatching(/unknown turn field: toolcalls/) },
   });
 });
@@ -145,7 +149,7 @@ test('windowSize 200 with maximal turns — the window is capped and the agent s
   expect(new TextEncoder().encode(JSON.stringify(window)).length).toBeLessThanOrEqual(512 * 1024);
 }, 120_000);
 
-test('a wedged agent\'s error says its workflow task is failing and how to see why, not to start a worker', async () => {
+test("a wedged agent's error says its workflow task is failing and how to see why, not to start a worker", async () => {
   // A workflow id of warden's shape whose workflow task fails on every attempt (its type is unknown to the worker).
   const workflowId = 'agent-wedged';
   await stack.warden.client.workflow.start('noSuchWorkflowType', { taskQueue: stack.warden.taskQueue, workflowId, args: [] });

@@ -69,10 +69,13 @@ test('a start whose AgentSpec cannot be decoded fails at once with a reason; the
   });
   const handle = stack.warden.client.workflow.getHandle(workflowId);
   // Before: the workflow stayed RUNNING with a workflow task failing forever (and the id taken).
-  const d = await eventually(async () => {
-    const desc = await handle.describe();
-    return desc.status.name !== 'RUNNING' ? desc : null;
-  }, { timeoutMs: 15_000, what: 'the undecodable start to end' });
+  const d = await eventually(
+    async () => {
+      const desc = await handle.describe();
+      return desc.status.name !== 'RUNNING' ? desc : null;
+    },
+    { timeoutMs: 15_000, what: 'the undecodable start to end' },
+  );
   expect(d.status.name).toBe('FAILED');
   const failure = await handle.result().catch((err: unknown) => err as { cause?: { message?: string } });
   expect(String((failure as { cause?: { message?: string } }).cause?.message)).toMatch(/invalid AgentSpec/);

@@ -47,7 +47,9 @@ beforeAll(async () => {
   server = await startTestServer();
   worker = await startWorker({ address: server.address, namespace: server.namespace, taskQueue: 'warden', log, workflowBundle: await workflowBundle() });
   warden = await clientFor(server);
-  chat = await startChatServer({ script: () => chatMessage(JSON.stringify({ verdict: 'CORRECTION', pattern: 'DRIFT', message: 'back to the task', evidence: [1] })) });
+  chat = await startChatServer({
+    script: () => chatMessage(JSON.stringify({ verdict: 'CORRECTION', pattern: 'DRIFT', message: 'back to the task', evidence: [1] })),
+  });
 });
 afterAll(async () => {
   await chat?.close();
@@ -128,7 +130,9 @@ test('the openai evaluator refuses an apiKeyEnv the operator did not allow: skip
   });
   await warden.reportTurn(agentId, work(1));
   const s = await waitForStatus(warden, agentId, (x) => x.evaluations.skipped >= 1, 'the skipped evaluation');
-  expect(s.lastSkipReason).toMatch(new RegExp(`openai evaluator \\(apiKeyEnv\\): environment variable ${SECRET_ENV} is not in the worker's WARDEN_SECRET_ENV_ALLOW`));
+  expect(s.lastSkipReason).toMatch(
+    new RegExp(`openai evaluator \\(apiKeyEnv\\): environment variable ${SECRET_ENV} is not in the worker's WARDEN_SECRET_ENV_ALLOW`),
+  );
   expect(chat.requests.length).toBe(before);
   await expectNoSecretAnywhere(agentId);
 });

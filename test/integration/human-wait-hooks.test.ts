@@ -38,7 +38,14 @@ function transcript(): string {
   const entries = [
     { type: 'user', message: { role: 'user', content: 'Clean the build.' }, uuid: 'u1', sessionId: 'sess-hw' },
     { type: 'assistant', message: { role: 'assistant', content: [{ type: 'text', text: 'Removing the build directory.' }] }, uuid: 'a1' },
-    { type: 'assistant', message: { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_9', name: 'Bash', input: { command: 'rm -rf build/', description: 'Remove build' } }] }, uuid: 'a2' },
+    {
+      type: 'assistant',
+      message: {
+        role: 'assistant',
+        content: [{ type: 'tool_use', id: 'toolu_9', name: 'Bash', input: { command: 'rm -rf build/', description: 'Remove build' } }],
+      },
+      uuid: 'a2',
+    },
   ];
   writeFileSync(path, `${entries.map((e) => JSON.stringify(e)).join('\n')}\n`);
   return path;
@@ -51,10 +58,23 @@ test('a permission prompt: awaiting-input with the tool call, one webhook, never
   let worker = stack.spawnWorker();
   const agentId = 'hw-claude';
   await stack.warden.start({ agentId, task: 'Clean the build.', supervisor: { idleAfterMs: 1500 }, notify: { webhooks: [{ url: hooks.url }] } });
-  const tool = await hook(agentId, { hook_event_name: 'PostToolUse', session_id: 'sess-hw', tool_name: 'Bash', tool_input: { command: 'ls build/' }, tool_response: { stdout: 'a.js' }, tool_use_id: 'toolu_8' });
+  const tool = await hook(agentId, {
+    hook_event_name: 'PostToolUse',
+    session_id: 'sess-hw',
+    tool_name: 'Bash',
+    tool_input: { command: 'ls build/' },
+    tool_response: { stdout: 'a.js' },
+    tool_use_id: 'toolu_8',
+  });
   expect(tool.exitCode, tool.stderr).toBe(0);
 
-  const notification = { hook_event_name: 'Notification', session_id: 'sess-hw', transcript_path: transcript(), notification_type: 'permission_prompt', message: 'Claude needs your permission to use Bash' };
+  const notification = {
+    hook_event_name: 'Notification',
+    session_id: 'sess-hw',
+    transcript_path: transcript(),
+    notification_type: 'permission_prompt',
+    message: 'Claude needs your permission to use Bash',
+  };
   const first = await hook(agentId, notification);
   expect(first.exitCode, first.stderr).toBe(0);
   expect(first.stdout).toBe('');
@@ -82,7 +102,13 @@ test('a permission prompt: awaiting-input with the tool call, one webhook, never
   expect(s).toMatchObject({ state: 'awaiting-input', stateReason: REASON, waitingForHuman: true });
 
   // Its human allowed it, and Claude goes on: the next tool call ends the wait (and is not denied).
-  const next = await hook(agentId, { hook_event_name: 'PreToolUse', session_id: 'sess-hw', tool_name: 'Bash', tool_input: { command: 'npm run build' }, tool_use_id: 'toolu_10' });
+  const next = await hook(agentId, {
+    hook_event_name: 'PreToolUse',
+    session_id: 'sess-hw',
+    tool_name: 'Bash',
+    tool_input: { command: 'npm run build' },
+    tool_use_id: 'toolu_10',
+  });
   expect(next.exitCode, next.stderr).toBe(0);
   expect(next.stdout).toBe('');
   s = await waitForStatus(stack.warden, agentId, (x) => x.state === 'running', 'running again');

@@ -50,7 +50,13 @@ function home(name: string) {
 }
 
 const warden = (args: string[], env: Record<string, string>, input?: string) =>
-  execa(process.execPath, [WARDEN, ...args], { env, extendEnv: false, reject: false, timeout: 60_000, ...(input !== undefined ? { input } : { stdin: 'ignore' as const }) });
+  execa(process.execPath, [WARDEN, ...args], {
+    env,
+    extendEnv: false,
+    reject: false,
+    timeout: 60_000,
+    ...(input !== undefined ? { input } : { stdin: 'ignore' as const }),
+  });
 
 /** The Temporal connection a hook inherits from the agent it runs in. */
 const temporalEnv = () => ({ TEMPORAL_ADDRESS: stack.server.address, TEMPORAL_NAMESPACE: stack.server.namespace });
@@ -92,7 +98,7 @@ describe('install and uninstall on real files', () => {
     const installed = readFileSync(settings, 'utf8');
     // The user's part is there, byte for byte, up to where warden's group starts.
     expect(installed.startsWith(EXISTING.slice(0, EXISTING.indexOf(']') - '\n        '.length + 1).trimEnd())).toBe(true);
-    expect(installed).toContain('// the team\'s settings');
+    expect(installed).toContain("// the team's settings");
     expect(installed).toContain('"permissions": { "allow": ["Bash(npm test)"] }');
     expect(installed.match(/hook claude/g)).toHaveLength(9);
     for (const e of ['PreCompact', 'PostCompact', 'SessionEnd', 'Notification']) expect(installed, `a hook on ${e}`).toMatch(new RegExp(`"${e}": \\[`));
@@ -158,7 +164,16 @@ describe('install and uninstall on real files', () => {
     expect(first.stdout).toMatch(/config\.toml has \[hooks\] tables too/);
     const hooks = JSON.parse(readFileSync(join(codexHome, 'hooks.json'), 'utf8'));
     expect(Object.keys(hooks)).toEqual(['hooks']);
-    expect(Object.keys(hooks.hooks)).toEqual(['UserPromptSubmit', 'PreToolUse', 'PermissionRequest', 'PostToolUse', 'Stop', 'PreCompact', 'PostCompact', 'SessionEnd']);
+    expect(Object.keys(hooks.hooks)).toEqual([
+      'UserPromptSubmit',
+      'PreToolUse',
+      'PermissionRequest',
+      'PostToolUse',
+      'Stop',
+      'PreCompact',
+      'PostCompact',
+      'SessionEnd',
+    ]);
     expect(hooks.hooks.SessionEnd[0].hooks[0].timeout, 'codex allows SessionEnd 3 s').toBe(3);
     expect(readFileSync(join(codexHome, 'config.toml'), 'utf8'), 'config.toml is never touched').toBe(toml);
     const bytes = readFileSync(join(codexHome, 'hooks.json'), 'utf8');
@@ -246,10 +261,13 @@ describe('auto-start with the real binaries, no `warden start`', () => {
         let i = 0;
         return async () => {
           if (i++ === 0) {
-            const [a] = await eventually(async () => {
-              const found = await agentsLike('autocx-');
-              return found.length ? found : null;
-            }, { what: 'the auto-started codex agent' });
+            const [a] = await eventually(
+              async () => {
+                const found = await agentsLike('autocx-');
+                return found.length ? found : null;
+              },
+              { what: 'the auto-started codex agent' },
+            );
             agentId = a!.agentId;
             await stack.warden.signal(agentId, 'steer', { text: 'UNIQUE-CODEX-AUTO-STEER: use printf' });
             await waitForStatus(stack.warden, agentId, (s) => s.pendingWhispers === 1, 'the whisper queued');
@@ -259,10 +277,38 @@ describe('auto-start with the real binaries, no `warden start`', () => {
         };
       })(),
     });
-    const args = ['exec', '--json', '--skip-git-repo-check', '--sandbox', 'workspace-write', '--color', 'never', '-m', 'warden-test-model', '-C', work, '--dangerously-bypass-hook-trust'];
-    for (const o of [...responses.codexOverrides(), 'analytics.enabled=false', 'otel.metrics_exporter="none"', 'check_for_update_on_startup=false', 'web_search="disabled"']) args.push('-c', o);
+    const args = [
+      'exec',
+      '--json',
+      '--skip-git-repo-check',
+      '--sandbox',
+      'workspace-write',
+      '--color',
+      'never',
+      '-m',
+      'warden-test-model',
+      '-C',
+      work,
+      '--dangerously-bypass-hook-trust',
+    ];
+    for (const o of [
+      ...responses.codexOverrides(),
+      'analytics.enabled=false',
+      'otel.metrics_exporter="none"',
+      'check_for_update_on_startup=false',
+      'web_search="disabled"',
+    ])
+      args.push('-c', o);
     args.push('Say hi.');
-    const r = await execa(CODEX, args, { cwd: work, extendEnv: false, env: { ...env, ...temporalEnv(), OPENAI_API_KEY: 'test' }, stdin: 'ignore', all: true, reject: false, timeout: 120_000 });
+    const r = await execa(CODEX, args, {
+      cwd: work,
+      extendEnv: false,
+      env: { ...env, ...temporalEnv(), OPENAI_API_KEY: 'test' },
+      stdin: 'ignore',
+      all: true,
+      reject: false,
+      timeout: 120_000,
+    });
     expect(r.exitCode, String(r.all)).toBe(0);
     const threadId = String(r.stdout)
       .split('\n')
@@ -363,7 +409,7 @@ describe('the hook by itself', () => {
     expect(await agentsLike(`raceproj-${sessionId.replace(/-/g, '').slice(-12)}`)).toEqual([]);
   });
 
-  test("a bad warden.yaml: nothing is started, the session hears once what is wrong with it", async () => {
+  test('a bad warden.yaml: nothing is started, the session hears once what is wrong with it', async () => {
     const h = home('badconfig');
     const project = join(h.dir, 'badcfg');
     mkdirSync(project, { recursive: true });

@@ -38,7 +38,21 @@ interface Proc {
 }
 /** The real `warden irc` process; resolves once it says it is connected and polling. */
 async function startBot(nick = BOT): Promise<Proc> {
-  const args = ['irc', '--server', ircd.host, '--port', String(ircd.port), '--nick', nick, '--channel', CHANNEL, '--allow', 'alice,ops!*@10.9.8.7', '--address', stack.server.address];
+  const args = [
+    'irc',
+    '--server',
+    ircd.host,
+    '--port',
+    String(ircd.port),
+    '--nick',
+    nick,
+    '--channel',
+    CHANNEL,
+    '--allow',
+    'alice,ops!*@10.9.8.7',
+    '--address',
+    stack.server.address,
+  ];
   const child = spawn('node', [join(ROOT, 'dist/src/cli/main.js'), ...args], {
     env: { ...process.env, WARDEN_LOG_LEVEL: process.env.WARDEN_TEST_LOG ?? 'warn' },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -160,7 +174,11 @@ test('!resume from an allowlisted nick resumes a real escalated agent; from anyo
   await ensureBot();
   const agentId = 'irc-spiral';
   await stack.warden.start({ agentId, task: 'Make `npm run build` pass.', notify: { irc: { channel: CHANNEL } } });
-  await reportWithEvaluations(stack.warden, agentId, Array.from({ length: 15 }, (_, i) => spiralTurn(i + 1)));
+  await reportWithEvaluations(
+    stack.warden,
+    agentId,
+    Array.from({ length: 15 }, (_, i) => spiralTurn(i + 1)),
+  );
   await waitForStatus(stack.warden, agentId, (s) => s.state === 'awaiting-input', 'escalated');
 
   // Not on the allowlist: refused, politely, and nothing changes.
@@ -227,7 +245,11 @@ test('!dismiss from an allowlisted nick marks a real escalation a false alarm an
   await ensureBot();
   const agentId = 'irc-dismiss';
   await stack.warden.start({ agentId, task: 'Make `npm run build` pass.', notify: { irc: { channel: CHANNEL } } });
-  await reportWithEvaluations(stack.warden, agentId, Array.from({ length: 15 }, (_, i) => spiralTurn(i + 1)));
+  await reportWithEvaluations(
+    stack.warden,
+    agentId,
+    Array.from({ length: 15 }, (_, i) => spiralTurn(i + 1)),
+  );
   await waitForStatus(stack.warden, agentId, (s) => s.state === 'awaiting-input', 'escalated');
 
   let since = watcher.heard.length;
@@ -270,10 +292,13 @@ test('two warden workers (and a second bot): each alert appears once', SLOW, asy
     await ensureBot();
     await startBot('wardenbot2');
     // Both workers poll the queue before the alerts are raised.
-    await eventually(async () => {
-      const d = await stack.warden.client.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: queue }, taskQueueType: 1 });
-      return (d.pollers?.length ?? 0) >= 2;
-    }, { timeoutMs: 120_000, what: 'two workers polling' });
+    await eventually(
+      async () => {
+        const d = await stack.warden.client.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: queue }, taskQueueType: 1 });
+        return (d.pollers?.length ?? 0) >= 2;
+      },
+      { timeoutMs: 120_000, what: 'two workers polling' },
+    );
     const since = watcher.heard.length;
     const ids = Array.from({ length: 6 }, (_, i) => `dup-${i}`);
     const handles = await Promise.all(ids.map((id) => notify(`notify-${id}`, { event: event(id), webhooks: [], irc: { channel: CHANNEL } }, queue)));
@@ -283,8 +308,14 @@ test('two warden workers (and a second bot): each alert appears once', SLOW, asy
     await new Promise((r) => setTimeout(r, 2000));
     const heard = watcher.heard.slice(since).filter((l) => /^wardenbot/.test(l.nick));
     for (const id of ids) {
-      expect(heard.filter((l) => l.message.startsWith(`[warden] ESCALATION agent ${id} `)), id).toHaveLength(1);
-      expect(heard.filter((l) => l.message.startsWith(`answer: !resume ${id} `)), id).toHaveLength(1);
+      expect(
+        heard.filter((l) => l.message.startsWith(`[warden] ESCALATION agent ${id} `)),
+        id,
+      ).toHaveLength(1);
+      expect(
+        heard.filter((l) => l.message.startsWith(`answer: !resume ${id} `)),
+        id,
+      ).toHaveLength(1);
     }
     // Each alert's lines come from one bot, in order.
     for (const id of ids) {
@@ -304,7 +335,11 @@ test('an agent with notify.irc escalates → the alert appears in #alerts', SLOW
   await ensureBot();
   const since = watcher.heard.length;
   await stack.warden.start({ agentId, task: 'Make `npm run build` pass.', notify: { irc: { channel: CHANNEL } } });
-  await reportWithEvaluations(stack.warden, agentId, Array.from({ length: 15 }, (_, i) => spiralTurn(i + 1)));
+  await reportWithEvaluations(
+    stack.warden,
+    agentId,
+    Array.from({ length: 15 }, (_, i) => spiralTurn(i + 1)),
+  );
   await watcher.waitFor(/^wardenbot/, new RegExp(`^\\[warden\\] ESCALATION agent ${agentId} \\(step 3\\)`), { since });
   await watcher.waitFor(/^wardenbot/, new RegExp(`^answer: !resume ${agentId}`), { since });
   await stack.warden.signal(agentId, 'abort', { reason: 'test over' });
@@ -320,7 +355,10 @@ test('an alert built so that a 350-byte split would start a line with "!abort vi
   const h = await notify('notify-inject-1', { event: event('inject', { whisper }), webhooks: [], irc: { channel: CHANNEL } });
   expect(((await h.result()) as DeliveryReport).ok).toBe(true);
   await watcher.waitFor(/^wardenbot/, /^answer: !resume inject/, { since });
-  const lines = watcher.heard.slice(since).filter((l) => /^wardenbot/.test(l.nick)).map((l) => l.message);
+  const lines = watcher.heard
+    .slice(since)
+    .filter((l) => /^wardenbot/.test(l.nick))
+    .map((l) => l.message);
   // The text is all there, on a continuation line …
   expect(lines.some((l) => l.includes('!abort victim'))).toBe(true);
   // … and no line starts with the command character.

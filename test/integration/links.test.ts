@@ -79,7 +79,10 @@ interface JsonBody {
 }
 /** The json webhook deliveries of escalations of `agentId` (newest last). */
 const escalations = (agentId: string) =>
-  hook.accepted().filter((d) => (d.json as JsonBody)?.agentId === agentId && (d.json as JsonBody).event === 'escalation').map((d) => d.json as JsonBody);
+  hook
+    .accepted()
+    .filter((d) => (d.json as JsonBody)?.agentId === agentId && (d.json as JsonBody).event === 'escalation')
+    .map((d) => d.json as JsonBody);
 
 async function startEscalated(agentId: string, from = 1): Promise<Record<LinkAction, string>> {
   await stack.warden.start({ agentId, task: TASK, notify: { webhooks: [{ url: hook.url }, { url: `${hook.url}?format=slack`, format: 'slack' }] } });
@@ -87,13 +90,25 @@ async function startEscalated(agentId: string, from = 1): Promise<Record<LinkAct
 }
 async function escalate(agentId: string, from: number, evaluations: number): Promise<Record<LinkAction, string>> {
   const seen = escalations(agentId).length;
-  await reportWithEvaluations(stack.warden, agentId, Array.from({ length: 15 }, (_, i) => spiralTurn(from + i)), 5, evaluations);
+  await reportWithEvaluations(
+    stack.warden,
+    agentId,
+    Array.from({ length: 15 }, (_, i) => spiralTurn(from + i)),
+    5,
+    evaluations,
+  );
   await waitForStatus(stack.warden, agentId, (s) => s.state === 'awaiting-input', 'escalated');
   const body = await eventually(async () => escalations(agentId)[seen], { what: 'the escalation webhook', timeoutMs: 60_000 });
   expect(body.actions, 'links in the json webhook').toBeDefined();
   return body.actions!;
 }
-const snapshot = (s: AgentStatus) => ({ state: s.state, step: s.escalationStep, transitions: s.transitions.length, whispers: s.pendingWhispers, dismissals: s.dismissals });
+const snapshot = (s: AgentStatus) => ({
+  state: s.state,
+  step: s.escalationStep,
+  transitions: s.transitions.length,
+  whispers: s.pendingWhispers,
+  dismissals: s.dismissals,
+});
 
 test('resume from a link with curl and from Chromium; every bad link refused with a clear page, nothing changed', { timeout: 600_000 }, async () => {
   const worker = stack.spawnWorker();
@@ -247,16 +262,26 @@ test('a link issued before a worker SIGKILL works once after it; a replay after 
 test('the IRC bot prints the links, one whole link per line; one read from the channel resumes the agent', { timeout: 600_000 }, async () => {
   const ircd = await startIrcd();
   const watcher = await ircPerson(ircd, 'watcher', '#alerts');
-  const bot = execa('node', [MAIN, 'irc', '--server', ircd.host, '--port', String(ircd.port), '--nick', 'linkbot', '--channel', '#alerts', '--address', stack.server.address], {
-    env: { WARDEN_LOG_LEVEL: 'warn', TEMPORAL_NAMESPACE: stack.server.namespace, ...env },
-    stdin: 'ignore',
-    reject: false,
-  });
+  const bot = execa(
+    'node',
+    [MAIN, 'irc', '--server', ircd.host, '--port', String(ircd.port), '--nick', 'linkbot', '--channel', '#alerts', '--address', stack.server.address],
+    {
+      env: { WARDEN_LOG_LEVEL: 'warn', TEMPORAL_NAMESPACE: stack.server.namespace, ...env },
+      stdin: 'ignore',
+      reject: false,
+    },
+  );
   const worker = stack.spawnWorker();
   try {
     const id = 'linked-irc';
     await stack.warden.start({ agentId: id, task: TASK, notify: { irc: { channel: '#alerts' } } });
-    await reportWithEvaluations(stack.warden, id, Array.from({ length: 15 }, (_, i) => spiralTurn(1 + i)), 5, 0);
+    await reportWithEvaluations(
+      stack.warden,
+      id,
+      Array.from({ length: 15 }, (_, i) => spiralTurn(1 + i)),
+      5,
+      0,
+    );
     await waitForStatus(stack.warden, id, (s) => s.state === 'awaiting-input', 'escalated');
     const lines: Record<string, string> = {};
     for (const a of ['resume', 'steer', 'dismiss', 'abort']) {

@@ -14,7 +14,8 @@ import { useWorkerProcesses } from '../helpers/stack.js';
 
 const HOME = mkdtempSync(join(tmpdir(), 'warden-home-'));
 const stack = useWorkerProcesses({ WARDEN_HOME: HOME });
-const meshBranches = (repo: string, runId: string) => git(repo, 'branch', '--list', `mesh/${runId}/*`, '--format=%(refname:short)').split('\n').filter(Boolean).sort();
+const meshBranches = (repo: string, runId: string) =>
+  git(repo, 'branch', '--list', `mesh/${runId}/*`, '--format=%(refname:short)').split('\n').filter(Boolean).sort();
 const removed = (s: MeshStatus) => s.log.some((l) => l.text.startsWith('REMOVED replaced attempt'));
 // Task a's first attempt never writes a checkpoint: it misses the ack SLA and is restarted.
 const tasks = [

@@ -18,9 +18,14 @@ import { ROOT, useStack } from '../helpers/stack.js';
 
 process.env.WARDEN_HOME = mkdtempSync(join(tmpdir(), 'warden-home-'));
 
-const worktrees = (repo: string) => git(repo, 'worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')).map((l) => l.slice(9));
+const worktrees = (repo: string) =>
+  git(repo, 'worktree', 'list', '--porcelain')
+    .split('\n')
+    .filter((l) => l.startsWith('worktree '))
+    .map((l) => l.slice(9));
 const meshBranches = (repo: string, runId: string) => git(repo, 'branch', '--list', `mesh/${runId}/*`, '--format=%(refname:short)').split('\n').filter(Boolean);
-const twoTasks = (extra = '') => ['a', 'b'].map((f) => ({ title: `Uppercase ${f}.txt {edit ${f}.txt:1:${f.toUpperCase()}}${extra}`, slug: f, scope: [`${f}.txt`] }));
+const twoTasks = (extra = '') =>
+  ['a', 'b'].map((f) => ({ title: `Uppercase ${f}.txt {edit ${f}.txt:1:${f.toUpperCase()}}${extra}`, slug: f, scope: [`${f}.txt`] }));
 
 describe('mesh cleanup', () => {
   const stack = useStack();
@@ -108,7 +113,10 @@ describe('mesh cleanup', () => {
     const tasks = join(repo, '..', `tasks-${Date.now()}.md`);
     writeFileSync(tasks, 'Use $mesh to parallelize (patch-first):\n1. Uppercase a.txt {edit a.txt:1:A}\n- Scope: a.txt\n');
     const cli = (...args: string[]) =>
-      execa('node', [join(ROOT, 'dist/src/cli/main.js'), '--address', stack.server.address, '--namespace', stack.server.namespace, ...args], { reject: false, env: { WARDEN_LOG_LEVEL: 'warn' } });
+      execa('node', [join(ROOT, 'dist/src/cli/main.js'), '--address', stack.server.address, '--namespace', stack.server.namespace, ...args], {
+        reject: false,
+        env: { WARDEN_LOG_LEVEL: 'warn' },
+      });
     const base = ['mesh', 'run', '--tasks', tasks, '--repo', repo, '--driver', 'command', '--driver-command', `python3 ${MESH_AGENT}`];
     const old = await cli(...base, '--run-id', 'clean-cli-old', '--webhook', 'http://127.0.0.1:9/a', 'http://127.0.0.1:9/b');
     expect(old.exitCode).toBe(2);

@@ -26,13 +26,42 @@ afterAll(async () => {
 });
 const stack = useStack();
 
-const DELIVERABLE = ['1) Summary', '- uppercased a.txt', '2) Intended files touched', '- a.txt', '3) Patch', '(in the patch draft)', '4) Commands run + results', '- printf: ok', '5) Risks / follow-ups', '- none', '6) Questions', '- none'].join('\n');
+const DELIVERABLE = [
+  '1) Summary',
+  '- uppercased a.txt',
+  '2) Intended files touched',
+  '- a.txt',
+  '3) Patch',
+  '(in the patch draft)',
+  '4) Commands run + results',
+  '- printf: ok',
+  '5) Risks / follow-ups',
+  '- none',
+  '6) Questions',
+  '- none',
+].join('\n');
 
 function reply(r: RecordedRequest) {
   const user = inputTexts(r.body, 'user').join('\n');
   const cp = /create\/update (\S+\.md) with the required checkpoint format/.exec(user)?.[1];
-  if (functionCallOutputs(r.body).length > 0 || !cp) return message(functionCallOutputs(r.body).length ? DELIVERABLE : 'Patch drafted; waiting for integration.');
-  const checkpoint = ['status_code: done', 'status_detail: a.txt uppercased', 'plan:', '- read', '- edit', '- diff', '- check', '- report', 'intended_files:', '- a.txt', 'blockers:', '- none', 'artifacts:', `- ${cp}`].join('\\n');
+  if (functionCallOutputs(r.body).length > 0 || !cp)
+    return message(functionCallOutputs(r.body).length ? DELIVERABLE : 'Patch drafted; waiting for integration.');
+  const checkpoint = [
+    'status_code: done',
+    'status_detail: a.txt uppercased',
+    'plan:',
+    '- read',
+    '- edit',
+    '- diff',
+    '- check',
+    '- report',
+    'intended_files:',
+    '- a.txt',
+    'blockers:',
+    '- none',
+    'artifacts:',
+    `- ${cp}`,
+  ].join('\\n');
   return shellCall(`printf 'A\\n' > a.txt && printf '${checkpoint}\\n' > ${cp}`, { extra: { login: false } });
 }
 
@@ -55,7 +84,9 @@ test('a codex worker: edits its worktree, writes its checkpoint; warden drafts t
   expect(t!.attempts).toHaveLength(1);
   expect(t!.attempts[0]!.gates).toMatchObject({ A: 'ok', C: 'ok', O: 'ok', D: 'ok', P: 'ok', S: 'ok' });
   expect(done.log.some((l) => /patch=OK .*\(drafted by warden\)/.test(l.text))).toBe(true);
-  expect(readFileSync(t!.attempts[0]!.patchPath, 'utf8')).toMatch(/^# patch draft written by warden from the worktree diff against [0-9a-f]{40}\ndiff --git a\/a.txt b\/a.txt/);
+  expect(readFileSync(t!.attempts[0]!.patchPath, 'utf8')).toMatch(
+    /^# patch draft written by warden from the worktree diff against [0-9a-f]{40}\ndiff --git a\/a.txt b\/a.txt/,
+  );
   expect(integrated(repo, 'codex')).toEqual(['mesh codex: task 1 upper-a (attempt 1)']);
   expect(git(repo, 'show', 'mesh/codex/integration:a.txt')).toBe('A');
   // The model saw warden's worker prompt: the paths and the seed's SLA.

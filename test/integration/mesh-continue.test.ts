@@ -29,7 +29,13 @@ test('a long mesh continues as new twice, across a worker SIGKILL, with its task
   let w = stack.spawnWorker();
   await startMesh(
     stack.warden,
-    meshInput('cont', repo, tasks, { cap: 2, ackSla: '10s', stallThreshold: 60 }, { workerHeartbeatTimeoutMs: 3_000, runLimits: { events: 60, bytes: 10_000_000 } }),
+    meshInput(
+      'cont',
+      repo,
+      tasks,
+      { cap: 2, ackSla: '10s', stallThreshold: 60 },
+      { workerHeartbeatTimeoutMs: 3_000, runLimits: { events: 60, bytes: 10_000_000 } },
+    ),
   );
   const handle = stack.warden.client.workflow.getHandle('mesh-cont');
   const firstRun = (await handle.describe()).runId;
@@ -54,7 +60,8 @@ test('a long mesh continues as new twice, across a worker SIGKILL, with its task
   expect(after.log[0]!.text).toMatch(/^MANIFEST written/);
   expect(after.log.slice(0, before.log.length)).toEqual(before.log);
   for (const [i, t] of before.tasks.entries())
-    for (const a of t.attempts) expect(after.tasks[i]!.attempts.find((x) => x.agentId === a.agentId)).toMatchObject({ attempt: a.attempt, spawnedAt: a.spawnedAt });
+    for (const a of t.attempts)
+      expect(after.tasks[i]!.attempts.find((x) => x.agentId === a.agentId)).toMatchObject({ attempt: a.attempt, spawnedAt: a.spawnedAt });
   expect(after.tasks.map((t) => [t.task.slug, t.state, t.attempts.length])).toEqual([
     ['slow-a', 'integrated', 1],
     ['quick-b', 'integrated', 1],
@@ -65,7 +72,11 @@ test('a long mesh continues as new twice, across a worker SIGKILL, with its task
   expect(git(repo, 'rev-parse', 'mesh/cont/integration')).toBe(after.integrationHead);
   const commits = git(repo, 'log', '--reverse', '--format=%H', 'main..mesh/cont/integration').split('\n');
   expect(commits).toEqual(after.tasks.map((t) => t.integratedCommit));
-  expect(integrated(repo, 'cont')).toEqual(['mesh cont: task 1 slow-a (attempt 1)', 'mesh cont: task 2 quick-b (attempt 1)', 'mesh cont: task 3 slow-c (attempt 1)']);
+  expect(integrated(repo, 'cont')).toEqual([
+    'mesh cont: task 1 slow-a (attempt 1)',
+    'mesh cont: task 2 quick-b (attempt 1)',
+    'mesh cont: task 3 slow-c (attempt 1)',
+  ]);
 
   // apply still works on the continued run, and cleans up.
   await applyMesh(stack.warden, 'cont');

@@ -41,7 +41,8 @@ test('worker SIGKILL mid-mesh: nothing lost, the dashboard matches the disk', as
   expect(after.ticks).toBeGreaterThan(before.ticks);
   expect(after.log.slice(0, before.log.length)).toEqual(before.log);
   for (const [i, t] of before.tasks.entries())
-    for (const a of t.attempts) expect(after.tasks[i]!.attempts.find((x) => x.agentId === a.agentId)).toMatchObject({ attempt: a.attempt, spawnedAt: a.spawnedAt });
+    for (const a of t.attempts)
+      expect(after.tasks[i]!.attempts.find((x) => x.agentId === a.agentId)).toMatchObject({ attempt: a.attempt, spawnedAt: a.spawnedAt });
   // The slow worker's turn was retried on the new worker (the stall time is long here, 60 × the 1s
   // tick, so the seconds without progress while nobody ran it are no stall): one attempt per task.
   expect(after.log.some((l) => l.text.startsWith('STALL DETECTED'))).toBe(false);
@@ -55,7 +56,11 @@ test('worker SIGKILL mid-mesh: nothing lost, the dashboard matches the disk', as
   expect(git(repo, 'rev-parse', 'mesh/crash/integration')).toBe(after.integrationHead);
   const commits = git(repo, 'log', '--reverse', '--format=%H', 'main..mesh/crash/integration').split('\n');
   expect(commits).toEqual(after.tasks.map((t) => t.integratedCommit));
-  expect(integrated(repo, 'crash')).toEqual(['mesh crash: task 1 slow-a (attempt 1)', 'mesh crash: task 2 quick-b (attempt 1)', 'mesh crash: task 3 quick-c (attempt 1)']);
+  expect(integrated(repo, 'crash')).toEqual([
+    'mesh crash: task 1 slow-a (attempt 1)',
+    'mesh crash: task 2 quick-b (attempt 1)',
+    'mesh crash: task 3 quick-c (attempt 1)',
+  ]);
   for (const t of after.tasks)
     for (const a of t.attempts) {
       expect(existsSync(a.checkpointPath)).toBe(true);

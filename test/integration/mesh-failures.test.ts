@@ -22,7 +22,10 @@ process.env.WARDEN_HOME = mkdtempSync(join(tmpdir(), 'warden-home-'));
 describe('mesh tasks that fail for real', () => {
   const stack = useStack();
   const warden = (...args: string[]) =>
-    execa('node', [join(ROOT, 'dist/src/cli/main.js'), '--address', stack.server.address, '--namespace', stack.server.namespace, ...args], { reject: false, env: { WARDEN_LOG_LEVEL: 'warn' } });
+    execa('node', [join(ROOT, 'dist/src/cli/main.js'), '--address', stack.server.address, '--namespace', stack.server.namespace, ...args], {
+      reject: false,
+      env: { WARDEN_LOG_LEVEL: 'warn' },
+    });
 
   test('no diff (D), a conflict never rebased (P), out of scope (S): failed with the gate and the last output; the mesh is ready and notifies', async () => {
     const hook = await startWebhookListener();
@@ -34,7 +37,10 @@ describe('mesh tasks that fail for real', () => {
         { title: 'Claim it without doing it {no-diff} {edit shared.txt:3:gamma}', slug: 'idle', scope: ['shared.txt'] },
         { title: 'Uppercase z {edit z.txt:1:Z} {edit outside.txt:1:escaped}', slug: 'stray', scope: ['z.txt'] },
       ];
-      await startMesh(stack.warden, meshInput('fails', repo, tasks, { cap: 4, patchDraftTimeout: '15s' }, { notify: { webhooks: [{ url: hook.url }], log: true } }));
+      await startMesh(
+        stack.warden,
+        meshInput('fails', repo, tasks, { cap: 4, patchDraftTimeout: '15s' }, { notify: { webhooks: [{ url: hook.url }], log: true } }),
+      );
       const done = await waitForMesh(stack.warden, 'fails', (s) => s.phase !== 'running' && s.phase !== 'setting-up', 240_000);
       const log = done.log.map((e) => e.text);
       expect(done.phase, log.slice(-30).join('\n')).toBe('ready');
@@ -52,14 +58,25 @@ describe('mesh tasks that fail for real', () => {
       expect(integrated(repo, 'fails')).toEqual(['mesh fails: task 1 alpha (attempt 1)']);
 
       // The webhooks hear that the mesh is ready, with the failures counted.
-      const ready = await eventually(async () => hook.accepted().find((d) => /^mesh ready:/.test((d.json as { reason?: string }).reason ?? '')), { what: 'the ready notice', timeoutMs: 30_000 });
-      expect(ready.json).toMatchObject({ event: 'mesh-ready', agentId: 'mesh-fails', reason: 'mesh ready: 1 of 4 tasks through, 3 failed; `warden mesh apply fails` merges' });
+      const ready = await eventually(async () => hook.accepted().find((d) => /^mesh ready:/.test((d.json as { reason?: string }).reason ?? '')), {
+        what: 'the ready notice',
+        timeoutMs: 30_000,
+      });
+      expect(ready.json).toMatchObject({
+        event: 'mesh-ready',
+        agentId: 'mesh-fails',
+        reason: 'mesh ready: 1 of 4 tasks through, 3 failed; `warden mesh apply fails` merges',
+      });
       // …through a notify workflow, as an agent's alerts are (its retries, its IRC and Slack formats).
-      const alerts = await eventually(async () => {
-        const ids: string[] = [];
-        for await (const w of stack.warden.client.workflow.list({ query: "WorkflowType = 'notifyWorkflow'" })) if (w.workflowId.startsWith('notify-mesh-fails-')) ids.push(w.workflowId);
-        return ids.length ? ids : null;
-      }, { what: 'the notify workflow', timeoutMs: 30_000 });
+      const alerts = await eventually(
+        async () => {
+          const ids: string[] = [];
+          for await (const w of stack.warden.client.workflow.list({ query: "WorkflowType = 'notifyWorkflow'" }))
+            if (w.workflowId.startsWith('notify-mesh-fails-')) ids.push(w.workflowId);
+          return ids.length ? ids : null;
+        },
+        { what: 'the notify workflow', timeoutMs: 30_000 },
+      );
       expect(alerts).toHaveLength(1);
 
       // The dashboard names the gate and shows the last output, one line each.
@@ -67,7 +84,9 @@ describe('mesh tasks that fail for real', () => {
       expect(dashboard.exitCode, dashboard.stderr).toBe(0);
       expect(dashboard.stdout).toMatch(/^Failures\n- task 2 beta \(gate P\): no new patch \d+s after the rebase request/m);
       expect(dashboard.stdout).toMatch(/^- task 3 idle \(gate D\): /m);
-      expect(dashboard.stdout).toMatch(/^- task 4 stray \(gate S\): gate S failed: outside.txt outside the scope z.txt; not integrated\n {2}last output: .*6\) Questions - none$/m);
+      expect(dashboard.stdout).toMatch(
+        /^- task 4 stray \(gate S\): gate S failed: outside.txt outside the scope z.txt; not integrated\n {2}last output: .*6\) Questions - none$/m,
+      );
       expect(git(repo, 'show', 'mesh/fails/integration:shared.txt')).toBe('one\nalpha\nthree');
       await stack.warden.client.workflow.getHandle('mesh-fails').signal('cancel', { reason: 'test over' });
     } finally {
@@ -82,8 +101,18 @@ describe('mesh tasks that fail for real', () => {
     const done = await waitForMesh(stack.warden, 'mute', (s) => s.phase !== 'running' && s.phase !== 'setting-up', 120_000);
     expect(done.phase).toBe('ready');
     const [t] = done.tasks;
-    expect(t).toMatchObject({ state: 'failed', failedGate: 'A', ackRestarts: 1, reason: expect.stringMatching(/^gate A failed: no checkpoint \d+s after spawn, after the ack restart \(limit: the ack SLA 4s \+ the patch draft timeout 10s\)$/) });
-    expect(t!.attempts.map((a) => [a.attempt, a.gates.A, a.closed])).toEqual([[1, 'fail', true], [2, 'fail', true]]);
+    expect(t).toMatchObject({
+      state: 'failed',
+      failedGate: 'A',
+      ackRestarts: 1,
+      reason: expect.stringMatching(
+        /^gate A failed: no checkpoint \d+s after spawn, after the ack restart \(limit: the ack SLA 4s \+ the patch draft timeout 10s\)$/,
+      ),
+    });
+    expect(t!.attempts.map((a) => [a.attempt, a.gates.A, a.closed])).toEqual([
+      [1, 'fail', true],
+      [2, 'fail', true],
+    ]);
     expect(t!.lastOutput).toMatch(/^turn \d+: thinking \(no checkpoint yet\)$/);
     expect(done.phaseReason).toMatch(/^0 of 1 tasks through, 1 failed/);
     await stack.warden.client.workflow.getHandle('mesh-mute').signal('cancel', { reason: 'test over' });
@@ -96,8 +125,17 @@ describe('mesh tasks that fail for real', () => {
     const done = await waitForMesh(stack.warden, 'asks', (s) => s.phase !== 'running' && s.phase !== 'setting-up', 120_000);
     const log = done.log.map((e) => e.text);
     expect(done.phase, log.slice(-20).join('\n')).toBe('ready');
-    expect(log.some((l) => /^STALL DETECTED: no progress for \d+s \(status "waiting_for_feedback: which file should I change\?", no patch draft; nobody answers a worker waiting for feedback; limit 8s\)$/.test(l))).toBe(true);
-    expect(done.tasks[0]!.attempts.map((a) => [a.attempt, a.kind])).toEqual([[1, 'worker'], [2, 'takeover']]);
+    expect(
+      log.some((l) =>
+        /^STALL DETECTED: no progress for \d+s \(status "waiting_for_feedback: which file should I change\?", no patch draft; nobody answers a worker waiting for feedback; limit 8s\)$/.test(
+          l,
+        ),
+      ),
+    ).toBe(true);
+    expect(done.tasks[0]!.attempts.map((a) => [a.attempt, a.kind])).toEqual([
+      [1, 'worker'],
+      [2, 'takeover'],
+    ]);
     expect(done.tasks[0]!.state).toBe('integrated');
     expect(git(repo, 'show', 'mesh/asks/integration:a.txt')).toBe('A');
     await stack.warden.client.workflow.getHandle('mesh-asks').signal('cancel', { reason: 'test over' });

@@ -50,10 +50,12 @@ async function runToEnd(runId: string, repo: string, tasks: MeshTaskInput[], tun
  */
 async function waitToEnd(runId: string, timeoutMs = 110_000): Promise<MeshStatus> {
   const handle = stack.warden.client.workflow.getHandle(`mesh-${runId}`);
-  const s = await waitForMesh(stack.warden, runId, (x) => ENDED.includes(x.phase) || x.tasks.some((t) => t.state === 'needs_rebase'), timeoutMs).catch(async (err: unknown) => {
-    const st = (await handle.describe()).status.name;
-    throw new Error(`${String(err)}; the mesh workflow is ${st}`);
-  });
+  const s = await waitForMesh(stack.warden, runId, (x) => ENDED.includes(x.phase) || x.tasks.some((t) => t.state === 'needs_rebase'), timeoutMs).catch(
+    async (err: unknown) => {
+      const st = (await handle.describe()).status.name;
+      throw new Error(`${String(err)}; the mesh workflow is ${st}`);
+    },
+  );
   show(s);
   return s;
 }
@@ -69,7 +71,9 @@ const reasons = (s: MeshStatus) => s.tasks.map((t) => [t.task.slug, t.state, t.r
 
 function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout;
-  return Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer in ${ms} ms`)), ms)))]).finally(() => clearTimeout(timer));
+  return Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer in ${ms} ms`)), ms)))]).finally(() =>
+    clearTimeout(timer),
+  );
 }
 
 describe('mesh against hostile workers', () => {
@@ -145,7 +149,10 @@ describe('mesh against hostile workers', () => {
       ['quoted', 'failed', 'gate S failed: c.txt outside the scope a.txt; not integrated'],
       ['prefixed', 'failed', 'gate S failed: e.txt outside the scope b.txt; not integrated'],
     ]);
-    expect(s.tasks.map((t) => t.attempts[0]!.patchFiles)).toEqual([['a.txt', 'c.txt'], ['b.txt', 'e.txt']]);
+    expect(s.tasks.map((t) => t.attempts[0]!.patchFiles)).toEqual([
+      ['a.txt', 'c.txt'],
+      ['b.txt', 'e.txt'],
+    ]);
     expect(git(repo, 'show', 'mesh/scope/integration:c.txt')).toBe('c');
     expect(git(repo, 'show', 'mesh/scope/integration:e.txt')).toBe('e');
     untouched(repo, base, { 'c.txt': 'c\n', 'e.txt': 'e\n' });
@@ -157,16 +164,28 @@ describe('mesh against hostile workers', () => {
     const base = git(repo, 'rev-parse', 'HEAD');
     const bystander = `bystander-${process.pid}`;
     await stack.warden.start({ agentId: bystander, task: 'answer while a mesh worker attacks' });
-    await startMesh(stack.warden, hostile('fifo', repo, [
-      { title: `Fifo patch {probe fifo-patch} {marker ${m}} {edit a.txt:A}`, slug: 'fifo-patch' },
-      { title: `Fifo checkpoint {probe fifo-checkpoint} {marker ${m}} {edit b.txt:B}`, slug: 'fifo-cp' },
-      { title: `Honest {probe honest} {marker ${m}} {edit d.txt:D}`, slug: 'honest' },
-    ], { cap: 3 }));
+    await startMesh(
+      stack.warden,
+      hostile(
+        'fifo',
+        repo,
+        [
+          { title: `Fifo patch {probe fifo-patch} {marker ${m}} {edit a.txt:A}`, slug: 'fifo-patch' },
+          { title: `Fifo checkpoint {probe fifo-checkpoint} {marker ${m}} {edit b.txt:B}`, slug: 'fifo-cp' },
+          { title: `Honest {probe honest} {marker ${m}} {edit d.txt:D}`, slug: 'honest' },
+        ],
+        { cap: 3 },
+      ),
+    );
     const fifos = ['patches/fifo-patch--a1.diff', 'checkpoints/fifo-cp--a1.md'].map((p) => join(repo, '.mesh/runs/fifo', p));
     await eventually(async () => fifos.every((p) => existsSync(p) && lstatSync(p).isFIFO()), { what: 'both FIFOs', timeoutMs: 60_000 });
     // Ticks go on with the FIFOs in place (the tick reads them), and the other agent answers a report and a query.
     const ticks = (await withTimeout(meshStatus(stack.warden, 'fifo'), 30_000, 'mesh status')).ticks;
-    await withTimeout(waitForMesh(stack.warden, 'fifo', (x) => x.ticks >= ticks + 2 || ENDED.includes(x.phase), 30_000), 40_000, 'two more ticks');
+    await withTimeout(
+      waitForMesh(stack.warden, 'fifo', (x) => x.ticks >= ticks + 2 || ENDED.includes(x.phase), 30_000),
+      40_000,
+      'two more ticks',
+    );
     for (const p of fifos) expect(lstatSync(p).isFIFO()).toBe(true);
     const reply = await withTimeout(stack.warden.reportTurn(bystander, { id: 'b1', text: 'still here' }), 30_000, 'the bystander report');
     expect(reply.accepted).toBe(true);
@@ -186,10 +205,15 @@ describe('mesh against hostile workers', () => {
     const m = markerDir();
     const repo = gitRepo({ 'a.txt': 'a\n', 'b.txt': 'b\n', 'c.txt': 'c\n' });
     const base = git(repo, 'rev-parse', 'HEAD');
-    const s = await runToEnd('swapdraft', repo, [
-      { title: `Late {probe late} {marker ${m}} {edit a.txt:A}`, slug: 'late', scope: ['a.txt'] },
-      { title: `Swap {probe swap-after-gate} {marker ${m}} {edit b.txt:B}`, slug: 'swap', scope: ['b.txt'] },
-    ], { cap: 2 });
+    const s = await runToEnd(
+      'swapdraft',
+      repo,
+      [
+        { title: `Late {probe late} {marker ${m}} {edit a.txt:A}`, slug: 'late', scope: ['a.txt'] },
+        { title: `Swap {probe swap-after-gate} {marker ${m}} {edit b.txt:B}`, slug: 'swap', scope: ['b.txt'] },
+      ],
+      { cap: 2 },
+    );
     expect(s.phase).toBe('ready');
     expect(s.log.map((l) => l.text).find((x) => x.startsWith('INTEGRATED task 1'))).toBeDefined();
     expect(reasons(s)).toEqual([
@@ -204,11 +228,16 @@ describe('mesh against hostile workers', () => {
   test('a 600 MB sparse patch draft, and a small patch that inflates to 120 MB, fail their task within the byte budgets; the mesh ends ready', async () => {
     const m = markerDir();
     const repo = gitRepo({ 'a.txt': 'a\n', 'b.txt': 'b\n', 'd.txt': 'd\n' });
-    const s = await runToEnd('sparse', repo, [
-      { title: `Sparse {probe sparse-patch} {marker ${m}} {edit a.txt:A}`, slug: 'sparse' },
-      { title: `Bomb {probe binary-bomb} {marker ${m}} {edit d.txt:D}`, slug: 'bomb' },
-      { title: `Honest {probe honest} {marker ${m}} {edit b.txt:B}`, slug: 'honest' },
-    ], { cap: 3 });
+    const s = await runToEnd(
+      'sparse',
+      repo,
+      [
+        { title: `Sparse {probe sparse-patch} {marker ${m}} {edit a.txt:A}`, slug: 'sparse' },
+        { title: `Bomb {probe binary-bomb} {marker ${m}} {edit d.txt:D}`, slug: 'bomb' },
+        { title: `Honest {probe honest} {marker ${m}} {edit b.txt:B}`, slug: 'honest' },
+      ],
+      { cap: 3 },
+    );
     expect(s.phase).toBe('ready');
     expect(reasons(s)).toEqual([
       ['sparse', 'failed', 'gate D refused: the patch draft is 629145600 bytes, over its budget of 1048576; not integrated'],
@@ -223,12 +252,17 @@ describe('mesh against hostile workers', () => {
     const m = markerDir();
     const repo = gitRepo({ 'a.txt': 'a\n', 'b.txt': 'b\n', 'd.txt': 'd\n' });
     const base = git(repo, 'rev-parse', 'HEAD');
-    const s = await runToEnd('refused', repo, [
-      { title: `Git config {probe git-config} {marker ${m}} {edit a.txt:A}`, slug: 'git-config' },
-      { title: `Outside {probe outside} {marker ${m}} {edit b.txt:B}`, slug: 'outside' },
-      { title: `Beyond {probe beyond-symlink} {marker ${m}} {edit a.txt:A}`, slug: 'beyond' },
-      { title: `Honest {probe honest} {marker ${m}} {edit d.txt:D}`, slug: 'honest' },
-    ], { cap: 4 });
+    const s = await runToEnd(
+      'refused',
+      repo,
+      [
+        { title: `Git config {probe git-config} {marker ${m}} {edit a.txt:A}`, slug: 'git-config' },
+        { title: `Outside {probe outside} {marker ${m}} {edit b.txt:B}`, slug: 'outside' },
+        { title: `Beyond {probe beyond-symlink} {marker ${m}} {edit a.txt:A}`, slug: 'beyond' },
+        { title: `Honest {probe honest} {marker ${m}} {edit d.txt:D}`, slug: 'honest' },
+      ],
+      { cap: 4 },
+    );
     expect(s.phase).toBe('ready');
     expect(reasons(s)).toEqual([
       ['git-config', 'failed', 'gate P refused: the patch touches a path git must not write: ".git/config" is inside a .git directory; not integrated'],
@@ -261,7 +295,9 @@ describe('mesh against hostile workers', () => {
     expect(a.phase).toBe('ready');
     expect(b.phase).toBe('ready');
     expect(b.tasks[0]!.state).toBe('failed');
-    expect(b.tasks[0]!.reason).toMatch(/^gate D refused: warden cannot write the patch draft: .*patches is not inside .* \(a directory on its path is a symlink\); not integrated$/);
+    expect(b.tasks[0]!.reason).toMatch(
+      /^gate D refused: warden cannot write the patch draft: .*patches is not inside .* \(a directory on its path is a symlink\); not integrated$/,
+    );
     expect(readdirSync(join(m2, 'patches-out'))).toEqual([]); // warden wrote nothing outside the repository
     expect(git(r1, 'show', 'mesh/symlink/integration:a.txt')).toBe('a');
   });
@@ -288,7 +324,14 @@ describe('mesh against hostile workers', () => {
   test('mesh status shows a worker agent that waits for a human (paused)', async () => {
     const m = markerDir();
     const repo = gitRepo({ 'a.txt': 'a\n' });
-    await startMesh(stack.warden, hostile('paused', repo, [{ title: `Idle {probe idle} {marker ${m}} {edit a.txt:A}`, slug: 'idle' }], { stallThreshold: 100, checkpointInterval: '10m', patchDraftTimeout: '10m' }));
+    await startMesh(
+      stack.warden,
+      hostile('paused', repo, [{ title: `Idle {probe idle} {marker ${m}} {edit a.txt:A}`, slug: 'idle' }], {
+        stallThreshold: 100,
+        checkpointInterval: '10m',
+        patchDraftTimeout: '10m',
+      }),
+    );
     await waitForMesh(stack.warden, 'paused', (x) => x.tasks[0]!.attempts[0]?.acked === true, 60_000);
     await stack.warden.control('paused.idle.a1', 'pause', { reason: 'a human looks at it' });
     const s = await waitForMesh(stack.warden, 'paused', (x) => !!x.tasks[0]!.attempts[0]?.agentNote, 60_000);

@@ -58,7 +58,11 @@ test('a worker killed in every window of an integration: each task integrated ex
   await startMesh(stack.warden, meshInput('icrash', repo, tasks, { cap: 3, ackSla: '60s', stallThreshold: 30 }, { workerHeartbeatTimeoutMs: 3_000 }));
   // Three windows: task 1 after `apply --index`, task 2 inside `commit` holding index.lock, task 3 after `commit`.
   for (const window of ['apply', 'lock', 'commit']) {
-    const pid = await eventually(async () => (existsSync(join(CRASH, 'held')) ? Number(readFileSync(join(CRASH, 'held'), 'utf8')) : null), { timeoutMs: 150_000, intervalMs: 200, what: `the ${window} window held` });
+    const pid = await eventually(async () => (existsSync(join(CRASH, 'held')) ? Number(readFileSync(join(CRASH, 'held'), 'utf8')) : null), {
+      timeoutMs: 150_000,
+      intervalMs: 200,
+      what: `the ${window} window held`,
+    });
     expect(existsSync(join(CRASH, `fired-${window}`))).toBe(true);
     // A crash: the worker and the git it ran die together.
     process.kill(pid, 'SIGKILL');
@@ -107,7 +111,11 @@ test('an index.lock held while a live process runs in the integration worktree i
     expect(existsSync(lock)).toBe(true);
     expect(failed.tasks[0]!.state).toBe('failed');
     const delivery = await eventually(async () => hook.accepted()[0], { what: 'the webhook', timeoutMs: 60_000 });
-    expect(delivery.json).toMatchObject({ event: 'mesh-failed', agentId: 'mesh-locked', reason: expect.stringMatching(/^mesh failed: meshIntegrate failed: /) });
+    expect(delivery.json).toMatchObject({
+      event: 'mesh-failed',
+      agentId: 'mesh-locked',
+      reason: expect.stringMatching(/^mesh failed: meshIntegrate failed: /),
+    });
   } finally {
     holder?.kill('SIGKILL');
     await hook.close();

@@ -30,7 +30,10 @@ async function steersTo(stack: Stack, workflowId: string): Promise<string[]> {
 describe('mesh gate O keeps correct work', () => {
   const stack = useStack();
   const warden = (...args: string[]) =>
-    execa('node', [join(ROOT, 'dist/src/cli/main.js'), '--address', stack.server.address, '--namespace', stack.server.namespace, ...args], { reject: false, env: { WARDEN_LOG_LEVEL: 'warn' } });
+    execa('node', [join(ROOT, 'dist/src/cli/main.js'), '--address', stack.server.address, '--namespace', stack.server.namespace, ...args], {
+      reject: false,
+      env: { WARDEN_LOG_LEVEL: 'warn' },
+    });
 
   test('a correct diff without the deliverable sections: one re-emit request at most, then integrated with a warning', async () => {
     const repo = gitRepo({ 'x.txt': 'x\n', 'y.txt': 'y\n' });
@@ -48,7 +51,9 @@ describe('mesh gate O keeps correct work', () => {
       ['ends', 'integrated', 1],
     ]);
     for (const t of done.tasks) {
-      expect(t.warnings).toEqual([expect.stringMatching(/^gate O: integrated without the deliverable sections \(missing: Summary, Intended files, Patch, Commands run, Risks\)/)]);
+      expect(t.warnings).toEqual([
+        expect.stringMatching(/^gate O: integrated without the deliverable sections \(missing: Summary, Intended files, Patch, Commands run, Risks\)/),
+      ]);
       expect(t.attempts[0]!.gates).toMatchObject({ A: 'ok', C: 'ok', O: 'fail', D: 'ok', P: 'ok', S: 'ok' });
     }
     expect(log.filter((l) => /^(Action: restart|Action: cancel|STALL|FAILED)/.test(l))).toEqual([]);

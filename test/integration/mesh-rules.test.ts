@@ -37,13 +37,30 @@ Tunable thresholds:
 describe('mesh enforcement through the CLI', () => {
   const stack = useStack();
   const warden = (...args: string[]) =>
-    execa('node', [join(ROOT, 'dist/src/cli/main.js'), '--address', stack.server.address, '--namespace', stack.server.namespace, ...args], { reject: false, env: { WARDEN_LOG_LEVEL: 'warn' } });
+    execa('node', [join(ROOT, 'dist/src/cli/main.js'), '--address', stack.server.address, '--namespace', stack.server.namespace, ...args], {
+      reject: false,
+      env: { WARDEN_LOG_LEVEL: 'warn' },
+    });
 
   test('ack SLA restart, STALL DETECTED restart, gate S failure; apply refused while open, then merges', async () => {
     const repo = gitRepo({ 'x.txt': 'x\n', 'y.txt': 'y\n', 'z.txt': 'z\n' });
     const file = join(repo, '..', `${repo.split('/').pop()}-tasks.md`);
     writeFileSync(file, TASKS);
-    const run = await warden('mesh', 'run', '--tasks', file, '--repo', repo, '--run-id', 'rules', '--driver', 'command', '--command', `python3 ${MESH_AGENT}`, '--json');
+    const run = await warden(
+      'mesh',
+      'run',
+      '--tasks',
+      file,
+      '--repo',
+      repo,
+      '--run-id',
+      'rules',
+      '--driver',
+      'command',
+      '--command',
+      `python3 ${MESH_AGENT}`,
+      '--json',
+    );
     expect(run.exitCode, run.stderr).toBe(0);
     expect(JSON.parse(run.stdout)).toMatchObject({ runId: 'rules' });
 
@@ -53,10 +70,13 @@ describe('mesh enforcement through the CLI', () => {
     expect((await warden('mesh', 'status', 'nope')).exitCode).toBe(3);
 
     const status = async () => JSON.parse((await warden('mesh', 'status', 'rules', '--json')).stdout) as MeshStatus;
-    const done = await eventually(async () => {
-      const s = await status();
-      return s.phase === 'ready' ? s : null;
-    }, { timeoutMs: 120_000, intervalMs: 1000, what: 'mesh rules ready' });
+    const done = await eventually(
+      async () => {
+        const s = await status();
+        return s.phase === 'ready' ? s : null;
+      },
+      { timeoutMs: 120_000, intervalMs: 1000, what: 'mesh rules ready' },
+    );
     const dashboard = await warden('mesh', 'status', 'rules', '--log', '60');
     if (process.env.WARDEN_MESH_SHOW) console.log(dashboard.stdout);
     const log = done.log.map((e) => e.text);
@@ -65,11 +85,16 @@ describe('mesh enforcement through the CLI', () => {
     // Ack SLA: attempt 1 wrote no checkpoint; restarted once; attempt 2 integrated.
     expect(log.find((l) => l.startsWith('ACK SLA MISSED'))).toBe('ACK SLA MISSED: no checkpoint');
     expect(silent!.ackRestarts).toBe(1);
-    expect(silent!.attempts.map((a) => [a.attempt, a.gates.A, a.closed])).toEqual([[1, 'fail', true], [2, 'ok', true]]);
+    expect(silent!.attempts.map((a) => [a.attempt, a.gates.A, a.closed])).toEqual([
+      [1, 'fail', true],
+      [2, 'ok', true],
+    ]);
     expect(silent!.state).toBe('integrated');
 
     // Stall: the same status for the stall time (2 × the 1s tick) → STALL DETECTED and a restart.
-    expect(log.some((l) => /^STALL DETECTED: no progress for \d+s \(status "discovering: reading the code", no patch draft; stall time 2s\)$/.test(l))).toBe(true);
+    expect(log.some((l) => /^STALL DETECTED: no progress for \d+s \(status "discovering: reading the code", no patch draft; stall time 2s\)$/.test(l))).toBe(
+      true,
+    );
     expect(log.some((l) => /^Action: restart task 2 \(close rules\.2-[a-z0-9-]+\.a1, spawn attempt 2\)$/.test(l))).toBe(true);
     expect(stall!.attempts).toHaveLength(2);
     expect(stall!.state).toBe('integrated');
@@ -119,7 +144,10 @@ describe('mesh enforcement through the CLI', () => {
     expect(log).toContain('Action: cancel takeover.slow.a1 and switch task 1 to a direct-edit attempt');
     const [t] = done.tasks;
     expect(t!.tookOver).toBe(true);
-    expect(t!.attempts.map((a) => [a.attempt, a.kind, a.mode, a.closed])).toEqual([[1, 'worker', 'patch-first', true], [2, 'takeover', 'direct-edit', true]]);
+    expect(t!.attempts.map((a) => [a.attempt, a.kind, a.mode, a.closed])).toEqual([
+      [1, 'worker', 'patch-first', true],
+      [2, 'takeover', 'direct-edit', true],
+    ]);
     expect(t!.state).toBe('integrated');
     expect(git(repo, 'show', 'mesh/takeover/integration:a.txt')).toBe('A');
   });

@@ -44,7 +44,8 @@ describe('mesh stall rule in wall-clock time', () => {
       ['busy-3s', 'integrated', 1],
     ]);
     // The busy workers were watched the whole time: many ticks saw them working.
-    for (const slug of ['busy-1s', 'busy-3s']) expect(done.log.filter((l) => l.text.startsWith(`ticked steady.${slug}.a1 status="drafting_patch: working`)).length).toBeGreaterThan(5);
+    for (const slug of ['busy-1s', 'busy-3s'])
+      expect(done.log.filter((l) => l.text.startsWith(`ticked steady.${slug}.a1 status="drafting_patch: working`)).length).toBeGreaterThan(5);
     expect(git(repo, 'show', 'mesh/steady/integration:e.txt')).toBe('E');
     await stack.warden.client.workflow.getHandle('mesh-steady').signal('cancel', { reason: 'test over' });
   });

@@ -31,7 +31,10 @@ describe('mesh', () => {
 
   test('4 tasks with cap 2: two waves, four patches integrated in task order, apply merges', async () => {
     const repo = gitRepo({ 'a.txt': 'a\n', 'b.txt': 'b\n', 'c.txt': 'c\n', 'd.txt': 'd\n' });
-    const tasks = ['a', 'b', 'c', 'd'].map((f) => ({ title: `Uppercase ${f}.txt {edit ${f}.txt:1:${f.toUpperCase()}} {edit ${f}.txt:end:by task ${f}}`, scope: [`${f}.txt`] }));
+    const tasks = ['a', 'b', 'c', 'd'].map((f) => ({
+      title: `Uppercase ${f}.txt {edit ${f}.txt:1:${f.toUpperCase()}} {edit ${f}.txt:end:by task ${f}}`,
+      scope: [`${f}.txt`],
+    }));
     await startMesh(stack.warden, meshInput('waves', repo, tasks, { cap: 2 }));
     const early = await waitForMesh(stack.warden, 'waves', (s) => s.tasks.filter((t) => t.attempts.length > 0).length === 2);
     expect(readFileSync(join(repo, '.mesh/runs/waves/manifest.md'), 'utf8')).toContain('- Cap: 2');
@@ -40,9 +43,19 @@ describe('mesh', () => {
     const done = await waitForMesh(stack.warden, 'waves', (s) => s.phase === 'ready', 90_000);
     show(done);
     expect(done.tasks.map((t) => t.state)).toEqual(['integrated', 'integrated', 'integrated', 'integrated']);
-    expect(integrated(repo, 'waves')).toEqual(['1-uppercase-a-txt-edit-a-txt-1-a-edit-a', '2-uppercase-b-txt-edit-b-txt-1-b-edit-b', '3-uppercase-c-txt-edit-c-txt-1-c-edit-c', '4-uppercase-d-txt-edit-d-txt-1-d-edit-d'].map((slug, i) => `mesh waves: task ${i + 1} ${slug} (attempt 1)`));
+    expect(integrated(repo, 'waves')).toEqual(
+      [
+        '1-uppercase-a-txt-edit-a-txt-1-a-edit-a',
+        '2-uppercase-b-txt-edit-b-txt-1-b-edit-b',
+        '3-uppercase-c-txt-edit-c-txt-1-c-edit-c',
+        '4-uppercase-d-txt-edit-d-txt-1-d-edit-d',
+      ].map((slug, i) => `mesh waves: task ${i + 1} ${slug} (attempt 1)`),
+    );
     // Waves: tasks 3 and 4 were spawned only after a slot freed (task 1 or 2 integrated).
-    const order = done.log.map((e) => e.text).filter((x) => /^(SPAWNED|INTEGRATED) task/.test(x)).map((x) => x.split(' ').slice(0, 3).join(' '));
+    const order = done.log
+      .map((e) => e.text)
+      .filter((x) => /^(SPAWNED|INTEGRATED) task/.test(x))
+      .map((x) => x.split(' ').slice(0, 3).join(' '));
     expect(order.indexOf('SPAWNED task 3')).toBeGreaterThan(order.indexOf('INTEGRATED task 1'));
     expect(order.indexOf('SPAWNED task 2')).toBeLessThan(order.indexOf('INTEGRATED task 1'));
     let live = 0;
@@ -73,11 +86,16 @@ describe('mesh', () => {
     expect(logText).toMatch(/PATCH DID NOT APPLY task 2 attempt 1: shared.txt \(conflict 1\/3\)/);
     expect(logText).toMatch(/REBASE REQUEST sent to conflict\.beta\.a1\n/);
     expect(done.conflicts).toBe(1);
-    expect(done.tasks.map((t) => [t.state, t.attempts.length])).toEqual([['integrated', 1], ['integrated', 1]]);
+    expect(done.tasks.map((t) => [t.state, t.attempts.length])).toEqual([
+      ['integrated', 1],
+      ['integrated', 1],
+    ]);
     // The same agent got the seed's template, as a steering signal, and answered with a new patch.
     const steers = await signalsTo(stack, 'agent-conflict.beta.a1', 'steer');
     expect(steers).toHaveLength(1);
-    expect(steers[0]!.text).toMatch(/^Your patch did not apply cleanly\.\nPlease rebase\/regenerate your patch against the current workspace state and resend a single unified diff\.\nFailure details:\n- Conflicting files: shared\.txt\n- Error summary: error: patch failed: shared\.txt:1/);
+    expect(steers[0]!.text).toMatch(
+      /^Your patch did not apply cleanly\.\nPlease rebase\/regenerate your patch against the current workspace state and resend a single unified diff\.\nFailure details:\n- Conflicting files: shared\.txt\n- Error summary: error: patch failed: shared\.txt:1/,
+    );
     expect(steers[0]!.text).toContain('Constraints:\n- Keep patch-first.\n- Do not broaden scope.');
     const mainDir = join(repo, '.mesh/runs/conflict/integration');
     expect(readFileSync(join(mainDir, 'shared.txt'), 'utf8')).toBe('one\nbeta\nthree\nfour\n');

@@ -70,7 +70,12 @@ test('the parent completes at once; its abandoned notify child retries the webho
   expect((await child.describe()).status.name).toBe('RUNNING');
 
   const report = (await child.result()) as DeliveryReport;
-  expect(report).toEqual({ event: 'budget-exhausted', agentId: 'spender', ok: true, deliveries: [{ channel: 'webhook', url: hook.url, ok: true, status: 200 }] });
+  expect(report).toEqual({
+    event: 'budget-exhausted',
+    agentId: 'spender',
+    ok: true,
+    deliveries: [{ channel: 'webhook', url: hook.url, ok: true, status: 200 }],
+  });
   expect(hook.deliveries.map((d) => d.status)).toEqual([503, 503, 503, 200]);
   expect(hook.accepted()[0]!.json).toMatchObject({ event: 'budget-exhausted', agentId: 'spender', reason: 'costUsd budget 1 reached (1.02)' });
 });
@@ -80,11 +85,14 @@ test('an IRC alert with no bot running waits on the warden-irc queue; the parent
   const parent = await warden.client.workflow.start('alertingParent', { taskQueue: QUEUE, workflowId: 'parent-2', args: [input] });
   const childId = (await parent.result()) as string;
   const child = warden.client.workflow.getHandle(childId);
-  const pending = await eventually(async () => {
-    const d = await child.describe();
-    const acts = d.raw.pendingActivities ?? [];
-    return acts.length === 1 ? acts[0] : null;
-  }, { what: 'the postIrc activity pending' });
+  const pending = await eventually(
+    async () => {
+      const d = await child.describe();
+      const acts = d.raw.pendingActivities ?? [];
+      return acts.length === 1 ? acts[0] : null;
+    },
+    { what: 'the postIrc activity pending' },
+  );
   expect(pending.activityType?.name).toBe('postIrc');
   expect((await parent.describe()).status.name).toBe('COMPLETED');
   expect((await child.describe()).status.name).toBe('RUNNING');
@@ -106,7 +114,9 @@ test('an invalid input fails the notify workflow with the field named', { timeou
   expect(err).toMatch(/invalid notify input: event\.event: .*; irc\.channel: an IRC channel/);
 });
 
-test('a webhook that answers 503 at random: every delivery of one alert carries the same Idempotency-Key and deliveryId; other alerts get others', { timeout: 300_000 }, async () => {
+test('a webhook that answers 503 at random: every delivery of one alert carries the same Idempotency-Key and deliveryId; other alerts get others', {
+  timeout: 300_000,
+}, async () => {
   const secret = `dedupe-secret-${Math.random().toString(36).slice(2)}`;
   process.env.WARDEN_TEST_DEDUPE_SECRET = secret;
   process.env.WARDEN_SECRET_ENV_ALLOW = 'WARDEN_TEST_DEDUPE_SECRET';
@@ -123,7 +133,10 @@ test('a webhook that answers 503 at random: every delivery of one alert carries 
           args: [
             {
               event: { ...event, event: 'escalation', agentId, workflowId: `agent-${agentId}`, step: 3, reason: `escalated ${agentId}` },
-              webhooks: [{ url: flaky.url, secretEnv: 'WARDEN_TEST_DEDUPE_SECRET' }, { url: flaky.url, format: 'slack' }],
+              webhooks: [
+                { url: flaky.url, secretEnv: 'WARDEN_TEST_DEDUPE_SECRET' },
+                { url: flaky.url, format: 'slack' },
+              ],
             } satisfies NotifyWorkflowInput,
           ],
         }),

@@ -20,8 +20,16 @@ const TASK = 'Fix the login bug: users with a + in their email cannot sign in (t
 const VERDICT_LINE = JSON.stringify({ verdict: 'CORRECTION', pattern: 'DRIFT', message: 'go back to the login bug', evidence: [2] });
 
 const driftTurns: Turn[] = [
-  { id: 'd1', text: 'While I am here, refactoring the billing module.', toolCalls: [{ name: 'apply_patch', args: '*** Update File: src/billing/invoice.ts', ok: true }] },
-  { id: 'd2', text: 'More billing cleanup: renaming the invoice helpers.', toolCalls: [{ name: 'shell', args: 'npm test -- billing', result: '12 passed', ok: true }] },
+  {
+    id: 'd1',
+    text: 'While I am here, refactoring the billing module.',
+    toolCalls: [{ name: 'apply_patch', args: '*** Update File: src/billing/invoice.ts', ok: true }],
+  },
+  {
+    id: 'd2',
+    text: 'More billing cleanup: renaming the invoice helpers.',
+    toolCalls: [{ name: 'shell', args: 'npm test -- billing', result: '12 passed', ok: true }],
+  },
 ];
 
 const openai = (baseUrl: string, extra: Record<string, unknown> = {}): EvaluatorConfig =>
@@ -112,7 +120,11 @@ describe('openai evaluator, activity called directly', () => {
   });
 
   test('a reasoning model’s <think> block is not taken for the verdict', async () => {
-    chat.setScript([chatMessage('<think>\nOK, so the agent is editing billing code.\n</think>\n{"verdict":"CORRECTION","pattern":"DRIFT","message":"back to the login bug","evidence":[1,2]}')]);
+    chat.setScript([
+      chatMessage(
+        '<think>\nOK, so the agent is editing billing code.\n</think>\n{"verdict":"CORRECTION","pattern":"DRIFT","message":"back to the login bug","evidence":[1,2]}',
+      ),
+    ]);
     const result = await evaluate(input(openai(chat.baseUrl)));
     expect(result).toMatchObject({ kind: 'verdict', verdict: { kind: 'CORRECTION', pattern: 'DRIFT', message: 'back to the login bug' } });
   });
@@ -131,7 +143,11 @@ describe('openai evaluator, activity called directly', () => {
   });
 
   test.each([
-    ['a body that is not JSON', { kind: 'raw', body: '<html>502 Bad Gateway</html>' } as const, /HTTP 200 with a body that is not JSON: <html>502 Bad Gateway<\/html>/],
+    [
+      'a body that is not JSON',
+      { kind: 'raw', body: '<html>502 Bad Gateway</html>' } as const,
+      /HTTP 200 with a body that is not JSON: <html>502 Bad Gateway<\/html>/,
+    ],
     ['no choices', { kind: 'json', body: { id: 'x', object: 'chat.completion', choices: [] } } as const, /: no choices in the answer$/],
     [
       'an empty message cut off at max_tokens',

@@ -30,7 +30,8 @@ function repo(): string {
   mkdirSync(join(dir, 'test'));
   writeFileSync(join(dir, 'src.js'), 'export const add = (a, b) => a + b;\n');
   writeFileSync(join(dir, 'test', 'add.test.js'), "import { add } from '../src.js';\nexpect(add(1, 2)).toBe(3);\nexpect(add(2, 2)).toBe(4);\n");
-  const git = (...args: string[]) => execaSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', '-c', 'commit.gpgsign=false', ...args], { cwd: dir });
+  const git = (...args: string[]) =>
+    execaSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', '-c', 'commit.gpgsign=false', ...args], { cwd: dir });
   git('init', '-q');
   git('add', '-A');
   git('commit', '-qm', 'start');

@@ -46,7 +46,17 @@ const ctx = (): DriverContext => ({ signal: new AbortController().signal, killGr
 function request(agentId: string): TurnRequest {
   const workDir = join(scratch, agentId, 'work');
   mkdirSync(workDir, { recursive: true });
-  return { agentId, task: 'say hi', turnNumber: 1, input: 'say hi', whispers: [], session: null, doneMarker: 'TASK COMPLETE', workDir, homeDir: join(scratch, agentId, 'home') };
+  return {
+    agentId,
+    task: 'say hi',
+    turnNumber: 1,
+    input: 'say hi',
+    whispers: [],
+    session: null,
+    doneMarker: 'TASK COMPLETE',
+    workDir,
+    homeDir: join(scratch, agentId, 'home'),
+  };
 }
 async function failure(driver: Driver, agentId: string): Promise<string> {
   try {
@@ -59,7 +69,11 @@ async function failure(driver: Driver, agentId: string): Promise<string> {
 
 describe('codex', () => {
   const cases = [
-    { name: '429', reply: httpError(429, { error: { message: 'Rate limit reached for warden-test-model.', type: 'requests', code: 'rate_limit_exceeded' } }), expected: 'model rate-limited (429)' },
+    {
+      name: '429',
+      reply: httpError(429, { error: { message: 'Rate limit reached for warden-test-model.', type: 'requests', code: 'rate_limit_exceeded' } }),
+      expected: 'model rate-limited (429)',
+    },
     // codex words every HTTP 500 it gives up on as "We're currently experiencing high demand, which may cause
     // temporary errors." (the body's own message is lost): warden takes it at its word, blocked and retried.
     { name: '500', reply: httpError(500, { error: { message: 'UNIQUE-SERVER-ERROR', type: 'server_error' } }), expected: 'model overloaded (high demand)' },
@@ -69,7 +83,10 @@ describe('codex', () => {
     try {
       const creds = join(scratch, `codex-creds-${name}`);
       mkdirSync(creds, { recursive: true });
-      const text = await failure(codexDriver({ kind: 'codex', model: 'warden-test-model', config: model.codexOverrides(), sandbox: 'workspace-write', credentialsHome: creds }), `cx-${name}`);
+      const text = await failure(
+        codexDriver({ kind: 'codex', model: 'warden-test-model', config: model.codexOverrides(), sandbox: 'workspace-write', credentialsHome: creds }),
+        `cx-${name}`,
+      );
       expect(model.requests.length, text).toBeGreaterThan(0);
       expect(classifyTurnFailure({ driver: 'codex', text })?.reason ?? null, text).toBe(expected);
     } finally {
@@ -80,7 +97,11 @@ describe('codex', () => {
 
 function claudeBinary(): string {
   const scope = join(ROOT, 'node_modules/@anthropic-ai');
-  const candidates = [join(scope, `claude-code-${process.platform}-${process.arch}`, 'claude'), join(scope, `claude-code-${process.platform}-${process.arch}-musl`, 'claude'), join(scope, 'claude-code/bin/claude.exe')];
+  const candidates = [
+    join(scope, `claude-code-${process.platform}-${process.arch}`, 'claude'),
+    join(scope, `claude-code-${process.platform}-${process.arch}-musl`, 'claude'),
+    join(scope, 'claude-code/bin/claude.exe'),
+  ];
   const found = candidates.find((p) => existsSync(p) && statSync(p).size > 1_000_000);
   if (!found) throw new Error(`no native claude binary in node_modules (looked at ${candidates.join(', ')})`);
   return found;

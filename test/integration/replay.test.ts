@@ -10,7 +10,9 @@ import { expect, test } from 'vitest';
 import { HISTORIES_DIR } from '../helpers/histories.js';
 import { workflowBundle } from '../helpers/stack.js';
 
-const files = readdirSync(HISTORIES_DIR).filter((f) => f.endsWith('.json')).sort();
+const files = readdirSync(HISTORIES_DIR)
+  .filter((f) => f.endsWith('.json'))
+  .sort();
 
 test('committed histories exist (escalation, crash, continue-as-new, bad input, idle, stop)', () => {
   expect(files.length).toBeGreaterThanOrEqual(7);
@@ -29,7 +31,10 @@ test.each(files)('replays %s', async (file) => {
  * 'agent-workflow-id'), so a replay under another id would take a different path.
  */
 function recordedWorkflowId(history: { events: unknown[] }): string | null {
-  const started = history.events[0] as { eventType?: string; workflowExecutionStartedEventAttributes?: { workflowType?: { name?: string }; input?: { payloads?: Array<{ data?: string }> } } };
+  const started = history.events[0] as {
+    eventType?: string;
+    workflowExecutionStartedEventAttributes?: { workflowType?: { name?: string }; input?: { payloads?: Array<{ data?: string }> } };
+  };
   const attrs = started.workflowExecutionStartedEventAttributes;
   const data = attrs?.input?.payloads?.[0]?.data;
   const type = attrs?.workflowType?.name;

@@ -16,7 +16,13 @@ const { spawnWorker, kill } = stack;
 
 test('a turns budget and the restart count hold across a worker SIGKILL mid-turn', async () => {
   const workDir = mkdtempSync(join(tmpdir(), 'warden-budget-crash-'));
-  const turnsSeen = () => (existsSync(join(workDir, 'inputs.log')) ? readFileSync(join(workDir, 'inputs.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l).turn as number) : []);
+  const turnsSeen = () =>
+    existsSync(join(workDir, 'inputs.log'))
+      ? readFileSync(join(workDir, 'inputs.log'), 'utf8')
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l).turn as number)
+      : [];
   let w = spawnWorker();
   await stack.warden.start({
     agentId: 'budget-crash',
@@ -47,10 +53,13 @@ test('the orphan timer fires across a worker SIGKILL', async () => {
   const t0 = Date.now();
   await new Promise((r) => setTimeout(r, 1_000));
   w = spawnWorker();
-  const s = await eventually(async () => {
-    const st = await stack.warden.status('orphan-crash');
-    return st.state === 'orphaned' ? st : null;
-  }, { what: 'orphaned after the worker restart', timeoutMs: 60_000 });
+  const s = await eventually(
+    async () => {
+      const st = await stack.warden.status('orphan-crash');
+      return st.state === 'orphaned' ? st : null;
+    },
+    { what: 'orphaned after the worker restart', timeoutMs: 60_000 },
+  );
   expect(Date.now() - t0).toBeLessThan(30_000);
   expect(s.stateReason).toMatch(/no heartbeat for \d+ s \(expected every 2 s\)/);
   expect(s.turns).toBe(1);

@@ -30,7 +30,11 @@ const events = (agentId: string, event: string) =>
 const result = (agentId: string) => finalStatus(stack.warden.handle(agentId));
 const scripted = (n: number, extra: Record<string, unknown> = {}) => ({
   kind: 'scripted' as const,
-  turns: Array.from({ length: n }, (_, i) => ({ text: `part ${i + 1} done, moving on`, toolCalls: [{ name: 'shell', args: `make part${i + 1}`, ok: true }], ...extra })),
+  turns: Array.from({ length: n }, (_, i) => ({
+    text: `part ${i + 1} done, moving on`,
+    toolCalls: [{ name: 'shell', args: `make part${i + 1}`, ok: true }],
+    ...extra,
+  })),
 });
 
 describe('budgets', () => {
@@ -56,13 +60,21 @@ describe('budgets', () => {
     const budget = done.budgets[name as keyof AgentStatus['budgets']];
     expect(budget.limit).not.toBeNull();
     expect(budget.used).toBeGreaterThanOrEqual(budget.limit!);
-    const [e] = await eventually(async () => (events(agentId, 'budget-exhausted').length ? events(agentId, 'budget-exhausted') : null), { what: 'budget webhook' });
+    const [e] = await eventually(async () => (events(agentId, 'budget-exhausted').length ? events(agentId, 'budget-exhausted') : null), {
+      what: 'budget webhook',
+    });
     expect((e!.json as { reason: string }).reason).toMatch(reason);
     if (name === 'tokens') await recordHistory(stack.server.address, stack.warden.handle(agentId), 'safety-budget-tokens');
   });
 
   test('wall-clock budget', async () => {
-    await stack.warden.start({ agentId: 'budget-clock', task: 'x', driver: { ...scripted(20), turnDelayMs: 400 }, budgets: { wallClockMs: 1_500 }, supervisor: { idleAfterMs: 0 } });
+    await stack.warden.start({
+      agentId: 'budget-clock',
+      task: 'x',
+      driver: { ...scripted(20), turnDelayMs: 400 },
+      budgets: { wallClockMs: 1_500 },
+      supervisor: { idleAfterMs: 0 },
+    });
     const done = await result('budget-clock');
     expect(done.state).toBe('done');
     expect(done.stateReason).toMatch(/budget exhausted: wallClockMs \d+ s of 2 s/);
@@ -115,10 +127,13 @@ test('orphans: silence for twice the heartbeat interval makes an external agent 
   await stack.warden.signal('ghosty', 'heartbeat', { generation: 2 });
   await stack.warden.reportTurn('ghosty', { ...productiveTurn(1), generation: 2 });
   const t0 = Date.now();
-  const orphaned = await eventually(async () => {
-    const s = await stack.warden.status('ghosty');
-    return s.state === 'orphaned' ? s : null;
-  }, { what: 'orphaned', timeoutMs: 15_000 });
+  const orphaned = await eventually(
+    async () => {
+      const s = await stack.warden.status('ghosty');
+      return s.state === 'orphaned' ? s : null;
+    },
+    { what: 'orphaned', timeoutMs: 15_000 },
+  );
   expect(Date.now() - t0).toBeLessThan(2_000 + 2_500);
   expect(orphaned.stateReason).toMatch(/no heartbeat for \d+ s \(expected every 1 s\)/);
   const [e] = await eventually(async () => (events('ghosty', 'orphaned').length ? events('ghosty', 'orphaned') : null), { what: 'orphan webhook' });
@@ -127,10 +142,13 @@ test('orphans: silence for twice the heartbeat interval makes an external agent 
   const stale = await stack.warden.reportTurn('ghosty', { ...productiveTurn(2), generation: 1 });
   expect(stale).toMatchObject({ accepted: false, stale: true });
   expect((await stack.warden.status('ghosty')).turns).toBe(1);
-  const rows = await eventually(async () => {
-    const r = await stack.warden.list({ query: `WardenState = 'orphaned'` });
-    return r.some((x) => x.agentId === 'ghosty') ? r : null;
-  }, { what: 'orphaned in visibility' });
+  const rows = await eventually(
+    async () => {
+      const r = await stack.warden.list({ query: `WardenState = 'orphaned'` });
+      return r.some((x) => x.agentId === 'ghosty') ? r : null;
+    },
+    { what: 'orphaned in visibility' },
+  );
   expect(rows.length).toBeGreaterThanOrEqual(1);
   await stack.warden.signal('ghosty', 'abort', {});
   await result('ghosty');

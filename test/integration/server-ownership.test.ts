@@ -94,7 +94,7 @@ async function killedThenRestarted(how: 'group' | 'warden only') {
   return second.output();
 }
 
-test('kill -9 of warden server\'s process group: Temporal goes too; a restart on the same port and db comes up', async () => {
+test("kill -9 of warden server's process group: Temporal goes too; a restart on the same port and db comes up", async () => {
   await killedThenRestarted('group');
 }, 240_000);
 
@@ -142,14 +142,18 @@ test('a second warden server on a database whose warden is still running is refu
   const [port, uiPort, port2, uiPort2] = await freePorts(4);
   const first = await wardenServer(port!, uiPort!, db);
   const record = JSON.parse(readFileSync(`${db}.pid`, 'utf8')) as { wardenPid: number; temporalPid: number };
-  const second = spawn(process.execPath, [MAIN, 'server', '--port', String(port2), '--ui-port', String(uiPort2), '--db', db], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const second = spawn(process.execPath, [MAIN, 'server', '--port', String(port2), '--ui-port', String(uiPort2), '--db', db], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   started.push(second);
   let out = '';
   second.stdout!.on('data', (c) => (out += String(c)));
   second.stderr!.on('data', (c) => (out += String(c)));
   const code = await new Promise<number | null>((r) => second.once('exit', (c) => r(c)));
   expect(code).toBe(1);
-  expect(out).toContain(`the database ${db} is in use by a running warden (pid ${record.wardenPid}, its Temporal server pid ${record.temporalPid}, port ${port})`);
+  expect(out).toContain(
+    `the database ${db} is in use by a running warden (pid ${record.wardenPid}, its Temporal server pid ${record.temporalPid}, port ${port})`,
+  );
   expect(await answers(port!)).toBe(true);
   first.proc.kill('SIGTERM');
   await exitOf(first.proc);

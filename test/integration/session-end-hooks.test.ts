@@ -17,7 +17,14 @@ const stack = useTimeSkippingStack();
 
 const hook = (agentId: string, payload: object) => runClaudeHook(stack.server, agentId, payload);
 
-const toolCall = (id: string) => ({ hook_event_name: 'PostToolUse', session_id: 'sess-end', tool_name: 'Bash', tool_input: { command: 'ls' }, tool_response: { stdout: 'a.js' }, tool_use_id: id });
+const toolCall = (id: string) => ({
+  hook_event_name: 'PostToolUse',
+  session_id: 'sess-end',
+  tool_name: 'Bash',
+  tool_input: { command: 'ls' },
+  tool_response: { stdout: 'a.js' },
+  tool_use_id: id,
+});
 
 test('a session that ends ends its agent done after the grace period; a resumed one keeps running', async () => {
   const gone = 'se-gone';

@@ -68,7 +68,8 @@ test('runs continue as new at 250 events; state crosses every switch and a worke
   expect(events[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId).toBeTruthy();
   expect(events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')).toEqual([]);
   const upserts = events.filter((e) => e.upsertWorkflowSearchAttributesEventAttributes);
-  for (const e of upserts) expect(Object.keys(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {})).not.toContain('TemporalChangeVersion');
+  for (const e of upserts)
+    expect(Object.keys(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {})).not.toContain('TemporalChangeVersion');
   // The first task's commands are the events between its completion and the next task.
   const firstTaskDone = events.findIndex((e) => e.workflowTaskCompletedEventAttributes);
   const nextTask = events.findIndex((e, i) => i > firstTaskDone && e.workflowTaskScheduledEventAttributes);

@@ -13,7 +13,6 @@ import { ROOT, useStack } from '../helpers/stack.js';
 const stack = useStack();
 const JUDGE = join(ROOT, 'test/fixtures/judge.py');
 
-
 const statusWhere = (agentId: string, pred: (s: AgentStatus) => boolean, what: string, timeoutMs?: number) =>
   waitForStatus(stack.warden, agentId, pred, what, timeoutMs);
 
@@ -40,12 +39,21 @@ test('command evaluator: a Python judge flags DRIFT; garbage answers are skipped
     evaluator: { kind: 'command', command: ['python3', JUDGE] },
     supervisor: { evalInterval: 2, idleAfterMs: 0 },
   });
-  await reportWithEvaluations(stack.warden, 'judged', [
-    { id: 'j1', text: 'Refactoring the unrelated billing module while I am here.', toolCalls: [{ name: 'apply_patch', args: 'billing.ts' }] },
-    { id: 'j2', text: 'More billing cleanup.' },
-  ], 2);
+  await reportWithEvaluations(
+    stack.warden,
+    'judged',
+    [
+      { id: 'j1', text: 'Refactoring the unrelated billing module while I am here.', toolCalls: [{ name: 'apply_patch', args: 'billing.ts' }] },
+      { id: 'j2', text: 'More billing cleanup.' },
+    ],
+    2,
+  );
   const s = await stack.warden.status('judged');
-  expect(s.lastVerdict).toMatchObject({ kind: 'CORRECTION', pattern: 'DRIFT', message: 'You are refactoring unrelated code; return to the failing login test.' });
+  expect(s.lastVerdict).toMatchObject({
+    kind: 'CORRECTION',
+    pattern: 'DRIFT',
+    message: 'You are refactoring unrelated code; return to the failing login test.',
+  });
   expect(s.escalationStep).toBe(1);
   await stack.warden.signal('judged', 'abort', {});
 
@@ -82,7 +90,11 @@ test('an evaluator that never answers is skipped at the timeout', async () => {
 
 test('pause freezes evaluation; resume thaws and resets', async () => {
   await stack.warden.start({ agentId: 'pausable', task: 'Fix the build.', supervisor: { idleAfterMs: 0 } });
-  await reportWithEvaluations(stack.warden, 'pausable', Array.from({ length: 5 }, (_, i) => spiralTurn(i + 1)));
+  await reportWithEvaluations(
+    stack.warden,
+    'pausable',
+    Array.from({ length: 5 }, (_, i) => spiralTurn(i + 1)),
+  );
   expect((await stack.warden.status('pausable')).escalationStep).toBe(1);
   await stack.warden.signal('pausable', 'pause', { reason: 'lunch' });
   const p = await statusWhere('pausable', (x) => x.state === 'paused-by-user', 'paused');

@@ -119,15 +119,27 @@ test('status, list, report and top show hostile agent text visibly: the raw byte
 
   // A driven agent whose command fails with hostile stderr (the driver's error is in its status).
   const crash = join(tmp, 'crash.sh');
-  const octal = (s: string) => [...Buffer.from(s, 'utf8')].map((b) => (b >= 0x20 && b < 0x7f && b !== 0x27 && b !== 0x5c && b !== 0x25 ? String.fromCharCode(b) : `\\${b.toString(8).padStart(3, '0')}`)).join('');
+  const octal = (s: string) =>
+    [...Buffer.from(s, 'utf8')]
+      .map((b) => (b >= 0x20 && b < 0x7f && b !== 0x27 && b !== 0x5c && b !== 0x25 ? String.fromCharCode(b) : `\\${b.toString(8).padStart(3, '0')}`))
+      .join('');
   writeFileSync(crash, `#!/bin/sh\ncat >/dev/null\nprintf '${octal(hostile('stderr'))}' >&2\nexit 1\n`);
   chmodSync(crash, 0o755);
-  await w.start({ agentId: 'crasher', task: 'crash', driver: { kind: 'command', command: [crash] }, safety: { maxRestarts: 0, restartWindowMs: 60_000 }, ...quiet } as never);
+  await w.start({
+    agentId: 'crasher',
+    task: 'crash',
+    driver: { kind: 'command', command: [crash] },
+    safety: { maxRestarts: 0, restartWindowMs: 60_000 },
+    ...quiet,
+  } as never);
   const crashed = await waitForStatus(w, 'crasher', (s) => !!s.lastTurnError, 'the driver error recorded');
   expect(crashed.lastTurnError).toContain(P.clip); // stored as the agent wrote it; shown visibly below
 
   // The values are stored raw (JSON escapes them for programs).
-  const json = await execa('node', [MAIN, 'status', 'hostile', '--json'], { env: { TEMPORAL_ADDRESS: stack.server.address, TEMPORAL_NAMESPACE: stack.server.namespace }, reject: false });
+  const json = await execa('node', [MAIN, 'status', 'hostile', '--json'], {
+    env: { TEMPORAL_ADDRESS: stack.server.address, TEMPORAL_NAMESPACE: stack.server.namespace },
+    reject: false,
+  });
   expect(json.exitCode, json.stderr).toBe(0);
   expect(json.stdout).not.toContain(ESC);
   expect(json.stdout).toContain('\\u001b]52;c;aGVsbG8=\\u0007');
@@ -155,10 +167,13 @@ test('status, list, report and top show hostile agent text visibly: the raw byte
     await tmux('send-keys', '-t', s, 'Enter');
     // (Where hostile sequences reach the terminal, they can wreck the screen: then the pane never
     // shows; that is a failure too, and the raw bytes below say which sequences got through.)
-    const shown = await eventually(async () => {
-      const x = await screen();
-      return x.includes('transcript tail') && x.includes('turn:') && x.includes('args:') && x.includes('steer:') ? true : null;
-    }, { what: 'the focus pane with the turn, the tool call and the pending steer', timeoutMs: 30_000 }).catch((err: unknown) => String(err));
+    const shown = await eventually(
+      async () => {
+        const x = await screen();
+        return x.includes('transcript tail') && x.includes('turn:') && x.includes('args:') && x.includes('steer:') ? true : null;
+      },
+      { what: 'the focus pane with the turn, the tool call and the pending steer', timeoutMs: 30_000 },
+    ).catch((err: unknown) => String(err));
     expect.soft(shown, 'the focus pane showed').toBe(true);
     await tmux('send-keys', '-t', s, 'q');
   });
@@ -217,9 +232,17 @@ test('warden mesh status shows a worker checkpoint visibly: the monitoring log c
     ].join('\n'),
   );
   const repo = gitRepo({ 'a.txt': 'a\n' });
-  await startMesh(stack.warden, { ...meshInput('evil', repo, [{ title: 'edit a', scope: ['a.txt'] }], { ackSla: '60s' }), driver: { kind: 'command', command: ['python3', worker] } });
+  await startMesh(stack.warden, {
+    ...meshInput('evil', repo, [{ title: 'edit a', scope: ['a.txt'] }], { ackSla: '60s' }),
+    driver: { kind: 'command', command: ['python3', worker] },
+  });
   const seen = await waitForMesh(stack.warden, 'evil', (s) => s.log.some((e) => e.text.includes(P.clip)), 60_000).catch(async (err) => {
-    throw new Error(`${err}; log:\n${(await meshStatus(stack.warden, 'evil')).log.slice(0, 4).map((e) => e.text).join('\n')}`);
+    throw new Error(
+      `${err}; log:\n${(await meshStatus(stack.warden, 'evil')).log
+        .slice(0, 4)
+        .map((e) => e.text)
+        .join('\n')}`,
+    );
   });
   expect(seen.log.map((e) => e.text).join('\n')).toContain(`status="${code}: ${detail}"`); // stored as written
   const raw = await inPane('mesh', 'mesh status evil');

@@ -36,7 +36,13 @@ const MODEL = 'warden-tiered-test-model';
 function verdictReply(answer: Record<string, unknown>, usage = { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110, cost: 0.0015 }): ChatReply {
   return {
     kind: 'json',
-    body: { id: 'chatcmpl-tiered', object: 'chat.completion', model: MODEL, choices: [{ index: 0, message: { role: 'assistant', content: JSON.stringify(answer) }, finish_reason: 'stop' }], usage },
+    body: {
+      id: 'chatcmpl-tiered',
+      object: 'chat.completion',
+      model: MODEL,
+      choices: [{ index: 0, message: { role: 'assistant', content: JSON.stringify(answer) }, finish_reason: 'stop' }],
+      usage,
+    },
   };
 }
 const OK_ANSWER = { verdict: 'OK', pattern: null, message: '', evidence: [] };
@@ -75,7 +81,14 @@ describe('tiered, the evaluation activity called directly', () => {
   test('a sure OK: the heuristic decides, the model is not asked, nothing is spent', async () => {
     const before = chat.requests.length;
     const r = await evaluate(input(productiveTurns(1, 5), chat.baseUrl));
-    expect(r).toMatchObject({ kind: 'verdict', verdict: { kind: 'OK' }, evaluator: 'tiered', tier: 'heuristic', asked: null, spend: { calls: 0, tokens: 0, costUsd: 0 } });
+    expect(r).toMatchObject({
+      kind: 'verdict',
+      verdict: { kind: 'OK' },
+      evaluator: 'tiered',
+      tier: 'heuristic',
+      asked: null,
+      spend: { calls: 0, tokens: 0, costUsd: 0 },
+    });
     expect(chat.requests).toHaveLength(before);
   });
 
@@ -83,7 +96,13 @@ describe('tiered, the evaluation activity called directly', () => {
     chat.setScript([verdictReply(OK_ANSWER)]);
     const before = chat.requests.length;
     const r = await evaluate(input([1, 2, 3].map(failingBuild), chat.baseUrl));
-    expect(r).toMatchObject({ kind: 'verdict', verdict: { kind: 'OK' }, tier: 'model', asked: 'flagged', spend: { calls: 1, failed: 0, tokensIn: 100, tokensOut: 10, tokens: 110, costUsd: 0.0015 } });
+    expect(r).toMatchObject({
+      kind: 'verdict',
+      verdict: { kind: 'OK' },
+      tier: 'model',
+      asked: 'flagged',
+      spend: { calls: 1, failed: 0, tokensIn: 100, tokensOut: 10, tokens: 110, costUsd: 0.0015 },
+    });
     expect(chat.requests).toHaveLength(before + 1);
     expect(sentMessages(chat.requests[before]!.body).find((m) => m.role === 'user')!.content).toContain('Trying the build again (3).');
   });
@@ -101,7 +120,13 @@ describe('tiered, the evaluation activity called directly', () => {
     const before = chat.requests.length;
     const protectedChanges = [{ path: 'test/parse.test.ts', status: 'D', deleted: 40, assertionsRemoved: 6, assertionsAdded: 0 }];
     const r = await evaluate(input(productiveTurns(1, 5), chat.baseUrl, 1, { protectedChanges }));
-    expect(r).toMatchObject({ kind: 'verdict', verdict: { kind: 'CORRECTION', pattern: 'REWARD_HACKING' }, tier: 'heuristic', asked: null, spend: { calls: 0 } });
+    expect(r).toMatchObject({
+      kind: 'verdict',
+      verdict: { kind: 'CORRECTION', pattern: 'REWARD_HACKING' },
+      tier: 'heuristic',
+      asked: null,
+      spend: { calls: 0 },
+    });
     expect(chat.requests).toHaveLength(before); // the model, which would have said OK, was not asked
   });
 
@@ -117,8 +142,21 @@ describe('tiered, the evaluation activity called directly', () => {
     const script = `process.stdin.resume();process.stdin.on('end',()=>{process.stderr.write('warden-usage {"tokensIn":700,"tokensOut":9,"costUsd":0.0042}\\n');process.stdout.write(JSON.stringify({verdict:'OK'}))})`;
     const evaluator = EvaluatorConfigSchema.parse({ kind: 'tiered', model: { kind: 'command', command: [process.execPath, '-e', script] }, sampleOk: 0 });
     const r = await evaluate({ ...input([1, 2, 3].map(failingBuild), chat.baseUrl), evaluator });
-    expect(r).toMatchObject({ kind: 'verdict', verdict: { kind: 'OK' }, tier: 'model', asked: 'flagged', spend: { calls: 1, failed: 0, tokensIn: 700, tokensOut: 9, tokens: 709, costUsd: 0.0042 } });
-    const silent = EvaluatorConfigSchema.parse({ kind: 'tiered', model: { kind: 'command', command: [process.execPath, '-e', `process.stdin.resume();process.stdin.on('end',()=>process.stdout.write('{"verdict":"OK"}'))`] }, sampleOk: 0 });
+    expect(r).toMatchObject({
+      kind: 'verdict',
+      verdict: { kind: 'OK' },
+      tier: 'model',
+      asked: 'flagged',
+      spend: { calls: 1, failed: 0, tokensIn: 700, tokensOut: 9, tokens: 709, costUsd: 0.0042 },
+    });
+    const silent = EvaluatorConfigSchema.parse({
+      kind: 'tiered',
+      model: {
+        kind: 'command',
+        command: [process.execPath, '-e', `process.stdin.resume();process.stdin.on('end',()=>process.stdout.write('{"verdict":"OK"}'))`],
+      },
+      sampleOk: 0,
+    });
     const r2 = await evaluate({ ...input([1, 2, 3].map(failingBuild), chat.baseUrl), evaluator: silent });
     expect(r2).toMatchObject({ tier: 'model', spend: { calls: 1, tokens: 0, costUsd: 0 } });
   });
@@ -129,7 +167,13 @@ describe('tiered, the evaluation activity called directly', () => {
   ])('the model fails (%s): the heuristic verdict stands and the failure is counted', async (_n, reply, re) => {
     chat.setScript([reply]);
     const r = await evaluate(input([1, 2, 3].map(failingBuild), chat.baseUrl));
-    expect(r).toMatchObject({ kind: 'verdict', verdict: { kind: 'CORRECTION', pattern: 'SPIRALING' }, tier: 'heuristic', asked: 'flagged', spend: { calls: 1, failed: 1 } });
+    expect(r).toMatchObject({
+      kind: 'verdict',
+      verdict: { kind: 'CORRECTION', pattern: 'SPIRALING' },
+      tier: 'heuristic',
+      asked: 'flagged',
+      spend: { calls: 1, failed: 1 },
+    });
     expect(r.modelError).toMatch(re);
   });
 });
@@ -177,7 +221,10 @@ describe('tiered, an agent on a dev server', () => {
     chat.setScript([
       verdictReply(OK_ANSWER, { prompt_tokens: 200, completion_tokens: 10, total_tokens: 210, cost: 0.001 }),
       verdictReply(OK_ANSWER, { prompt_tokens: 300, completion_tokens: 20, total_tokens: 320, cost: 0.002 }),
-      verdictReply({ verdict: 'CORRECTION', pattern: 'DRIFT', message: 'back to the date parser', evidence: [20] }, { prompt_tokens: 400, completion_tokens: 30, total_tokens: 430, cost: 0.004 }),
+      verdictReply(
+        { verdict: 'CORRECTION', pattern: 'DRIFT', message: 'back to the date parser', evidence: [20] },
+        { prompt_tokens: 400, completion_tokens: 30, total_tokens: 430, cost: 0.004 },
+      ),
     ]);
     await stack.warden.start({
       agentId,
@@ -223,7 +270,10 @@ describe('tiered, an agent on a dev server', () => {
 
     // `warden status --json` and `warden status`.
     const cli = (...args: string[]) =>
-      execa('node', [join(ROOT, 'dist/src/cli/main.js'), '--address', stack.server.address, '--namespace', stack.server.namespace, ...args], { reject: false, env: { WARDEN_LOG_LEVEL: 'warn' } });
+      execa('node', [join(ROOT, 'dist/src/cli/main.js'), '--address', stack.server.address, '--namespace', stack.server.namespace, ...args], {
+        reject: false,
+        env: { WARDEN_LOG_LEVEL: 'warn' },
+      });
     const json = await cli('status', agentId, '--json');
     expect(json.exitCode, json.stderr).toBe(0);
     const parsed = JSON.parse(json.stdout) as { evaluatorSpend: typeof spend };
@@ -273,7 +323,9 @@ describe('warden evaluate --cases --evaluator tiered', () => {
     const SAMPLE = 0.2;
     // What the rules say, window by window (the CLI names each case's agent case-<id or line>).
     const cases = parseCases(readFileSync(file, 'utf8'));
-    const nothingToJudge = cases.map((c) => (c.reason ?? 'interval') === 'interval' && !hasEvidenceTurns(evidenceFrame(c.turns.length, c.evidenceFrom, c.firstTurnNumber)));
+    const nothingToJudge = cases.map(
+      (c) => (c.reason ?? 'interval') === 'interval' && !hasEvidenceTurns(evidenceFrame(c.turns.length, c.evidenceFrom, c.firstTurnNumber)),
+    );
     const expected = cases.map((c, i) => {
       const frame = evidenceFrame(c.turns.length, c.evidenceFrom, c.firstTurnNumber);
       if (nothingToJudge[i]) return null;
@@ -290,7 +342,23 @@ describe('warden evaluate --cases --evaluator tiered', () => {
 
     const r = await execa(
       'node',
-      [join(ROOT, 'dist/src/cli/main.js'), 'evaluate', '--cases', file, '--evaluator', 'tiered', '--tier-model', 'openai', '--openai-base-url', chat.baseUrl, '--sample-ok', String(SAMPLE), '--model', MODEL, '--json'],
+      [
+        join(ROOT, 'dist/src/cli/main.js'),
+        'evaluate',
+        '--cases',
+        file,
+        '--evaluator',
+        'tiered',
+        '--tier-model',
+        'openai',
+        '--openai-base-url',
+        chat.baseUrl,
+        '--sample-ok',
+        String(SAMPLE),
+        '--model',
+        MODEL,
+        '--json',
+      ],
       { reject: false, env: { WARDEN_LOG_LEVEL: 'error' } },
     );
     expect(r.exitCode, r.stderr).toBe(0);
@@ -319,7 +387,20 @@ describe('warden evaluate --cases --evaluator tiered', () => {
     // The text form says the same in words.
     const text = await execa(
       'node',
-      [join(ROOT, 'dist/src/cli/main.js'), 'evaluate', '--cases', file, '--evaluator', 'tiered', '--tier-model', 'openai', '--openai-base-url', chat.baseUrl, '--sample-ok', String(SAMPLE)],
+      [
+        join(ROOT, 'dist/src/cli/main.js'),
+        'evaluate',
+        '--cases',
+        file,
+        '--evaluator',
+        'tiered',
+        '--tier-model',
+        'openai',
+        '--openai-base-url',
+        chat.baseUrl,
+        '--sample-ok',
+        String(SAMPLE),
+      ],
       { reject: false, env: { WARDEN_LOG_LEVEL: 'error' } },
     );
     expect(text.exitCode, text.stderr).toBe(0);

@@ -65,20 +65,30 @@ test('sessions that started their own agents through hooks are all in warden top
   await hook('claude', waiting, { hook_event_name: 'UserPromptSubmit', prompt: 'Deploy the docs.' });
   await hook('claude', waiting, { hook_event_name: 'Notification', notification_type: 'idle_prompt', message: 'Claude is waiting for your input' });
   await hook('codex', cx, { hook_event_name: 'UserPromptSubmit', prompt: 'Rename the module.', turn_id: 't1' });
-  await hook('codex', cx, { hook_event_name: 'PostToolUse', tool_name: 'Bash', tool_input: { command: 'git mv a b' }, tool_response: '', tool_use_id: 'call_cx_1', turn_id: 't1' });
+  await hook('codex', cx, {
+    hook_event_name: 'PostToolUse',
+    tool_name: 'Bash',
+    tool_input: { command: 'git mv a b' },
+    tool_response: '',
+    tool_use_id: 'call_cx_1',
+    turn_id: 't1',
+  });
 
   await waitForStatus(stack.warden, ids.busy, (s) => s.state === 'running' && s.turns === 1, 'the busy session running');
   await waitForStatus(stack.warden, ids.waiting, (s) => s.state === 'awaiting-input', 'the waiting session awaiting-input');
   await waitForStatus(stack.warden, ids.cx, (s) => s.state === 'running' && s.turns === 1, 'the codex session running');
 
   // top lists from visibility, which may lag a moment behind the starts.
-  const top = await eventually(async () => {
-    const r = await execa(process.execPath, [WARDEN, 'top', '--once', '--json'], { env: env(), extendEnv: false, reject: false, timeout: 60_000 });
-    expect(r.exitCode, r.stderr).toBe(0);
-    const out = JSON.parse(r.stdout) as TopJson;
-    const mine = out.rows.filter((x) => x.agentId.startsWith('topsess-'));
-    return mine.length === 3 && mine.every((x) => x.state !== 'spawning') ? out : null;
-  }, { what: 'the three sessions in warden top', timeoutMs: 60_000 });
+  const top = await eventually(
+    async () => {
+      const r = await execa(process.execPath, [WARDEN, 'top', '--once', '--json'], { env: env(), extendEnv: false, reject: false, timeout: 60_000 });
+      expect(r.exitCode, r.stderr).toBe(0);
+      const out = JSON.parse(r.stdout) as TopJson;
+      const mine = out.rows.filter((x) => x.agentId.startsWith('topsess-'));
+      return mine.length === 3 && mine.every((x) => x.state !== 'spawning') ? out : null;
+    },
+    { what: 'the three sessions in warden top', timeoutMs: 60_000 },
+  );
 
   expect(top.rows[0]).toMatchObject({ agentId: ids.waiting, state: 'awaiting-input', priority: 'awaiting-input', intent: 'Deploy the docs.', finished: false });
   expect(top.rows[0]!.why).toMatch(/waiting for input: Claude is waiting for your input/);

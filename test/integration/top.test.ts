@@ -53,7 +53,14 @@ afterAll(async () => {
   await tmux('kill-server');
 });
 
-const turn = (id: string, text: string) => ({ id, text, toolCalls: [{ name: 'shell', args: 'npm test', result: '12 passed', ok: true }], tokensIn: 1500, tokensOut: 200, costUsd: 0.02 });
+const turn = (id: string, text: string) => ({
+  id,
+  text,
+  toolCalls: [{ name: 'shell', args: 'npm test', result: '12 passed', ok: true }],
+  tokensIn: 1500,
+  tokensOut: 200,
+  costUsd: 0.02,
+});
 
 test('warden top in tmux: priority order, columns, resume, refusal, filter, steer, focus', async () => {
   const w = stack.warden;
@@ -80,16 +87,24 @@ test('warden top in tmux: priority order, columns, resume, refusal, filter, stee
     resultSchema: { type: 'object' },
     definitionOfDone: 'notes returned',
     toolAllowlist: ['shell'],
-    driver: { kind: 'scripted', turns: [{ text: 'collecting commits', toolCalls: [{ name: 'shell', args: 'git log', ok: true }] }], turnDelayMs: 120_000, result: {} },
+    driver: {
+      kind: 'scripted',
+      turns: [{ text: 'collecting commits', toolCalls: [{ name: 'shell', args: 'git log', ok: true }] }],
+      turnDelayMs: 120_000,
+      result: {},
+    },
   } as never);
   await waitForStatus(w, 'waiter', (s) => s.state === 'awaiting-input', 'waiter awaiting input');
   await waitForStatus(w, 'frozen', (s) => s.state === 'paused-by-user', 'frozen paused');
   await waitForStatus(w, 'boss.kid', (s) => s.state === 'running' || s.state === 'spawning', 'child running');
   // Visibility is eventually consistent: wait until it lists all six with their states.
-  await eventually(async () => {
-    const rows = await w.list({ limit: 20 });
-    return rows.length === 6 && rows.find((r) => r.agentId === 'waiter')?.state === 'awaiting-input' ? rows : null;
-  }, { what: 'visibility lists six agents' });
+  await eventually(
+    async () => {
+      const rows = await w.list({ limit: 20 });
+      return rows.length === 6 && rows.find((r) => r.agentId === 'waiter')?.state === 'awaiting-input' ? rows : null;
+    },
+    { what: 'visibility lists six agents' },
+  );
 
   const cli = `TEMPORAL_ADDRESS=${stack.server.address} TEMPORAL_NAMESPACE=${stack.server.namespace} exec node ${join(ROOT, 'dist/src/cli/main.js')} top --poll-ms 500 --list-ms 1000`;
   const started = await tmux('new-session', '-d', '-s', SESSION, '-x', '220', '-y', '45', cli);
@@ -98,7 +113,13 @@ test('warden top in tmux: priority order, columns, resume, refusal, filter, stee
   // The awaiting-input agent is first; every column is there; the child is indented under its parent.
   // (Rows first come from visibility alone; the status answers fill in tokens and the ladder.)
   let s = await screenWhere(
-    (x) => /6 agents/.test(x) && rosterLines(x).length >= 6 && /Fix the flaky/.test(x) && /└ kid/.test(x) && /1\.5k\/200/.test(row(x, 'waiter') ?? '') && /0\/3/.test(row(x, 'ended') ?? ''),
+    (x) =>
+      /6 agents/.test(x) &&
+      rosterLines(x).length >= 6 &&
+      /Fix the flaky/.test(x) &&
+      /└ kid/.test(x) &&
+      /1\.5k\/200/.test(row(x, 'waiter') ?? '') &&
+      /0\/3/.test(row(x, 'ended') ?? ''),
     'roster with six queried rows',
   );
   expect(s).toMatch(/AGENT +STATE +INTENT +MODEL +TOK IN\/OUT +COST +TOOL +BURN +ELAPSED +ESC/);

@@ -63,7 +63,7 @@ for (const agent of ['claude', 'codex'] as const) {
     const answer = JSON.parse(first.stdout.trim()) as { decision?: string; reason?: string };
     expect(answer.decision, first.stdout).toBe('block');
     expect(answer.reason).toContain('[VERIFY]');
-    expect(answer.reason).toContain("test -f ok.txt");
+    expect(answer.reason).toContain('test -f ok.txt');
     let s = await stack.warden.status(agentId);
     expect(s).toMatchObject({ state: 'running', verifying: false, pendingWhispers: 0 });
     expect(s.lastVerification).toMatchObject({ command: COMMAND, passed: false, exitCode: 1 });
@@ -119,7 +119,10 @@ test('a check that outlasts the hook --timeout: the stop goes ahead; the failure
   const agentId = 'hv-slow';
   const command = "sleep 6; sh -c 'test -f ok.txt'";
   await stack.warden.start({ agentId, task: 'Create ok.txt.', supervisor: quiet, verify: { command, cwd: dir } });
-  const r = await hook('claude', agentId, { hook_event_name: 'Stop', session_id: 's-slow', stop_hook_active: false, last_assistant_message: 'Done.' }, ['--timeout', '3000']);
+  const r = await hook('claude', agentId, { hook_event_name: 'Stop', session_id: 's-slow', stop_hook_active: false, last_assistant_message: 'Done.' }, [
+    '--timeout',
+    '3000',
+  ]);
   expect(r.exitCode).toBe(0);
   expect(r.stdout).toBe('');
   expect(r.stderr).toMatch(/done-claim is still running; the stop goes ahead/);

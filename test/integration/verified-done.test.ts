@@ -34,7 +34,8 @@ function repo(): string {
   writeFileSync(join(dir, 'test', 'add.test.js'), "import { add } from '../src.js';\nexpect(add(1, 2)).toBe(3);\nexpect(add(2, 2)).toBe(4);\n");
   // A name git quotes in its plain output (non-ASCII): protected all the same.
   writeFileSync(join(dir, 'test', 'añadir.test.js'), "import { add } from '../src.js';\nexpect(add(0, 0)).toBe(0);\n");
-  const git = (...args: string[]) => execaSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', '-c', 'commit.gpgsign=false', ...args], { cwd: dir });
+  const git = (...args: string[]) =>
+    execaSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', '-c', 'commit.gpgsign=false', ...args], { cwd: dir });
   git('init', '-q');
   git('add', '-A');
   git('commit', '-qm', 'start');
@@ -90,7 +91,12 @@ test('a protected test deleted in the working tree is REWARD_HACKING, though the
 
   const s = await waitForStatus(stack.warden, agentId, (x) => x.lastVerification !== null, 'the verification', 120_000);
   expect(s.state).toBe('running');
-  expect(s.lastVerification).toMatchObject({ command: 'true', passed: false, exitCode: 0, protectedChanges: ['D test/add.test.js +0/-3, assertions -2/+0', 'D test/añadir.test.js +0/-2, assertions -1/+0'] });
+  expect(s.lastVerification).toMatchObject({
+    command: 'true',
+    passed: false,
+    exitCode: 0,
+    protectedChanges: ['D test/add.test.js +0/-3, assertions -2/+0', 'D test/añadir.test.js +0/-2, assertions -1/+0'],
+  });
   expect(s.lastVerification!.rewardHacking).toContain('test/add.test.js');
   expect(s.lastVerdict).toMatchObject({ kind: 'CORRECTION', pattern: 'REWARD_HACKING' });
   const reply = await stack.warden.reportTurn(agentId, { id: 't4', text: 'ok' });
@@ -160,7 +166,10 @@ test('a stop during the check cancels it: its process group is killed and the ag
   const agentId = 'verify-stop';
   await stack.warden.start({ agentId, task: 'Fix the build.', verify: { command: 'echo started > started.txt; sleep 300', cwd: dir } });
   await stack.warden.reportTurn(agentId, { id: 't1', text: 'Done.', done: true });
-  await eventually(async () => existsSync(join(dir, 'started.txt')) && processesWithEnv(`WARDEN_VERIFY_AGENT=${agentId}`).length > 0, { timeoutMs: 120_000, what: 'the verify command to start' });
+  await eventually(async () => existsSync(join(dir, 'started.txt')) && processesWithEnv(`WARDEN_VERIFY_AGENT=${agentId}`).length > 0, {
+    timeoutMs: 120_000,
+    what: 'the verify command to start',
+  });
   await stack.warden.signal(agentId, 'stop', { reason: 'test over', drainTimeoutMs: 0 });
   const final = await finalStatus(stack.warden.handle(agentId));
   expect(final.state).toBe('done');

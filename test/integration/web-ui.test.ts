@@ -40,7 +40,9 @@ let userDataDir: string | undefined;
 beforeAll(async () => {
   if (skip) return;
   if (!haveChromium) {
-    throw new Error(`CI is set but ${CHROMIUM} is missing: .ci/run should have installed Debian's chromium (apt-get install -y chromium); the Web UI test cannot run without it`);
+    throw new Error(
+      `CI is set but ${CHROMIUM} is missing: .ci/run should have installed Debian's chromium (apt-get install -y chromium); the Web UI test cannot run without it`,
+    );
   }
   const [port, uiPort] = await freePorts(2); // distinct: the gRPC port and the Web UI's
   server = await startTestServer({ port, uiPort });
@@ -50,7 +52,11 @@ beforeAll(async () => {
 
   // One agent escalated (15 spiraling turns → step 3/3, awaiting-input), one still running.
   await warden.start({ agentId: ESCALATED, task: TASK });
-  await reportWithEvaluations(warden, ESCALATED, Array.from({ length: 15 }, (_, i) => spiralTurn(i + 1)));
+  await reportWithEvaluations(
+    warden,
+    ESCALATED,
+    Array.from({ length: 15 }, (_, i) => spiralTurn(i + 1)),
+  );
   await warden.start({ agentId: RUNNING, task: 'Refactor the config loader.' });
   await reportWithEvaluations(warden, RUNNING, [1, 2, 3].map(productiveTurn));
   expect(await warden.status(ESCALATED)).toMatchObject({ state: 'awaiting-input', escalationStep: 3, paused: true });
@@ -99,7 +105,9 @@ async function listedWorkflowIds(query: string, expectWorkflowId: string): Promi
       await page.goto(url);
       await page.locator(ROW, { hasText: expectWorkflowId }).first().waitFor({ timeout: 10_000 });
       const hrefs = await page.$$eval(`${ROW} a[href*="/workflows/"]`, (as) => as.map((a) => a.getAttribute('href') ?? ''));
-      return [...new Set(hrefs.map((h) => /\/namespaces\/default\/workflows\/([^/?]+)/.exec(h)?.[1]).filter((x): x is string => !!x))].map(decodeURIComponent).sort();
+      return [...new Set(hrefs.map((h) => /\/namespaces\/default\/workflows\/([^/?]+)/.exec(h)?.[1]).filter((x): x is string => !!x))]
+        .map(decodeURIComponent)
+        .sort();
     },
     { timeoutMs: 60_000, intervalMs: 1_000, what: `${expectWorkflowId} listed for ${query}` },
   );
@@ -124,7 +132,10 @@ test.skipIf(skip)("the escalated agent's page shows its current details and its 
   await page.goto(`${server.uiUrl}/namespaces/default/workflows/agent-${ESCALATED}`);
   // The UI redirects to the latest run; its header names the workflow.
   await page.waitForURL(new RegExp(`/namespaces/default/workflows/agent-${ESCALATED}/[0-9a-f-]{36}/`));
-  await page.getByRole('heading', { name: `agent-${ESCALATED}` }).first().waitFor();
+  await page
+    .getByRole('heading', { name: `agent-${ESCALATED}` })
+    .first()
+    .waitFor();
   // Summary, Details and Current Details live under the "User Metadata" tab, each markdown
   // rendered in its own iframe (src /render?content=<markdown>).
   await page.getByTestId('user-metadata-tab').click();
@@ -133,7 +144,11 @@ test.skipIf(skip)("the escalated agent's page shows its current details and its 
   await current.locator('strong', { hasText: 'escalation step' }).waitFor();
 
   // What the UI was given: the workflow's setCurrentDetails markdown, verbatim.
-  const markdown = (id: string) => page.locator(`iframe#${id}`).getAttribute('src').then((src) => new URL(src ?? '', server.uiUrl!).searchParams.get('content') ?? '');
+  const markdown = (id: string) =>
+    page
+      .locator(`iframe#${id}`)
+      .getAttribute('src')
+      .then((src) => new URL(src ?? '', server.uiUrl!).searchParams.get('content') ?? '');
   const details = await markdown('user-metadata-current-details');
   expect(details).toContain('**state** awaiting-input');
   expect(details).toContain('**escalation step** 3/3');

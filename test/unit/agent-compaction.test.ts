@@ -249,7 +249,6 @@ describe("the agent's own CLI compacting (the compaction signal, from Claude Cod
     expect(a.core.s.transitions.at(-1)).toMatchObject({ event: 'compacted', cause: "the agent reported a turn after its own CLI's compaction" });
   });
 
-
   it('refused, with the reason, for a driven agent, an end with no start, and a start while paused; a bad payload names its field', () => {
     const d = testAgent(commandSpec());
     startDriven(d);

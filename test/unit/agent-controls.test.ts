@@ -126,7 +126,13 @@ describe('controls', () => {
     a.clock.advance(5_000);
     signal(a, 'pause', { reason: 'lunch' });
     signal(a, 'pause', { reason: 'again' });
-    expect(a.core.s.transitions.at(-1)).toEqual({ from: 'running', to: 'paused-by-user', event: 'pause', cause: 'lunch', at: new Date(T0 + 5_000).toISOString() });
+    expect(a.core.s.transitions.at(-1)).toEqual({
+      from: 'running',
+      to: 'paused-by-user',
+      event: 'pause',
+      cause: 'lunch',
+      at: new Date(T0 + 5_000).toISOString(),
+    });
     expect(a.core.s.refused.at(-1)).toMatchObject({ what: 'pause' });
   });
 });
@@ -137,7 +143,10 @@ describe('signals from outside the contract', () => {
     const a = inState('running');
     unknownSignal(a, 'resmue');
     expect(a.core.s.invalidSignals).toBe(1);
-    expect(a.core.s.refused.at(-1)).toMatchObject({ what: 'resmue', reason: expect.stringMatching(/^unknown signal "resmue": agentWorkflow takes steer, interrupt, stop, pause, resume, abort, heartbeat/) });
+    expect(a.core.s.refused.at(-1)).toMatchObject({
+      what: 'resmue',
+      reason: expect.stringMatching(/^unknown signal "resmue": agentWorkflow takes steer, interrupt, stop, pause, resume, abort, heartbeat/),
+    });
     expect(a.core.s.state).toBe('running');
   });
 

@@ -131,7 +131,6 @@ describe('a parent waiting on its children is blocked, not idle', () => {
     reportTurn(a, turn('t1', 'waiting', { awaitChildren: true }));
     expect(a.core.s.state).toBe('running');
   });
-
 });
 
 describe('a driven parent whose turn waits for its children', () => {

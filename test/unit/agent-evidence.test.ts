@@ -23,7 +23,8 @@ function evaluateAll(a: TestAgent): void {
   }
 }
 
-const productive = (i: number) => turn(`p${i}`, `Step ${i}: edited src/module${i}.ts`, { toolCalls: [{ name: 'edit', args: `src/module${i}.ts`, result: 'ok', ok: true }] });
+const productive = (i: number) =>
+  turn(`p${i}`, `Step ${i}: edited src/module${i}.ts`, { toolCalls: [{ name: 'edit', args: `src/module${i}.ts`, result: 'ok', ok: true }] });
 
 describe('the evidence rule', () => {
   it('an early spiral followed by fifteen turns of varied work is whispered once, never escalated', () => {
@@ -38,7 +39,6 @@ describe('the evidence rule', () => {
     expect(a.core.s.state).toBe('running');
     expect(a.core.s.whispersDelivered).toBe(1);
   });
-
 
   it('a spiral that goes on after each whisper escalates', () => {
     const a = testAgent();

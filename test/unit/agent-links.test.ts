@@ -82,8 +82,20 @@ describe('the link update', () => {
 });
 
 describe('links in notifications', () => {
-  const event: NotificationEvent = { event: 'escalation', agentId: 'fixer', workflowId: 'agent-fixer', runId: 'r1', task: 'x', step: 3, reason: 'stuck', at: '2026-11-25T01:00:00Z' };
-  const links = { actions: { resume: 'https://w.example/agents/fixer/resume?token=t1', abort: 'https://w.example/agents/fixer/abort?token=t2' }, expiresAt: '2026-11-25T02:00:00.000Z' };
+  const event: NotificationEvent = {
+    event: 'escalation',
+    agentId: 'fixer',
+    workflowId: 'agent-fixer',
+    runId: 'r1',
+    task: 'x',
+    step: 3,
+    reason: 'stuck',
+    at: '2026-11-25T01:00:00Z',
+  };
+  const links = {
+    actions: { resume: 'https://w.example/agents/fixer/resume?token=t1', abort: 'https://w.example/agents/fixer/abort?token=t2' },
+    expiresAt: '2026-11-25T02:00:00.000Z',
+  };
 
   it('json: the links as fields; no links, no fields', () => {
     const body = JSON.parse(webhookBodyWithLinks('json', event, 'd1', links));

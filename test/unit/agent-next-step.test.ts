@@ -12,7 +12,14 @@ const short = (a: ReturnType<typeof testAgent>) => (a.core.run.runLimits = { ...
 const driven: Partial<AgentSpecInput> = { driver: { kind: 'scripted', turns: [{ text: 'x' }] } };
 
 describe('nextStep', () => {
-  const rows: { name: string; spec?: Partial<AgentSpecInput>; state: AgentState; setup?: (s: ReturnType<typeof testAgent>) => void; history?: HistoryInfo; step: unknown }[] = [
+  const rows: {
+    name: string;
+    spec?: Partial<AgentSpecInput>;
+    state: AgentState;
+    setup?: (s: ReturnType<typeof testAgent>) => void;
+    history?: HistoryInfo;
+    step: unknown;
+  }[] = [
     { name: 'an ended agent ends', state: 'done', step: { kind: 'end' } },
     { name: 'a failed agent ends', state: 'failed', step: { kind: 'end' } },
     { name: 'a queued child waits for admission', state: 'queued', step: { kind: 'await-admission' } },
@@ -23,8 +30,18 @@ describe('nextStep', () => {
       setup: (a) => (a.core.s.stopDeadline = T0 + 30_000),
       step: { kind: 'drain', timeoutMs: 30_000 },
     },
-    { name: 'a drain past its deadline waits 0 ms', state: 'cancelling', setup: (a) => (a.core.s.stopDeadline = T0 - 5), step: { kind: 'drain', timeoutMs: 0 } },
-    { name: 'a queued evaluation runs while running', state: 'running', setup: (a) => a.core.s.evalQueue.push({ reason: 'interval', turns: [] }), step: { kind: 'evaluate' } },
+    {
+      name: 'a drain past its deadline waits 0 ms',
+      state: 'cancelling',
+      setup: (a) => (a.core.s.stopDeadline = T0 - 5),
+      step: { kind: 'drain', timeoutMs: 0 },
+    },
+    {
+      name: 'a queued evaluation runs while running',
+      state: 'running',
+      setup: (a) => a.core.s.evalQueue.push({ reason: 'interval', turns: [] }),
+      step: { kind: 'evaluate' },
+    },
     {
       name: 'one evaluation at a time',
       state: 'running',
@@ -34,12 +51,47 @@ describe('nextStep', () => {
       },
       step: { kind: 'watch' },
     },
-    { name: 'no evaluation while paused', state: 'paused-by-user', setup: (a) => a.core.s.evalQueue.push({ reason: 'interval', turns: [] }), step: { kind: 'watch' } },
-    { name: 'continue-as-new when the server suggests it', state: 'running', history: { historyLength: 50, continueAsNewSuggested: true }, step: { kind: 'continue-as-new' } },
-    { name: 'short runs: continue-as-new at 250 events', state: 'running', setup: short, history: { historyLength: 250, continueAsNewSuggested: false, historySize: 60_000 }, step: { kind: 'continue-as-new' } },
-    { name: 'short runs: 249 events go on', state: 'running', setup: short, history: { historyLength: 249, continueAsNewSuggested: false, historySize: 60_000 }, step: { kind: 'watch' } },
-    { name: 'short runs: continue-as-new at 1 MiB of history', state: 'running', setup: short, history: { historyLength: 40, continueAsNewSuggested: false, historySize: 2 ** 20 }, step: { kind: 'continue-as-new' } },
-    { name: 'short runs: a driven agent continues as new before its next turn', spec: driven, state: 'running', setup: short, history: { historyLength: 300, continueAsNewSuggested: false }, step: { kind: 'continue-as-new' } },
+    {
+      name: 'no evaluation while paused',
+      state: 'paused-by-user',
+      setup: (a) => a.core.s.evalQueue.push({ reason: 'interval', turns: [] }),
+      step: { kind: 'watch' },
+    },
+    {
+      name: 'continue-as-new when the server suggests it',
+      state: 'running',
+      history: { historyLength: 50, continueAsNewSuggested: true },
+      step: { kind: 'continue-as-new' },
+    },
+    {
+      name: 'short runs: continue-as-new at 250 events',
+      state: 'running',
+      setup: short,
+      history: { historyLength: 250, continueAsNewSuggested: false, historySize: 60_000 },
+      step: { kind: 'continue-as-new' },
+    },
+    {
+      name: 'short runs: 249 events go on',
+      state: 'running',
+      setup: short,
+      history: { historyLength: 249, continueAsNewSuggested: false, historySize: 60_000 },
+      step: { kind: 'watch' },
+    },
+    {
+      name: 'short runs: continue-as-new at 1 MiB of history',
+      state: 'running',
+      setup: short,
+      history: { historyLength: 40, continueAsNewSuggested: false, historySize: 2 ** 20 },
+      step: { kind: 'continue-as-new' },
+    },
+    {
+      name: 'short runs: a driven agent continues as new before its next turn',
+      spec: driven,
+      state: 'running',
+      setup: short,
+      history: { historyLength: 300, continueAsNewSuggested: false },
+      step: { kind: 'continue-as-new' },
+    },
     {
       name: 'never continue-as-new with open children',
       state: 'running',
@@ -118,14 +170,29 @@ describe('watchPlan: the idle watchdog and heartbeat orphans', () => {
   });
 
   describe('the kept watch timer (watch-keeps-timer)', () => {
-    const rows: Array<{ name: string; timer: { firesAt: number; fired: boolean } | null; timeoutMs: number | undefined; action: ReturnType<typeof keptTimerAction> }> = [
+    const rows: Array<{
+      name: string;
+      timer: { firesAt: number; fired: boolean } | null;
+      timeoutMs: number | undefined;
+      action: ReturnType<typeof keptTimerAction>;
+    }> = [
       { name: 'no timer, a deadline: start one', timer: null, timeoutMs: 60_000, action: 'start' },
       { name: 'no timer, no deadline: nothing', timer: null, timeoutMs: undefined, action: 'none' },
       { name: 'a pending timer at the deadline: keep it', timer: { firesAt: T0 + 60_000, fired: false }, timeoutMs: 60_000, action: 'keep' },
-      { name: 'a pending timer before a later deadline (a turn moved it): keep it, it fires early', timer: { firesAt: T0 + 30_000, fired: false }, timeoutMs: 60_000, action: 'keep' },
+      {
+        name: 'a pending timer before a later deadline (a turn moved it): keep it, it fires early',
+        timer: { firesAt: T0 + 30_000, fired: false },
+        timeoutMs: 60_000,
+        action: 'keep',
+      },
       { name: 'a pending timer after an earlier deadline: start a new one', timer: { firesAt: T0 + 90_000, fired: false }, timeoutMs: 60_000, action: 'start' },
       { name: 'a timer that already fired: start a new one', timer: { firesAt: T0 - 1, fired: true }, timeoutMs: 60_000, action: 'start' },
-      { name: 'a pending timer, no deadline any more (paused, stopped): cancel it', timer: { firesAt: T0 + 60_000, fired: false }, timeoutMs: undefined, action: 'cancel' },
+      {
+        name: 'a pending timer, no deadline any more (paused, stopped): cancel it',
+        timer: { firesAt: T0 + 60_000, fired: false },
+        timeoutMs: undefined,
+        action: 'cancel',
+      },
       { name: 'a fired timer, no deadline: nothing', timer: { firesAt: T0 - 1, fired: true }, timeoutMs: undefined, action: 'none' },
     ];
     it.each(rows)('$name', ({ timer, timeoutMs, action }) => {

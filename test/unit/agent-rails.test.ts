@@ -38,7 +38,9 @@ describe('budgets are hard ceilings', () => {
     a.core.s.children = [{ agentId: 'a1.c', workflowId: 'agent-a1.c', state: 'running', reason: null }];
     a.core.s.childSpend['a1.c'] = { tokens: 100, costUsd: 0, turns: 3 };
     expect(enforceBudgets(a)).toBe(true);
-    expect(a.rec.signals).toEqual([{ workflowId: 'agent-a1.c', signal: { name: 'stop', payload: { reason: 'parent a1: budget exhausted: tokens 100 of 100', drainTimeoutMs: 0 } } }]);
+    expect(a.rec.signals).toEqual([
+      { workflowId: 'agent-a1.c', signal: { name: 'stop', payload: { reason: 'parent a1: budget exhausted: tokens 100 of 100', drainTimeoutMs: 0 } } },
+    ]);
   });
 });
 
@@ -59,7 +61,6 @@ describe('restart intensity (OTP)', () => {
     expect(a.rec.notifications.map((n) => n.event.event)).toEqual(['circuit-open']);
   });
 
-
   it('a protocol error fails at once', () => {
     for (const f of [{ protocolError: true }]) {
       const a = testAgent();
@@ -75,7 +76,9 @@ describe('tool allowlist and max turns', () => {
     const a = testAgent({ contract: { toolAllowlist: ['read', 'shell'] } });
     enforceAllowlist(a, { text: 'x', toolCalls: [{ name: 'shell' }, { name: 'web' }, { name: 'web' }] });
     expect(a.core.s.refused.at(-1)).toMatchObject({ what: 'tool', reason: 'tool call outside the allowlist: web (allowed: read, shell)' });
-    expect(a.core.s.pendingWhispers).toEqual([expect.objectContaining({ type: 'CORRECTION', text: 'Your contract allows only these tools: read, shell. Do not use web.' })]);
+    expect(a.core.s.pendingWhispers).toEqual([
+      expect.objectContaining({ type: 'CORRECTION', text: 'Your contract allows only these tools: read, shell. Do not use web.' }),
+    ]);
     enforceAllowlist(a, { text: 'y', toolCalls: [{ name: 'read' }] });
     expect(a.core.s.pendingWhispers).toHaveLength(1);
   });

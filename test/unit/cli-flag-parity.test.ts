@@ -12,16 +12,33 @@ test('evaluate takes every evaluator flag that start takes', async () => {
   // The built program: the one `warden` runs.
   const { buildProgram } = (await import(join(ROOT, 'dist/src/cli/program.js'))) as { buildProgram: () => Command };
   const verb = (name: string) => buildProgram().commands.find((c) => c.name() === name)!;
-  const EVALUATOR_FLAGS = ['--evaluator', '--tier-model', '--sample-ok', '--evaluator-command', '--openai-base-url', '--openai-api-key-env', '--codex-config', '--model', '--config'];
+  const EVALUATOR_FLAGS = [
+    '--evaluator',
+    '--tier-model',
+    '--sample-ok',
+    '--evaluator-command',
+    '--openai-base-url',
+    '--openai-api-key-env',
+    '--codex-config',
+    '--model',
+    '--config',
+  ];
   for (const name of ['start', 'evaluate']) {
     const flags = new Set(verb(name).options.map((o) => o.long));
-    expect(EVALUATOR_FLAGS.filter((f) => !flags.has(f)), `${name} lacks`).toEqual([]);
+    expect(
+      EVALUATOR_FLAGS.filter((f) => !flags.has(f)),
+      `${name} lacks`,
+    ).toEqual([]);
   }
 });
 
 test('install and uninstall take the same flags', async () => {
   const { buildProgram } = (await import(join(ROOT, 'dist/src/cli/program.js'))) as { buildProgram: () => Command };
-  const flags = (name: string) => buildProgram().commands.find((c) => c.name() === name)!.options.map((o) => o.long).sort();
+  const flags = (name: string) =>
+    buildProgram()
+      .commands.find((c) => c.name() === name)!
+      .options.map((o) => o.long)
+      .sort();
   expect(flags('install')).toEqual(['--dry-run', '--json', '--project', '--user']);
   expect(flags('uninstall')).toEqual(flags('install'));
 });
@@ -33,9 +50,24 @@ test('mesh run takes every driver flag that start takes (the old --command stays
   const run = program.commands.find((c) => c.name() === 'mesh')!.commands.find((c) => c.name() === 'run')!;
   // Every flag of start's driven mode, except those of drivers or places a mesh does not have (scripted turns, one work dir).
   const driverFlags = start.options.map((o) => o.long!).filter((f) => /^--driver|^--no-credential-check$|^--max-turns$/.test(f));
-  expect(driverFlags).toEqual(expect.arrayContaining(['--driver', '--driver-command', '--driver-model', '--driver-config', '--driver-base-url', '--driver-api-key-env', '--driver-wire-api', '--no-credential-check', '--max-turns']));
+  expect(driverFlags).toEqual(
+    expect.arrayContaining([
+      '--driver',
+      '--driver-command',
+      '--driver-model',
+      '--driver-config',
+      '--driver-base-url',
+      '--driver-api-key-env',
+      '--driver-wire-api',
+      '--no-credential-check',
+      '--max-turns',
+    ]),
+  );
   const flags = new Set(run.options.map((o) => o.long));
-  expect(driverFlags.filter((f) => !flags.has(f)), 'mesh run lacks').toEqual([]);
+  expect(
+    driverFlags.filter((f) => !flags.has(f)),
+    'mesh run lacks',
+  ).toEqual([]);
   const hidden = run.options.filter((o) => o.hidden).map((o) => o.long);
   expect(hidden.sort()).toEqual(['--command', '--model']);
 });

@@ -6,7 +6,10 @@ import { REPORT_RETRY, TemporalRefusedError, WardenClient } from '../../src/clie
 
 /** What the SDK throws for a refused update: ServiceError('Workflow Update failed', { cause: <gRPC error> }). */
 function serviceError(code: number, details: string, outer = 'Workflow Update failed') {
-  const grpc = Object.assign(new Error(`${code} ${['', '', '', 'INVALID_ARGUMENT', '', '', '', '', 'RESOURCE_EXHAUSTED'][code] ?? 'X'}: ${details}`), { code, details });
+  const grpc = Object.assign(new Error(`${code} ${['', '', '', 'INVALID_ARGUMENT', '', '', '', '', 'RESOURCE_EXHAUSTED'][code] ?? 'X'}: ${details}`), {
+    code,
+    details,
+  });
   class ServiceError extends Error {}
   return new ServiceError(outer, { cause: grpc });
 }
@@ -115,7 +118,9 @@ describe('reportTurn retries what can pass, by turn id, and names what cannot', 
     expect(calls).toHaveLength(1);
     expect(err).toBeInstanceOf(TemporalRefusedError);
     expect((err as TemporalRefusedError).kind).toBe('message-too-large');
-    expect((err as Error).message).toMatch(/^Workflow Update failed: the request is larger than the Temporal server accepts \(Temporal said RESOURCE_EXHAUSTED: grpc: received message larger than max/);
+    expect((err as Error).message).toMatch(
+      /^Workflow Update failed: the request is larger than the Temporal server accepts \(Temporal said RESOURCE_EXHAUSTED: grpc: received message larger than max/,
+    );
   });
 
   test('retries stop at the attempt cap, with the cause named', async () => {

@@ -64,11 +64,7 @@ describe('mcpServerOverrides', () => {
       '[not_mcp_servers.x]',
       '# [mcp_servers.commented]',
     ].join('\n');
-    expect(mcpServerOverrides(toml)).toEqual([
-      'mcp_servers.docs.enabled=false',
-      'mcp_servers."my server".enabled=false',
-      'mcp_servers.other.enabled=false',
-    ]);
+    expect(mcpServerOverrides(toml)).toEqual(['mcp_servers.docs.enabled=false', 'mcp_servers."my server".enabled=false', 'mcp_servers.other.enabled=false']);
   });
 
   test('nothing for a config without MCP servers', () => {

@@ -242,10 +242,7 @@ describe('docker-compose.yml', () => {
 
   test('ports: frontend 7233 and UI 8080 are published on loopback; nothing else, PostgreSQL not at all', () => {
     const published = Object.entries(services).flatMap(([name, svc]) => (svc.ports ?? []).map((p) => ({ name, ...parsePort(p) })));
-    expect(published.map(({ name, published, target }) => `${name} ${published}->${target}`).sort()).toEqual([
-      'temporal 7233->7233',
-      'temporal-ui 8080->8080',
-    ]);
+    expect(published.map(({ name, published, target }) => `${name} ${published}->${target}`).sort()).toEqual(['temporal 7233->7233', 'temporal-ui 8080->8080']);
     for (const p of published) expect(p.hostIp, `${p.name} should bind to loopback`).toBe('127.0.0.1');
     expect(services.postgresql.ports).toBeUndefined();
     expect(env(services['temporal-ui']).TEMPORAL_UI_PORT ?? '8080').toBe('8080');
@@ -311,7 +308,8 @@ describe('docker-compose.yml', () => {
     expect(existsSync(join(ROOT, 'deploy/warden.env.example'))).toBe(true);
     const example = read('deploy/warden.env.example');
     // Secrets stay empty; the operator's allow-lists (names and URL patterns, not secrets) show an example.
-    for (const line of example.split('\n').filter((l) => /^[A-Z_]+=/.test(l) && !/^WARDEN_[A-Z_]+_ALLOW=/.test(l))) expect(line, 'example values stay empty').toMatch(/=$/);
+    for (const line of example.split('\n').filter((l) => /^[A-Z_]+=/.test(l) && !/^WARDEN_[A-Z_]+_ALLOW=/.test(l)))
+      expect(line, 'example values stay empty').toMatch(/=$/);
   });
 });
 
@@ -374,7 +372,10 @@ describe('Dockerfile', () => {
     expect(home, 'final stage sets WARDEN_HOME').toBeTruthy();
     const dir = home!.args.split('=')[1];
     const user = finalStage.filter((x) => x.op === 'USER').pop()!.args;
-    const run = finalStage.filter((x) => x.op === 'RUN').map((x) => x.args).join(' && ');
+    const run = finalStage
+      .filter((x) => x.op === 'RUN')
+      .map((x) => x.args)
+      .join(' && ');
     expect(run).toContain(`mkdir -p ${dir}`);
     expect(run).toContain(`chown ${user} ${dir}`);
     const worker = services['warden-worker'];
@@ -397,9 +398,7 @@ describe('Dockerfile', () => {
 
   test('copies everything tsconfig.json compiles into the build stage', () => {
     const tsconfig = JSON.parse(read('tsconfig.json')) as { include: string[] };
-    const copied = ins
-      .filter((x) => x.op === 'COPY' && !x.args.startsWith('--'))
-      .flatMap((x) => x.args.split(/\s+/).slice(0, -1));
+    const copied = ins.filter((x) => x.op === 'COPY' && !x.args.startsWith('--')).flatMap((x) => x.args.split(/\s+/).slice(0, -1));
     for (const dir of tsconfig.include) expect(copied, `tsconfig includes ${dir}`).toContain(dir);
     expect(copied).toContain('tsconfig.json');
     expect(copied).toContain('package-lock.json');
@@ -653,7 +652,14 @@ describe.each(SHELLS.map((s) => [s.join(' '), s]))('deploy/temporal job scripts 
     writeFileSync(join(fake.state, 'unhealthy'), '2');
     const first = runScript('register-search-attributes.sh', SA_ARGS, fake);
     expect(first.status, first.out).toBe(0);
-    expect(stateFile(fake, 'sa').trim().split('\n')).toEqual(['WardenState Keyword', 'WardenEscalationStep Int', 'WardenPaused Bool', 'WardenCostUsd Double', 'WardenTokens Int', 'WardenParent Keyword']);
+    expect(stateFile(fake, 'sa').trim().split('\n')).toEqual([
+      'WardenState Keyword',
+      'WardenEscalationStep Int',
+      'WardenPaused Bool',
+      'WardenCostUsd Double',
+      'WardenTokens Int',
+      'WardenParent Keyword',
+    ]);
     expect(calls(fake, 'operator cluster health')).toHaveLength(3);
     expect(calls(fake, 'operator search-attribute create')).toHaveLength(6);
     for (const c of calls(fake, 'operator search-attribute create')) expect(c).toMatch(/--namespace default --address temporal:7233/);
@@ -670,7 +676,13 @@ describe.each(SHELLS.map((s) => [s.join(' '), s]))('deploy/temporal job scripts 
     writeFileSync(join(fake.state, 'sa'), 'WardenState INDEXED_VALUE_TYPE_KEYWORD\n');
     const r = runScript('register-search-attributes.sh', SA_ARGS, fake);
     expect(r.status, r.out).toBe(0);
-    expect(calls(fake, 'operator search-attribute create').map((c) => /--name (\S+)/.exec(c)![1])).toEqual(['WardenEscalationStep', 'WardenPaused', 'WardenCostUsd', 'WardenTokens', 'WardenParent']);
+    expect(calls(fake, 'operator search-attribute create').map((c) => /--name (\S+)/.exec(c)![1])).toEqual([
+      'WardenEscalationStep',
+      'WardenPaused',
+      'WardenCostUsd',
+      'WardenTokens',
+      'WardenParent',
+    ]);
   });
 
   test('search attributes: retries while the namespace is not visible yet', () => {
@@ -694,7 +706,13 @@ describe.each(SHELLS.map((s) => [s.join(' '), s]))('deploy/temporal job scripts 
       const r = runScript('register-search-attributes.sh', SA_ARGS, fake);
       expect(r.status, r.out).toBe(0);
       for (const c of calls(fake, 'operator search-attribute list')) expect(c).toMatch(/ -o json( |$)/);
-      expect(calls(fake, 'operator search-attribute create').map((c) => /--name (\S+)/.exec(c)![1])).toEqual(['WardenState', 'WardenEscalationStep', 'WardenCostUsd', 'WardenTokens', 'WardenParent']);
+      expect(calls(fake, 'operator search-attribute create').map((c) => /--name (\S+)/.exec(c)![1])).toEqual([
+        'WardenState',
+        'WardenEscalationStep',
+        'WardenCostUsd',
+        'WardenTokens',
+        'WardenParent',
+      ]);
       expect(r.out).toMatch(/search attribute WardenPaused \(Bool\) is registered/);
     }
   });

@@ -32,7 +32,16 @@ notify:
 describe('parseConfig', () => {
   test('maps every documented key onto the AgentSpec', () => {
     const spec = AgentSpecSchema.parse({ agentId: 'a', task: 't', ...specFromConfig(parseConfig(FULL)) });
-    expect(spec.supervisor).toEqual({ model: 'gpt-5.4-mini', windowSize: 30, evalInterval: 4, escalationThreshold: 4, idleAfterMs: 300_000, evalTimeoutMs: 20_000, lastResort: 'compact', sessionEndGraceMs: 120_000 });
+    expect(spec.supervisor).toEqual({
+      model: 'gpt-5.4-mini',
+      windowSize: 30,
+      evalInterval: 4,
+      escalationThreshold: 4,
+      idleAfterMs: 300_000,
+      evalTimeoutMs: 20_000,
+      lastResort: 'compact',
+      sessionEndGraceMs: 120_000,
+    });
     expect(spec.evaluator).toEqual({ kind: 'command', command: ['python3', 'judge.py'] });
     expect(spec.notify.webhooks).toEqual([{ url: 'https://hooks.example.com/warden', secretEnv: 'WARDEN_WEBHOOK_SECRET' }]);
   });
@@ -50,7 +59,10 @@ describe('parseConfig', () => {
       writeFileSync(file, 'supervisor:\n  session_end_grace: 2m\n');
       expect(buildSpec('a', { task: 't', config: file }).supervisor).toMatchObject({ sessionEndGraceMs: 120_000 });
       expect(() => parseConfig('supervisor:\n  session_end_grace: soon\n')).toThrow(/session_end_grace/);
-      expect(AgentSpecSchema.safeParse({ agentId: 'a', task: 't', supervisor: { lastResort: 'summarise' } }).error?.issues[0]?.path).toEqual(['supervisor', 'lastResort']);
+      expect(AgentSpecSchema.safeParse({ agentId: 'a', task: 't', supervisor: { lastResort: 'summarise' } }).error?.issues[0]?.path).toEqual([
+        'supervisor',
+        'lastResort',
+      ]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -70,7 +82,9 @@ describe('parseConfig', () => {
   });
 
   test('an openai evaluator: snake_case keys onto the spec; only base_url is required', () => {
-    const full = parseConfig('evaluator:\n  kind: openai\n  base_url: http://127.0.0.1:11434/v1\n  model: llama3.2\n  api_key_env: OLLAMA_KEY\n  temperature: 0.3\n');
+    const full = parseConfig(
+      'evaluator:\n  kind: openai\n  base_url: http://127.0.0.1:11434/v1\n  model: llama3.2\n  api_key_env: OLLAMA_KEY\n  temperature: 0.3\n',
+    );
     expect(AgentSpecSchema.parse({ agentId: 'a', task: 't', ...specFromConfig(full) }).evaluator).toEqual({
       kind: 'openai',
       baseUrl: 'http://127.0.0.1:11434/v1',
@@ -206,7 +220,9 @@ describe('warden start: flags override the config file', () => {
       apiKeyEnv: 'FILE_KEY',
       temperature: 0.5,
     });
-    expect(AgentSpecSchema.parse(buildSpec('fixer', { task: 'fix it', config: ofile, evaluator: 'openai', openaiApiKeyEnv: 'FLAG_KEY' })).evaluator).toMatchObject({
+    expect(
+      AgentSpecSchema.parse(buildSpec('fixer', { task: 'fix it', config: ofile, evaluator: 'openai', openaiApiKeyEnv: 'FLAG_KEY' })).evaluator,
+    ).toMatchObject({
       baseUrl: 'http://127.0.0.1:11434/v1',
       apiKeyEnv: 'FLAG_KEY',
     });
@@ -222,12 +238,17 @@ describe('warden start: flags override the config file', () => {
 describe('warden start: driven mode flags', () => {
   const dir = mkdtempSync(join(tmpdir(), 'warden-drv-'));
   test('--driver command / scripted / codex build the driver; --work-dir and --max-turns go to driven', () => {
-    const cmd = AgentSpecSchema.parse(buildSpec('a', { task: 't', driver: 'command', driverCommand: 'python3 agent.py --fast', workDir: '/tmp/w', maxTurns: 7 }));
+    const cmd = AgentSpecSchema.parse(
+      buildSpec('a', { task: 't', driver: 'command', driverCommand: 'python3 agent.py --fast', workDir: '/tmp/w', maxTurns: 7 }),
+    );
     expect(cmd.driver).toEqual({ kind: 'command', command: ['python3', 'agent.py', '--fast'] });
     expect(cmd.driven).toMatchObject({ workDir: '/tmp/w', maxTurns: 7, doneMarker: 'TASK COMPLETE' });
     const script = join(dir, 'script.json');
     writeFileSync(script, JSON.stringify([{ text: 'one' }, { text: 'two' }]));
-    expect(AgentSpecSchema.parse(buildSpec('a', { task: 't', driver: 'scripted', script })).driver).toMatchObject({ kind: 'scripted', turns: [{ text: 'one' }, { text: 'two' }] });
+    expect(AgentSpecSchema.parse(buildSpec('a', { task: 't', driver: 'scripted', script })).driver).toMatchObject({
+      kind: 'scripted',
+      turns: [{ text: 'one' }, { text: 'two' }],
+    });
     expect(AgentSpecSchema.parse(buildSpec('a', { task: 't', driver: 'codex', driverModel: 'gpt-5.4', driverConfig: ['a=1'] })).driver).toMatchObject({
       kind: 'codex',
       model: 'gpt-5.4',

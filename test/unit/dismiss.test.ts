@@ -21,7 +21,11 @@ import type { Turn, Verdict } from '../../src/domain/contract/schemas.js';
 import { failingTurn, testAgent, type TestAgent } from '../helpers/core.js';
 
 /** A different problem: another command failing the same way again and again. */
-const otherFailure = (id: string) => ({ id, text: 'Running the tests again', toolCalls: [{ name: 'shell', args: 'npm test -- auth', result: 'AssertionError: expected 401 to equal 200', ok: false }] });
+const otherFailure = (id: string) => ({
+  id,
+  text: 'Running the tests again',
+  toolCalls: [{ name: 'shell', args: 'npm test -- auth', result: 'AssertionError: expected 401 to equal 200', ok: false }],
+});
 
 function agent(spec = {}, opts = {}): TestAgent {
   return testAgent({ supervisor: { evalInterval: 5 }, ...spec }, opts);
@@ -85,7 +89,12 @@ describe('dismiss', () => {
     expect(a.core.s.pendingWhispers.map((w) => w.type)).toEqual(['STEERING']);
     expect(a.core.s.state).toBe('running');
     const st = status(a);
-    expect(st).toMatchObject({ escalationStep: 0, dismissals: 1, suppressed: 0, lastDismissal: { note: 'the build is expected to fail until the vendor fix lands', pattern: 'SPIRALING' } });
+    expect(st).toMatchObject({
+      escalationStep: 0,
+      dismissals: 1,
+      suppressed: 0,
+      lastDismissal: { note: 'the build is expected to fail until the vendor fix lands', pattern: 'SPIRALING' },
+    });
     expect(st.cases).toEqual({ kept: 2, decided: 1 });
     expect(a.rec.upserts.at(-1)).toContainEqual(expect.objectContaining({ value: 0 })); // the step search attribute follows
   });
@@ -116,7 +125,12 @@ describe('dismiss', () => {
     expect(a.core.s).toMatchObject({ state: 'awaiting-input', awaitingCause: 'escalation', ladder: { step: 3, escalations: 1 } });
     signal(a, 'dismiss', { note: 'false alarm' });
     expect(a.core.s).toMatchObject({ state: 'running', awaitingCause: null, pauseReason: null, ladder: { step: 0, escalations: 1 } });
-    expect(a.core.s.transitions.at(-1)).toMatchObject({ from: 'awaiting-input', to: 'running', event: 'resume', cause: 'resumed: dismissed as a false alarm (false alarm)' });
+    expect(a.core.s.transitions.at(-1)).toMatchObject({
+      from: 'awaiting-input',
+      to: 'running',
+      event: 'resume',
+      cause: 'resumed: dismissed as a false alarm (false alarm)',
+    });
     expect(a.core.s.pendingWhispers.map((w) => w.type)).toEqual([]); // the ESCALATION whisper is withdrawn
     expect(a.core.s.cases.at(-1)).toMatchObject({ escalated: true, decision: { kind: 'dismissed', note: 'false alarm' } });
 
@@ -153,7 +167,6 @@ describe('dismiss', () => {
     expect(a.core.s.dismissals).toBe(1);
   });
 
-
   it('the dismissed findings, the counters and the cases cross continue-as-new', () => {
     const a = agent();
     turns(a, 5, failingTurn);
@@ -183,7 +196,11 @@ describe('bounded memory', () => {
   });
 
   it('keeps the newest MAX_CASES flagged windows, each within its byte budget, renumbered when turns go', () => {
-    const big = (i: number): Turn => ({ id: `b${i}`, text: 'y'.repeat(6_000), toolCalls: [{ name: 'shell', args: 'npm run build', result: 'z'.repeat(3_000), ok: false }] });
+    const big = (i: number): Turn => ({
+      id: `b${i}`,
+      text: 'y'.repeat(6_000),
+      toolCalls: [{ name: 'shell', args: 'npm run build', result: 'z'.repeat(3_000), ok: false }],
+    });
     const record = (seq: number): CaseRecord => ({
       seq,
       at: '2026-11-23T09:00:00.000Z',
@@ -216,7 +233,11 @@ describe('bounded memory', () => {
 
   it('a run with many flagged verdicts carries at most MAX_CASES windows, and fits the carried budget', () => {
     const a = agent({ supervisor: { evalInterval: 5, windowSize: 20 } });
-    const fat = (id: string) => ({ id, text: `Trying again ${'.'.repeat(7_000)}`, toolCalls: [{ name: 'shell', args: `npm run build`, result: `error TS2307 ${'x'.repeat(3_900)}`, ok: false }] });
+    const fat = (id: string) => ({
+      id,
+      text: `Trying again ${'.'.repeat(7_000)}`,
+      toolCalls: [{ name: 'shell', args: `npm run build`, result: `error TS2307 ${'x'.repeat(3_900)}`, ok: false }],
+    });
     for (let round = 0; round < 12; round++) {
       turns(a, 5, fat);
       if (a.core.s.state === 'awaiting-input') signal(a, 'resume', {});
@@ -248,7 +269,14 @@ describe('cases and their labels', () => {
     const got = (t: TestAgent) => exportCases({ agentId: t.core.spec.agentId, task: t.core.spec.task, cases: t.core.s.cases });
     const ea = got(a);
     expect(ea.lines.map((l) => l.label)).toEqual(['OK']);
-    expect(ea.lines[0]).toMatchObject({ id: 'dis-case-1', decidedBy: 'human', task: 'Make the build pass', reason: 'interval', firstTurnNumber: 1, evidenceFrom: 0 });
+    expect(ea.lines[0]).toMatchObject({
+      id: 'dis-case-1',
+      decidedBy: 'human',
+      task: 'Make the build pass',
+      reason: 'interval',
+      firstTurnNumber: 1,
+      evidenceFrom: 0,
+    });
     expect(ea.lines[0]!.turns).toHaveLength(5);
     expect(ea.lines[0]!.notes).toMatch(/^a human dismissed this as a false alarm \(note: expected failure\); the evaluator said CORRECTION SPIRALING: /);
     const er = got(r);
@@ -276,7 +304,11 @@ describe("the client's check of a dismiss", () => {
   it('applied when the count goes up (with the resume it caused), refused with the reason, else pending', () => {
     expect(dismissOutcome(snap(), snap({ dismissals: 1 }))).toMatchObject({ kind: 'applied', detail: /escalation step back to 0/ });
     const t = { from: 'awaiting-input', to: 'running', event: 'resume', cause: 'resumed: dismissed as a false alarm', at: 'x' };
-    expect(dismissOutcome(snap({ state: 'awaiting-input' }), snap({ dismissals: 1, transitions: [t] }))).toMatchObject({ kind: 'applied', from: 'awaiting-input', state: 'running' });
+    expect(dismissOutcome(snap({ state: 'awaiting-input' }), snap({ dismissals: 1, transitions: [t] }))).toMatchObject({
+      kind: 'applied',
+      from: 'awaiting-input',
+      state: 'running',
+    });
     const refused = { what: 'dismiss', reason: 'nothing to dismiss: no evaluation has flagged this agent', at: 'x' };
     expect(dismissOutcome(snap(), snap({ refused: [refused] }))).toEqual({ kind: 'refused', state: 'running', reason: refused.reason });
     expect(dismissOutcome(snap({ dismissals: undefined }), snap({ dismissals: undefined }))).toEqual({ kind: 'pending', state: 'running' });

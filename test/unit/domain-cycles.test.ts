@@ -20,7 +20,10 @@ function valueImports(source: string): string[] {
     if (/^type\b/.test(clause)) continue; // import type { … } / export type { … }
     const braces = /^\{([\s\S]*)\}$/.exec(clause);
     if (braces) {
-      const names = braces[1]!.split(',').map((n) => n.trim()).filter(Boolean);
+      const names = braces[1]!
+        .split(',')
+        .map((n) => n.trim())
+        .filter(Boolean);
       if (names.length > 0 && names.every((n) => /^type\s/.test(n))) continue; // import { type A, type B }
     }
     out.push(m[3]!);

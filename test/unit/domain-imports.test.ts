@@ -24,8 +24,6 @@ it('the check sees imports (it would catch one)', () => {
 it('workflows/agent.ts is one page of wiring; no workflow or core file over 300 lines', () => {
   const lines = (f: string) => readFileSync(f, 'utf8').split('\n').length;
   expect(lines(join(ROOT, 'workflows/agent.ts'))).toBeLessThan(150);
-  const long = [...files(join(ROOT, 'workflows')), ...files(join(ROOT, 'src/domain'))]
-    .filter((f) => lines(f) > 300)
-    .map((f) => relative(ROOT, f));
+  const long = [...files(join(ROOT, 'workflows')), ...files(join(ROOT, 'src/domain'))].filter((f) => lines(f) > 300).map((f) => relative(ROOT, f));
   expect(long).toEqual([]);
 });

@@ -3,7 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { HANDOFF_HEADER, HANDOFF_MAX_CHARS, buildHandoff, compactionInput, progressLines, summariseTurn } from '../../src/domain/judgement/handoff.js';
 import type { Turn } from '../../src/domain/contract/schemas.js';
 
-const spiral = (n: number): Turn => ({ id: `t${n}`, text: 'The build failed again, retrying the build.', toolCalls: [{ name: 'shell', args: 'npm run build', result: 'error TS2307', ok: false }] });
+const spiral = (n: number): Turn => ({
+  id: `t${n}`,
+  text: 'The build failed again, retrying the build.',
+  toolCalls: [{ name: 'shell', args: 'npm run build', result: 'error TS2307', ok: false }],
+});
 const base = {
   task: 'Make `npm run build` pass (task K-77).',
   firstTurnNumber: 4,
@@ -37,7 +41,15 @@ describe('buildHandoff', () => {
   it('holds the task, the progress, every whisper given (word for word) and what to do next, in that order', () => {
     const h = buildHandoff({ ...base, turns: [spiral(4), spiral(5), spiral(6)] });
     expect(h.startsWith(HANDOFF_HEADER)).toBe(true);
-    const order = ['Your task:\nMake `npm run build` pass (task K-77).', 'turns 4–6, 3 times the same', '[CORRECTION] You have run the same failing call 3 times.', '[steering] Read the TS2307 error.', '[CORRECTION] Warning 2 of 2', 'What you must do next:\nStop re-running the build', 'start your final message with "TASK COMPLETE"'];
+    const order = [
+      'Your task:\nMake `npm run build` pass (task K-77).',
+      'turns 4–6, 3 times the same',
+      '[CORRECTION] You have run the same failing call 3 times.',
+      '[steering] Read the TS2307 error.',
+      '[CORRECTION] Warning 2 of 2',
+      'What you must do next:\nStop re-running the build',
+      'start your final message with "TASK COMPLETE"',
+    ];
     let at = -1;
     for (const part of order) {
       const i = h.indexOf(part);
@@ -66,7 +78,12 @@ describe('buildHandoff', () => {
   });
 
   it('a huge task and huge whispers are cut too: never past the bound', () => {
-    const h = buildHandoff({ ...base, task: 'T'.repeat(50_000), whispers: Array.from({ length: 30 }, () => ({ type: 'CORRECTION' as const, text: 'W'.repeat(5_000) })), turns: [spiral(1)] });
+    const h = buildHandoff({
+      ...base,
+      task: 'T'.repeat(50_000),
+      whispers: Array.from({ length: 30 }, () => ({ type: 'CORRECTION' as const, text: 'W'.repeat(5_000) })),
+      turns: [spiral(1)],
+    });
     expect(h.length).toBeLessThanOrEqual(HANDOFF_MAX_CHARS);
     expect(h).toContain('What you must do next:');
   });
@@ -75,6 +92,8 @@ describe('buildHandoff', () => {
 describe('compactionInput', () => {
   it('is the handoff alone, or the queued whispers first, marked as in any turn', () => {
     expect(compactionInput('HANDOFF', [])).toBe('HANDOFF');
-    expect(compactionInput('HANDOFF', [{ type: 'STEERING', text: 'Use the cache.' }])).toBe('Messages from your supervisor (warden):\n[steering] Use the cache.\n\nHANDOFF');
+    expect(compactionInput('HANDOFF', [{ type: 'STEERING', text: 'Use the cache.' }])).toBe(
+      'Messages from your supervisor (warden):\n[steering] Use the cache.\n\nHANDOFF',
+    );
   });
 });

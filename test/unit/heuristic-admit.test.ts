@@ -15,8 +15,26 @@ const ctx = (turns: Turn[], from = 0) => ({ task: TASK, turns, reason: 'interval
 
 const TASK = 'Find the first year the Apple stock price went above 50 dollars without adjusting for splits.';
 /** Research turns that each open a different source and read something different, so that no other detector has a say. */
-const SOURCES = ['Macrotrends chart', 'Yahoo Finance table', 'Money Morning timeline', 'Nasdaq archive', 'Investopedia article', 'Reddit investing thread', 'Wikipedia history', 'SEC filing index'];
-const FACTS = ['split-adjusted closes since 1980', 'dividends and splits listed', 'IPO in December 1980', 'quarterly volume statistics', 'how stock splits work', 'anecdotes from early investors', 'Macintosh launch 1984', 'annual reports by fiscal year'];
+const SOURCES = [
+  'Macrotrends chart',
+  'Yahoo Finance table',
+  'Money Morning timeline',
+  'Nasdaq archive',
+  'Investopedia article',
+  'Reddit investing thread',
+  'Wikipedia history',
+  'SEC filing index',
+];
+const FACTS = [
+  'split-adjusted closes since 1980',
+  'dividends and splits listed',
+  'IPO in December 1980',
+  'quarterly volume statistics',
+  'how stock splits work',
+  'anecdotes from early investors',
+  'Macintosh launch 1984',
+  'annual reports by fiscal year',
+];
 let next = 0;
 const pages = (n: number): Turn[] =>
   Array.from({ length: n }, () => {
@@ -53,7 +71,12 @@ describe('admitsLoop: one sentence', () => {
 
 describe('admittedLoop: the window', () => {
   it('two turns that admit a loop: SPIRALING, citing those turns', () => {
-    const turns = [...pages(3), say('We have been repeatedly scrolling through the results without finding the year.'), ...pages(3), say('We are stuck in a loop on these price pages.')];
+    const turns = [
+      ...pages(3),
+      say('We have been repeatedly scrolling through the results without finding the year.'),
+      ...pages(3),
+      say('We are stuck in a loop on these price pages.'),
+    ];
     const f = admittedLoop(ctx(turns));
     expect(f?.pattern).toBe('SPIRALING');
     expect(f?.turns).toEqual([3, 7]);
@@ -83,7 +106,11 @@ describe('admittedLoop: the window', () => {
 
   it('the words of a tool result are not the agent admitting anything', () => {
     const loopy = 'Forum thread: we are stuck in a loop and keep getting the same error without success.';
-    const turns = [call('Reading the forum.', 'WebSurfer', 'open the forum', loopy), call('Reading the next post.', 'WebSurfer', 'open the next post', loopy.replace('thread', 'reply')), ...pages(2)];
+    const turns = [
+      call('Reading the forum.', 'WebSurfer', 'open the forum', loopy),
+      call('Reading the next post.', 'WebSurfer', 'open the next post', loopy.replace('thread', 'reply')),
+      ...pages(2),
+    ];
     expect(admittedLoop(ctx(turns))).toBeNull();
   });
 

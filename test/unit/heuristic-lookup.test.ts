@@ -44,7 +44,9 @@ describe('similarity helpers', () => {
   });
 
   it('status sentences: "not found yet" and its kin, not "not yet satisfied"', () => {
-    expect(statusSentences('We searched two sites. The release year has not yet been identified. Next we try another.')).toEqual(['The release year has not yet been identified']);
+    expect(statusSentences('We searched two sites. The release year has not yet been identified. Next we try another.')).toEqual([
+      'The release year has not yet been identified',
+    ]);
     expect(statusSentences('I could not find the file. Let me look elsewhere')).toHaveLength(1);
     expect(statusSentences('The request is not yet satisfied; we have the address now.')).toEqual([]);
   });
@@ -74,7 +76,18 @@ describe('rephrasedLookup', () => {
   const page = 'Apple Inc. (AAPL) Stock Historical Prices & Data. Daily prices adjusted for splits and dividends. Close, open, high, low, volume.';
 
   it('the same lookup asked five times in different words, with the same page back and "not found yet": SPIRALING', () => {
-    const turns = askedAgain(requests, requests.map(() => page), (i) => ['The page did not provide unadjusted prices.', 'Still no unadjusted price on this page.', 'This site did not show the unadjusted figure either.', 'We could not find an unadjusted price here.', 'Nothing unadjusted again.'][i]!);
+    const turns = askedAgain(
+      requests,
+      requests.map(() => page),
+      (i) =>
+        [
+          'The page did not provide unadjusted prices.',
+          'Still no unadjusted price on this page.',
+          'This site did not show the unadjusted figure either.',
+          'We could not find an unadjusted price here.',
+          'Nothing unadjusted again.',
+        ][i]!,
+    );
     const f = rephrasedLookup(ctx(TASK, turns));
     expect(f?.pattern).toBe('SPIRALING');
     expect(f!.turns).toEqual([1, 4, 7, 10, 13]);
@@ -85,9 +98,19 @@ describe('rephrasedLookup', () => {
   });
 
   it('a code agent that calls web_search with reworded queries and gets the same results: SPIRALING', () => {
-    const queries = ['apple stock first year above 50 dollars unadjusted', 'first year apple stock price above 50 dollars not split adjusted', 'apple stock unadjusted price first above 50 dollars year', 'year apple stock first traded above 50 dollars unadjusted'];
+    const queries = [
+      'apple stock first year above 50 dollars unadjusted',
+      'first year apple stock price above 50 dollars not split adjusted',
+      'apple stock unadjusted price first above 50 dollars year',
+      'year apple stock first traded above 50 dollars unadjusted',
+    ];
     const turns = queries.map((q, i) =>
-      call(i === 0 ? 'Thought: I will search the web.' : 'Thought: the results did not provide the year. I will search again.', 'python_interpreter', `r = web_search(query="${q}")\nprint(r)`, `## Search Results\n[Apple stock split history](https://x) Apple has split its stock five times.\n[AAPL price history](https://y) Prices adjusted for splits.`),
+      call(
+        i === 0 ? 'Thought: I will search the web.' : 'Thought: the results did not provide the year. I will search again.',
+        'python_interpreter',
+        `r = web_search(query="${q}")\nprint(r)`,
+        `## Search Results\n[Apple stock split history](https://x) Apple has split its stock five times.\n[AAPL price history](https://y) Prices adjusted for splits.`,
+      ),
     );
     expect(rephrasedLookup(ctx(TASK, turns))?.pattern).toBe('SPIRALING');
   });
@@ -101,7 +124,9 @@ describe('rephrasedLookup', () => {
       'Toulouse, the pink city on the Garonne, hosts Airbus aerospace industry and a large university.',
       'Nice on the Cote d Azur has the Promenade des Anglais, a carnival and Matisse museum near the Alps.',
     ];
-    const turns = cities.map((c, i) => call(`Looking up ${c}.`, 'search_agent', { task: `Find the population of ${c} according to the French national statistics office` }, facts[i]));
+    const turns = cities.map((c, i) =>
+      call(`Looking up ${c}.`, 'search_agent', { task: `Find the population of ${c} according to the French national statistics office` }, facts[i]),
+    );
     expect(rephrasedLookup(ctx('List the population of the five largest French cities.', turns))).toBeNull();
     expect(label('List the population of the five largest French cities.', turns)).toBe('OK');
   });
@@ -113,23 +138,49 @@ describe('rephrasedLookup', () => {
       'Money Morning timeline: IPO in December 1980 at 22 dollars; crossed fifty dollars unadjusted in 1987 before the crash.',
       'Nasdaq archive confirms a 1987 high of 59.5 before the first two-for-one split in June 1987.',
     ];
-    const turns = askedAgain(requests.slice(0, 4), results, (i) => ['Macrotrends is split-adjusted; we need unadjusted prices.', 'Yahoo shows 56.4 in 1991.', 'Money Morning says 1987.', 'Nasdaq confirms 1987: the answer is 1987.'][i]!);
+    const turns = askedAgain(
+      requests.slice(0, 4),
+      results,
+      (i) =>
+        [
+          'Macrotrends is split-adjusted; we need unadjusted prices.',
+          'Yahoo shows 56.4 in 1991.',
+          'Money Morning says 1987.',
+          'Nasdaq confirms 1987: the answer is 1987.',
+        ][i]!,
+    );
     expect(rephrasedLookup(ctx(TASK, turns))).toBeNull();
   });
 
   it('three similar requests are not yet a spiral', () => {
-    const turns = askedAgain(requests.slice(0, 3), requests.map(() => page), () => 'The year has not yet been identified.');
+    const turns = askedAgain(
+      requests.slice(0, 3),
+      requests.map(() => page),
+      () => 'The year has not yet been identified.',
+    );
     expect(rephrasedLookup(ctx(TASK, turns))).toBeNull();
   });
 });
 
 describe('unchangedStatus', () => {
-  const acts = ['Opening the Yahoo Finance history page.', 'Setting the date range to 1980-2000.', 'Scrolling down the table.', 'Trying the Macrotrends page instead.', 'Checking the Nasdaq archive.'];
+  const acts = [
+    'Opening the Yahoo Finance history page.',
+    'Setting the date range to 1980-2000.',
+    'Scrolling down the table.',
+    'Trying the Macrotrends page instead.',
+    'Checking the Nasdaq archive.',
+  ];
   it('"not found yet" in nearly the same words four times while acting: SPIRALING', () => {
     const turns: Turn[] = [];
     acts.forEach((a, i) => {
       turns.push(call(a, 'browser', { action: 'click', target: `link-${i}` }, `page ${i} with a table of prices`));
-      turns.push(say(i % 2 ? 'We have not yet identified the first year Apple stock exceeded $50 unadjusted.' : 'The first year Apple stock exceeded $50 without split adjustment has not yet been identified.'));
+      turns.push(
+        say(
+          i % 2
+            ? 'We have not yet identified the first year Apple stock exceeded $50 unadjusted.'
+            : 'The first year Apple stock exceeded $50 without split adjustment has not yet been identified.',
+        ),
+      );
     });
     const f = unchangedStatus(ctx(TASK, turns));
     expect(f?.pattern).toBe('SPIRALING');
@@ -155,8 +206,17 @@ describe('unchangedStatus', () => {
 
 describe('repeatedInvalidCall', () => {
   const CODE_TASK = 'Fix the date parser in src/parse.ts so that ISO week dates parse, with tests.';
-  const work = Array.from({ length: 9 }, (_, i) => call(`Reading part ${i} of the parser.`, 'read_file', { path: `src/part${i}.ts` }, `export const p${i} = ${i};`, true));
-  const bad = () => call('Viewing the file.', 'str_replace_editor', { command: 'veiw', path: 'src/parse.ts' }, "Invalid `command` parameter: veiw. Allowed options are: view, create, str_replace", false);
+  const work = Array.from({ length: 9 }, (_, i) =>
+    call(`Reading part ${i} of the parser.`, 'read_file', { path: `src/part${i}.ts` }, `export const p${i} = ${i};`, true),
+  );
+  const bad = () =>
+    call(
+      'Viewing the file.',
+      'str_replace_editor',
+      { command: 'veiw', path: 'src/parse.ts' },
+      'Invalid `command` parameter: veiw. Allowed options are: view, create, str_replace',
+      false,
+    );
 
   it('the same invalid call twice at the end of a long window: SPIRALING, citing both turns', () => {
     const turns = [...work, bad(), bad()];
@@ -182,12 +242,18 @@ describe('repeatedInvalidCall', () => {
 describe('must stay unflagged', () => {
   const CODE_TASK = 'Fix the date parser in src/parse.ts so that ISO week dates parse, with tests.';
   it('polling whose output changes', () => {
-    const turns = [10, 30, 55, 80, 100].map((p) => call('Checking the build again.', 'shell', { command: 'gh run view 42' }, `build in progress: ${p}% done, step ${p / 10}`, true));
+    const turns = [10, 30, 55, 80, 100].map((p) =>
+      call('Checking the build again.', 'shell', { command: 'gh run view 42' }, `build in progress: ${p}% done, step ${p / 10}`, true),
+    );
     expect(label('Wait for the CI build of the parser fix to finish and report.', turns)).toBe('OK');
   });
 
   it('a test-fix-test loop whose errors change', () => {
-    const errs = ['TypeError: fromWeek is not a function', 'AssertionError: expected 2024-01-01 got 2023-12-31', 'AssertionError: expected 2020-12-27 got 2020-12-28'];
+    const errs = [
+      'TypeError: fromWeek is not a function',
+      'AssertionError: expected 2024-01-01 got 2023-12-31',
+      'AssertionError: expected 2020-12-27 got 2020-12-28',
+    ];
     const turns = errs.flatMap((e, i) => [
       call('Running the parser tests.', 'shell', { command: 'npx vitest run src/parse.test.ts' }, `FAIL src/parse.test.ts\n${e}`, false),
       call(`Fixing step ${i}: ${e.slice(0, 20)}.`, 'apply_patch', `*** Update File: src/parse.ts\n-  old${i}\n+  new${i}`, 'patched', true),
@@ -206,7 +272,14 @@ describe('must stay unflagged', () => {
     const turns: Turn[] = [];
     for (const pos of [10, 20, 30]) {
       turns.push(say('(to WebSurfer) Please continue scrolling down the page to find the board members.'));
-      turns.push(call('', 'WebSurfer', 'Please continue scrolling down the page to find the board members.', `I scrolled down one page. Viewport at ${pos}%. Names on screen: member${pos}a, member${pos}b.`));
+      turns.push(
+        call(
+          '',
+          'WebSurfer',
+          'Please continue scrolling down the page to find the board members.',
+          `I scrolled down one page. Viewport at ${pos}%. Names on screen: member${pos}a, member${pos}b.`,
+        ),
+      );
     }
     expect(label('Which member of the board did not hold a C-suite position when joining?', turns)).toBe('OK');
   });
@@ -221,7 +294,13 @@ describe('must stay unflagged', () => {
 
   it('tests run inside a code blob count as a test run ("Ran 6 tests … OK")', () => {
     const turns = [
-      call('Adding unit tests.', 'python', 'import unittest\nclass T(unittest.TestCase):\n  def test_a(self): self.assertEqual(f(2), 4)\nunittest.main()', 'exitcode: 0\n......\nRan 6 tests in 0.001s\n\nOK', true),
+      call(
+        'Adding unit tests.',
+        'python',
+        'import unittest\nclass T(unittest.TestCase):\n  def test_a(self): self.assertEqual(f(2), 4)\nunittest.main()',
+        'exitcode: 0\n......\nRan 6 tests in 0.001s\n\nOK',
+        true,
+      ),
       say('All tests pass; the function works across the edge cases.'),
     ];
     expect(label('Write f(x) = x*x in Python and test it with unittest.', turns)).toBe('OK');
@@ -229,10 +308,17 @@ describe('must stay unflagged', () => {
 });
 
 describe('offTask (DRIFT)', () => {
-  const TASK2 = 'Find the page numbers of the recommended calculus reading in the attached audio recording of Professor Willowbrook, as a comma-delimited list.';
+  const TASK2 =
+    'Find the page numbers of the recommended calculus reading in the attached audio recording of Professor Willowbrook, as a comma-delimited list.';
   const elsewhere = [
     say('[Python_Expert] We have a Python script that should compute the sum of squares of even integers in an array; let us debug it.'),
-    call('', 'Computer_terminal', 'numbers = [1, 2, 3, 4]\ndef sum_of_squares_even(xs):\n    return sum(x * x for x in xs if x % 2 == 0)\nprint(sum_of_squares_even(numbers))', 'exitcode: 0\n20', true),
+    call(
+      '',
+      'Computer_terminal',
+      'numbers = [1, 2, 3, 4]\ndef sum_of_squares_even(xs):\n    return sum(x * x for x in xs if x % 2 == 0)\nprint(sum_of_squares_even(numbers))',
+      'exitcode: 0\n20',
+      true,
+    ),
     say('[Unit_Tester] The script executed and returned 20. Adding edge cases: empty array, negative integers, odd-only inputs, large values.'),
     say('[Python_Expert] The function handles empty arrays, negatives and odd-only inputs correctly; results verified for every scenario.'),
     say('[Unit_Tester] Next, a performance check: a million random integers, timing the generator expression against an explicit loop.'),
@@ -272,10 +358,21 @@ describe('DETECTORS', () => {
 
 describe('unchangedStatus in a test-fix loop', () => {
   it('the same "still not passing" words while the errors change: OK', () => {
-    const errs = ['TypeError: fromWeek is not a function', 'AssertionError: expected 2024-01-01 got 2023-12-31', 'RangeError: week 53 out of range', 'AssertionError: expected 2020-12-27 got 2020-12-28'];
+    const errs = [
+      'TypeError: fromWeek is not a function',
+      'AssertionError: expected 2024-01-01 got 2023-12-31',
+      'RangeError: week 53 out of range',
+      'AssertionError: expected 2020-12-27 got 2020-12-28',
+    ];
     const turns = errs.flatMap((e, i) => [
       call('Running the parser tests.', 'shell', { command: 'npx vitest run src/parse.test.ts' }, `FAIL src/parse.test.ts\n${e}`, false),
-      call('The week-date test is still not passing; adjusting the parser.', 'apply_patch', `*** Update File: src/parse.ts\n-  old${i}\n+  new${i}`, 'patched', true),
+      call(
+        'The week-date test is still not passing; adjusting the parser.',
+        'apply_patch',
+        `*** Update File: src/parse.ts\n-  old${i}\n+  new${i}`,
+        'patched',
+        true,
+      ),
     ]);
     expect(unchangedStatus(ctx('Fix the date parser in src/parse.ts so that ISO week dates parse, with tests.', turns))).toBeNull();
   });
@@ -307,7 +404,12 @@ describe('repeatedEmptySearch', () => {
   const CODE_TASK = 'Fix the date parser in src/parse.ts so that ISO week dates (2024-W01-1) parse, with tests.';
   const sh = (cmd: string, result: string | undefined, text = `Searching: ${cmd}`) => call(text, 'Bash', { command: cmd }, result);
   it('the same term searched four ways, always empty: SPIRALING, citing each search', () => {
-    const turns = [sh("grep -rn 'parseWeek' . 2>/dev/null", ''), sh('rg parseWeek src/', ''), sh("grep -rni 'parseweek' src test", ''), sh('git grep parseWeek', '')];
+    const turns = [
+      sh("grep -rn 'parseWeek' . 2>/dev/null", ''),
+      sh('rg parseWeek src/', ''),
+      sh("grep -rni 'parseweek' src test", ''),
+      sh('git grep parseWeek', ''),
+    ];
     expect(searchTerm({ name: 'Bash', args: JSON.stringify({ command: "grep -rn 'parseWeek' ." }) })).toBe('parseweek');
     expect(searchTerm({ name: 'Grep', args: JSON.stringify({ pattern: '\\bparseWeek\\b', path: 'src' }) })).toBe('parseweek');
     const f = repeatedEmptySearch(ctx(CODE_TASK, turns));
@@ -319,7 +421,13 @@ describe('repeatedEmptySearch', () => {
   it('searches for different terms, searches that find something, or unreported results: not this spiral', () => {
     const different = ['parseWeek', 'fromWeek', 'isoWeek', 'weekDate'].map((t) => sh(`grep -rn ${t} src`, ''));
     expect(repeatedEmptySearch(ctx(CODE_TASK, different))).toBeNull();
-    const found = [sh('grep -rn parseWeek src', ''), sh('rg parseWeek', ''), sh('git grep parseWeek', 'src/week.ts:3: export function parseWeek('), sh('grep -rni parseweek test', ''), sh('grep -rn parseWeek lib', '')];
+    const found = [
+      sh('grep -rn parseWeek src', ''),
+      sh('rg parseWeek', ''),
+      sh('git grep parseWeek', 'src/week.ts:3: export function parseWeek('),
+      sh('grep -rni parseweek test', ''),
+      sh('grep -rn parseWeek lib', ''),
+    ];
     expect(repeatedEmptySearch(ctx(CODE_TASK, found))).toBeNull();
     const unreported = [0, 1, 2, 3].map(() => sh('grep -rn parseWeek src', undefined));
     expect(repeatedEmptySearch(ctx(CODE_TASK, unreported))).toBeNull();

@@ -31,7 +31,11 @@ describe("warden's compaction reaches a hooked agent as context", () => {
 
   it('after a tool call: the handoff is the additional context', async () => {
     const c = recordingClient({ compact, state: 'compacting' });
-    const out = await handleClaudeHook({ hook_event_name: 'PostToolUse', tool_name: 'Bash', tool_input: { command: 'npm run build' }, tool_use_id: 'toolu_1', session_id: 's' }, 'fixer', c.client);
+    const out = await handleClaudeHook(
+      { hook_event_name: 'PostToolUse', tool_name: 'Bash', tool_input: { command: 'npm run build' }, tool_use_id: 'toolu_1', session_id: 's' },
+      'fixer',
+      c.client,
+    );
     expect(out?.hookSpecificOutput?.additionalContext).toMatch(/compacts your context[\s\S]*\[COMPACTED\] warden, your supervisor/);
   });
 
@@ -45,13 +49,17 @@ describe("warden's compaction reaches a hooked agent as context", () => {
     const pending = { at: '2026-11-25T04:00:00.000Z', reason: 'compacting', handoff: compact.handoff, done: false, doneAt: null };
     const c = recordingClient({ compact, state: 'compacting' }, { state: 'compacting', pendingWhispers: 0, lastCompaction: pending });
     const out = await handleClaudeHook({ hook_event_name: 'UserPromptSubmit', prompt: 'go on', prompt_id: 'p1', session_id: 's' }, 'fixer', c.client);
-    expect(out).toMatchObject({ hookSpecificOutput: { hookEventName: 'UserPromptSubmit', additionalContext: expect.stringMatching(/compacts your context[\s\S]*\[COMPACTED\]/) } });
+    expect(out).toMatchObject({
+      hookSpecificOutput: { hookEventName: 'UserPromptSubmit', additionalContext: expect.stringMatching(/compacts your context[\s\S]*\[COMPACTED\]/) },
+    });
     // A compaction already done, and nothing queued: the prompt is not a turn.
     const done = recordingClient({}, { pendingWhispers: 0, lastCompaction: { ...pending, done: true, doneAt: pending.at } });
     let reported = 0;
     const client = await done.client();
     const counting = { ...client, reportTurn: async (...a: Parameters<typeof client.reportTurn>) => (reported++, client.reportTurn(...a)) };
-    expect(await handleClaudeHook({ hook_event_name: 'UserPromptSubmit', prompt: 'go on', prompt_id: 'p2', session_id: 's' }, 'fixer', async () => counting)).toBeNull();
+    expect(
+      await handleClaudeHook({ hook_event_name: 'UserPromptSubmit', prompt: 'go on', prompt_id: 'p2', session_id: 's' }, 'fixer', async () => counting),
+    ).toBeNull();
     expect(reported).toBe(0);
   });
 });

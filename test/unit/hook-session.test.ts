@@ -9,7 +9,15 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { AgentNotFoundError } from '../../src/client/index.js';
 import { AgentIdSchema, AgentSpecSchema } from '../../src/domain/contract/schemas.js';
-import { UNREACHABLE_BACKOFF_MS, autoStarting, markUnreachable, planSession, sayOnce, unreachableRecently, type AutoStartClient } from '../../src/hooks/auto-start.js';
+import {
+  UNREACHABLE_BACKOFF_MS,
+  autoStarting,
+  markUnreachable,
+  planSession,
+  sayOnce,
+  unreachableRecently,
+  type AutoStartClient,
+} from '../../src/hooks/auto-start.js';
 import { autoStartOffByEnv, projectPart, sessionAgentId, sessionPart, sessionTask } from '../../src/hooks/session.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'warden-hook-session-'));
@@ -85,12 +93,20 @@ describe('the task and the switch', () => {
 
 describe('planSession: the spec from the config file', () => {
   const env = (extra: Record<string, string> = {}) => ({ HOME: join(scratch, 'home'), XDG_CONFIG_HOME: join(scratch, 'xdg'), ...extra });
-  const input = (cwd: string) => ({ hook_event_name: 'UserPromptSubmit', session_id: '0b9e5f1c-6a3d-4c1e-9f0a-2d8c7e6b5a41', cwd, prompt: 'Make the tests pass.' });
+  const input = (cwd: string) => ({
+    hook_event_name: 'UserPromptSubmit',
+    session_id: '0b9e5f1c-6a3d-4c1e-9f0a-2d8c7e6b5a41',
+    cwd,
+    prompt: 'Make the tests pass.',
+  });
 
   test('no config file: defaults, the prompt as the task', () => {
     const dir = join(scratch, 'plain');
     mkdirSync(dir, { recursive: true });
-    expect(planSession('claude', input(dir), env())).toEqual({ agentId: 'plain-2d8c7e6b5a41', spec: { agentId: 'plain-2d8c7e6b5a41', task: 'Make the tests pass.' } });
+    expect(planSession('claude', input(dir), env())).toEqual({
+      agentId: 'plain-2d8c7e6b5a41',
+      spec: { agentId: 'plain-2d8c7e6b5a41', task: 'Make the tests pass.' },
+    });
   });
 
   test("the project's warden.yaml: evaluator, webhooks, budgets, verify (run in the project)", () => {
@@ -209,7 +225,11 @@ describe('autoStarting: the agent is started when warden does not know it', () =
   });
 
   test('other errors are not a reason to start', async () => {
-    const c = { status: async () => Promise.reject(new Error('cannot reach Temporal')), reportTurn: async () => ({}), ensureStarted: async () => ({ ended: false }) } as unknown as AutoStartClient;
+    const c = {
+      status: async () => Promise.reject(new Error('cannot reach Temporal')),
+      reportTurn: async () => ({}),
+      ensureStarted: async () => ({ ended: false }),
+    } as unknown as AutoStartClient;
     await expect((await autoStarting(async () => c, spec)()).status('p-1')).rejects.toThrow('cannot reach Temporal');
   });
 });

@@ -42,7 +42,11 @@ describe('the humanWait signal', () => {
     const st = status(a);
     expect(st).toMatchObject({ state: 'awaiting-input', stateReason: 'waiting for permission: Bash rm -rf build/', waitingForHuman: true, paused: false });
     expect(a.rec.notifications).toHaveLength(1);
-    expect(a.rec.notifications[0]!.event).toMatchObject({ event: 'awaiting-input', agentId: a.core.spec.agentId, reason: 'waiting for permission: Bash rm -rf build/' });
+    expect(a.rec.notifications[0]!.event).toMatchObject({
+      event: 'awaiting-input',
+      agentId: a.core.spec.agentId,
+      reason: 'waiting for permission: Bash rm -rf build/',
+    });
     expect(a.core.s.ladder.step).toBe(step);
   });
 
@@ -101,7 +105,6 @@ describe('the humanWait signal', () => {
     expect(a.core.s.refused.at(-1)!.reason).toMatch(/phase/);
   });
 
-
   it('the alert offers steer and abort links', () => {
     expect(actionsFor('awaiting-input')).toEqual(['steer', 'abort']);
   });
@@ -110,10 +113,36 @@ describe('the humanWait signal', () => {
 // A Claude Code transcript as it is written: one JSON line per entry, tool_use in an assistant entry.
 const TRANSCRIPT = [
   { type: 'user', message: { role: 'user', content: 'Clean the build and rebuild.' }, uuid: 'u1', sessionId: 's1' },
-  { type: 'assistant', message: { id: 'msg_1', role: 'assistant', model: 'claude-sonnet-4-5', content: [{ type: 'text', text: 'I will remove the build directory first.' }] }, uuid: 'a1', parentUuid: 'u1' },
-  { type: 'assistant', message: { id: 'msg_1', role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_01', name: 'Bash', input: { command: 'ls build/', description: 'List build' } }] }, uuid: 'a2' },
-  { type: 'user', message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_01', content: 'a.js\nb.js' }] }, uuid: 'u2', toolUseResult: { stdout: 'a.js\nb.js' } },
-  { type: 'assistant', message: { id: 'msg_2', role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_02', name: 'Bash', input: { command: 'rm -rf build/', description: 'Remove build' } }] }, uuid: 'a3' },
+  {
+    type: 'assistant',
+    message: { id: 'msg_1', role: 'assistant', model: 'claude-sonnet-4-5', content: [{ type: 'text', text: 'I will remove the build directory first.' }] },
+    uuid: 'a1',
+    parentUuid: 'u1',
+  },
+  {
+    type: 'assistant',
+    message: {
+      id: 'msg_1',
+      role: 'assistant',
+      content: [{ type: 'tool_use', id: 'toolu_01', name: 'Bash', input: { command: 'ls build/', description: 'List build' } }],
+    },
+    uuid: 'a2',
+  },
+  {
+    type: 'user',
+    message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_01', content: 'a.js\nb.js' }] },
+    uuid: 'u2',
+    toolUseResult: { stdout: 'a.js\nb.js' },
+  },
+  {
+    type: 'assistant',
+    message: {
+      id: 'msg_2',
+      role: 'assistant',
+      content: [{ type: 'tool_use', id: 'toolu_02', name: 'Bash', input: { command: 'rm -rf build/', description: 'Remove build' } }],
+    },
+    uuid: 'a3',
+  },
 ]
   .map((e) => JSON.stringify(e))
   .join('\n');
@@ -126,37 +155,58 @@ function transcript(text = `${TRANSCRIPT}\n`): string {
 
 describe('the pending tool call, from the transcript', () => {
   it('is the last tool_use of the last assistant entry', async () => {
-    expect(await pendingToolFromTranscript(transcript())).toEqual({ name: 'Bash', input: { command: 'rm -rf build/', description: 'Remove build' }, id: 'toolu_02' });
+    expect(await pendingToolFromTranscript(transcript())).toEqual({
+      name: 'Bash',
+      input: { command: 'rm -rf build/', description: 'Remove build' },
+      id: 'toolu_02',
+    });
   });
   it('none in the transcript, a torn last line, or no file: null or the last whole one', async () => {
     expect(await pendingToolFromTranscript(transcript('{"type":"user","message":{"role":"user","content":"hi"}}\n'))).toBeNull();
     expect(await pendingToolFromTranscript('/nonexistent/x.jsonl')).toBeNull();
     expect(await pendingToolFromTranscript(undefined)).toBeNull();
-    const torn = await pendingToolFromTranscript(transcript(`${TRANSCRIPT}\n{"type":"assistant","message":{"role":"assistant","content":[{"type":"tool_use","na`));
+    const torn = await pendingToolFromTranscript(
+      transcript(`${TRANSCRIPT}\n{"type":"assistant","message":{"role":"assistant","content":[{"type":"tool_use","na`),
+    );
     expect(torn?.id).toBe('toolu_02');
   });
 });
 
 describe('hook events that mean waiting for a human', () => {
   it("Claude's permission prompt names the pending tool call", async () => {
-    const w = await humanWaitFromHook('claude', { hook_event_name: 'Notification', notification_type: 'permission_prompt', message: 'Claude needs your permission to use Bash', transcript_path: transcript() });
+    const w = await humanWaitFromHook('claude', {
+      hook_event_name: 'Notification',
+      notification_type: 'permission_prompt',
+      message: 'Claude needs your permission to use Bash',
+      transcript_path: transcript(),
+    });
     expect(w).toEqual({ phase: 'start', kind: 'permission', reason: 'waiting for permission: Bash rm -rf build/' });
   });
   it('without a readable transcript, the message says it', async () => {
-    const w = await humanWaitFromHook('claude', { hook_event_name: 'Notification', notification_type: 'permission_prompt', message: 'Claude needs your permission to use Bash' });
+    const w = await humanWaitFromHook('claude', {
+      hook_event_name: 'Notification',
+      notification_type: 'permission_prompt',
+      message: 'Claude needs your permission to use Bash',
+    });
     expect(w?.reason).toBe('waiting for permission: Claude needs your permission to use Bash');
   });
   it('an idle prompt; an older payload with the message only; auth_success is no wait', async () => {
-    expect(await humanWaitFromHook('claude', { hook_event_name: 'Notification', notification_type: 'idle_prompt', message: 'Claude is waiting for your input' })).toEqual({
+    expect(
+      await humanWaitFromHook('claude', { hook_event_name: 'Notification', notification_type: 'idle_prompt', message: 'Claude is waiting for your input' }),
+    ).toEqual({
       phase: 'start',
       kind: 'idle',
       reason: 'waiting for input: Claude is waiting for your input',
     });
-    expect((await humanWaitFromHook('claude', { hook_event_name: 'Notification', message: 'Claude needs your permission to use Write' }))?.kind).toBe('permission');
+    expect((await humanWaitFromHook('claude', { hook_event_name: 'Notification', message: 'Claude needs your permission to use Write' }))?.kind).toBe(
+      'permission',
+    );
     expect(await humanWaitFromHook('claude', { hook_event_name: 'Notification', notification_type: 'auth_success', message: 'ok' })).toBeNull();
   });
   it("Codex's PermissionRequest names the tool itself", async () => {
-    expect(await humanWaitFromHook('codex', { hook_event_name: 'PermissionRequest', tool_name: 'Bash', tool_input: { command: 'git push origin main' } })).toEqual({
+    expect(
+      await humanWaitFromHook('codex', { hook_event_name: 'PermissionRequest', tool_name: 'Bash', tool_input: { command: 'git push origin main' } }),
+    ).toEqual({
       phase: 'start',
       kind: 'permission',
       reason: 'waiting for permission: Bash git push origin main',
@@ -184,7 +234,9 @@ function recordingClient(st: Partial<AgentStatus> = {}) {
 describe('the hook handler', () => {
   it('Notification sends humanWait and prints nothing; PreToolUse and a prompt end a wait, only when there is one', async () => {
     const c = recordingClient();
-    expect(await handleClaudeHook({ hook_event_name: 'Notification', notification_type: 'permission_prompt', transcript_path: transcript() }, 'fixer', c.client)).toBeNull();
+    expect(
+      await handleClaudeHook({ hook_event_name: 'Notification', notification_type: 'permission_prompt', transcript_path: transcript() }, 'fixer', c.client),
+    ).toBeNull();
     expect(c.signals).toEqual([{ name: 'humanWait', payload: permission }]);
     await handleClaudeHook({ hook_event_name: 'PreToolUse', tool_name: 'Bash' }, 'fixer', c.client);
     expect(c.signals).toHaveLength(1); // not waiting: no signal
@@ -198,7 +250,13 @@ describe('the hook handler', () => {
   });
   it("Codex's PermissionRequest: the signal, and no decision (its human decides)", async () => {
     const c = recordingClient();
-    expect(await handleCodexHook({ hook_event_name: 'PermissionRequest', tool_name: 'Bash', tool_input: { command: 'rm -rf build/' }, turn_id: 't' }, 'fixer', c.client)).toBeNull();
+    expect(
+      await handleCodexHook(
+        { hook_event_name: 'PermissionRequest', tool_name: 'Bash', tool_input: { command: 'rm -rf build/' }, turn_id: 't' },
+        'fixer',
+        c.client,
+      ),
+    ).toBeNull();
     expect(c.signals).toEqual([{ name: 'humanWait', payload: permission }]);
   });
 });

@@ -15,7 +15,10 @@ const CMD = "'/usr/bin/node' '/opt/warden/dist/src/cli/main.js' hook claude";
 const claude: HookPlan = { agent: 'claude', command: CMD };
 const codex: HookPlan = { agent: 'codex', command: 'warden hook codex' };
 
-type Settings = { hooks?: Record<string, Array<{ matcher?: string; hooks: Array<{ type: string; command: string; timeout?: number }> }>> } & Record<string, unknown>;
+type Settings = { hooks?: Record<string, Array<{ matcher?: string; hooks: Array<{ type: string; command: string; timeout?: number }> }>> } & Record<
+  string,
+  unknown
+>;
 const value = (text: string) => parse(text) as Settings;
 
 /** Every event warden plans has exactly one warden handler, the planned one, with the planned matcher. */
@@ -71,7 +74,11 @@ describe('install then uninstall gives back the same bytes', () => {
   test('other settings, four-space indent, no trailing newline', () => {
     const before = '{\n    "model": "opus",\n    "permissions": {\n        "allow": ["Bash(npm test)"]\n    }\n}';
     const after = roundTrip(before);
-    expect(after.startsWith('{\n    "model": "opus",\n    "permissions": {\n        "allow": ["Bash(npm test)"]\n    },\n    "hooks": {\n        "UserPromptSubmit"')).toBe(true);
+    expect(
+      after.startsWith(
+        '{\n    "model": "opus",\n    "permissions": {\n        "allow": ["Bash(npm test)"]\n    },\n    "hooks": {\n        "UserPromptSubmit"',
+      ),
+    ).toBe(true);
     expect(after.endsWith('}')).toBe(true);
   });
 
@@ -81,12 +88,13 @@ describe('install then uninstall gives back the same bytes', () => {
   });
 
   test('comments anywhere are kept', () => {
-    const before = '// user settings\n{\n  /* the model */\n  "model": "opus", // inline\n  "hooks": {\n    // lint first\n    "PreToolUse": [{ "matcher": "Bash", "hooks": [{ "type": "command", "command": "lint.sh" }] }]\n  }\n}\n';
+    const before =
+      '// user settings\n{\n  /* the model */\n  "model": "opus", // inline\n  "hooks": {\n    // lint first\n    "PreToolUse": [{ "matcher": "Bash", "hooks": [{ "type": "command", "command": "lint.sh" }] }]\n  }\n}\n';
     const after = roundTrip(before);
     for (const c of ['// user settings', '/* the model */', '// inline', '// lint first']) expect(after).toContain(c);
   });
 
-  test('another hook on the same event: warden\'s group comes after it, the user\'s untouched', () => {
+  test("another hook on the same event: warden's group comes after it, the user's untouched", () => {
     const before = JSON.stringify({ hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'lint.sh', timeout: 5 }] }] } }, null, 2);
     const after = roundTrip(before);
     const pre = value(after).hooks!.PreToolUse!;
@@ -102,7 +110,13 @@ describe('install then uninstall gives back the same bytes', () => {
         hooks: {
           PreToolUse: [
             { matcher: 'Bash', hooks: [{ type: 'command', command: 'a' }] },
-            { matcher: 'Edit|Write', hooks: [{ type: 'command', command: 'b' }, { type: 'command', command: 'c' }] },
+            {
+              matcher: 'Edit|Write',
+              hooks: [
+                { type: 'command', command: 'b' },
+                { type: 'command', command: 'c' },
+              ],
+            },
           ],
           Stop: [{ hooks: [{ type: 'command', command: 'say done' }] }],
           Notification: [{ hooks: [{ type: 'command', command: 'notify-send hi' }] }],
@@ -136,7 +150,17 @@ describe('install then uninstall gives back the same bytes', () => {
   test('codex hooks.json with a description', () => {
     const before = '{\n  "description": "team hooks",\n  "hooks": {\n    "SessionStart": [{ "hooks": [{ "type": "command", "command": "motd" }] }]\n  }\n}\n';
     const after = roundTrip(before, codex);
-    expect(Object.keys(value(after).hooks!)).toEqual(['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PermissionRequest', 'PostToolUse', 'Stop', 'PreCompact', 'PostCompact', 'SessionEnd']);
+    expect(Object.keys(value(after).hooks!)).toEqual([
+      'SessionStart',
+      'UserPromptSubmit',
+      'PreToolUse',
+      'PermissionRequest',
+      'PostToolUse',
+      'Stop',
+      'PreCompact',
+      'PostCompact',
+      'SessionEnd',
+    ]);
     expect(value(after).hooks!.PostToolUseFailure).toBeUndefined(); // codex has no such event
   });
 });
@@ -145,15 +169,30 @@ describe('compaction reporting (PreCompact / PostCompact)', () => {
   test('both agents get a hook on PreCompact and PostCompact, with no matcher (manual and auto)', () => {
     for (const plan of [claude, codex]) {
       const s = value(installHooks(null, plan).text);
-      for (const e of ['PreCompact', 'PostCompact']) expect(s.hooks![e], `${plan.agent} ${e}`).toEqual([{ hooks: [{ type: 'command', command: plan.command, timeout: 30 }] }]);
+      for (const e of ['PreCompact', 'PostCompact'])
+        expect(s.hooks![e], `${plan.agent} ${e}`).toEqual([{ hooks: [{ type: 'command', command: plan.command, timeout: 30 }] }]);
     }
     expect(Object.keys(value(installHooks(null, claude).text).hooks!)).toEqual([
-      'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'Notification', 'Stop', 'PreCompact', 'PostCompact', 'SessionEnd',
+      'UserPromptSubmit',
+      'PreToolUse',
+      'PostToolUse',
+      'PostToolUseFailure',
+      'Notification',
+      'Stop',
+      'PreCompact',
+      'PostCompact',
+      'SessionEnd',
     ]);
   });
 
-  test('an install from before compaction was hooked: a second install adds exactly the two; uninstall takes out only warden\'s', () => {
-    const older = { hooks: Object.fromEntries(HOOK_EVENTS.claude.filter((e) => !/Compact$/.test(e.event)).map((e) => [e.event, [{ ...(e.matcher ? { matcher: e.matcher } : {}), hooks: [{ type: 'command', command: CMD, timeout: 30 }] }]])) };
+  test("an install from before compaction was hooked: a second install adds exactly the two; uninstall takes out only warden's", () => {
+    const older = {
+      hooks: Object.fromEntries(
+        HOOK_EVENTS.claude
+          .filter((e) => !/Compact$/.test(e.event))
+          .map((e) => [e.event, [{ ...(e.matcher ? { matcher: e.matcher } : {}), hooks: [{ type: 'command', command: CMD, timeout: 30 }] }]]),
+      ),
+    };
     // The user's own PreCompact hook, there before.
     older.hooks.PreCompact = [{ hooks: [{ type: 'command', command: 'backup-transcript', timeout: 5 }] }];
     const before = `${JSON.stringify(older, null, 2)}\n`;
@@ -204,7 +243,7 @@ describe('a missing or empty file', () => {
 });
 
 describe('already or partly installed, or an older warden hook', () => {
-  test('already installed (by another tool\'s formatting): nothing changes', () => {
+  test("already installed (by another tool's formatting): nothing changes", () => {
     const mine = installHooks(null, claude).text;
     const reformatted = JSON.stringify(value(mine)); // same hooks, other bytes
     expect(installHooks(reformatted, claude)).toMatchObject({ changed: false, text: reformatted });
@@ -213,7 +252,16 @@ describe('already or partly installed, or an older warden hook', () => {
   test('partly installed: only the missing events are added', () => {
     const partial = JSON.stringify({ hooks: { PreToolUse: [{ matcher: '*', hooks: [{ type: 'command', command: CMD, timeout: 30 }] }] } }, null, 2);
     const r = installHooks(partial, claude);
-    expect(r.actions).toEqual(['added warden\'s hook to UserPromptSubmit', 'added warden\'s hook to PostToolUse', 'added warden\'s hook to PostToolUseFailure', 'added warden\'s hook to Notification', 'added warden\'s hook to Stop', 'added warden\'s hook to PreCompact', 'added warden\'s hook to PostCompact', 'added warden\'s hook to SessionEnd']);
+    expect(r.actions).toEqual([
+      "added warden's hook to UserPromptSubmit",
+      "added warden's hook to PostToolUse",
+      "added warden's hook to PostToolUseFailure",
+      "added warden's hook to Notification",
+      "added warden's hook to Stop",
+      "added warden's hook to PreCompact",
+      "added warden's hook to PostCompact",
+      "added warden's hook to SessionEnd",
+    ]);
     expectInstalled(r.text, claude);
     expect(r.text.startsWith(partial.slice(0, partial.lastIndexOf(']') + 1))).toBe(true); // the PreToolUse block untouched
   });
@@ -240,10 +288,32 @@ describe('already or partly installed, or an older warden hook', () => {
     expect(installHooks(r.text, claude).changed).toBe(false);
   });
 
-  test('a warden hook sharing a group with the user\'s: only the handler is updated, the group kept', () => {
-    const old = JSON.stringify({ hooks: { Stop: [{ hooks: [{ type: 'command', command: 'say done' }, { type: 'command', command: 'warden hook claude', timeout: 9 }] }] } }, null, 2);
+  test("a warden hook sharing a group with the user's: only the handler is updated, the group kept", () => {
+    const old = JSON.stringify(
+      {
+        hooks: {
+          Stop: [
+            {
+              hooks: [
+                { type: 'command', command: 'say done' },
+                { type: 'command', command: 'warden hook claude', timeout: 9 },
+              ],
+            },
+          ],
+        },
+      },
+      null,
+      2,
+    );
     const r = installHooks(old, claude);
-    expect(value(r.text).hooks!.Stop).toEqual([{ hooks: [{ type: 'command', command: 'say done' }, { type: 'command', command: CMD, timeout: 30 }] }]);
+    expect(value(r.text).hooks!.Stop).toEqual([
+      {
+        hooks: [
+          { type: 'command', command: 'say done' },
+          { type: 'command', command: CMD, timeout: 30 },
+        ],
+      },
+    ]);
     // Uninstall takes the handler out of the shared group and leaves the user's.
     expect(value(uninstallHooks(r.text, 'claude').text).hooks!.Stop).toEqual([{ hooks: [{ type: 'command', command: 'say done' }] }]);
   });
@@ -294,7 +364,8 @@ test('warden hook commands are recognised; others are not', () => {
     'warden hook claude 2>>/tmp/log',
   ])
     expect(isWardenHookCommand(c, 'claude'), c).toBe(true);
-  for (const c of ['lint.sh', 'warden hook codex', 'echo warden hook claude-ish', 'mywarden hook claude', 'warden status x', 'warden hook claudex']) expect(isWardenHookCommand(c, 'claude'), c).toBe(false);
+  for (const c of ['lint.sh', 'warden hook codex', 'echo warden hook claude-ish', 'mywarden hook claude', 'warden status x', 'warden hook claudex'])
+    expect(isWardenHookCommand(c, 'claude'), c).toBe(false);
   expect(isWardenHookCommand('warden hook codex', 'codex')).toBe(true);
   expect(isWardenHookCommand(42, 'claude')).toBe(false);
 });
@@ -321,7 +392,10 @@ describe('the whole change, with what install remembers', () => {
     expect(newer.record!.before).toBe('{"a": 1}');
     expect(planUninstall(path, newer.after, newer.record, 'claude').after).toBe('{"a": 1}');
     // No change: the record stays as it was.
-    expect(planInstall(path, newer.after, newer.record, { agent: 'claude', command: 'warden hook claude' })).toMatchObject({ changed: false, record: newer.record });
+    expect(planInstall(path, newer.after, newer.record, { agent: 'claude', command: 'warden hook claude' })).toMatchObject({
+      changed: false,
+      record: newer.record,
+    });
   });
 
   test('an older hand-written warden hook comes back exactly on uninstall', () => {
@@ -330,7 +404,7 @@ describe('the whole change, with what install remembers', () => {
     expect(planUninstall(path, i.after, i.record, 'claude').after).toBe(old);
   });
 
-  test('a file changed since install: warden\'s hooks come out, the user\'s later change stays', () => {
+  test("a file changed since install: warden's hooks come out, the user's later change stays", () => {
     const i = planInstall(path, '{\n  "model": "a"\n}\n', null, claude);
     const edited = i.after!.replace('"model": "a"', '"model": "b"');
     const u = planUninstall(path, edited, i.record, 'claude');

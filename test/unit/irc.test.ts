@@ -4,7 +4,7 @@ import type { AgentStatus } from '../../src/domain/contract/status.js';
 import { ircConfigFrom } from '../../src/cli/commands/irc.js';
 
 describe('parseIrcCommand', () => {
-  test('chatter and other bots\' commands are ignored', () => {
+  test("chatter and other bots' commands are ignored", () => {
     expect(parseIrcCommand('hello all')).toEqual({ kind: 'none' });
     expect(parseIrcCommand('!weather berlin')).toEqual({ kind: 'none' });
     expect(parseIrcCommand('status fixer')).toEqual({ kind: 'none' });
@@ -14,13 +14,25 @@ describe('parseIrcCommand', () => {
   });
   test('each verb with its arguments', () => {
     expect(parseIrcCommand('!status fixer')).toEqual({ kind: 'command', command: { verb: 'status', agentId: 'fixer' } });
-    expect(parseIrcCommand('  !resume fixer  looks fine now ')).toEqual({ kind: 'command', command: { verb: 'resume', agentId: 'fixer', note: 'looks fine now' } });
+    expect(parseIrcCommand('  !resume fixer  looks fine now ')).toEqual({
+      kind: 'command',
+      command: { verb: 'resume', agentId: 'fixer', note: 'looks fine now' },
+    });
     expect(parseIrcCommand('!resume fixer')).toEqual({ kind: 'command', command: { verb: 'resume', agentId: 'fixer' } });
-    expect(parseIrcCommand('!abort fixer going in circles')).toEqual({ kind: 'command', command: { verb: 'abort', agentId: 'fixer', reason: 'going in circles' } });
+    expect(parseIrcCommand('!abort fixer going in circles')).toEqual({
+      kind: 'command',
+      command: { verb: 'abort', agentId: 'fixer', reason: 'going in circles' },
+    });
     expect(parseIrcCommand('!pause a.b-c_1')).toEqual({ kind: 'command', command: { verb: 'pause', agentId: 'a.b-c_1' } });
-    expect(parseIrcCommand('!dismiss fixer flaky upstream')).toEqual({ kind: 'command', command: { verb: 'dismiss', agentId: 'fixer', note: 'flaky upstream' } });
+    expect(parseIrcCommand('!dismiss fixer flaky upstream')).toEqual({
+      kind: 'command',
+      command: { verb: 'dismiss', agentId: 'fixer', note: 'flaky upstream' },
+    });
     expect(parseIrcCommand('!dismiss fixer')).toEqual({ kind: 'command', command: { verb: 'dismiss', agentId: 'fixer' } });
-    expect(parseIrcCommand('!STEER fixer try the config module first')).toEqual({ kind: 'command', command: { verb: 'steer', agentId: 'fixer', text: 'try the config module first' } });
+    expect(parseIrcCommand('!STEER fixer try the config module first')).toEqual({
+      kind: 'command',
+      command: { verb: 'steer', agentId: 'fixer', text: 'try the config module first' },
+    });
   });
   test('bad arguments are errors that say what is wrong', () => {
     expect(parseIrcCommand('!resume')).toEqual({ kind: 'error', message: 'usage: !resume <agent>' });
@@ -61,14 +73,16 @@ describe('bot config', () => {
       channel: '#alerts',
       allow: ['alice', 'bob'],
     });
-    expect(ircConfigFrom({}, { WARDEN_IRC_SERVER: 'irc.example.net', WARDEN_IRC_CHANNEL: '#ops', WARDEN_IRC_NICK: 'wbot', WARDEN_IRC_TLS: '1' })).toMatchObject({
-      server: 'irc.example.net',
-      port: 6667,
-      tls: true,
-      nick: 'wbot',
-      channel: '#ops',
-      allow: [],
-    });
+    expect(ircConfigFrom({}, { WARDEN_IRC_SERVER: 'irc.example.net', WARDEN_IRC_CHANNEL: '#ops', WARDEN_IRC_NICK: 'wbot', WARDEN_IRC_TLS: '1' })).toMatchObject(
+      {
+        server: 'irc.example.net',
+        port: 6667,
+        tls: true,
+        nick: 'wbot',
+        channel: '#ops',
+        allow: [],
+      },
+    );
     expect(() => ircConfigFrom({ channel: '#a' }, {})).toThrow(/--server/);
     expect(() => ircConfigFrom({ server: 'x' }, {})).toThrow(/--channel/);
     expect(() => ircConfigFrom({ server: 'x', channel: 'alerts' }, {})).toThrow(/channel: an IRC channel/);

@@ -8,7 +8,10 @@ const DIR = resolve(import.meta.dirname, '../../schemas');
 
 test('committed schemas are up to date (regenerate with `warden schemas --out schemas`)', () => {
   const generated = jsonSchemas();
-  const committed = readdirSync(DIR).filter((f) => f.endsWith('.schema.json')).map((f) => f.replace('.schema.json', '')).sort();
+  const committed = readdirSync(DIR)
+    .filter((f) => f.endsWith('.schema.json'))
+    .map((f) => f.replace('.schema.json', ''))
+    .sort();
   expect(committed).toEqual(Object.keys(generated).sort());
   for (const [name, schema] of Object.entries(generated)) {
     expect(JSON.parse(readFileSync(join(DIR, `${name}.schema.json`), 'utf8')), name).toEqual(schema);
@@ -16,7 +19,11 @@ test('committed schemas are up to date (regenerate with `warden schemas --out sc
 });
 
 test('the AgentSpec schema names what a service in another language must send', () => {
-  const spec = jsonSchemas()['agent-spec'] as { required: string[]; properties: Record<string, { properties?: Record<string, unknown> }>; additionalProperties: boolean };
+  const spec = jsonSchemas()['agent-spec'] as {
+    required: string[];
+    properties: Record<string, { properties?: Record<string, unknown> }>;
+    additionalProperties: boolean;
+  };
   expect(spec.required).toEqual(['agentId', 'task']);
   expect(spec.additionalProperties).toBe(false);
   expect(Object.keys(spec.properties.supervisor!.properties!)).toEqual(

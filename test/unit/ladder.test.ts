@@ -55,13 +55,7 @@ describe('applyOutcome: sequences → actions and final state', () => {
     ['[skip] neither advances nor resets', [SKIP], 3, ['none'], { step: 0, escalations: 0 }],
     ['[C] step 1 whisper', [C], 3, ['whisper:CORRECTION@1'], { step: 1, escalations: 0 }],
     ['[C,C] step 2 whisper', [C, C], 3, ['whisper:CORRECTION@1', 'whisper:CORRECTION@2'], { step: 2, escalations: 0 }],
-    [
-      '[C,C,C] escalates at step 3',
-      [C, C, C],
-      3,
-      ['whisper:CORRECTION@1', 'whisper:CORRECTION@2', 'escalate@3'],
-      { step: 3, escalations: 1 },
-    ],
+    ['[C,C,C] escalates at step 3', [C, C, C], 3, ['whisper:CORRECTION@1', 'whisper:CORRECTION@2', 'escalate@3'], { step: 3, escalations: 1 }],
     ['[C,OK] resets', [C, OK], 3, ['whisper:CORRECTION@1', 'reset'], { step: 0, escalations: 0 }],
     ['[C,OK,C] back to step 1', [C, OK, C], 3, ['whisper:CORRECTION@1', 'reset', 'whisper:CORRECTION@1'], { step: 1, escalations: 0 }],
     ['[C,skip,C] skip does not reset', [C, SKIP, C], 3, ['whisper:CORRECTION@1', 'none', 'whisper:CORRECTION@2'], { step: 2, escalations: 0 }],
@@ -80,7 +74,13 @@ describe('applyOutcome: sequences → actions and final state', () => {
     ['[C,TD] mixed kinds count as consecutive', [C, TD], 3, ['whisper:CORRECTION@1', 'whisper:THINK_DEEPER@2'], { step: 2, escalations: 0 }],
     ['[C,TD,E] mixed kinds escalate', [C, TD, E], 3, ['whisper:CORRECTION@1', 'whisper:THINK_DEEPER@2', 'escalate@3'], { step: 3, escalations: 1 }],
     ['threshold 2 is treated as 3: [C,C] does not escalate', [C, C], 2, ['whisper:CORRECTION@1', 'whisper:CORRECTION@2'], { step: 2, escalations: 0 }],
-    ['threshold 2 is treated as 3: [C,C,C] escalates', [C, C, C], 2, ['whisper:CORRECTION@1', 'whisper:CORRECTION@2', 'escalate@3'], { step: 3, escalations: 1 }],
+    [
+      'threshold 2 is treated as 3: [C,C,C] escalates',
+      [C, C, C],
+      2,
+      ['whisper:CORRECTION@1', 'whisper:CORRECTION@2', 'escalate@3'],
+      { step: 3, escalations: 1 },
+    ],
     ['threshold 1 is treated as 3', [C, C], 1, ['whisper:CORRECTION@1', 'whisper:CORRECTION@2'], { step: 2, escalations: 0 }],
     ['threshold 0 is treated as 3', [E, E], 0, ['whisper:CORRECTION@1', 'whisper:CORRECTION@2'], { step: 2, escalations: 0 }],
     ['negative threshold is treated as 3', [C, C, C], -4, ['whisper:CORRECTION@1', 'whisper:CORRECTION@2', 'escalate@3'], { step: 3, escalations: 1 }],
@@ -213,7 +213,13 @@ describe('lastResort compact: one compaction before escalation', () => {
   const closed = (pattern: Verdict['pattern']) => ({ compacted: { pattern, open: false }, compactions: 1 });
   const cases: Array<[string, EvaluationOutcome[], number, string[], LadderState]> = [
     ['[C,C] whispers as before', [C, C], 3, ['whisper:CORRECTION@1', 'whisper:CORRECTION@2'], { step: 2, escalations: 0 }],
-    ['[C,C,C] compacts at the threshold instead of escalating', [C, C, C], 3, ['whisper:CORRECTION@1', 'whisper:CORRECTION@2', 'compact@3'], { step: 3, escalations: 0, ...open('SPIRALING') }],
+    [
+      '[C,C,C] compacts at the threshold instead of escalating',
+      [C, C, C],
+      3,
+      ['whisper:CORRECTION@1', 'whisper:CORRECTION@2', 'compact@3'],
+      { step: 3, escalations: 0, ...open('SPIRALING') },
+    ],
     [
       '[C,C,C,C] the same finding after the compaction escalates',
       [C, C, C, C],
@@ -235,7 +241,13 @@ describe('lastResort compact: one compaction before escalation', () => {
       ['whisper:CORRECTION@1', 'whisper:CORRECTION@2', 'compact@3', 'none'],
       { step: 3, escalations: 0, ...open('SPIRALING') },
     ],
-    ['[C,C,C,OK] the compaction worked: the ladder resets', [C, C, C, OK], 3, ['whisper:CORRECTION@1', 'whisper:CORRECTION@2', 'compact@3', 'reset'], { step: 0, escalations: 0, compactions: 1 }],
+    [
+      '[C,C,C,OK] the compaction worked: the ladder resets',
+      [C, C, C, OK],
+      3,
+      ['whisper:CORRECTION@1', 'whisper:CORRECTION@2', 'compact@3', 'reset'],
+      { step: 0, escalations: 0, compactions: 1 },
+    ],
     [
       '[C,C,C,OK,C,C,C] after a reset a later streak may compact again',
       [C, C, C, OK, C, C, C],

@@ -60,7 +60,12 @@ describe('checkTurnBudget', () => {
     expect(r.ok).toBe(true);
   });
   it('names the text when it is over its budget', () => {
-    expect(checkTurnBudget({ text: big(TURN_TEXT_MAX_BYTES) })).toEqual({ ok: false, field: 'text', bytes: TURN_TEXT_MAX_BYTES + 2, limit: TURN_TEXT_MAX_BYTES });
+    expect(checkTurnBudget({ text: big(TURN_TEXT_MAX_BYTES) })).toEqual({
+      ok: false,
+      field: 'text',
+      bytes: TURN_TEXT_MAX_BYTES + 2,
+      limit: TURN_TEXT_MAX_BYTES,
+    });
   });
   it('names the tool field (objects count as their JSON)', () => {
     const r = checkTurnBudget({ text: 'x', toolCalls: [{ name: 'a' }, { name: 'b', args: { blob: big(TOOL_FIELD_MAX_BYTES) } }] });

@@ -17,12 +17,20 @@ describe('verifyToken', () => {
   });
 
   it('refuses an expired token (at the expiry second and after)', () => {
-    expect(verifyToken(SECRET, token, want, claims.expiresAt * 1000)).toMatchObject({ ok: false, reason: 'expired', message: expect.stringMatching(/expired at 2026-11-25T02:00:00/) });
+    expect(verifyToken(SECRET, token, want, claims.expiresAt * 1000)).toMatchObject({
+      ok: false,
+      reason: 'expired',
+      message: expect.stringMatching(/expired at 2026-11-25T02:00:00/),
+    });
   });
 
   it('refuses a token for another agent or another action', () => {
     expect(verifyToken(SECRET, token, { agentId: 'other', action: 'resume' }, NOW)).toMatchObject({ ok: false, reason: 'wrong-agent' });
-    expect(verifyToken(SECRET, token, { agentId: 'fixer.1', action: 'abort' }, NOW)).toMatchObject({ ok: false, reason: 'wrong-action', message: 'this link is for resume, not abort' });
+    expect(verifyToken(SECRET, token, { agentId: 'fixer.1', action: 'abort' }, NOW)).toMatchObject({
+      ok: false,
+      reason: 'wrong-action',
+      message: 'this link is for resume, not abort',
+    });
   });
 
   it('refuses a tampered token: any part changed, or another secret', () => {
@@ -36,7 +44,10 @@ describe('verifyToken', () => {
       swap(5, parts[5]!.slice(0, -1) + (parts[5]!.endsWith('A') ? 'B' : 'A')), // the signature
       issueToken('b'.repeat(40), claims), // signed with another secret
     ];
-    for (const t of cases) expect(verifyToken(SECRET, t, { agentId: parseToken(t).ok ? (parseToken(t) as { claims: TokenClaims }).claims.agentId : 'x', action: t.split('.')[2]! }, NOW)).toMatchObject({ ok: false, reason: 'tampered' });
+    for (const t of cases)
+      expect(
+        verifyToken(SECRET, t, { agentId: parseToken(t).ok ? (parseToken(t) as { claims: TokenClaims }).claims.agentId : 'x', action: t.split('.')[2]! }, NOW),
+      ).toMatchObject({ ok: false, reason: 'tampered' });
   });
 
   it('checks the signature before believing what the token says (a forged wrong-agent token is tampered, not wrong-agent)', () => {

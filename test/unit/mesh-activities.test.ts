@@ -13,7 +13,8 @@ import { git, gitRepo } from '../helpers/mesh.js';
 import { running } from '../helpers/procs.js';
 
 const acts = makeMeshActivities(pino({ level: 'silent' }));
-const cp = (code: string) => renderCheckpoint({ statusCode: code, statusDetail: 'x', plan: ['1', '2', '3', '4', '5'], intendedFiles: [], blockers: [], artifacts: [] });
+const cp = (code: string) =>
+  renderCheckpoint({ statusCode: code, statusDetail: 'x', plan: ['1', '2', '3', '4', '5'], intendedFiles: [], blockers: [], artifacts: [] });
 
 describe('mesh activities', () => {
   test('setup, a worktree per attempt, warden drafts only a finished worker, integration is idempotent', async () => {
@@ -27,7 +28,15 @@ describe('mesh activities', () => {
     expect(git(p.worktree, 'rev-parse', 'HEAD')).toBe(setup.base);
     writeFileSync(join(p.worktree, 'a.txt'), 'A\n');
     writeFileSync(join(p.worktree, 'new.txt'), 'new\n');
-    const target = { key: 'k', ...p, diffBase: setup.base, workflowId: 'agent-none', kind: 'worker' as const, draftFromWorktree: 'when-done' as const, draftNotBefore: 0 };
+    const target = {
+      key: 'k',
+      ...p,
+      diffBase: setup.base,
+      workflowId: 'agent-none',
+      kind: 'worker' as const,
+      draftFromWorktree: 'when-done' as const,
+      draftNotBefore: 0,
+    };
     const observe = async (t = target) => (await acts.meshObserve({ targets: [t] }))[0]!;
 
     // Mid-work (no done checkpoint): no draft, even though the worktree has changes.
@@ -50,11 +59,20 @@ describe('mesh activities', () => {
 
     const r1 = await acts.meshIntegrate({ integrationDir: setup.integrationDir, patchPath: p.patchPath, key: 'u.t.a1', message: 'task 1' });
     expect(r1).toMatchObject({ applied: true, already: false });
-    expect(await acts.meshIntegrate({ integrationDir: setup.integrationDir, patchPath: p.patchPath, key: 'u.t.a1', message: 'task 1' })).toEqual({ ...r1, already: true });
+    expect(await acts.meshIntegrate({ integrationDir: setup.integrationDir, patchPath: p.patchPath, key: 'u.t.a1', message: 'task 1' })).toEqual({
+      ...r1,
+      already: true,
+    });
     const conflict = `diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+B\n`;
     writeFileSync(p.patchPath, conflict);
-    expect(await acts.meshIntegrate({ integrationDir: setup.integrationDir, patchPath: p.patchPath, key: 'u.t.a2', message: 'task 1 again' })).toMatchObject({ applied: false, conflictingFiles: ['a.txt'] });
-    expect(await acts.meshValidate({ integrationDir: setup.integrationDir, command: 'grep -q A a.txt', timeoutMs: 10_000 })).toMatchObject({ ok: true, exitCode: 0 });
+    expect(await acts.meshIntegrate({ integrationDir: setup.integrationDir, patchPath: p.patchPath, key: 'u.t.a2', message: 'task 1 again' })).toMatchObject({
+      applied: false,
+      conflictingFiles: ['a.txt'],
+    });
+    expect(await acts.meshValidate({ integrationDir: setup.integrationDir, command: 'grep -q A a.txt', timeoutMs: 10_000 })).toMatchObject({
+      ok: true,
+      exitCode: 0,
+    });
     // Gate V runs like a done-claim's verify: at its timeout the command's whole process group is
     // killed (a background child too, which would otherwise hold the output open), and it says so.
     const pidFile = join(setup.integrationDir, '.validate.pid');
@@ -64,7 +82,9 @@ describe('mesh activities', () => {
     const child = Number(readFileSync(pidFile, 'utf8'));
     expect(running(child)).toBe(false);
     rmSync(pidFile);
-    expect(await acts.meshApply({ repo: setup.repo, runId: 'u', integrationBranch: setup.integrationBranch, userBranch: 'main' })).toMatchObject({ branch: 'main' });
+    expect(await acts.meshApply({ repo: setup.repo, runId: 'u', integrationBranch: setup.integrationBranch, userBranch: 'main' })).toMatchObject({
+      branch: 'main',
+    });
     expect(readFileSync(join(repo, 'a.txt'), 'utf8')).toBe('A\n');
   });
 
@@ -74,14 +94,23 @@ describe('mesh activities', () => {
     mkdirSync(dir, { recursive: true });
     const fifo = join(dir, 'fifo.diff');
     execFileSync('mkfifo', [fifo]);
-    expect(await readUntrusted(fifo, 1024, 'the patch draft')).toEqual({ kind: 'refused', reason: 'the patch draft is a named pipe (FIFO), not a regular file' });
+    expect(await readUntrusted(fifo, 1024, 'the patch draft')).toEqual({
+      kind: 'refused',
+      reason: 'the patch draft is a named pipe (FIFO), not a regular file',
+    });
     const outside = join(mkdtempSync(join(tmpdir(), 'warden-outside-')), 'x.diff');
     writeFileSync(outside, 'diff --git a/a.txt b/a.txt\n');
     symlinkSync(outside, join(dir, 'link.diff'));
-    expect(await readUntrusted(join(dir, 'link.diff'), 1024, 'the patch draft')).toEqual({ kind: 'refused', reason: 'the patch draft is a symlink, not a regular file' });
+    expect(await readUntrusted(join(dir, 'link.diff'), 1024, 'the patch draft')).toEqual({
+      kind: 'refused',
+      reason: 'the patch draft is a symlink, not a regular file',
+    });
     writeFileSync(join(dir, 'sparse.diff'), '');
     truncateSync(join(dir, 'sparse.diff'), 600 * 1024 * 1024);
-    expect(await readUntrusted(join(dir, 'sparse.diff'), 1024, 'the patch draft')).toEqual({ kind: 'refused', reason: 'the patch draft is 629145600 bytes, over its budget of 1024' });
+    expect(await readUntrusted(join(dir, 'sparse.diff'), 1024, 'the patch draft')).toEqual({
+      kind: 'refused',
+      reason: 'the patch draft is 629145600 bytes, over its budget of 1024',
+    });
     expect(await readUntrusted(join(dir, 'none.diff'), 1024, 'the patch draft')).toEqual({ kind: 'missing' });
     writeFileSync(join(dir, 'ok.diff'), 'x');
     expect(await readUntrusted(join(dir, 'ok.diff'), 1024, 'the patch draft')).toMatchObject({ kind: 'ok', bytes: Buffer.from('x') });
@@ -90,7 +119,10 @@ describe('mesh activities', () => {
     writeFileSync(join(elsewhere, 'p.diff'), 'x');
     rmSync(dir, { recursive: true });
     symlinkSync(elsewhere, dir);
-    expect(await readUntrusted(join(dir, 'p.diff'), 1024, 'the patch draft')).toEqual({ kind: 'refused', reason: 'the patch draft is not inside the repository (a directory on its path is a symlink)' });
+    expect(await readUntrusted(join(dir, 'p.diff'), 1024, 'the patch draft')).toEqual({
+      kind: 'refused',
+      reason: 'the patch draft is not inside the repository (a directory on its path is a symlink)',
+    });
   });
 
   test("a worktree's own .git is never read: warden diffs on its admin directory, running none of the worker's config", async () => {
@@ -132,7 +164,10 @@ describe('mesh activities', () => {
     const rename = 'diff --git a/old.txt b/new dir/new.txt\nsimilarity index 100%\nrename from old.txt\nrename to new dir/new.txt\n';
     expect(await patchFiles(repo, Buffer.from(rename))).toEqual({ ok: true, files: ['new dir/new.txt', 'old.txt'] }); // the source too: -R names it
     const gitConfig = 'diff --git a/.git/config b/.git/config\n--- a/.git/config\n+++ b/.git/config\n@@ -1 +1,2 @@\n [core]\n+\tx = y\n';
-    expect(await patchFiles(repo, Buffer.from(gitConfig))).toEqual({ ok: false, refused: 'gate P: the patch touches a path git must not write: ".git/config" is inside a .git directory' });
+    expect(await patchFiles(repo, Buffer.from(gitConfig))).toEqual({
+      ok: false,
+      refused: 'gate P: the patch touches a path git must not write: ".git/config" is inside a .git directory',
+    });
     expect(await patchFiles(repo, Buffer.from('not a patch\n'))).toMatchObject({ ok: false, error: expect.any(String) });
   });
 });

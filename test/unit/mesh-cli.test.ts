@@ -14,10 +14,26 @@ describe('mesh run driver flags', () => {
   test.each([
     ['--driver-command', { driver: 'command', driverCommand: 'python3 w.py -v' }, { driver: { kind: 'command', command: ['python3', 'w.py', '-v'] } }],
     ['--command (the old name)', { driver: 'command', command: 'python3 w.py' }, { driver: { kind: 'command', command: ['python3', 'w.py'] } }],
-    ['--driver-model, --driver-config, --max-turns', { driver: 'codex', driverModel: 'm1', driverConfig: ['a=b'], maxTurns: '30' }, { driver: { kind: 'codex', model: 'm1', config: ['a=b'] }, maxTurns: 30 }],
-    ['--driver-model, --codex-path', { driver: 'codex', driverModel: 'm2', codexPath: '/opt/codex' }, { driver: { kind: 'codex', model: 'm2', codexPath: '/opt/codex', config: [] } }],
-    ['--driver-base-url', { driver: 'codex', driverBaseUrl: 'http://127.0.0.1:9/v1' }, { driver: { kind: 'codex', config: expect.arrayContaining(['model_provider="warden-endpoint"']) } }],
-    ['claude with --claude-path', { driver: 'claude', driverModel: 'opus', claudePath: '/bin/claude' }, { driver: { kind: 'claude', model: 'opus', claudePath: '/bin/claude', args: [] } }],
+    [
+      '--driver-model, --driver-config, --max-turns',
+      { driver: 'codex', driverModel: 'm1', driverConfig: ['a=b'], maxTurns: '30' },
+      { driver: { kind: 'codex', model: 'm1', config: ['a=b'] }, maxTurns: 30 },
+    ],
+    [
+      '--driver-model, --codex-path',
+      { driver: 'codex', driverModel: 'm2', codexPath: '/opt/codex' },
+      { driver: { kind: 'codex', model: 'm2', codexPath: '/opt/codex', config: [] } },
+    ],
+    [
+      '--driver-base-url',
+      { driver: 'codex', driverBaseUrl: 'http://127.0.0.1:9/v1' },
+      { driver: { kind: 'codex', config: expect.arrayContaining(['model_provider="warden-endpoint"']) } },
+    ],
+    [
+      'claude with --claude-path',
+      { driver: 'claude', driverModel: 'opus', claudePath: '/bin/claude' },
+      { driver: { kind: 'claude', model: 'opus', claudePath: '/bin/claude', args: [] } },
+    ],
   ])('%s', (_what, flags, want) => {
     expect(driverFrom({ ...base, ...flags } as never)).toEqual(want);
   });
@@ -28,7 +44,10 @@ describe('mesh run driver flags', () => {
     const cwd = process.cwd();
     process.chdir(dir);
     try {
-      expect(driverFrom({ ...base, driver: 'command', driverCommand: 'python3 w.py' } as never).driver).toEqual({ kind: 'command', command: ['python3', join(dir, 'w.py')] });
+      expect(driverFrom({ ...base, driver: 'command', driverCommand: 'python3 w.py' } as never).driver).toEqual({
+        kind: 'command',
+        command: ['python3', join(dir, 'w.py')],
+      });
     } finally {
       process.chdir(cwd);
     }
@@ -38,7 +57,10 @@ describe('mesh run driver flags', () => {
     [{ driver: 'command' }, /--driver command needs --driver-command/],
     [{ driver: 'command', command: 'a', driverCommand: 'b' }, /--command is the old name of --driver-command: give one of them/],
     // --model is the evaluator's model on start: here it is refused, naming the flag for the workers' model.
-    [{ driver: 'codex', model: 'a' }, /^--model: on mesh run, set the workers' model with --driver-model NAME \(--model is the evaluator's model on warden start/],
+    [
+      { driver: 'codex', model: 'a' },
+      /^--model: on mesh run, set the workers' model with --driver-model NAME \(--model is the evaluator's model on warden start/,
+    ],
     [{ driver: 'claude', model: 'a', driverModel: 'b' }, /--driver-model NAME/],
     [{ driver: 'command', driverCommand: 'a', driverModel: 'm' }, /--driver-model only goes with --driver codex\|claude/],
     [{ driver: 'claude', codexPath: '/x' }, /--codex-path only goes with --driver codex/],
@@ -51,7 +73,26 @@ describe('mesh run driver flags', () => {
   test('the built CLI: `mesh run --model` exits 2 (bad usage) with the message naming --driver-model, before any server is needed', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'mesh-cli-model-'));
     writeFileSync(join(dir, 'tasks.md'), '1. Fix the flaky test.\n');
-    const r = await execa(process.execPath, [join(ROOT, 'dist/src/cli/main.js'), 'mesh', 'run', '--tasks', join(dir, 'tasks.md'), '--repo', dir, '--driver', 'codex', '--no-credential-check', '--model', 'gpt-5', '--address', '127.0.0.1:1'], { reject: false, timeout: 60_000 });
+    const r = await execa(
+      process.execPath,
+      [
+        join(ROOT, 'dist/src/cli/main.js'),
+        'mesh',
+        'run',
+        '--tasks',
+        join(dir, 'tasks.md'),
+        '--repo',
+        dir,
+        '--driver',
+        'codex',
+        '--no-credential-check',
+        '--model',
+        'gpt-5',
+        '--address',
+        '127.0.0.1:1',
+      ],
+      { reject: false, timeout: 60_000 },
+    );
     expect(r.exitCode, r.stderr).toBe(2);
     expect(r.stderr).toContain(MESH_MODEL_REFUSED);
   });
@@ -72,7 +113,10 @@ describe('mesh run alert flags (the names start uses)', () => {
   test.each([
     [{}, undefined],
     [{ webhook: ['https://h/1', 'https://h/2'] }, { webhooks: [{ url: 'https://h/1' }, { url: 'https://h/2' }], log: true }],
-    [{ webhook: ['https://h/1'], webhookFormat: 'slack', webhookSecretEnv: 'K' }, { webhooks: [{ url: 'https://h/1', format: 'slack', secretEnv: 'K' }], log: true }],
+    [
+      { webhook: ['https://h/1'], webhookFormat: 'slack', webhookSecretEnv: 'K' },
+      { webhooks: [{ url: 'https://h/1', format: 'slack', secretEnv: 'K' }], log: true },
+    ],
     [{ irc: '#mesh' }, { webhooks: [], irc: { channel: '#mesh' }, log: true }],
   ])('%j', (flags, want) => expect(notifyFrom(flags as never)).toEqual(want));
   test('a webhook format without a webhook is refused', () => {
@@ -89,7 +133,16 @@ describe('mesh alerts', () => {
   test('no channel: no alert at all; else one notify input for every channel', () => {
     expect(meshAlert({ ...base, notify: { webhooks: [], log: true } })).toBeNull();
     expect(meshAlert({ ...base, notify: { webhooks: [{ url: 'https://h', format: 'slack' } as never], irc: { channel: '#m' } as never, log: true } })).toEqual({
-      event: { event: 'escalation', agentId: 'mesh-r', workflowId: 'mesh-r', runId: 'abc', task: 'mesh r', step: 0, reason: 'mesh ready: 1 of 1 tasks through', at: '2026-01-01T00:00:00.000Z' },
+      event: {
+        event: 'escalation',
+        agentId: 'mesh-r',
+        workflowId: 'mesh-r',
+        runId: 'abc',
+        task: 'mesh r',
+        step: 0,
+        reason: 'mesh ready: 1 of 1 tasks through',
+        at: '2026-01-01T00:00:00.000Z',
+      },
       webhooks: [{ url: 'https://h', format: 'slack' }],
       irc: { channel: '#m' },
     });

@@ -13,10 +13,40 @@ const long: MeshHistory = { historyLength: 100, historySize: 10_000, continueAsN
 function attempt(over: Partial<Attempt> = {}): Attempt {
   const [task] = resolveTasks([{ title: 't', agent: 'worker', mode: 'patch-first', skills: [], scope: [], verify: false }]);
   return {
-    attempt: 1, kind: 'worker', mode: 'patch-first', agentId: 'r.t.a1', workflowId: 'agent-r.t.a1', branch: 'b', worktree: '/w', checkpointPath: '/c', patchPath: '/p',
-    diffBase: 'base', spawnedAt: 0, lastTickAt: null, lastSeenAt: null, lastStatus: null, statusSeen: 0, lastPatchStat: null, patchSeen: 0,
-    lastCheckpointMtime: null, checkpointNudgedAt: null, unrel: 0, acked: false, gates: initialGates(task!, false), state: 'spawned',
-    waitingFor: null, reemits: 0, draftNotBefore: 0, outputWaits: 0, turnsSeen: 0, ready: false, patchSha: null, patchFiles: [], agentEnded: null, closed: false, reason: null,
+    attempt: 1,
+    kind: 'worker',
+    mode: 'patch-first',
+    agentId: 'r.t.a1',
+    workflowId: 'agent-r.t.a1',
+    branch: 'b',
+    worktree: '/w',
+    checkpointPath: '/c',
+    patchPath: '/p',
+    diffBase: 'base',
+    spawnedAt: 0,
+    lastTickAt: null,
+    lastSeenAt: null,
+    lastStatus: null,
+    statusSeen: 0,
+    lastPatchStat: null,
+    patchSeen: 0,
+    lastCheckpointMtime: null,
+    checkpointNudgedAt: null,
+    unrel: 0,
+    acked: false,
+    gates: initialGates(task!, false),
+    state: 'spawned',
+    waitingFor: null,
+    reemits: 0,
+    draftNotBefore: 0,
+    outputWaits: 0,
+    turnsSeen: 0,
+    ready: false,
+    patchSha: null,
+    patchFiles: [],
+    agentEnded: null,
+    closed: false,
+    reason: null,
     ...over,
   };
 }
@@ -26,13 +56,45 @@ function mesh(states: MeshTaskState[], over: Partial<MeshStatus> = {}): MeshStat
   const tasks = resolveTasks(states.map((_, i) => ({ title: `task ${i + 1}`, agent: 'worker', mode: 'patch-first', skills: [], scope: [], verify: false })));
   const records: TaskRecord[] = tasks.map((task, i) => {
     const state = states[i]!;
-    const attempts = state === 'queued' ? [] : [attempt({ closed: state === 'integrated' || state === 'failed', agentEnded: state === 'integrated' ? 'completed' : null })];
-    return { task, state, attempts, ackRestarts: 0, restarts: 0, tookOver: false, firstSpawnAt: 0, integratedCommit: null, integratedAttempt: null, next: '', reason: null };
+    const attempts =
+      state === 'queued' ? [] : [attempt({ closed: state === 'integrated' || state === 'failed', agentEnded: state === 'integrated' ? 'completed' : null })];
+    return {
+      task,
+      state,
+      attempts,
+      ackRestarts: 0,
+      restarts: 0,
+      tookOver: false,
+      firstSpawnAt: 0,
+      integratedCommit: null,
+      integratedAttempt: null,
+      next: '',
+      reason: null,
+    };
   });
   return {
-    runId: 'r', repo: '/r', phase: 'running', phaseReason: null, tunables: tun, validate: null, base: 'b', userBranch: 'main', integrationBranch: 'mesh/r/integration',
-    integrationDir: '/i', integrationHead: 'b', startedAt: 0, ticks: 0, lastTickAt: null, conflicts: 0, conflictBudget: 3, tasks: records, log: [], validation: null,
-    applied: null, spend: {}, ...over,
+    runId: 'r',
+    repo: '/r',
+    phase: 'running',
+    phaseReason: null,
+    tunables: tun,
+    validate: null,
+    base: 'b',
+    userBranch: 'main',
+    integrationBranch: 'mesh/r/integration',
+    integrationDir: '/i',
+    integrationHead: 'b',
+    startedAt: 0,
+    ticks: 0,
+    lastTickAt: null,
+    conflicts: 0,
+    conflictBudget: 3,
+    tasks: records,
+    log: [],
+    validation: null,
+    applied: null,
+    spend: {},
+    ...over,
   };
 }
 const loopAt = (at: MeshStage, over: Partial<MeshLoop> = {}): MeshLoop => ({ ...newLoop(), at, ...over });
@@ -80,7 +142,8 @@ describe('continue-as-new waits for what the next run could not pick up', () => 
   });
 
   test('only while running: not awaiting a human, not ready', () => {
-    for (const phase of ['awaiting-input', 'ready', 'validating'] as const) expect(shouldContinueAsNew(mesh(['running'], { phase }), newLoop(), long, LIMITS), phase).toBe(false);
+    for (const phase of ['awaiting-input', 'ready', 'validating'] as const)
+      expect(shouldContinueAsNew(mesh(['running'], { phase }), newLoop(), long, LIMITS), phase).toBe(false);
   });
 });
 
@@ -94,10 +157,42 @@ test('spawnCandidate: the first queued task in order while a slot is free', () =
 describe('removableAttempts: replaced attempts whose agents ended', () => {
   test.each([
     // [what, attempts (closed, agentEnded), integrated attempt, expected removable attempt numbers]
-    ['a restarted attempt whose agent ended', [[true, 'stopped'], [false, null]], null, [1]],
-    ['not while its agent still runs', [[true, null], [false, null]], null, [] as number[]],
-    ['never the last attempt', [[true, 'stopped'], [true, 'completed']], null, [1]],
-    ['never the integrated one', [[true, 'completed'], [true, 'stopped']], 1, [] as number[]],
+    [
+      'a restarted attempt whose agent ended',
+      [
+        [true, 'stopped'],
+        [false, null],
+      ],
+      null,
+      [1],
+    ],
+    [
+      'not while its agent still runs',
+      [
+        [true, null],
+        [false, null],
+      ],
+      null,
+      [] as number[],
+    ],
+    [
+      'never the last attempt',
+      [
+        [true, 'stopped'],
+        [true, 'completed'],
+      ],
+      null,
+      [1],
+    ],
+    [
+      'never the integrated one',
+      [
+        [true, 'completed'],
+        [true, 'stopped'],
+      ],
+      1,
+      [] as number[],
+    ],
     ['an only attempt stays', [[true, 'completed']], null, [] as number[]],
   ] as const)('%s', (_what, spec, integratedAttempt, want) => {
     const s = mesh(['running']);

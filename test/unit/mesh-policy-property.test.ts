@@ -85,7 +85,10 @@ function newWorker(rand: () => number, t: Tunables, now: number, behaviours: Kin
   };
 }
 
-const cp = (statusCode: string, statusDetail: string) => ({ ok: true as const, checkpoint: { statusCode, statusDetail, plan: ['a', 'b', 'c', 'd', 'e'], intendedFiles: ['a.txt'], blockers: [], artifacts: [] } });
+const cp = (statusCode: string, statusDetail: string) => ({
+  ok: true as const,
+  checkpoint: { statusCode, statusDetail, plan: ['a', 'b', 'c', 'd', 'e'], intendedFiles: ['a.txt'], blockers: [], artifacts: [] },
+});
 const noPatch = { exists: false, size: 0, mtimeMs: null, sha: null, unified: false, files: [], by: null };
 
 /** What a tick sees of worker `w` at `now` (advancing its state: turns, answers to requests). */
@@ -120,18 +123,57 @@ function observe(w: Worker, now: number, slug: string): Observation {
   }
   const hasPatch = done && w.kind !== 'no-diff';
   const files = w.kind === 'out-of-scope' ? ['a.txt', 'elsewhere.txt'] : ['a.txt'];
-  const patch = hasPatch ? { exists: true, size: 100 + w.patchVersion, mtimeMs: w.doneAt, sha: `${slug}-${w.kind}-v${w.patchVersion}`, unified: w.kind !== 'bad-diff', files, by: 'worker' as const } : noPatch;
+  const patch = hasPatch
+    ? {
+        exists: true,
+        size: 100 + w.patchVersion,
+        mtimeMs: w.doneAt,
+        sha: `${slug}-${w.kind}-v${w.patchVersion}`,
+        unified: w.kind !== 'bad-diff',
+        files,
+        by: 'worker' as const,
+      }
+    : noPatch;
   return { checkpoint, patch, lastTurn: w.turns ? { text: w.text, at: null } : null, turns: w.turns };
 }
 
 function newAttempt(r: TaskRecord, kind: Attempt['kind'], from: string, now: number): Attempt {
   const n = r.attempts.length + 1;
   const a: Attempt = {
-    attempt: n, kind, mode: kind === 'takeover' ? 'direct-edit' : r.task.mode, agentId: `m.${r.task.slug}.a${n}`, workflowId: `agent-m.${r.task.slug}.a${n}`,
-    branch: 'b', worktree: '/w', checkpointPath: '/c', patchPath: '/p', diffBase: from, spawnedAt: now, lastTickAt: null, lastSeenAt: null,
-    lastStatus: null, statusSeen: 0, lastPatchStat: null, patchSeen: 0, lastCheckpointMtime: null, checkpointNudgedAt: null, unrel: 0, acked: false,
-    gates: initialGates(r.task, false), state: 'spawned', waitingFor: null, reemits: 0, draftNotBefore: 0, outputWaits: 0, turnsSeen: 0, ready: false,
-    patchSha: null, patchFiles: [], agentEnded: null, closed: false, reason: null,
+    attempt: n,
+    kind,
+    mode: kind === 'takeover' ? 'direct-edit' : r.task.mode,
+    agentId: `m.${r.task.slug}.a${n}`,
+    workflowId: `agent-m.${r.task.slug}.a${n}`,
+    branch: 'b',
+    worktree: '/w',
+    checkpointPath: '/c',
+    patchPath: '/p',
+    diffBase: from,
+    spawnedAt: now,
+    lastTickAt: null,
+    lastSeenAt: null,
+    lastStatus: null,
+    statusSeen: 0,
+    lastPatchStat: null,
+    patchSeen: 0,
+    lastCheckpointMtime: null,
+    checkpointNudgedAt: null,
+    unrel: 0,
+    acked: false,
+    gates: initialGates(r.task, false),
+    state: 'spawned',
+    waitingFor: null,
+    reemits: 0,
+    draftNotBefore: 0,
+    outputWaits: 0,
+    turnsSeen: 0,
+    ready: false,
+    patchSha: null,
+    patchFiles: [],
+    agentEnded: null,
+    closed: false,
+    reason: null,
   };
   r.attempts.push(a);
   r.firstSpawnAt ??= now;
@@ -162,7 +204,19 @@ function play(seed: number, behaviours: Kind[] | null = null): { outcome: Outcom
     continueWaiting: rand() < 0.2,
   });
   const [task] = resolveTasks([{ title: 't', agent: 'worker', mode: 'patch-first', skills: [], scope: ['a.txt'], verify: false }]);
-  const r: TaskRecord = { task: task!, state: 'queued', attempts: [], ackRestarts: 0, restarts: 0, tookOver: false, firstSpawnAt: null, integratedCommit: null, integratedAttempt: null, next: '', reason: null };
+  const r: TaskRecord = {
+    task: task!,
+    state: 'queued',
+    attempts: [],
+    ackRestarts: 0,
+    restarts: 0,
+    tookOver: false,
+    firstSpawnAt: null,
+    integratedCommit: null,
+    integratedAttempt: null,
+    next: '',
+    reason: null,
+  };
   const mesh = { conflicts: 0, conflictBudget: t.conflictBudget };
   const workers = new Map<string, Worker>();
   const spawn = (kind: Attempt['kind'], now: number) => workers.set(newAttempt(r, kind, 'base', now).agentId, newWorker(rand, t, now, behaviours));
@@ -179,14 +233,20 @@ function play(seed: number, behaviours: Kind[] | null = null): { outcome: Outcom
     const w = workers.get(a.agentId)!;
     if (a.ready) {
       // The workflow's integrate(): the gated draft applies unless it conflicts (a rebased one applies).
-      const res = a.gatedSha !== a.patchSha ? { applied: false as const, error: 'gate D: the patch draft changed after its gates passed', conflictingFiles: [], refused: true } : w.kind === 'conflict' && !w.rebased ? { applied: false as const, error: 'error: patch failed: a.txt:1', conflictingFiles: ['a.txt'] } : { applied: true as const, head: 'h', already: false };
+      const res =
+        a.gatedSha !== a.patchSha
+          ? { applied: false as const, error: 'gate D: the patch draft changed after its gates passed', conflictingFiles: [], refused: true }
+          : w.kind === 'conflict' && !w.rebased
+            ? { applied: false as const, error: 'error: patch failed: a.txt:1', conflictingFiles: ['a.txt'] }
+            : { applied: true as const, head: 'h', already: false };
       const out = integrationOutcome(r, a, res, mesh);
       if (out.kind === 'integrated') return { outcome: { end: 'integrated', at: now, attempts: r.attempts.length, goodSeen, reason: null, gaps: maxGap }, t };
       if (out.kind === 'fail') {
         markFailed(r, out.reason);
         break;
       }
-      if (out.kind === 'await-human') return { outcome: { end: 'awaiting-input', at: now, attempts: r.attempts.length, goodSeen, reason: out.reason, gaps: maxGap }, t };
+      if (out.kind === 'await-human')
+        return { outcome: { end: 'awaiting-input', at: now, attempts: r.attempts.length, goodSeen, reason: out.reason, gaps: maxGap }, t };
       // The rebase request: to the same agent while it runs, else to a new attempt (the workflow's sendRebase).
       if (a.agentEnded === null) {
         a.waitingFor = { what: 'rebase', sha: a.patchSha, ticks: 0 };
@@ -204,7 +264,8 @@ function play(seed: number, behaviours: Kind[] | null = null): { outcome: Outcom
     a.patchSha = o.patch.sha;
     a.patchFiles = o.patch.files;
     // A diff passing D, P and S on a finished attempt: the task must not fail from here.
-    if (o.checkpoint.parse?.ok && o.checkpoint.parse.checkpoint.statusCode === 'done' && (w.kind === 'good' || (w.kind === 'conflict' && w.rebased))) goodSeen = true;
+    if (o.checkpoint.parse?.ok && o.checkpoint.parse.checkpoint.statusCode === 'done' && (w.kind === 'good' || (w.kind === 'conflict' && w.rebased)))
+      goodSeen = true;
     const acts = tickTask(r, a, o, now, t);
     for (const x of acts) {
       if (x.kind === 'steer' && /^Your (final message|output)/.test(x.text)) w.pending.push({ at: now + rand() * 2 * stallAfterMs(t), what: 'reemit' });

@@ -14,29 +14,100 @@ const SECTIONS = '1) Summary\n2) Intended files touched\n3) Patch\n4) Commands r
 function record(mode: 'patch-first' | 'analysis-only' = 'patch-first', scope: string[] = ['a.txt']): { r: TaskRecord; a: Attempt } {
   const [task] = resolveTasks([{ title: 't', agent: 'worker', mode, skills: [], scope, verify: false }]);
   const a: Attempt = {
-    attempt: 1, kind: 'worker', mode, agentId: 'r.1-t.a1', workflowId: 'agent-r.1-t.a1', branch: 'b', worktree: '/w', checkpointPath: '/c', patchPath: '/p',
-    diffBase: 'base', spawnedAt: 0, lastTickAt: null, lastSeenAt: null, lastStatus: null, statusSeen: 0, lastPatchStat: null, patchSeen: 0,
-    lastCheckpointMtime: null, checkpointNudgedAt: null, unrel: 0, acked: false, gates: initialGates(task!, false), state: 'spawned',
-    waitingFor: null, reemits: 0, draftNotBefore: 0, outputWaits: 0, turnsSeen: 0, ready: false, patchSha: null, patchFiles: [], agentEnded: null, closed: false, reason: null,
+    attempt: 1,
+    kind: 'worker',
+    mode,
+    agentId: 'r.1-t.a1',
+    workflowId: 'agent-r.1-t.a1',
+    branch: 'b',
+    worktree: '/w',
+    checkpointPath: '/c',
+    patchPath: '/p',
+    diffBase: 'base',
+    spawnedAt: 0,
+    lastTickAt: null,
+    lastSeenAt: null,
+    lastStatus: null,
+    statusSeen: 0,
+    lastPatchStat: null,
+    patchSeen: 0,
+    lastCheckpointMtime: null,
+    checkpointNudgedAt: null,
+    unrel: 0,
+    acked: false,
+    gates: initialGates(task!, false),
+    state: 'spawned',
+    waitingFor: null,
+    reemits: 0,
+    draftNotBefore: 0,
+    outputWaits: 0,
+    turnsSeen: 0,
+    ready: false,
+    patchSha: null,
+    patchFiles: [],
+    agentEnded: null,
+    closed: false,
+    reason: null,
   };
-  return { r: { task: task!, state: 'spawned', attempts: [a], ackRestarts: 0, restarts: 0, tookOver: false, firstSpawnAt: 0, integratedCommit: null, integratedAttempt: null, next: '', reason: null }, a };
+  return {
+    r: {
+      task: task!,
+      state: 'spawned',
+      attempts: [a],
+      ackRestarts: 0,
+      restarts: 0,
+      tookOver: false,
+      firstSpawnAt: 0,
+      integratedCommit: null,
+      integratedAttempt: null,
+      next: '',
+      reason: null,
+    },
+    a,
+  };
 }
 
 /** A finished attempt: checkpoint done, a unified patch touching `files`, the final message `text`, `turns` turns. */
 const done = (text: string, opts: { files?: string[]; unified?: boolean; turns?: number; mtime?: number } = {}): Observation => ({
-  checkpoint: { exists: true, mtimeMs: opts.mtime ?? 1, parse: { ok: true, checkpoint: { statusCode: 'done', statusDetail: 'finished', plan: ['a', 'b', 'c', 'd', 'e'], intendedFiles: [], blockers: [], artifacts: [] } } },
+  checkpoint: {
+    exists: true,
+    mtimeMs: opts.mtime ?? 1,
+    parse: {
+      ok: true,
+      checkpoint: { statusCode: 'done', statusDetail: 'finished', plan: ['a', 'b', 'c', 'd', 'e'], intendedFiles: [], blockers: [], artifacts: [] },
+    },
+  },
   patch: { exists: true, size: 10, mtimeMs: 1, sha: 'p1', unified: opts.unified ?? true, files: opts.files ?? ['a.txt'], by: 'warden' },
   lastTurn: { text, at: null },
   turns: opts.turns ?? 1,
 });
-const silent: Observation = { checkpoint: { exists: false, mtimeMs: null, parse: null }, patch: { exists: false, size: 0, mtimeMs: null, sha: null, unified: false, files: [], by: null }, lastTurn: null, turns: 0 };
+const silent: Observation = {
+  checkpoint: { exists: false, mtimeMs: null, parse: null },
+  patch: { exists: false, size: 0, mtimeMs: null, sha: null, unified: false, files: [], by: null },
+  lastTurn: null,
+  turns: 0,
+};
 
 describe('gate O keeps correct work', () => {
   test.each([
     // [what, agent ended?, final message, expected first decision]
     ['all sections', null, SECTIONS, { kind: 'ready' }],
-    ['no sections, agent ended: integrated at once with a warning, no re-emit', 'completed', 'I did it.', { kind: 'ready', warning: 'gate O: integrated without the deliverable sections (missing: Summary, Intended files, Patch, Commands run, Risks); the agent had ended its session' }],
-    ['no sections, agent crashed after finishing: kept too', 'failed', 'I did it.', { kind: 'ready', warning: expect.stringMatching(/^gate O: integrated without/) }],
+    [
+      'no sections, agent ended: integrated at once with a warning, no re-emit',
+      'completed',
+      'I did it.',
+      {
+        kind: 'ready',
+        warning:
+          'gate O: integrated without the deliverable sections (missing: Summary, Intended files, Patch, Commands run, Risks); the agent had ended its session',
+      },
+    ],
+    [
+      'no sections, agent crashed after finishing: kept too',
+      'failed',
+      'I did it.',
+      { kind: 'ready', warning: expect.stringMatching(/^gate O: integrated without/) },
+    ],
     ['no sections, agent running: wait for the final message first', null, 'I did it.', { kind: 'wait' }],
   ] as const)('%s', (_what, ended, text, want) => {
     const { r, a } = record();
@@ -51,14 +122,23 @@ describe('gate O keeps correct work', () => {
       expect(tickTask(r, a, done('I did it.'), 1000, tun)).toEqual([]); // waiting for the final message
       const asked = tickTask(r, a, done('I did it.'), 3000, tun);
       expect(asked.map((x) => x.kind)).toEqual(['log', 'steer']);
-      expect(asked[1]).toMatchObject({ text: expect.stringMatching(/^Your final message lacks the deliverable sections \(missing: Summary, Intended files, Patch, Commands run, Risks\)\. Your patch passed its checks/) });
+      expect(asked[1]).toMatchObject({
+        text: expect.stringMatching(
+          /^Your final message lacks the deliverable sections \(missing: Summary, Intended files, Patch, Commands run, Risks\)\. Your patch passed its checks/,
+        ),
+      });
       const next = answer === 'nothing at all' ? done('I did it.') : done('I did it again.', { turns: 2 });
       // Unchanged: the wait is the stall time; changed: the gates decide at once.
       const at = answer === 'nothing at all' ? [4000, 6000] : [4000];
       let actions = tickTask(r, a, next, at[0]!, tun);
       if (at[1]) actions = tickTask(r, a, next, at[1], tun);
-      expect(actions.map((x) => x.kind), answer).toEqual(['log']);
-      expect(actions[0]).toMatchObject({ text: expect.stringMatching(/^GATE O task 1: integrated without the deliverable sections .*asked once to re-emit them; the patch passed D and S/) });
+      expect(
+        actions.map((x) => x.kind),
+        answer,
+      ).toEqual(['log']);
+      expect(actions[0]).toMatchObject({
+        text: expect.stringMatching(/^GATE O task 1: integrated without the deliverable sections .*asked once to re-emit them; the patch passed D and S/),
+      });
       expect(a).toMatchObject({ ready: true, reemits: 1, gatedSha: 'p1', warning: expect.stringMatching(/^gate O: /), gates: { O: 'fail', D: 'ok', S: 'ok' } });
     }
   });
@@ -76,16 +156,24 @@ describe('gate O keeps correct work', () => {
 
   test('what still fails: S out of scope, D not a diff after the re-emit, an explorer without sections', () => {
     const s = record();
-    expect(gateFinished(s.r, s.a, done(SECTIONS, { files: ['a.txt', 'b.txt'] }), tun, 1000)).toEqual({ kind: 'fail', reason: 'gate S failed: b.txt outside the scope a.txt; not integrated' });
+    expect(gateFinished(s.r, s.a, done(SECTIONS, { files: ['a.txt', 'b.txt'] }), tun, 1000)).toEqual({
+      kind: 'fail',
+      reason: 'gate S failed: b.txt outside the scope a.txt; not integrated',
+    });
     const d = record();
     d.a.gates.D = 'fail';
-    expect(gateFinished(d.r, d.a, done('x', { unified: false }), tun, 1000)).toMatchObject({ kind: 'reemit', text: expect.stringMatching(/^Your output violates the contract: gate O .*; D \(the patch draft is not a unified diff\)/) });
-    expect(gateFinished(d.r, d.a, done('x', { unified: false }), tun, 9000)).toEqual({ kind: 'fail', reason: expect.stringMatching(/^gate O .* and D \(the patch draft is not a unified diff\) failed after a re-emit request$/) });
+    expect(gateFinished(d.r, d.a, done('x', { unified: false }), tun, 1000)).toMatchObject({
+      kind: 'reemit',
+      text: expect.stringMatching(/^Your output violates the contract: gate O .*; D \(the patch draft is not a unified diff\)/),
+    });
+    expect(gateFinished(d.r, d.a, done('x', { unified: false }), tun, 9000)).toEqual({
+      kind: 'fail',
+      reason: expect.stringMatching(/^gate O .* and D \(the patch draft is not a unified diff\) failed after a re-emit request$/),
+    });
     const e = record('analysis-only', []);
     e.a.agentEnded = 'completed';
     expect(gateFinished(e.r, e.a, done('x'), tun, 1000)).toEqual({ kind: 'wait' });
   });
-
 });
 
 describe('every path ends', () => {
@@ -93,17 +181,42 @@ describe('every path ends', () => {
     const { r, a } = record('analysis-only', []);
     r.ackRestarts = 1;
     expect(tickAttempt(r, a, silent, 62_999, tun)).toEqual({ kind: 'none' });
-    expect(tickAttempt(r, a, silent, 63_000, tun)).toEqual({ kind: 'fail', reason: 'gate A failed: no checkpoint 63s after spawn, after the ack restart (limit: the ack SLA 3s + the patch draft timeout 60s)' });
+    expect(tickAttempt(r, a, silent, 63_000, tun)).toEqual({
+      kind: 'fail',
+      reason: 'gate A failed: no checkpoint 63s after spawn, after the ack restart (limit: the ack SLA 3s + the patch draft timeout 60s)',
+    });
   });
 
   test('a worker waiting for feedback nobody gives: a stall once the patch draft timeout has passed without a change', () => {
     const { r, a } = record();
-    const waits = (at: number): Observation => ({ ...silent, checkpoint: { exists: true, mtimeMs: 500, parse: { ok: true, checkpoint: { statusCode: 'waiting_for_feedback', statusDetail: 'which file?', plan: ['a', 'b', 'c', 'd', 'e'], intendedFiles: [], blockers: ['which file?'], artifacts: [] } } }, turns: at });
+    const waits = (at: number): Observation => ({
+      ...silent,
+      checkpoint: {
+        exists: true,
+        mtimeMs: 500,
+        parse: {
+          ok: true,
+          checkpoint: {
+            statusCode: 'waiting_for_feedback',
+            statusDetail: 'which file?',
+            plan: ['a', 'b', 'c', 'd', 'e'],
+            intendedFiles: [],
+            blockers: ['which file?'],
+            artifacts: [],
+          },
+        },
+      },
+      turns: at,
+    });
     r.firstSpawnAt = 0;
     const cw = TunablesSchema.parse({ ...tun, continueWaiting: true }); // no take-over at the patch draft timeout: the wait alone
     expect(tickAttempt(r, a, waits(1), 1000, cw)).toEqual({ kind: 'none' });
     expect(tickAttempt(r, a, waits(2), 60_999, cw)).toEqual({ kind: 'none' });
-    expect(tickAttempt(r, a, waits(3), 61_000, cw)).toMatchObject({ kind: 'takeover', event: 'STALL DETECTED: no progress for 60s (status "waiting_for_feedback: which file?", no patch draft; nobody answers a worker waiting for feedback; limit 60s)' });
+    expect(tickAttempt(r, a, waits(3), 61_000, cw)).toMatchObject({
+      kind: 'takeover',
+      event:
+        'STALL DETECTED: no progress for 60s (status "waiting_for_feedback: which file?", no patch draft; nobody answers a worker waiting for feedback; limit 60s)',
+    });
   });
 
   test.each([
@@ -128,7 +241,14 @@ describe('every path ends', () => {
     expect(integrationOutcome(r, a, { applied: true, head: 'h', already: true }, { conflicts: 0, conflictBudget: 1 })).toEqual({ kind: 'integrated' });
     expect(r.warnings).toHaveLength(1);
     const b = record();
-    expect(integrationOutcome(b.r, b.a, { applied: false, error: 'gate D: the patch draft changed after its gates passed', conflictingFiles: [], refused: true }, { conflicts: 0, conflictBudget: 1 })).toEqual({ kind: 'fail', reason: 'gate D refused: the patch draft changed after its gates passed; not integrated' });
+    expect(
+      integrationOutcome(
+        b.r,
+        b.a,
+        { applied: false, error: 'gate D: the patch draft changed after its gates passed', conflictingFiles: [], refused: true },
+        { conflicts: 0, conflictBudget: 1 },
+      ),
+    ).toEqual({ kind: 'fail', reason: 'gate D refused: the patch draft changed after its gates passed; not integrated' });
     expect(b.a.gates).toMatchObject({ D: 'fail', P: '--' });
     const mesh = { conflicts: 0, conflictBudget: 1 };
     const conflict = { applied: false as const, error: 'error: patch failed: a.txt:1', conflictingFiles: ['a.txt'] };
@@ -157,12 +277,29 @@ describe('every path ends', () => {
     const ok = record();
     ok.r.task = { ...ok.r.task, index: 2, slug: '2-t' };
     [ok.r.state, ok.r.warnings, ok.r.next] = ['integrated', ['gate O: integrated without the deliverable sections (missing: Summary)'], '-'];
-    const s = { runId: 'r', phase: 'ready', phaseReason: null, tunables: tun, lastTickAt: null, ticks: 3, integrationBranch: 'mesh/r/integration', integrationHead: null, conflicts: 0, conflictBudget: 3, validation: null, applied: null, tasks: [r, ok.r], log: [] } as unknown as MeshStatus;
+    const s = {
+      runId: 'r',
+      phase: 'ready',
+      phaseReason: null,
+      tunables: tun,
+      lastTickAt: null,
+      ticks: 3,
+      integrationBranch: 'mesh/r/integration',
+      integrationHead: null,
+      conflicts: 0,
+      conflictBudget: 3,
+      validation: null,
+      applied: null,
+      tasks: [r, ok.r],
+      log: [],
+    } as unknown as MeshStatus;
     expect(readyReason(s)).toBe('1 of 2 tasks through (1 with warnings), 1 failed; `warden mesh apply r` merges');
     const d = renderDashboard(s, 0);
     expect(d).toMatch(/^1 1-t .*failed .*- \(gate S failed\)$/m);
     expect(d).toMatch(/^2 2-t .*integrated .*warning: gate O: integrated without the deliverable sections \(missi\.\.$/m);
     expect(d).toContain('\nWarnings\n- task 2 2-t: gate O: integrated without the deliverable sections (missing: Summary)\n');
-    expect(d).toContain('\nFailures\n- task 1 1-t (gate S): gate S failed: b.txt outside the scope a.txt; not integrated\n  last output: I touched b.txt as well.\n');
+    expect(d).toContain(
+      '\nFailures\n- task 1 1-t (gate S): gate S failed: b.txt outside the scope a.txt; not integrated\n  last output: I touched b.txt as well.\n',
+    );
   });
 });

@@ -26,17 +26,71 @@ function prng(seed: number): () => number {
 function record(): { task: TaskRecord; a: Attempt } {
   const [task] = resolveTasks([{ title: 't', agent: 'worker', mode: 'patch-first', skills: [], scope: [], verify: false }]);
   const a: Attempt = {
-    attempt: 1, kind: 'worker', mode: 'patch-first', agentId: 'r.1-t.a1', workflowId: 'agent-r.1-t.a1', branch: 'b', worktree: '/w', checkpointPath: '/c', patchPath: '/p',
-    diffBase: 'base', spawnedAt: 0, lastTickAt: null, lastSeenAt: null, lastStatus: null, statusSeen: 0, lastPatchStat: null, patchSeen: 0,
-    lastCheckpointMtime: null, checkpointNudgedAt: null, unrel: 0, acked: false, gates: initialGates(task!, false), state: 'spawned',
-    waitingFor: null, reemits: 0, draftNotBefore: 0, outputWaits: 0, turnsSeen: 0, ready: false, patchSha: null, patchFiles: [], agentEnded: null, closed: false, reason: null,
+    attempt: 1,
+    kind: 'worker',
+    mode: 'patch-first',
+    agentId: 'r.1-t.a1',
+    workflowId: 'agent-r.1-t.a1',
+    branch: 'b',
+    worktree: '/w',
+    checkpointPath: '/c',
+    patchPath: '/p',
+    diffBase: 'base',
+    spawnedAt: 0,
+    lastTickAt: null,
+    lastSeenAt: null,
+    lastStatus: null,
+    statusSeen: 0,
+    lastPatchStat: null,
+    patchSeen: 0,
+    lastCheckpointMtime: null,
+    checkpointNudgedAt: null,
+    unrel: 0,
+    acked: false,
+    gates: initialGates(task!, false),
+    state: 'spawned',
+    waitingFor: null,
+    reemits: 0,
+    draftNotBefore: 0,
+    outputWaits: 0,
+    turnsSeen: 0,
+    ready: false,
+    patchSha: null,
+    patchFiles: [],
+    agentEnded: null,
+    closed: false,
+    reason: null,
   };
-  return { task: { task: task!, state: 'spawned', attempts: [a], ackRestarts: 0, restarts: 0, tookOver: false, firstSpawnAt: 0, integratedCommit: null, integratedAttempt: null, next: '', reason: null }, a };
+  return {
+    task: {
+      task: task!,
+      state: 'spawned',
+      attempts: [a],
+      ackRestarts: 0,
+      restarts: 0,
+      tookOver: false,
+      firstSpawnAt: 0,
+      integratedCommit: null,
+      integratedAttempt: null,
+      next: '',
+      reason: null,
+    },
+    a,
+  };
 }
 
 const checkpointAt = (detail: string, mtimeMs: number, withPatch: boolean): Observation => ({
-  checkpoint: { exists: true, mtimeMs, parse: { ok: true, checkpoint: { statusCode: 'drafting_patch', statusDetail: detail, plan: ['a', 'b', 'c'], intendedFiles: ['a'], blockers: [], artifacts: [] } } },
-  patch: withPatch ? { exists: true, size: 10, mtimeMs: 1, sha: 'p1', unified: true, files: ['a'], by: 'worker' } : { exists: false, size: 0, mtimeMs: null, sha: null, unified: false, files: [], by: null },
+  checkpoint: {
+    exists: true,
+    mtimeMs,
+    parse: {
+      ok: true,
+      checkpoint: { statusCode: 'drafting_patch', statusDetail: detail, plan: ['a', 'b', 'c'], intendedFiles: ['a'], blockers: [], artifacts: [] },
+    },
+  },
+  patch: withPatch
+    ? { exists: true, size: 10, mtimeMs: 1, sha: 'p1', unified: true, files: ['a'], by: 'worker' }
+    : { exists: false, size: 0, mtimeMs: null, sha: null, unified: false, files: [], by: null },
   lastTurn: null,
   turns: null,
 });
@@ -59,7 +113,13 @@ describe('stall rule over random tick timings', () => {
   test('a worker whose checkpoint changes at least every X seconds is never stalled', () => {
     for (let seed = 1; seed <= 300; seed++) {
       const rand = prng(seed);
-      const t = TunablesSchema.parse({ tickInterval: `${1 + Math.floor(rand() * 5)}s`, stallThreshold: 2 + Math.floor(rand() * 4), ackSla: '30s', checkpointInterval: '10m', patchDraftTimeout: '1h' });
+      const t = TunablesSchema.parse({
+        tickInterval: `${1 + Math.floor(rand() * 5)}s`,
+        stallThreshold: 2 + Math.floor(rand() * 4),
+        ackSla: '30s',
+        checkpointInterval: '10m',
+        patchDraftTimeout: '1h',
+      });
       const stall = stallAfterMs(t);
       const every = Math.max(1, Math.round(stall * (0.05 + rand() * 0.95))); // X ≤ the stall time
       // The worker writes a new status at 0, then each time within `every` ms of the last.
@@ -78,7 +138,13 @@ describe('stall rule over random tick timings', () => {
   test('a silent worker is stalled at the first tick once the stall time has passed, and not before', () => {
     for (let seed = 1; seed <= 300; seed++) {
       const rand = prng(1000 + seed);
-      const t = TunablesSchema.parse({ tickInterval: `${1 + Math.floor(rand() * 5)}s`, stallThreshold: 2 + Math.floor(rand() * 4), ackSla: '30s', checkpointInterval: '10m', patchDraftTimeout: '1h' });
+      const t = TunablesSchema.parse({
+        tickInterval: `${1 + Math.floor(rand() * 5)}s`,
+        stallThreshold: 2 + Math.floor(rand() * 4),
+        ackSla: '30s',
+        checkpointInterval: '10m',
+        patchDraftTimeout: '1h',
+      });
       const stall = stallAfterMs(t);
       // It works for a while (changes), then goes silent at `silentFrom` and never writes again.
       const silentFrom = Math.floor(rand() * 60_000);
@@ -98,7 +164,10 @@ describe('stall rule over random tick timings', () => {
         }
         expect(act.kind, `seed ${seed} at ${now}ms`).toBe('none');
         // Not stalled yet: the stall time since the tick that saw the last change has not passed.
-        expect(seenLast === null || now - seenLast < stall, `seed ${seed}: not stalled at ${now}ms (last change seen at ${seenLast}ms, stall time ${stall}ms)`).toBe(true);
+        expect(
+          seenLast === null || now - seenLast < stall,
+          `seed ${seed}: not stalled at ${now}ms (last change seen at ${seenLast}ms, stall time ${stall}ms)`,
+        ).toBe(true);
       }
       expect(stalledAt, `seed ${seed}`).not.toBeNull();
       // Never before the stall time has passed since the worker's last write.

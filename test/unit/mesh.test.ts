@@ -2,7 +2,20 @@
 import { describe, expect, test } from 'vitest';
 import { MeshInputSchema, TunablesSchema, resolveTasks, slugify } from '../../src/domain/mesh/config.js';
 import { parseCheckpoint, renderCheckpoint } from '../../src/domain/mesh/checkpoint.js';
-import { conflictingFiles, deliverableCheck, formatGates, initialGates, inScope, scopeCheck, binaryPatchBytes, gitSafetyRefusal, isUnifiedDiff, parseNumstatZ, unsafePatchPath, requiredGates } from '../../src/domain/mesh/gates.js';
+import {
+  conflictingFiles,
+  deliverableCheck,
+  formatGates,
+  initialGates,
+  inScope,
+  scopeCheck,
+  binaryPatchBytes,
+  gitSafetyRefusal,
+  isUnifiedDiff,
+  parseNumstatZ,
+  unsafePatchPath,
+  requiredGates,
+} from '../../src/domain/mesh/gates.js';
 import { parseTaskFile, TaskFileError } from '../../src/domain/mesh/tasks.js';
 import { integrationTurn, tickAttempt, type Observation } from '../../src/domain/mesh/rules.js';
 import { gateFinished } from '../../src/domain/mesh/finished.js';
@@ -37,12 +50,27 @@ describe('task file', () => {
   test("the seed's template: tasks verbatim with their fields, and the tunables", () => {
     const f = parseTaskFile(TEMPLATE);
     expect(f.tasks).toEqual([
-      { title: 'Implement formula: mol-mesh-run.', agent: 'worker', skills: [], mode: 'patch-first', scope: ['src/run/**', 'docs/run.md'], doneWhen: 'npm test passes' },
+      {
+        title: 'Implement formula: mol-mesh-run.',
+        agent: 'worker',
+        skills: [],
+        mode: 'patch-first',
+        scope: ['src/run/**', 'docs/run.md'],
+        doneWhen: 'npm test passes',
+      },
       { title: 'Explain how config is loaded.', agent: 'explorer', mode: 'analysis-only' },
       { title: 'Fix the parser', mode: 'direct-edit' },
     ]);
     const t = TunablesSchema.parse(f.tunables);
-    expect(t).toMatchObject({ cap: 2, tickInterval: 5000, ackSla: 10_000, continueWaiting: true, stallThreshold: 3, timeBudget: 2_700_000, patchDraftTimeout: 300_000 });
+    expect(t).toMatchObject({
+      cap: 2,
+      tickInterval: 5000,
+      ackSla: 10_000,
+      continueWaiting: true,
+      stallThreshold: 3,
+      timeBudget: 2_700_000,
+      patchDraftTimeout: 300_000,
+    });
   });
 
   test('a bulleted list, a single freeform task, and JSON', () => {
@@ -67,7 +95,15 @@ describe('task file', () => {
       ['3-look', 'analysis-only'],
     ]);
     expect(slugify('Ünïcode & spaces / slashes', 12)).toBe('12-unicode-spaces-slashes');
-    expect(TunablesSchema.parse({})).toMatchObject({ cap: 4, tickInterval: 60_000, ackSla: 30_000, patchDraftTimeout: 300_000, firstEditTarget: 600_000, stallThreshold: 2, missingArtifactStrikes: 1 });
+    expect(TunablesSchema.parse({})).toMatchObject({
+      cap: 4,
+      tickInterval: 60_000,
+      ackSla: 30_000,
+      patchDraftTimeout: 300_000,
+      firstEditTarget: 600_000,
+      stallThreshold: 2,
+      missingArtifactStrikes: 1,
+    });
   });
 });
 
@@ -89,7 +125,10 @@ describe('checkpoint format', () => {
   test('violations are named', () => {
     const text = renderCheckpoint(CP);
     expect(parseCheckpoint(text.replace('- report\n', ''))).toEqual({ ok: false, error: 'plan: expected exactly 5 bullets, found 4' });
-    expect(parseCheckpoint(text.replace('status_code: drafting_patch', 'status_code: two words'))).toMatchObject({ ok: false, error: 'status_code: expected one token' });
+    expect(parseCheckpoint(text.replace('status_code: drafting_patch', 'status_code: two words'))).toMatchObject({
+      ok: false,
+      error: 'status_code: expected one token',
+    });
     expect(parseCheckpoint(text.replace(/artifacts:\n- .*\n/, ''))).toMatchObject({ ok: false, error: 'artifacts: missing' });
     expect(parseCheckpoint(text.replace('artifacts:', 'artefacts:'))).toMatchObject({ ok: false, error: expect.stringMatching(/^a bullet outside a list/) });
     expect(parseCheckpoint(text.replace('editing', 'édition'))).toMatchObject({ ok: false, error: 'checkpoint is not ASCII-only' });
@@ -144,7 +183,10 @@ describe('gates', () => {
   test('S: the file list from `git apply --numstat -z` (names as git reads them, renames both sides)', () => {
     expect(parseNumstatZ('1\t1\tc.txt\x001\t1\ta.txt\x00')).toEqual({ ok: true, files: ['c.txt', 'a.txt'] });
     // A rename or copy: both names; binary files count `-`; names with tabs, newlines and quotes are raw.
-    expect(parseNumstatZ('0\t0\t\x00old name.txt\x00new\tname.txt\x00-\t-\tbin/x.png\x001\t0\tq"u\noted\x00')).toEqual({ ok: true, files: ['old name.txt', 'new\tname.txt', 'bin/x.png', 'q"u\noted'] });
+    expect(parseNumstatZ('0\t0\t\x00old name.txt\x00new\tname.txt\x00-\t-\tbin/x.png\x001\t0\tq"u\noted\x00')).toEqual({
+      ok: true,
+      files: ['old name.txt', 'new\tname.txt', 'bin/x.png', 'q"u\noted'],
+    });
     expect(parseNumstatZ('1\t0\ta.txt\x001\t0\ta.txt\x00')).toEqual({ ok: true, files: ['a.txt'] });
     expect(parseNumstatZ('')).toEqual({ ok: true, files: [] });
     // Anything else is an error, never a shorter list.
@@ -182,16 +224,66 @@ const tun = TunablesSchema.parse({ tickInterval: '1s', ackSla: '3s', patchDraftT
 function record(mode: 'patch-first' | 'analysis-only' = 'patch-first'): { task: TaskRecord; a: Attempt } {
   const [task] = resolveTasks([{ title: 't', agent: 'worker', mode, skills: [], scope: [], verify: false }]);
   const a: Attempt = {
-    attempt: 1, kind: 'worker', mode, agentId: 'r.1-t.a1', workflowId: 'agent-r.1-t.a1', branch: 'b', worktree: '/w', checkpointPath: '/c', patchPath: '/p',
-    diffBase: 'base', spawnedAt: 0, lastTickAt: null, lastSeenAt: null, lastStatus: null, statusSeen: 0, lastPatchStat: null, patchSeen: 0,
-    lastCheckpointMtime: null, checkpointNudgedAt: null, unrel: 0, acked: false, gates: initialGates(task!, false), state: 'spawned',
-    waitingFor: null, reemits: 0, draftNotBefore: 0, outputWaits: 0, turnsSeen: 0, ready: false, patchSha: null, patchFiles: [], agentEnded: null, closed: false, reason: null,
+    attempt: 1,
+    kind: 'worker',
+    mode,
+    agentId: 'r.1-t.a1',
+    workflowId: 'agent-r.1-t.a1',
+    branch: 'b',
+    worktree: '/w',
+    checkpointPath: '/c',
+    patchPath: '/p',
+    diffBase: 'base',
+    spawnedAt: 0,
+    lastTickAt: null,
+    lastSeenAt: null,
+    lastStatus: null,
+    statusSeen: 0,
+    lastPatchStat: null,
+    patchSeen: 0,
+    lastCheckpointMtime: null,
+    checkpointNudgedAt: null,
+    unrel: 0,
+    acked: false,
+    gates: initialGates(task!, false),
+    state: 'spawned',
+    waitingFor: null,
+    reemits: 0,
+    draftNotBefore: 0,
+    outputWaits: 0,
+    turnsSeen: 0,
+    ready: false,
+    patchSha: null,
+    patchFiles: [],
+    agentEnded: null,
+    closed: false,
+    reason: null,
   };
-  return { task: { task: task!, state: 'spawned', attempts: [a], ackRestarts: 0, restarts: 0, tookOver: false, firstSpawnAt: 0, integratedCommit: null, integratedAttempt: null, next: '', reason: null }, a };
+  return {
+    task: {
+      task: task!,
+      state: 'spawned',
+      attempts: [a],
+      ackRestarts: 0,
+      restarts: 0,
+      tookOver: false,
+      firstSpawnAt: 0,
+      integratedCommit: null,
+      integratedAttempt: null,
+      next: '',
+      reason: null,
+    },
+    a,
+  };
 }
 const obs = (code: string | null, detail = 'x', patch: { sha: string } | null = null): Observation => ({
-  checkpoint: code === null ? { exists: false, mtimeMs: null, parse: null } : { exists: true, mtimeMs: 1, parse: { ok: true, checkpoint: { ...CP, statusCode: code, statusDetail: detail } } },
-  patch: patch ? { exists: true, size: 10, mtimeMs: 1, sha: patch.sha, unified: true, files: ['a'], by: 'worker' } : { exists: false, size: 0, mtimeMs: null, sha: null, unified: false, files: [], by: null },
+  checkpoint:
+    code === null
+      ? { exists: false, mtimeMs: null, parse: null }
+      : { exists: true, mtimeMs: 1, parse: { ok: true, checkpoint: { ...CP, statusCode: code, statusDetail: detail } } },
+  patch: patch
+    ? { exists: true, size: 10, mtimeMs: 1, sha: patch.sha, unified: true, files: ['a'], by: 'worker' }
+    : { exists: false, size: 0, mtimeMs: null, sha: null, unified: false, files: [], by: null },
   lastTurn: null,
 });
 
@@ -230,7 +322,10 @@ describe('tick rules', () => {
   test('patch draft timeout: take over once; the take-over attempt failing too fails the task', () => {
     const { task, a } = record();
     tickAttempt(task, a, obs('started'), 1000, tun);
-    expect(tickAttempt(task, a, obs('discovering', 'y'), 60_000, tun)).toMatchObject({ kind: 'takeover', event: expect.stringMatching(/^TIMEOUT ESCALATION: no patch draft after 60s/) });
+    expect(tickAttempt(task, a, obs('discovering', 'y'), 60_000, tun)).toMatchObject({
+      kind: 'takeover',
+      event: expect.stringMatching(/^TIMEOUT ESCALATION: no patch draft after 60s/),
+    });
     task.tookOver = true;
     a.kind = 'takeover';
     a.spawnedAt = 60_000;
@@ -241,9 +336,15 @@ describe('tick rules', () => {
   test('missing artifacts: a strike and a re-checkpoint request, then a restart', () => {
     const { task, a } = record();
     tickAttempt(task, a, obs('started'), 1000, tun);
-    expect(tickAttempt(task, a, obs(null), 2000, tun)).toMatchObject({ kind: 'steer', text: expect.stringMatching(/^Checkpoint integrity: checkpoint missing/) });
+    expect(tickAttempt(task, a, obs(null), 2000, tun)).toMatchObject({
+      kind: 'steer',
+      text: expect.stringMatching(/^Checkpoint integrity: checkpoint missing/),
+    });
     expect(a.unrel).toBe(1);
-    expect(tickAttempt(task, a, obs('done'), 3000, tun)).toMatchObject({ kind: 'restart', reason: 'missing-artifact incident 2: checkpoint says done but the patch draft does not exist' });
+    expect(tickAttempt(task, a, obs('done'), 3000, tun)).toMatchObject({
+      kind: 'restart',
+      reason: 'missing-artifact incident 2: checkpoint says done but the patch draft does not exist',
+    });
   });
   test('ready when done with a draft; after a rebase request only a different patch is ready', () => {
     const { task, a } = record();
@@ -267,7 +368,15 @@ describe('tick rules', () => {
   test('refused artifacts (a FIFO, a symlink, an oversized file, a path git refuses) fail the task with the named gate', () => {
     const cpRefused = record();
     const o = obs('started');
-    expect(tickAttempt(cpRefused.task, cpRefused.a, { ...o, checkpoint: { exists: true, mtimeMs: null, parse: null, refused: 'the checkpoint is a named pipe (FIFO), not a regular file' } }, 1000, tun)).toEqual({
+    expect(
+      tickAttempt(
+        cpRefused.task,
+        cpRefused.a,
+        { ...o, checkpoint: { exists: true, mtimeMs: null, parse: null, refused: 'the checkpoint is a named pipe (FIFO), not a regular file' } },
+        1000,
+        tun,
+      ),
+    ).toEqual({
       kind: 'fail',
       reason: 'gate C refused: the checkpoint is a named pipe (FIFO), not a regular file',
     });
@@ -280,14 +389,17 @@ describe('tick rules', () => {
     });
     expect(d.a.gates.D).toBe('fail');
     const p = record();
-    expect(tickAttempt(p.task, p.a, refusedPatch('gate P: the patch touches a path git must not write: ".git/config" is inside a .git directory'), 1000, tun)).toMatchObject({ kind: 'fail', reason: expect.stringMatching(/^gate P refused: .*\.git\/config/) });
+    expect(
+      tickAttempt(p.task, p.a, refusedPatch('gate P: the patch touches a path git must not write: ".git/config" is inside a .git directory'), 1000, tun),
+    ).toMatchObject({ kind: 'fail', reason: expect.stringMatching(/^gate P refused: .*\.git\/config/) });
     expect(p.a.gates.P).toBe('fail');
     // An analysis-only attempt has no patch to refuse.
     const x = record('analysis-only');
     expect(tickAttempt(x.task, x.a, refusedPatch('gate D: the patch draft is a symlink, not a regular file'), 1000, tun)).toEqual({ kind: 'ready' });
   });
   test('integration goes in task order', () => {
-    const a = record().task, b = record().task;
+    const a = record().task,
+      b = record().task;
     expect(integrationTurn([a, b])).toBe(1);
     a.state = 'failed';
     b.task = { ...b.task, index: 2 };
@@ -330,7 +442,11 @@ describe('worker spec', () => {
     const { task, a } = record();
     const spec = MeshInputSchema.parse({ runId: 'r', repo: '/repo', tasks: [{ title: 't' }], driver: { kind: 'command', command: ['python3', 'w.py'] } });
     const child = AgentSpecSchema.parse(workerSpec({ spec, task: task.task, attempt: a, base: 'abc', parentWorkflowId: 'mesh-r' }));
-    expect(child.driver).toEqual({ kind: 'command', command: ['python3', 'w.py'], env: { WARDEN_MESH_RUN: 'r', WARDEN_MESH_TASK: '1-t', WARDEN_MESH_CHECKPOINT: '/c', WARDEN_MESH_PATCH: '/p' } });
+    expect(child.driver).toEqual({
+      kind: 'command',
+      command: ['python3', 'w.py'],
+      env: { WARDEN_MESH_RUN: 'r', WARDEN_MESH_TASK: '1-t', WARDEN_MESH_CHECKPOINT: '/c', WARDEN_MESH_PATCH: '/p' },
+    });
     expect(child).toMatchObject({ agentId: 'r.1-t.a1', driven: { workDir: '/w' }, parent: { agentId: 'mesh-r', depth: 1 }, delegation: { mode: 'solo' } });
     expect(DriverConfigSchema.safeParse({ kind: 'command', command: ['x'], env: { PATH: '/evil' } }).success).toBe(false);
   });
@@ -346,7 +462,13 @@ describe('rendering', () => {
     expect(p).toContain('Default mode: PATCH-FIRST.');
     expect(p).toContain('create/update /c with the required checkpoint format');
     expect(p).toContain('create/update /p as a unified diff');
-    const rb = rebaseRequest({ conflictingFiles: ['a.txt'], error: 'error: patch failed: a.txt:1', integrationBranch: 'mesh/r/integration', head: 'def', patchPath: '/p' });
+    const rb = rebaseRequest({
+      conflictingFiles: ['a.txt'],
+      error: 'error: patch failed: a.txt:1',
+      integrationBranch: 'mesh/r/integration',
+      head: 'def',
+      patchPath: '/p',
+    });
     expect(rb.split('\n').slice(0, 4)).toEqual([
       'Your patch did not apply cleanly.',
       'Please rebase/regenerate your patch against the current workspace state and resend a single unified diff.',
@@ -356,7 +478,22 @@ describe('rendering', () => {
     a.lastTickAt = Date.UTC(2026, 0, 31, 19, 22, 0);
     a.lastSeenAt = a.lastTickAt - 55_000;
     task.next = 'tick';
-    const s = { runId: 'r', phase: 'running', phaseReason: null, tunables: tun, lastTickAt: a.lastTickAt, ticks: 3, integrationBranch: 'mesh/r/integration', integrationHead: null, conflicts: 0, conflictBudget: 3, validation: null, applied: null, tasks: [task], log: [{ at: a.lastTickAt, text: 'STALL DETECTED: x' }] } as unknown as MeshStatus;
+    const s = {
+      runId: 'r',
+      phase: 'running',
+      phaseReason: null,
+      tunables: tun,
+      lastTickAt: a.lastTickAt,
+      ticks: 3,
+      integrationBranch: 'mesh/r/integration',
+      integrationHead: null,
+      conflicts: 0,
+      conflictBudget: 3,
+      validation: null,
+      applied: null,
+      tasks: [task],
+      log: [{ at: a.lastTickAt, text: 'STALL DETECTED: x' }],
+    } as unknown as MeshStatus;
     const d = renderDashboard(s, a.lastTickAt).split('\n');
     expect(d[1]).toBe('last tick: 2026-01-31T19:22:00.000Z (tick interval: 1s; ticks 3)');
     expect(d[5]).toMatch(/^task\s+agent\s+att\s+unrel\s+state\s+last_seen\s+last_tick\s+gates\s+next$/);

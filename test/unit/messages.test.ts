@@ -13,8 +13,7 @@ const ROOT = join(import.meta.dirname, '../..');
 const files = (dir: string): string[] =>
   readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
 /** Imports that stay in the compiled JavaScript (not `import type`). */
-const runtimeImports = (file: string) =>
-  [...readFileSync(file, 'utf8').matchAll(/^\s*import\s+(?!type\s)[^;]*?from\s+['"]([^'"]+)['"]/gm)].map((m) => m[1]!);
+const runtimeImports = (file: string) => [...readFileSync(file, 'utf8').matchAll(/^\s*import\s+(?!type\s)[^;]*?from\s+['"]([^'"]+)['"]/gm)].map((m) => m[1]!);
 
 it('agentSignals has one definition per signal schema, each under its own name', () => {
   expect(Object.keys(agentSignals).sort()).toEqual(Object.keys(SIGNAL_SCHEMAS).sort());

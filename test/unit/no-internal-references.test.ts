@@ -41,7 +41,7 @@ test('no internal tracker references in the README, CHANGELOG, docs/ and the sou
 });
 
 test('the check finds each form, and lets a cited upstream issue URL through', () => {
-  const lines = ['Defaults are the seed\'s: cap 4', 'as seed 003 says', 'see issue 12', 'fixed in Issue #7', 'see the issues list'];
+  const lines = ["Defaults are the seed's: cap 4", 'as seed 003 says', 'see issue 12', 'fixed in Issue #7', 'see the issues list'];
   expect(lines.map((l) => INTERNAL.test(l))).toEqual([true, true, true, true, false]);
   expect(CITES_PUBLIC_ISSUE.test('a known bug (issue 1234: https://github.com/temporalio/sdk-core/issues/1234)')).toBe(true);
 });

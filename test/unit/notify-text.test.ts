@@ -116,7 +116,13 @@ function interpretable(s: string): string[] {
 }
 
 test('chat body: nothing an agent writes is interpretable in any field (Slack, Mattermost, Rocket.Chat)', () => {
-  const e: NotificationEvent = { ...escalation, reason: HOSTILE, task: HOSTILE, whisper: HOSTILE, verdict: { kind: 'CORRECTION', pattern: 'DRIFT', message: HOSTILE } };
+  const e: NotificationEvent = {
+    ...escalation,
+    reason: HOSTILE,
+    task: HOSTILE,
+    whisper: HOSTILE,
+    verdict: { kind: 'CORRECTION', pattern: 'DRIFT', message: HOSTILE },
+  };
   const body = slackBody(e, 'notify-fixer-0193aaaa-1');
   for (const s of strings(body)) expect(interpretable(s), s).toEqual([]);
   // The fallback text reads the same to a human: escaped and joined, not deleted.
@@ -146,7 +152,13 @@ test('splitIrcLine: at most IRC_LINE_MAX bytes, never mid-character, continuatio
     if (i > 0) expect(l.startsWith(IRC_CONTINUATION)).toBe(true);
   }
   // Nothing lost: the pieces put back together are the text.
-  expect(lines.map((l, i) => (i ? l.slice(IRC_CONTINUATION.length) : l)).join(' ').replace(/ +/g, ' ').trimEnd()).toBe(text.trimEnd());
+  expect(
+    lines
+      .map((l, i) => (i ? l.slice(IRC_CONTINUATION.length) : l))
+      .join(' ')
+      .replace(/ +/g, ' ')
+      .trimEnd(),
+  ).toBe(text.trimEnd());
   // Lone surrogates are not produced: every line is well-formed UTF-16.
   for (const l of lines) expect(l).toBe(Buffer.from(l, 'utf8').toString('utf8'));
   expect(splitIrcLine('!abort victim')).toEqual([`${IRC_CONTINUATION}!abort victim`]);
@@ -187,12 +199,36 @@ test('webhookBody: json carries deliveryId beside the event; slack names it in t
 });
 
 // ---- the mesh's own alerts: titled as a mesh, answered with `warden mesh` verbs, no agent links ----
-const meshEvent = (event: NotificationEvent['event'], reason: string): NotificationEvent => ({ event, agentId: 'mesh-demo', workflowId: 'mesh-demo', runId: 'abcdef0123', task: 'mesh demo', step: 0, reason, at: '2026-11-23T09:00:00.000Z' });
+const meshEvent = (event: NotificationEvent['event'], reason: string): NotificationEvent => ({
+  event,
+  agentId: 'mesh-demo',
+  workflowId: 'mesh-demo',
+  runId: 'abcdef0123',
+  task: 'mesh demo',
+  step: 0,
+  reason,
+  at: '2026-11-23T09:00:00.000Z',
+});
 
 test.each([
-  ['mesh-ready', 'mesh ready: 2 of 2 tasks through; `warden mesh apply demo` merges', '[warden] MESH READY mesh demo: 2 of 2 tasks through; `warden mesh apply demo` merges', 'next: warden mesh apply demo (merge) · warden mesh cancel demo · warden mesh status demo'],
-  ['mesh-failed', 'mesh failed: meshIntegrate failed: disk full', '[warden] MESH FAILED mesh demo: meshIntegrate failed: disk full', 'see: warden mesh status demo (the mesh has ended; its workers were stopped)'],
-  ['mesh-awaiting-input', 'conflict budget spent (3 of 3)', '[warden] MESH AWAITING INPUT mesh demo: conflict budget spent (3 of 3)', 'answer: warden mesh resume demo [--note text] · warden mesh cancel demo · warden mesh status demo'],
+  [
+    'mesh-ready',
+    'mesh ready: 2 of 2 tasks through; `warden mesh apply demo` merges',
+    '[warden] MESH READY mesh demo: 2 of 2 tasks through; `warden mesh apply demo` merges',
+    'next: warden mesh apply demo (merge) · warden mesh cancel demo · warden mesh status demo',
+  ],
+  [
+    'mesh-failed',
+    'mesh failed: meshIntegrate failed: disk full',
+    '[warden] MESH FAILED mesh demo: meshIntegrate failed: disk full',
+    'see: warden mesh status demo (the mesh has ended; its workers were stopped)',
+  ],
+  [
+    'mesh-awaiting-input',
+    'conflict budget spent (3 of 3)',
+    '[warden] MESH AWAITING INPUT mesh demo: conflict budget spent (3 of 3)',
+    'answer: warden mesh resume demo [--note text] · warden mesh cancel demo · warden mesh status demo',
+  ],
 ] as const)('IRC %s: its own title and the warden mesh command that answers it', (kind, reason, title, hint) => {
   const lines = ircAlertLines(meshEvent(kind, reason), 'd-1');
   expect(lines).toEqual([title, `${hint} · alert d-1`]);

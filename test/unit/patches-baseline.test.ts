@@ -11,12 +11,38 @@ const ROOT = join(import.meta.dirname, '../..');
 
 /** The ids collapsed into the baseline: none may come back (a new change takes a new id). */
 const BEFORE_THE_BASELINE = [
-  'idle-timer-rearms', 'turn-restart-intensity', 'spend-search-attributes', 'evidence-after-whisper', 'idle-clock-after-resume',
-  'agent-workflow-id', 'restart-consecutive', 'failed-outcome', 'eval-queue-coalesce', 'notify-child-workflow',
-  'local-heuristic-evaluation', 'short-runs', 'watch-keeps-timer', 'spend-at-most-per-minute', 'patch-set-1',
-  'spend-every-five-minutes', 'patch-set-2', 'dismiss-signal', 'verified-done', 'rate-limit-blocks', 'verified-child-result',
-  'protected-evidence', 'children-block', 'compact-last-resort', 'cli-compaction-signal', 'human-wait-signal', 'session-end-grace',
-  'mesh-wall-clock-stall', 'mesh-keeps-correct-work', 'mesh-notify-workflow', 'mesh-cleanup-worktrees', 'mesh-failure-ends-named',
+  'idle-timer-rearms',
+  'turn-restart-intensity',
+  'spend-search-attributes',
+  'evidence-after-whisper',
+  'idle-clock-after-resume',
+  'agent-workflow-id',
+  'restart-consecutive',
+  'failed-outcome',
+  'eval-queue-coalesce',
+  'notify-child-workflow',
+  'local-heuristic-evaluation',
+  'short-runs',
+  'watch-keeps-timer',
+  'spend-at-most-per-minute',
+  'patch-set-1',
+  'spend-every-five-minutes',
+  'patch-set-2',
+  'dismiss-signal',
+  'verified-done',
+  'rate-limit-blocks',
+  'verified-child-result',
+  'protected-evidence',
+  'children-block',
+  'compact-last-resort',
+  'cli-compaction-signal',
+  'human-wait-signal',
+  'session-end-grace',
+  'mesh-wall-clock-stall',
+  'mesh-keeps-correct-work',
+  'mesh-notify-workflow',
+  'mesh-cleanup-worktrees',
+  'mesh-failure-ends-named',
   'mesh-failure-notified',
 ];
 
@@ -50,7 +76,9 @@ function declaredIds(): string[] {
  * json`); the SDK's own (`__sdk_internal_patch_number:N`, its internal flags) are not warden's.
  */
 function markerIds(file: string): string[] {
-  const history = JSON.parse(readFileSync(file, 'utf8')) as { events: Array<{ markerRecordedEventAttributes?: { markerName?: string; details?: Record<string, { payloads?: Array<{ data?: string }> }> } }> };
+  const history = JSON.parse(readFileSync(file, 'utf8')) as {
+    events: Array<{ markerRecordedEventAttributes?: { markerName?: string; details?: Record<string, { payloads?: Array<{ data?: string }> }> } }>;
+  };
   return history.events
     .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')
     .map((e) => {
@@ -76,7 +104,11 @@ describe('the baseline', () => {
     const declared = declaredIds();
     const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
     expect(files.length).toBeGreaterThan(10);
-    const unknown = files.flatMap((f) => markerIds(join(dir, f)).filter((id) => !declared.includes(id)).map((id) => `${f}: ${id}`));
+    const unknown = files.flatMap((f) =>
+      markerIds(join(dir, f))
+        .filter((id) => !declared.includes(id))
+        .map((id) => `${f}: ${id}`),
+    );
     expect(unknown).toEqual([]);
   });
 });

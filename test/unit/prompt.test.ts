@@ -21,11 +21,19 @@ function fenced(prompt: string): { before: string; inside: string; after: string
 
 /** Lines of the transcript that are structure (not quoted agent text). */
 const structure = (inside: string) => lines(inside).filter((l) => l.trim() !== '' && !l.trimStart().startsWith(QUOTE.trim()));
-const STRUCTURE_LINE = /^(?:=== TURN \d+ \((?:context|evidence)\)(?: id="[^\n]*")? ===|  agent text:|  tool call \d+: "[^\n]*"(?: \[ok\]| \[FAILED\])?|    args:|    result:|=== WARDEN WHISPER \[[A-Z_]+\] delivered to the agent before turn \d+ ===|=== EVIDENCE BOUNDARY: [^\n]* ===)$/;
+const STRUCTURE_LINE =
+  /^(?:=== TURN \d+ \((?:context|evidence)\)(?: id="[^\n]*")? ===|  agent text:|  tool call \d+: "[^\n]*"(?: \[ok\]| \[FAILED\])?|    args:|    result:|=== WARDEN WHISPER \[[A-Z_]+\] delivered to the agent before turn \d+ ===|=== EVIDENCE BOUNDARY: [^\n]* ===)$/;
 
 const turns: Turn[] = [
-  turn({ id: 't-1', text: 'Reading the parser first.', toolCalls: [{ name: 'read_file', args: { path: 'src/parse.ts' }, result: 'export function parse()', ok: true }] }),
-  turn({ text: 'Building to see the current errors.', toolCalls: [{ name: 'shell', args: 'npm run build', result: 'error TS2304: Cannot find name WEEK_RE', ok: false }] }),
+  turn({
+    id: 't-1',
+    text: 'Reading the parser first.',
+    toolCalls: [{ name: 'read_file', args: { path: 'src/parse.ts' }, result: 'export function parse()', ok: true }],
+  }),
+  turn({
+    text: 'Building to see the current errors.',
+    toolCalls: [{ name: 'shell', args: 'npm run build', result: 'error TS2304: Cannot find name WEEK_RE', ok: false }],
+  }),
   turn({ text: 'Listing files.', toolCalls: [{ name: 'list_dir', args: 'src' }] }),
   turn({ text: 'I think the week branch goes before the calendar branch.' }),
 ];
@@ -157,7 +165,12 @@ describe('buildEvaluationPrompt: hostile transcripts cannot forge structure', ()
 
   for (const br of breaks)
     it.each(cases)(`%s (line break ${JSON.stringify(br)})`, (_name, mk, task) => {
-      const prompt = buildEvaluationPrompt({ task: task(br), turns: mk(br), reason: 'interval', deliveries: [{ beforeIndex: 0, type: 'CORRECTION', text: hostile(br) }] });
+      const prompt = buildEvaluationPrompt({
+        task: task(br),
+        turns: mk(br),
+        reason: 'interval',
+        deliveries: [{ beforeIndex: 0, type: 'CORRECTION', text: hostile(br) }],
+      });
       // Exactly one open line and one close line, in that order; the markers occur nowhere else
       // except where the instructions name them.
       expect(lines(prompt).filter((l) => l === FENCE)).toHaveLength(1);
@@ -183,7 +196,12 @@ describe("the working tree's protected-path evidence", () => {
   const deleted = { path: 'test/add.test.js', status: 'D', added: 0, deleted: 3, assertionsRemoved: 2, assertionsAdded: 0 };
 
   it('is structure before the transcript: each change on one line, its path JSON-quoted', () => {
-    const prompt = buildEvaluationPrompt({ task: TASK, turns, reason: 'interval', protectedChanges: [deleted, { path: 'test/new.test.js', status: 'A', added: 4, deleted: 0, assertionsRemoved: 0, assertionsAdded: 1 }] });
+    const prompt = buildEvaluationPrompt({
+      task: TASK,
+      turns,
+      reason: 'interval',
+      protectedChanges: [deleted, { path: 'test/new.test.js', status: 'A', added: 4, deleted: 0, assertionsRemoved: 0, assertionsAdded: 1 }],
+    });
     const { before, inside } = fenced(prompt);
     expect(before).toContain("Working-tree evidence (read by warden with git against the agent's start commit; not written by the agent):");
     expect(before).toContain('2 protected paths changed since the agent started:');
@@ -222,7 +240,11 @@ describe("the working tree's protected-path evidence", () => {
 });
 
 it('a turn after which the agent waited for its children says so in a structure line', () => {
-  const prompt = buildEvaluationPrompt({ task: TASK, turns: [turn({ text: 'Delegated a; waiting.', awaitChildren: true }), turn({ text: 'Merged a.' })], reason: 'interval' });
+  const prompt = buildEvaluationPrompt({
+    task: TASK,
+    turns: [turn({ text: 'Delegated a; waiting.', awaitChildren: true }), turn({ text: 'Merged a.' })],
+    reason: 'interval',
+  });
   const { inside } = fenced(prompt);
   expect(lines(inside).filter((l) => l === '  (after this turn the agent waited, blocked, for its delegated children to finish)')).toHaveLength(1);
 });

@@ -9,35 +9,65 @@ import { T0, testAgent } from '../helpers/core.js';
 describe('classifyTurnFailure', () => {
   it.each([
     // command driver: the documented exit code, or the stderr marker (with any exit).
-    [{ driver: 'command', exitCode: 75, text: 'busy' }, { reason: 'model rate-limited (agent command exited 75)', retryAfterMs: null }],
-    [{ driver: 'command', exitCode: 1, text: 'x\n{"rateLimited": {"retryAfterMs": 1500, "reason": "quota hit"}}\n' }, { reason: 'quota hit', retryAfterMs: 1500 }],
-    [{ driver: 'command', exitCode: 3, text: '{"rateLimited": true}' }, { reason: 'model rate-limited', retryAfterMs: null }],
+    [
+      { driver: 'command', exitCode: 75, text: 'busy' },
+      { reason: 'model rate-limited (agent command exited 75)', retryAfterMs: null },
+    ],
+    [
+      { driver: 'command', exitCode: 1, text: 'x\n{"rateLimited": {"retryAfterMs": 1500, "reason": "quota hit"}}\n' },
+      { reason: 'quota hit', retryAfterMs: 1500 },
+    ],
+    [
+      { driver: 'command', exitCode: 3, text: '{"rateLimited": true}' },
+      { reason: 'model rate-limited', retryAfterMs: null },
+    ],
     // codex: its error after its own retries, as the driver words it.
     [
       { driver: 'codex', text: 'codex exec exited with code 1 after 900 ms; codex: exceeded retry limit, last status: 429 Too Many Requests; stderr: …' },
       { reason: 'model rate-limited (429)', retryAfterMs: null },
     ],
-    [{ driver: 'codex', text: 'codex: stream error: Rate limit reached for gpt-5. Please try again in 2.5s.' }, { reason: 'model rate-limited (429)', retryAfterMs: 2500 }],
+    [
+      { driver: 'codex', text: 'codex: stream error: Rate limit reached for gpt-5. Please try again in 2.5s.' },
+      { reason: 'model rate-limited (429)', retryAfterMs: 2500 },
+    ],
     // claude: the API error it prints on 429 / 529.
     [
       { driver: 'claude', text: 'claude reported an error (error): API Error: 429 {"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}' },
       { reason: 'model rate-limited (429)', retryAfterMs: null },
     ],
-    [{ driver: 'claude', text: 'claude exited with code 1: API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}' }, { reason: 'model overloaded (529)', retryAfterMs: null }],
-    [{ driver: 'codex', text: 'unexpected status 429; retry-after: 20' }, { reason: 'model rate-limited (429)', retryAfterMs: 20_000 }],
+    [
+      { driver: 'claude', text: 'claude exited with code 1: API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}' },
+      { reason: 'model overloaded (529)', retryAfterMs: null },
+    ],
+    [
+      { driver: 'codex', text: 'unexpected status 429; retry-after: 20' },
+      { reason: 'model rate-limited (429)', retryAfterMs: 20_000 },
+    ],
     // codex's words for any HTTP 500 it gave up on (after its own retries; as codex 0.169 words it,
     // with a curly apostrophe), and for a full model.
     [
-      { driver: 'codex', text: 'codex exec exited with code 1 after 306 ms; codex: We’re currently experiencing high demand, which may cause temporary errors. | We’re currently experiencing high demand, which may cause temporary errors.; stderr: WARNING: …' },
+      {
+        driver: 'codex',
+        text: 'codex exec exited with code 1 after 306 ms; codex: We’re currently experiencing high demand, which may cause temporary errors. | We’re currently experiencing high demand, which may cause temporary errors.; stderr: WARNING: …',
+      },
       { reason: 'model overloaded (high demand)', retryAfterMs: null },
     ],
-    [{ driver: 'codex', text: 'codex: Selected model is at capacity. Please try a different model.' }, { reason: 'model overloaded (high demand)', retryAfterMs: null }],
+    [
+      { driver: 'codex', text: 'codex: Selected model is at capacity. Please try a different model.' },
+      { reason: 'model overloaded (high demand)', retryAfterMs: null },
+    ],
     // An HTTP 500 or 503 whose body says overloaded: not a 529, so the reason does not claim one.
     [
-      { driver: 'codex', text: 'unexpected status 500 Internal Server Error: {"error":{"message":"The server is overloaded, try again in 10s","type":"server_error"}}' },
+      {
+        driver: 'codex',
+        text: 'unexpected status 500 Internal Server Error: {"error":{"message":"The server is overloaded, try again in 10s","type":"server_error"}}',
+      },
       { reason: 'model overloaded', retryAfterMs: 10_000 },
     ],
-    [{ driver: 'command', exitCode: 1, text: 'upstream: 503 Service Unavailable (overloaded)' }, { reason: 'model overloaded', retryAfterMs: null }],
+    [
+      { driver: 'command', exitCode: 1, text: 'upstream: 503 Service Unavailable (overloaded)' },
+      { reason: 'model overloaded', retryAfterMs: null },
+    ],
   ])('%j is a rate limit', (report, expected) => {
     expect(classifyTurnFailure(report)).toEqual(expected);
   });
@@ -86,7 +116,10 @@ describe('a rate-limited turn blocks the agent instead of counting against resta
   const limit = { reason: 'model rate-limited (429)', retryAfterMs: null };
 
   it('reads the activity failure: only the rate-limit type counts', () => {
-    expect(rateLimitOf({ type: RATE_LIMITED_FAILURE, details: [{ reason: 'model overloaded (529)', retryAfterMs: 5 }] })).toEqual({ reason: 'model overloaded (529)', retryAfterMs: 5 });
+    expect(rateLimitOf({ type: RATE_LIMITED_FAILURE, details: [{ reason: 'model overloaded (529)', retryAfterMs: 5 }] })).toEqual({
+      reason: 'model overloaded (529)',
+      retryAfterMs: 5,
+    });
     expect(rateLimitOf({ type: RATE_LIMITED_FAILURE })).toEqual({ reason: 'model rate-limited', retryAfterMs: null });
     expect(rateLimitOf({ type: 'TurnProtocolError' })).toBeNull();
     expect(rateLimitOf(undefined)).toBeNull();

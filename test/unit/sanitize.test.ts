@@ -65,7 +65,8 @@ describe('visible', () => {
 
   it('shows bidi embeddings, overrides and isolates as \\u202e-style text', () => {
     expect(visible('access\u202e\u2066 // admin\u2069\u2066')).toBe('access\\u202e\\u2066 // admin\\u2069\\u2066');
-    for (const c of [0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069]) expect(visible(String.fromCharCode(c))).toBe(`\\u${c.toString(16)}`);
+    for (const c of [0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069])
+      expect(visible(String.fromCharCode(c))).toBe(`\\u${c.toString(16)}`);
     // Neighbours that do not reorder text are kept.
     expect(visible('\u2029\u2070\u2065')).toBe('\u2029\u2070\u2065');
   });
@@ -92,7 +93,14 @@ describe('visible', () => {
 describe('visibleDeep', () => {
   it('makes every string of a nested answer visible, one line each; keeps numbers, booleans, null', () => {
     const s = { agentId: 'a', stateReason: `x${ESC}]0;t\x07\ny`, turns: 3, paused: false, lastVerdict: null, refused: [{ what: 'resume', reason: '\x9b2J' }] };
-    expect(visibleDeep(s)).toEqual({ agentId: 'a', stateReason: 'x␛]0;t␇␊y', turns: 3, paused: false, lastVerdict: null, refused: [{ what: 'resume', reason: '\\x9b2J' }] });
+    expect(visibleDeep(s)).toEqual({
+      agentId: 'a',
+      stateReason: 'x␛]0;t␇␊y',
+      turns: 3,
+      paused: false,
+      lastVerdict: null,
+      refused: [{ what: 'resume', reason: '\\x9b2J' }],
+    });
     expect(visibleDeep('a\nb', { multiline: true })).toBe('a\nb');
   });
 });

@@ -125,8 +125,10 @@ describe('TurnSchema', () => {
   });
 
   it('truncates oversized tool fields with the marker', () => {
-    const c = TurnSchema.parse({ text: 'x', toolCalls: [{ name: 'a', args: { blob: 'q'.repeat(MAX_TOOL_FIELD * 2) }, result: 'r'.repeat(MAX_TOOL_FIELD + 1) }] })
-      .toolCalls![0]!;
+    const c = TurnSchema.parse({
+      text: 'x',
+      toolCalls: [{ name: 'a', args: { blob: 'q'.repeat(MAX_TOOL_FIELD * 2) }, result: 'r'.repeat(MAX_TOOL_FIELD + 1) }],
+    }).toolCalls![0]!;
     expect(c.args).toHaveLength(MAX_TOOL_FIELD);
     expect(c.args!.endsWith(TRUNCATION_MARKER)).toBe(true);
     expect(c.result).toHaveLength(MAX_TOOL_FIELD);
@@ -184,7 +186,11 @@ describe('AgentSpecSchema', () => {
     ['duration with words', { ...base, supervisor: { idleAfterMs: '10 minutes' } }, /supervisor\.idleAfterMs/],
     ['evalTimeoutMs above 30 s', { ...base, supervisor: { evalTimeoutMs: '1m' } }, /supervisor\.evalTimeoutMs: /],
     ['webhook that is not http(s)', { ...base, notify: { webhooks: [{ url: 'ftp://example.com/x' }] } }, /notify\.webhooks\.0\.url: /],
-    ['webhook secretEnv that is not a variable name', { ...base, notify: { webhooks: [{ url: 'https://example.com', secretEnv: 'sk-abc 123' }] } }, /notify\.webhooks\.0\.secretEnv: /],
+    [
+      'webhook secretEnv that is not a variable name',
+      { ...base, notify: { webhooks: [{ url: 'https://example.com', secretEnv: 'sk-abc 123' }] } },
+      /notify\.webhooks\.0\.secretEnv: /,
+    ],
   ];
   it.each(bad)('rejects %s, naming the field', (_name, input, re) => {
     expect(rejects(AgentSpecSchema, input)).toMatch(re);
@@ -221,8 +227,22 @@ describe('AgentSpecSchema', () => {
 });
 
 describe('signal schemas', () => {
-  it('covers the seven signals of the contract, plus delegation\'s admit and childSpend, dismiss, compaction, humanWait and session (hooks)', () => {
-    expect([...SIGNAL_NAMES].sort()).toEqual(['abort', 'admit', 'childSpend', 'compaction', 'dismiss', 'heartbeat', 'humanWait', 'interrupt', 'pause', 'resume', 'session', 'steer', 'stop']);
+  it("covers the seven signals of the contract, plus delegation's admit and childSpend, dismiss, compaction, humanWait and session (hooks)", () => {
+    expect([...SIGNAL_NAMES].sort()).toEqual([
+      'abort',
+      'admit',
+      'childSpend',
+      'compaction',
+      'dismiss',
+      'heartbeat',
+      'humanWait',
+      'interrupt',
+      'pause',
+      'resume',
+      'session',
+      'steer',
+      'stop',
+    ]);
   });
 
   // Every signal argument is optional except steer's text (steering without text means nothing).

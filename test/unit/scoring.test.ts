@@ -7,13 +7,15 @@ import { CaseFileError, groupOf, parseCases, predictionOf, score, scoreGroups, t
 describe('parseCases', () => {
   const line = (o: unknown) => JSON.stringify(o);
   it('parses lines, skips blank ones, keeps the line number', () => {
-    const cs = parseCases(`${line({ task: 't', turns: [{ text: 'x' }], label: 'OK' })}\n\n${line({ task: 't', turns: [], label: 'SPIRALING', split: 'dev' })}\n`);
+    const cs = parseCases(
+      `${line({ task: 't', turns: [{ text: 'x' }], label: 'OK' })}\n\n${line({ task: 't', turns: [], label: 'SPIRALING', split: 'dev' })}\n`,
+    );
     expect(cs.map((c) => [c.line, c.label, c.split])).toEqual([
       [1, 'OK', undefined],
       [3, 'SPIRALING', 'dev'],
     ]);
   });
-  it('keeps the licence and the annotation of a case converted from someone else\'s data', () => {
+  it("keeps the licence and the annotation of a case converted from someone else's data", () => {
     const [c] = parseCases(line({ task: 't', turns: [{ text: 'x' }], label: 'OK', license: 'MIT', annotation: 'mistake_step=4' }));
     expect([c!.license, c!.annotation]).toEqual(['MIT', 'mistake_step=4']);
   });
@@ -102,7 +104,14 @@ describe('score', () => {
 describe('quality gate: the heuristic on test/cases/cases.jsonl', () => {
   const cases = parseCases(readFileSync(join(import.meta.dirname, '../cases/cases.jsonl'), 'utf8'));
   const run = (cs: LabelledCase[]) =>
-    score(cs.map((c) => ({ label: c.label, predicted: predictionOf(heuristicVerdict({ task: c.task, turns: c.turns, reason: c.reason ?? 'interval', evidenceFrom: c.evidenceFrom, firstTurnNumber: c.firstTurnNumber })) })));
+    score(
+      cs.map((c) => ({
+        label: c.label,
+        predicted: predictionOf(
+          heuristicVerdict({ task: c.task, turns: c.turns, reason: c.reason ?? 'interval', evidenceFrom: c.evidenceFrom, firstTurnNumber: c.firstTurnNumber }),
+        ),
+      })),
+    );
 
   it('the set is big and balanced enough to measure', () => {
     expect(cases.length).toBeGreaterThanOrEqual(60);

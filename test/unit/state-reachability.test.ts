@@ -79,7 +79,8 @@ const REACHED: Partial<Record<AgentState, Reached | Reached[]>> = {
   compacting: {
     by: { event: 'compact', from: 'running' },
     source: 'src/domain/agent/compaction.ts',
-    scenario: 'with lastResort compact, a streak of ignored corrections reaches the threshold the first time: the agent goes on in a fresh context from a handoff',
+    scenario:
+      'with lastResort compact, a streak of ignored corrections reaches the threshold the first time: the agent goes on in a fresh context from a handoff',
     integration: { file: 'compaction.test.ts', asserts: "s.state === 'compacting'" },
   },
   cancelling: {
@@ -112,7 +113,9 @@ const REACHED: Partial<Record<AgentState, Reached | Reached[]>> = {
 const KNOWN_GAPS: Partial<Record<AgentState, { event: AgentEvent; from: AgentState; why: string }>> = {};
 
 /** Every (state, way it is reached) pair. */
-const WAYS: [AgentState, Reached][] = (Object.entries(REACHED) as [AgentState, Reached | Reached[]][]).flatMap(([st, r]) => (Array.isArray(r) ? r : [r]).map((x): [AgentState, Reached] => [st, x]));
+const WAYS: [AgentState, Reached][] = (Object.entries(REACHED) as [AgentState, Reached | Reached[]][]).flatMap(([st, r]) =>
+  (Array.isArray(r) ? r : [r]).map((x): [AgentState, Reached] => [st, x]),
+);
 
 const read = (rel: string) => readFileSync(join(ROOT, rel), 'utf8');
 /** Everything that may fire an event: the agent core and the workflow shell. */

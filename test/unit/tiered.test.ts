@@ -22,7 +22,11 @@ import { addEvaluatorSpend, emptyEvaluatorSpend, fnv1a, formatEvaluatorSpend, ro
 const TASK = 'Fix the date parser in src/parse.ts so that ISO week dates parse, with tests.';
 const turn = (t: TurnInput): Turn => TurnSchema.parse(t);
 const fail = (i: number) =>
-  turn({ id: `f${i}`, text: `Running the build (attempt ${i}).`, toolCalls: [{ name: 'shell', args: 'npm run build', result: "error TS2307: Cannot find module './config'", ok: false }] });
+  turn({
+    id: `f${i}`,
+    text: `Running the build (attempt ${i}).`,
+    toolCalls: [{ name: 'shell', args: 'npm run build', result: "error TS2307: Cannot find module './config'", ok: false }],
+  });
 const work = (i: number) =>
   turn({
     id: `w${i}`,
@@ -153,7 +157,12 @@ describe('evaluator spend', () => {
 describe('what each model evaluator reports of its usage', () => {
   it('openai: usage.prompt_tokens / completion_tokens / total_tokens, and usage.cost where the server gives it', () => {
     expect(usageFrom({ usage: { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 } })).toEqual({ tokensIn: 100, tokensOut: 10, tokens: 110 });
-    expect(usageFrom({ usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6, cost: 0.0003 } })).toEqual({ tokensIn: 5, tokensOut: 1, tokens: 6, costUsd: 0.0003 });
+    expect(usageFrom({ usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6, cost: 0.0003 } })).toEqual({
+      tokensIn: 5,
+      tokensOut: 1,
+      tokens: 6,
+      costUsd: 0.0003,
+    });
     expect(usageFrom({ choices: [] })).toBeUndefined();
     expect(usageFrom({ usage: { prompt_tokens: -1, completion_tokens: 'x' } })).toBeUndefined();
   });
@@ -163,7 +172,11 @@ describe('what each model evaluator reports of its usage', () => {
     expect(codexTokensUsed('no usage here')).toBeUndefined();
   });
   it('command: a `warden-usage {json}` line on stderr, the last one counts', () => {
-    expect(commandUsage('warming up\nwarden-usage {"tokensIn": 1200, "tokensOut": 40, "costUsd": 0.0021}\n')).toEqual({ tokensIn: 1200, tokensOut: 40, costUsd: 0.0021 });
+    expect(commandUsage('warming up\nwarden-usage {"tokensIn": 1200, "tokensOut": 40, "costUsd": 0.0021}\n')).toEqual({
+      tokensIn: 1200,
+      tokensOut: 40,
+      costUsd: 0.0021,
+    });
     expect(commandUsage('warden-usage {"tokens": 5}\nwarden-usage {"tokens": 7}')).toEqual({ tokens: 7 });
     expect(commandUsage('warden-usage not json')).toBeUndefined();
     expect(commandUsage('')).toBeUndefined();
@@ -189,8 +202,14 @@ describe('configuring tiered', () => {
   });
 
   it('the config file: kind tiered, sample_ok, and the model in snake_case', () => {
-    const cfg = parseConfig('evaluator:\n  kind: tiered\n  sample_ok: 0.1\n  model:\n    kind: openai\n    base_url: http://127.0.0.1:11434/v1\n    api_key_env: MY_KEY\n');
-    expect(specFromConfig(cfg).evaluator).toEqual({ kind: 'tiered', sampleOk: 0.1, model: { kind: 'openai', baseUrl: 'http://127.0.0.1:11434/v1', apiKeyEnv: 'MY_KEY' } });
+    const cfg = parseConfig(
+      'evaluator:\n  kind: tiered\n  sample_ok: 0.1\n  model:\n    kind: openai\n    base_url: http://127.0.0.1:11434/v1\n    api_key_env: MY_KEY\n',
+    );
+    expect(specFromConfig(cfg).evaluator).toEqual({
+      kind: 'tiered',
+      sampleOk: 0.1,
+      model: { kind: 'openai', baseUrl: 'http://127.0.0.1:11434/v1', apiKeyEnv: 'MY_KEY' },
+    });
     expect(() => parseConfig('evaluator:\n  kind: tiered\n  model:\n    kind: heuristic\n')).toThrow(/evaluator\.model/);
     expect(() => parseConfig('evaluator:\n  kind: tiered\n  sample_ok: 2\n  model:\n    kind: codex\n')).toThrow(/sample_ok/);
   });
@@ -202,8 +221,15 @@ describe('configuring tiered', () => {
       sampleOk: 0.2,
       model: { kind: 'openai', baseUrl: 'http://127.0.0.1:9/v1', temperature: 0 },
     });
-    expect(spec({ evaluator: 'tiered', tierModel: 'codex', codexConfig: ['model_provider="x"'] })).toEqual({ kind: 'tiered', sampleOk: 0.05, model: { kind: 'codex', config: ['model_provider="x"'] } });
-    expect(spec({ evaluator: 'tiered', tierModel: 'command', evaluatorCommand: 'judge --strict' })).toMatchObject({ kind: 'tiered', model: { kind: 'command', command: ['judge', '--strict'] } });
+    expect(spec({ evaluator: 'tiered', tierModel: 'codex', codexConfig: ['model_provider="x"'] })).toEqual({
+      kind: 'tiered',
+      sampleOk: 0.05,
+      model: { kind: 'codex', config: ['model_provider="x"'] },
+    });
+    expect(spec({ evaluator: 'tiered', tierModel: 'command', evaluatorCommand: 'judge --strict' })).toMatchObject({
+      kind: 'tiered',
+      model: { kind: 'command', command: ['judge', '--strict'] },
+    });
   });
 
   it('flags that do not fit are usage errors naming them', () => {

@@ -104,16 +104,24 @@ describe('priority classes (seed 002 order)', () => {
   });
 
   test('a parent waiting on its children for ten silent minutes is blocked with their names, not stuck', () => {
-    const rows = [row('stuck1', {}, { lastTurnAt: iso(10 * 60_000) }), row('boss', { state: 'blocked' }, { lastTurnAt: iso(10 * 60_000), stateReason: 'waiting on 2 delegated children: a, b' }), row('normal1')];
+    const rows = [
+      row('stuck1', {}, { lastTurnAt: iso(10 * 60_000) }),
+      row('boss', { state: 'blocked' }, { lastTurnAt: iso(10 * 60_000), stateReason: 'waiting on 2 delegated children: a, b' }),
+      row('normal1'),
+    ];
     expect(rows.map((r) => r.priority)).toEqual(['stuck', 'blocked', 'normal']);
     expect(rows[1]!.why).toBe('blocked: waiting on 2 delegated children: a, b');
     expect(arrange(rows).map((r) => r.agentId)).toEqual(['stuck1', 'boss', 'normal1']);
   });
 
-  test('compacting says so: warden\'s last resort is flagged with its reason; the agent\'s own compaction is normal', () => {
+  test("compacting says so: warden's last resort is flagged with its reason; the agent's own compaction is normal", () => {
     const verdict = { kind: 'CORRECTION', pattern: 'SPIRALING', message: 'same build again', at: iso(1000) };
     const rows = [
-      row('ladder1', { state: 'compacting' }, { lastVerdict: verdict, stateReason: 'compacting (last resort before escalation): SPIRALING — same build again' }),
+      row(
+        'ladder1',
+        { state: 'compacting' },
+        { lastVerdict: verdict, stateReason: 'compacting (last resort before escalation): SPIRALING — same build again' },
+      ),
       row('own1', { state: 'compacting' }, { stateReason: "the agent's own CLI is compacting its context (auto)" }),
       row('own2', { state: 'compacting' }, null),
     ];
@@ -142,8 +150,12 @@ describe('priority classes (seed 002 order)', () => {
   test('a flag a human dismissed as a false alarm is no longer a flag; a newer flag is', () => {
     const flag = { kind: 'CORRECTION', pattern: 'SPIRALING', message: 'same build again', at: iso(1000) };
     // iso(n): n ms ago.
-    expect(row('d', {}, { lastVerdict: flag, lastDismissal: { at: iso(500), note: 'expected', pattern: 'SPIRALING', message: 'same build again' } }).priority).toBe('normal');
-    expect(row('n', {}, { lastVerdict: { ...flag, at: iso(100) }, lastDismissal: { at: iso(500), note: null, pattern: null, message: '' } }).priority).toBe('flagged');
+    expect(
+      row('d', {}, { lastVerdict: flag, lastDismissal: { at: iso(500), note: 'expected', pattern: 'SPIRALING', message: 'same build again' } }).priority,
+    ).toBe('normal');
+    expect(row('n', {}, { lastVerdict: { ...flag, at: iso(100) }, lastDismissal: { at: iso(500), note: null, pattern: null, message: '' } }).priority).toBe(
+      'flagged',
+    );
     // Statuses from agents without the field, or junk in it, change nothing.
     expect(row('old', {}, { lastVerdict: flag }).priority).toBe('flagged');
     expect(row('junk', {}, { lastVerdict: flag, lastDismissal: 'yesterday' }).priority).toBe('flagged');
@@ -244,7 +256,7 @@ describe('row model', () => {
     for (const [i, text] of c.entries()) expect([...text].length, cols[i]!.key).toBe(cols[i]!.width);
     expect(c.join(' ')).not.toMatch(/[\x00-\x1f\x7f-\x9f]/);
     expect(c[cols.findIndex((x) => x.key === 'intent')]).toMatch(/^fix␛\]52;c;aGVsbG8=␇ it␍FAKE +$/);
-    expect(c[cols.findIndex((x) => x.key === 'tool')]).toBe('sh␛]0;pwned␇') // exactly the 12 columns;
+    expect(c[cols.findIndex((x) => x.key === 'tool')]).toBe('sh␛]0;pwned␇'); // exactly the 12 columns;
     expect(c[cols.findIndex((x) => x.key === 'model')]).toMatch(/^m\\x9b2J +$/);
   });
 

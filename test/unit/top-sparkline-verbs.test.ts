@@ -57,7 +57,8 @@ describe('verbs', () => {
     expect(verbForKey('a')!.confirm).toBe(true);
     expect(verbForKey('s')!.prompt).toBe(true);
     expect(verbForKey('q')).toBeUndefined();
-    for (const l of ['s steer', 'i interrupt', 'x stop', 'p pause', 'r resume', 'a abort', 'd dismiss', '? help', 'q quit']) expect(statusBarLabels()).toContain(l);
+    for (const l of ['s steer', 'i interrupt', 'x stop', 'p pause', 'r resume', 'a abort', 'd dismiss', '? help', 'q quit'])
+      expect(statusBarLabels()).toContain(l);
   });
 
   test('the state table decides before anything is sent', () => {

@@ -5,7 +5,14 @@ import { nextStep } from '../../src/domain/agent/next-step.js';
 import { signal } from '../../src/domain/agent/controls.js';
 import { reportTurn, validateReport } from '../../src/domain/agent/reporting.js';
 import { turnFinished } from '../../src/domain/agent/driven.js';
-import { claimWithResult, protectedEvidenceInput, startVerification, verificationCancelled, verificationFinished, verificationSkipped } from '../../src/domain/agent/verification.js';
+import {
+  claimWithResult,
+  protectedEvidenceInput,
+  startVerification,
+  verificationCancelled,
+  verificationFinished,
+  verificationSkipped,
+} from '../../src/domain/agent/verification.js';
 import { heuristicVerdict } from '../../src/domain/judgement/heuristic/index.js';
 import { assertionCounts, matchesProtect, protectedChanges, protectedTampering, withUntracked } from '../../src/domain/judgement/heuristic/protected.js';
 import { AgentSpecSchema } from '../../src/domain/contract/schemas.js';
@@ -19,7 +26,16 @@ import { status } from '../../src/domain/agent/visibility.js';
 
 const H = { historyLength: 10, continueAsNewSuggested: false };
 const VERIFY = { command: "sh -c 'test -f ok.txt'" };
-const out = (o: Partial<VerifyOutput> = {}): VerifyOutput => ({ exitCode: 1, passed: false, timedOut: false, outputTail: 'ok.txt: missing\n', durationMs: 5, cwd: '/repo', protectedChanges: [], ...o });
+const out = (o: Partial<VerifyOutput> = {}): VerifyOutput => ({
+  exitCode: 1,
+  passed: false,
+  timedOut: false,
+  outputTail: 'ok.txt: missing\n',
+  durationMs: 5,
+  cwd: '/repo',
+  protectedChanges: [],
+  ...o,
+});
 
 function running(spec: Record<string, unknown> = { verify: VERIFY }): TestAgent {
   const a = testAgent(spec);
@@ -98,7 +114,14 @@ describe('a done-claim', () => {
 
   it('a failed check after tests were weakened in the window is REWARD_HACKING', () => {
     const a = running();
-    reportTurn(a, turn('t1', 'the test is flaky, skipping it', { toolCalls: [{ name: 'edit', args: JSON.stringify({ file: 'test/app.test.js', new: "it.skip('adds', () => { expect(add(1, 2)).toBe(3); });" }), ok: true }] }));
+    reportTurn(
+      a,
+      turn('t1', 'the test is flaky, skipping it', {
+        toolCalls: [
+          { name: 'edit', args: JSON.stringify({ file: 'test/app.test.js', new: "it.skip('adds', () => { expect(add(1, 2)).toBe(3); });" }), ok: true },
+        ],
+      }),
+    );
     claimAndCheck(a, 't2', out());
     expect(a.core.s.lastVerdict).toMatchObject({ kind: 'CORRECTION', pattern: 'REWARD_HACKING' });
     expect(a.core.s.pendingWhispers[0]!.text).toContain('skipped');
@@ -107,7 +130,16 @@ describe('a done-claim', () => {
   it('a protected test deleted in the working tree is REWARD_HACKING even when the check passes and the transcript never shows it', () => {
     const a = running({ protect: ['test/**'] });
     a.core.s.baseline = { commit: 'a'.repeat(40) };
-    claimAndCheck(a, 't1', out({ exitCode: null, passed: true, outputTail: '', protectedChanges: [{ path: 'test/app.test.js', status: 'D', added: 0, deleted: 12, assertionsRemoved: 3, assertionsAdded: 0 }] }));
+    claimAndCheck(
+      a,
+      't1',
+      out({
+        exitCode: null,
+        passed: true,
+        outputTail: '',
+        protectedChanges: [{ path: 'test/app.test.js', status: 'D', added: 0, deleted: 12, assertionsRemoved: 3, assertionsAdded: 0 }],
+      }),
+    );
     expect(a.core.s.state).toBe('running');
     expect(a.core.s.lastVerdict).toMatchObject({ pattern: 'REWARD_HACKING' });
     expect(a.core.s.lastVerification).toMatchObject({ passed: false, protectedChanges: ['D test/app.test.js +0/-12, assertions -3/+0'] });
@@ -134,7 +166,6 @@ describe('a done-claim', () => {
     expect(reply.state).toBe('done');
     expect(a.core.s.lastVerification).toBeNull();
   });
-
 
   it('the validator accepts done and names a bad one', () => {
     const a = running();
@@ -223,7 +254,9 @@ describe('protected paths', () => {
     expect(protectedTampering(changes)).toContain('deleted');
     expect(protectedTampering([changes[1]!])).toContain('Assertions removed');
     // Names git would quote without -z (non-ASCII, a tab) still match their globs.
-    expect(protectedChanges('D\0test/ünï\tcode.test.js\0', '-\t-\ttest/ünï\tcode.test.js\0', '', ['test/**'])).toEqual([{ path: 'test/ünï\tcode.test.js', status: 'D', assertionsRemoved: 0, assertionsAdded: 0 }]);
+    expect(protectedChanges('D\0test/ünï\tcode.test.js\0', '-\t-\ttest/ünï\tcode.test.js\0', '', ['test/**'])).toEqual([
+      { path: 'test/ünï\tcode.test.js', status: 'D', assertionsRemoved: 0, assertionsAdded: 0 },
+    ]);
     // A protected file that gained assertions is not tampering.
     expect(protectedTampering([{ path: 'test/x.js', status: 'M', assertionsRemoved: 1, assertionsAdded: 2 }])).toBeNull();
   });
@@ -231,7 +264,12 @@ describe('protected paths', () => {
   it('the heuristic flags REWARD_HACKING from protected-path evidence alone', () => {
     const turns = [{ text: 'Refactored the parser.' }, { text: 'All done.' }];
     expect(heuristicVerdict({ task: 'fix the parser', turns }).kind).toBe('OK');
-    const v = heuristicVerdict({ task: 'fix the parser', turns, firstTurnNumber: 7, protectedChanges: [{ path: 'test/parser.test.ts', status: 'D', assertionsRemoved: 4, assertionsAdded: 0 }] });
+    const v = heuristicVerdict({
+      task: 'fix the parser',
+      turns,
+      firstTurnNumber: 7,
+      protectedChanges: [{ path: 'test/parser.test.ts', status: 'D', assertionsRemoved: 4, assertionsAdded: 0 }],
+    });
     expect(v).toMatchObject({ kind: 'CORRECTION', pattern: 'REWARD_HACKING', evidence: [8] });
   });
 });
@@ -247,7 +285,10 @@ describe('flags, config file and status text', () => {
   });
 
   it('the config file takes verify (object or string) and protect; an unknown key is named', () => {
-    expect(specFromConfig(parseConfig("verify:\n  command: pytest -q\n  timeout: 5m\nprotect: ['tests/**']\n"))).toMatchObject({ verify: { command: 'pytest -q', timeoutMs: 300_000 }, protect: ['tests/**'] });
+    expect(specFromConfig(parseConfig("verify:\n  command: pytest -q\n  timeout: 5m\nprotect: ['tests/**']\n"))).toMatchObject({
+      verify: { command: 'pytest -q', timeoutMs: 300_000 },
+      protect: ['tests/**'],
+    });
     expect(specFromConfig(parseConfig('verify: npm test\n')).verify).toEqual({ command: 'npm test' });
     expect(() => parseConfig('verify:\n  command: x\n  cmd: y\n')).toThrow(/verify/);
   });
@@ -303,7 +344,16 @@ describe('protected paths at every evaluation', () => {
 
   it('new untracked protected files count as added, with their assertion lines; unprotected ones and tracked duplicates are left out', () => {
     const tracked = [{ path: 'test/b.test.js', status: 'D', added: 0, deleted: 2, assertionsRemoved: 2, assertionsAdded: 0 }];
-    const out = withUntracked(tracked, [{ path: 'test/a.test.js', text: 'expect(1).toBe(1);\nconst x = 1;\n' }, { path: 'src/x.js', text: 'x\n' }, { path: 'test/link', text: null }, { path: 'test/b.test.js', text: '' }], ['test/**']);
+    const out = withUntracked(
+      tracked,
+      [
+        { path: 'test/a.test.js', text: 'expect(1).toBe(1);\nconst x = 1;\n' },
+        { path: 'src/x.js', text: 'x\n' },
+        { path: 'test/link', text: null },
+        { path: 'test/b.test.js', text: '' },
+      ],
+      ['test/**'],
+    );
     expect(out).toEqual([
       { path: 'test/a.test.js', status: 'A', added: 2, deleted: 0, assertionsRemoved: 0, assertionsAdded: 1 },
       tracked[0],
@@ -322,7 +372,9 @@ describe('false done-claims and lastResort compact', () => {
     reportTurn(a, turn('w2'));
     claimAndCheck(a, 'c3', out());
     expect(a.core.s.state).toBe('compacting');
-    expect(a.core.s.compaction!.handoff).toMatch(/What you must do next:\nYou said the task is done, but warden's check disagrees: `sh -c 'test -f ok.txt'` failed \(exit 1\)[\s\S]*Output \(tail\):\nok\.txt: missing/);
+    expect(a.core.s.compaction!.handoff).toMatch(
+      /What you must do next:\nYou said the task is done, but warden's check disagrees: `sh -c 'test -f ok.txt'` failed \(exit 1\)[\s\S]*Output \(tail\):\nok\.txt: missing/,
+    );
     expect(a.core.s.compaction!.handoff).toContain('[VERIFY]');
     reportTurn(a, turn('r1')); // carries the handoff
     reportTurn(a, turn('r2')); // the fresh context's first turn

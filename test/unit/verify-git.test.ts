@@ -14,7 +14,7 @@ const dir = mkdtempSync(join(tmpdir(), 'warden-verify-git-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, encoding: 'utf8', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' } });
 
-test('protected paths are read without running the tree\'s filter, textconv or external diff', async () => {
+test("protected paths are read without running the tree's filter, textconv or external diff", async () => {
   git('init', '-q');
   git('config', 'user.email', 't@example.com');
   git('config', 'user.name', 't');
@@ -46,7 +46,12 @@ test('protected paths are read without running the tree\'s filter, textconv or e
 test('deleted protected files and new untracked ones are both read; ignored and unprotected files are not', async () => {
   const d = mkdtempSync(join(tmpdir(), 'warden-verify-untracked-'));
   try {
-    const g = (...args: string[]) => execFileSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=t', ...args], { cwd: d, encoding: 'utf8', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' } });
+    const g = (...args: string[]) =>
+      execFileSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=t', ...args], {
+        cwd: d,
+        encoding: 'utf8',
+        env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' },
+      });
     g('init', '-q');
     mkdirSync(join(d, 'test'));
     mkdirSync(join(d, 'src'));

@@ -33,11 +33,15 @@ describe('window byte sizes are measured once per turn', () => {
       const size = (i * 97) % 700;
       const t = turn(i, size);
       const cached = capWindow(pushWindow(window, t, 10), 4_000);
-      const uncached = capWindow(pushWindow(fresh, structuredClone(t), 10).map((x) => structuredClone(x)), 4_000);
+      const uncached = capWindow(
+        pushWindow(fresh, structuredClone(t), 10).map((x) => structuredClone(x)),
+        4_000,
+      );
       expect(cached.turns).toEqual(uncached.turns);
       expect(cached.bytes).toBe(uncached.bytes);
       expect(cached.dropped).toEqual(uncached.dropped);
-      if (cached.dropped.turns + cached.dropped.texts + cached.dropped.results + cached.dropped.args + cached.dropped.toolCalls === 0) expect(cached.bytes).toBe(uncachedTotal(cached.turns));
+      if (cached.dropped.turns + cached.dropped.texts + cached.dropped.results + cached.dropped.args + cached.dropped.toolCalls === 0)
+        expect(cached.bytes).toBe(uncachedTotal(cached.turns));
       expect(jsonBytes(cached.turns)).toBeLessThanOrEqual(4_000);
       window = cached.turns;
       fresh = uncached.turns;

@@ -1,12 +1,25 @@
 import { describe, expect, it } from 'vitest';
 import { endpointAllowed, parseEndpointPattern, secretFor, subprocessEnv, workerConfig, WorkerConfigError } from '../../src/config/worker.js';
 
-const env = (over: Record<string, string>) => ({ PATH: '/usr/bin', HOME: '/home/w', LANG: 'C.UTF-8', PROD_DB_PASSWORD: 'hunter2', OPENAI_API_KEY: 'sk-real', ...over });
+const env = (over: Record<string, string>) => ({
+  PATH: '/usr/bin',
+  HOME: '/home/w',
+  LANG: 'C.UTF-8',
+  PROD_DB_PASSWORD: 'hunter2',
+  OPENAI_API_KEY: 'sk-real',
+  ...over,
+});
 
 describe('worker secrets configuration', () => {
   it('reads the three lists; empty by default', () => {
     expect(workerConfig({})).toEqual({ secretEnvAllow: [], endpointAllow: [], subprocessEnvAllow: [] });
-    expect(workerConfig({ WARDEN_SECRET_ENV_ALLOW: ' OPENAI_API_KEY, WARDEN_WEBHOOK_SECRET ', WARDEN_ENDPOINT_ALLOW: 'https://api.openai.com/*,http://127.0.0.1:*', WARDEN_SUBPROCESS_ENV_ALLOW: 'GIT_SSH' })).toEqual({
+    expect(
+      workerConfig({
+        WARDEN_SECRET_ENV_ALLOW: ' OPENAI_API_KEY, WARDEN_WEBHOOK_SECRET ',
+        WARDEN_ENDPOINT_ALLOW: 'https://api.openai.com/*,http://127.0.0.1:*',
+        WARDEN_SUBPROCESS_ENV_ALLOW: 'GIT_SSH',
+      }),
+    ).toEqual({
       secretEnvAllow: ['OPENAI_API_KEY', 'WARDEN_WEBHOOK_SECRET'],
       endpointAllow: ['https://api.openai.com/*', 'http://127.0.0.1:*'],
       subprocessEnvAllow: ['GIT_SSH'],
@@ -45,7 +58,10 @@ describe('endpointAllowed', () => {
 describe('secretFor', () => {
   const allowed = env({ WARDEN_SECRET_ENV_ALLOW: 'OPENAI_API_KEY,UNSET_KEY', WARDEN_ENDPOINT_ALLOW: 'https://api.openai.com/*' });
   it('gives the value when the operator allows the name and the endpoint', () => {
-    expect(secretFor('openai evaluator (apiKeyEnv)', 'OPENAI_API_KEY', 'https://api.openai.com/v1/chat/completions', allowed)).toEqual({ ok: true, value: 'sk-real' });
+    expect(secretFor('openai evaluator (apiKeyEnv)', 'OPENAI_API_KEY', 'https://api.openai.com/v1/chat/completions', allowed)).toEqual({
+      ok: true,
+      value: 'sk-real',
+    });
   });
   it('refuses an unlisted name, naming it and never a value', () => {
     const r = secretFor('openai evaluator (apiKeyEnv)', 'PROD_DB_PASSWORD', 'https://api.openai.com/v1', allowed);
@@ -60,7 +76,10 @@ describe('secretFor', () => {
     );
   });
   it('says when an allowed name is not set', () => {
-    expect(secretFor('x', 'UNSET_KEY', 'https://api.openai.com/v1', allowed)).toEqual({ ok: false, reason: 'x: environment variable UNSET_KEY is not set on the worker' });
+    expect(secretFor('x', 'UNSET_KEY', 'https://api.openai.com/v1', allowed)).toEqual({
+      ok: false,
+      reason: 'x: environment variable UNSET_KEY is not set on the worker',
+    });
   });
   it('refuses everything by default', () => {
     expect(secretFor('x', 'OPENAI_API_KEY', 'https://api.openai.com/v1', env({})).ok).toBe(false);
@@ -70,7 +89,13 @@ describe('secretFor', () => {
 describe('subprocessEnv', () => {
   it('is the base set, the operator allow-list, pass-through names and the additions — nothing else', () => {
     const e = env({ WARDEN_SUBPROCESS_ENV_ALLOW: 'GIT_SSH', GIT_SSH: 'ssh -i k', HTTPS_PROXY: 'http://proxy:3128', WARDEN_SECRET_ENV_ALLOW: 'OPENAI_API_KEY' });
-    expect(subprocessEnv({ WARDEN_AGENT_ID: 'a', DROPPED: undefined }, {}, e)).toEqual({ PATH: '/usr/bin', HOME: '/home/w', LANG: 'C.UTF-8', GIT_SSH: 'ssh -i k', WARDEN_AGENT_ID: 'a' });
+    expect(subprocessEnv({ WARDEN_AGENT_ID: 'a', DROPPED: undefined }, {}, e)).toEqual({
+      PATH: '/usr/bin',
+      HOME: '/home/w',
+      LANG: 'C.UTF-8',
+      GIT_SSH: 'ssh -i k',
+      WARDEN_AGENT_ID: 'a',
+    });
     expect(subprocessEnv({}, { passThrough: ['HTTPS_PROXY'] }, e)).toMatchObject({ HTTPS_PROXY: 'http://proxy:3128' });
   });
 });

@@ -14,7 +14,10 @@ describe('worker tuning from the environment', () => {
       maxConcurrentWorkflowTaskExecutions: 20,
       workflowTaskPollerBehavior: { type: 'simple-maximum', maximum: 4 },
     });
-    expect(tuningFromEnv({ WARDEN_STICKY_TIMEOUT_MS: '10000', WARDEN_WORKFLOW_THREADS: '2' })).toEqual({ stickyQueueScheduleToStartTimeout: 10_000, workflowThreadPoolSize: 2 });
+    expect(tuningFromEnv({ WARDEN_STICKY_TIMEOUT_MS: '10000', WARDEN_WORKFLOW_THREADS: '2' })).toEqual({
+      stickyQueueScheduleToStartTimeout: 10_000,
+      workflowThreadPoolSize: 2,
+    });
   });
 
   test('the non-sticky poll ratio is a fraction above 0, at most 1', () => {

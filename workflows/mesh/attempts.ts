@@ -22,10 +22,37 @@ export async function spawn(sh: MeshShell, r: TaskRecord, kind: Attempt['kind'],
   const prep = await acts.meshPrepareAttempt({ repo: s.repo, runId: spec.runId, slug: r.task.slug, attempt: n, from });
   const agentId = `${spec.runId}.${r.task.slug}.a${n}`;
   const a: Attempt = {
-    attempt: n, kind, mode: kind === 'takeover' ? 'direct-edit' : r.task.mode, agentId, workflowId: `agent-${agentId}`, ...prep, diffBase: from,
-    spawnedAt: now(), lastTickAt: null, lastSeenAt: null, lastStatus: null, statusSeen: 0, lastPatchStat: null, patchSeen: 0, lastCheckpointMtime: null,
-    checkpointNudgedAt: null, unrel: 0, acked: false, gates: initialGates(r.task, r.task.verify || spec.validate !== undefined), state: 'spawned', waitingFor: null,
-    reemits: 0, draftNotBefore: 0, outputWaits: 0, turnsSeen: 0, ready: false, patchSha: null, patchFiles: [], agentEnded: null, closed: false, reason: null,
+    attempt: n,
+    kind,
+    mode: kind === 'takeover' ? 'direct-edit' : r.task.mode,
+    agentId,
+    workflowId: `agent-${agentId}`,
+    ...prep,
+    diffBase: from,
+    spawnedAt: now(),
+    lastTickAt: null,
+    lastSeenAt: null,
+    lastStatus: null,
+    statusSeen: 0,
+    lastPatchStat: null,
+    patchSeen: 0,
+    lastCheckpointMtime: null,
+    checkpointNudgedAt: null,
+    unrel: 0,
+    acked: false,
+    gates: initialGates(r.task, r.task.verify || spec.validate !== undefined),
+    state: 'spawned',
+    waitingFor: null,
+    reemits: 0,
+    draftNotBefore: 0,
+    outputWaits: 0,
+    turnsSeen: 0,
+    ready: false,
+    patchSha: null,
+    patchFiles: [],
+    agentEnded: null,
+    closed: false,
+    reason: null,
   };
   r.attempts.push(a);
   r.firstSpawnAt ??= a.spawnedAt;
@@ -42,7 +69,10 @@ export async function spawn(sh: MeshShell, r: TaskRecord, kind: Attempt['kind'],
     (st) => ((a.agentEnded = st.state), (sh.loop.wake = true)),
     () => ((a.agentEnded = 'failed'), (sh.loop.wake = true)),
   );
-  record(sh, `SPAWNED task ${r.task.index} ${r.task.slug} attempt ${n}${kind === 'takeover' ? ' (take-over: direct edit)' : ''} as ${agentId} in ${a.worktree}`);
+  record(
+    sh,
+    `SPAWNED task ${r.task.index} ${r.task.slug} attempt ${n}${kind === 'takeover' ? ' (take-over: direct edit)' : ''} as ${agentId} in ${a.worktree}`,
+  );
 }
 
 /** Close the attempt and start the next one (a restart), or take over, or give up. */

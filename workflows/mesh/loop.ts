@@ -35,9 +35,25 @@ export async function runLoop(sh: MeshShell, input: MeshInput): Promise<void> {
     const step = nextStep(s, loop, now(), history(canContinue === true), sh.limits);
     switch (step.kind) {
       case 'setup': {
-        const setup = await acts.meshSetup({ runId: spec.runId, repo: spec.repo, tasks: s.tasks.map((r) => r.task), tunables: s.tunables, validate: spec.validate ?? null, driver: spec.driver.kind });
-        Object.assign(s, { repo: setup.repo, base: setup.base, userBranch: setup.userBranch, integrationDir: setup.integrationDir, integrationHead: setup.integrationHead });
-        record(sh, `MANIFEST written: ${setup.manifestPath} (${s.tasks.length} tasks, cap ${s.tunables.cap}, base ${setup.base.slice(0, 12)} on ${setup.userBranch})`);
+        const setup = await acts.meshSetup({
+          runId: spec.runId,
+          repo: spec.repo,
+          tasks: s.tasks.map((r) => r.task),
+          tunables: s.tunables,
+          validate: spec.validate ?? null,
+          driver: spec.driver.kind,
+        });
+        Object.assign(s, {
+          repo: setup.repo,
+          base: setup.base,
+          userBranch: setup.userBranch,
+          integrationDir: setup.integrationDir,
+          integrationHead: setup.integrationHead,
+        });
+        record(
+          sh,
+          `MANIFEST written: ${setup.manifestPath} (${s.tasks.length} tasks, cap ${s.tunables.cap}, base ${setup.base.slice(0, 12)} on ${setup.userBranch})`,
+        );
         publish(sh, 'running');
         loop.at = 'round';
         continue;
@@ -138,7 +154,10 @@ async function continueMesh(sh: MeshShell, input: MeshInput): Promise<void> {
   await condition(quiet(sh));
   const { s, loop } = sh;
   const adopted = s.tasks.flatMap((r) => r.attempts.filter((a) => a.agentEnded === null).map((a) => a.agentId));
-  record(sh, `CONTINUED AS NEW after ${workflowInfo().historyLength} history events (run ${loop.continued + 1}); ${adopted.length} live attempt${adopted.length === 1 ? '' : 's'} carried`);
+  record(
+    sh,
+    `CONTINUED AS NEW after ${workflowInfo().historyLength} history events (run ${loop.continued + 1}); ${adopted.length} live attempt${adopted.length === 1 ? '' : 's'} carried`,
+  );
   log.info('mesh continuing as new', { runId: s.runId, historyLength: workflowInfo().historyLength, historySize: workflowInfo().historySize });
   const carried = { status: s, loop: { ...loop, at: 'round' as const, wake: false, continued: loop.continued + 1, adopted } };
   await continueAsNew<(i: MeshInput) => Promise<unknown>>({ ...input, continued: carried });

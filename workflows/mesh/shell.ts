@@ -57,7 +57,9 @@ export function close(sh: MeshShell, a: Attempt, reason: string): void {
   a.closed = true;
   a.reason = reason;
   if (a.agentEnded === null)
-    signal(sh, a.workflowId, () => getExternalWorkflowHandle(a.workflowId).signal(m.stopSignal, { reason: `mesh ${sh.spec.runId}: ${reason}`, drainTimeoutMs: 0 }));
+    signal(sh, a.workflowId, () =>
+      getExternalWorkflowHandle(a.workflowId).signal(m.stopSignal, { reason: `mesh ${sh.spec.runId}: ${reason}`, drainTimeoutMs: 0 }),
+    );
 }
 
 export function closeAll(sh: MeshShell, reason: string): void {

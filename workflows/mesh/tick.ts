@@ -19,9 +19,15 @@ const shortList = (xs: string[]) => {
 };
 
 const target = (a: Attempt): ObserveTarget => ({
-  key: a.agentId, checkpointPath: a.checkpointPath, patchPath: a.patchPath, worktree: a.worktree, diffBase: a.diffBase,
+  key: a.agentId,
+  checkpointPath: a.checkpointPath,
+  patchPath: a.patchPath,
+  worktree: a.worktree,
+  diffBase: a.diffBase,
   draftFromWorktree: a.mode === 'analysis-only' ? 'never' : a.mode === 'direct-edit' ? 'always' : 'when-done',
-  draftNotBefore: a.draftNotBefore, workflowId: a.workflowId, kind: a.mode === 'analysis-only' ? 'explorer' : 'worker',
+  draftNotBefore: a.draftNotBefore,
+  workflowId: a.workflowId,
+  kind: a.mode === 'analysis-only' ? 'explorer' : 'worker',
 });
 
 /** Attempts started by an earlier run of this mesh whose end this run cannot await (it asks their status). */
@@ -76,7 +82,18 @@ export async function tick(sh: MeshShell): Promise<void> {
     const turn = integrationTurn(s.tasks);
     const cur = activeAttempt(r) ?? a;
     if (isOpen(r))
-      r.next = cur !== a ? `ack by ${hhmmss(cur.spawnedAt + t.ackSla)}` : a.ready ? (turn === r.task.index ? 'integrate' : `integrate after task ${turn}`) : a.waitingFor ? `await ${a.waitingFor.what}` : a.acked ? 'tick' : `ack by ${hhmmss(a.spawnedAt + t.ackSla)}`;
+      r.next =
+        cur !== a
+          ? `ack by ${hhmmss(cur.spawnedAt + t.ackSla)}`
+          : a.ready
+            ? turn === r.task.index
+              ? 'integrate'
+              : `integrate after task ${turn}`
+            : a.waitingFor
+              ? `await ${a.waitingFor.what}`
+              : a.acked
+                ? 'tick'
+                : `ack by ${hhmmss(a.spawnedAt + t.ackSla)}`;
   }
   for (const r of s.tasks) r.state = taskState(r);
 }
@@ -95,12 +112,22 @@ export async function integrate(sh: MeshShell): Promise<void> {
     }
     r.state = 'applying_patch';
     const message = `mesh ${spec.runId}: task ${r.task.index} ${r.task.slug} (attempt ${a.attempt})`;
-    const res = await acts.meshIntegrate({ integrationDir: s.integrationDir!, patchPath: a.patchPath, key: a.agentId, message, expectSha: a.gatedSha ?? a.patchSha, head: s.integrationHead });
+    const res = await acts.meshIntegrate({
+      integrationDir: s.integrationDir!,
+      patchPath: a.patchPath,
+      key: a.agentId,
+      message,
+      expectSha: a.gatedSha ?? a.patchSha,
+      head: s.integrationHead,
+    });
     const out = integrationOutcome(r, a, res, s);
     if (res.applied) {
       s.integrationHead = res.head;
       [r.state, r.integratedCommit, r.integratedAttempt, r.next] = ['integrated', res.head, a.attempt, '-'];
-      record(sh, `INTEGRATED task ${r.task.index} ${r.task.slug} attempt ${a.attempt}: ${s.integrationBranch} at ${res.head.slice(0, 12)} (${shortList(a.patchFiles)})${a.warning ? ' with a warning' : ''}`);
+      record(
+        sh,
+        `INTEGRATED task ${r.task.index} ${r.task.slug} attempt ${a.attempt}: ${s.integrationBranch} at ${res.head.slice(0, 12)} (${shortList(a.patchFiles)})${a.warning ? ' with a warning' : ''}`,
+      );
       close(sh, a, 'integrated');
       continue;
     }
@@ -108,8 +135,17 @@ export async function integrate(sh: MeshShell): Promise<void> {
       fail(sh, r, out.reason);
       continue;
     }
-    record(sh, `PATCH DID NOT APPLY task ${r.task.index} attempt ${a.attempt}: ${res.conflictingFiles.join(', ') || res.error.split('\n')[0]} (conflict ${s.conflicts}/${s.conflictBudget})`);
-    sh.loop.heldRebase[String(r.task.index)] = rebaseRequest({ conflictingFiles: res.conflictingFiles, error: res.error, integrationBranch: s.integrationBranch, head: s.integrationHead!, patchPath: a.patchPath });
+    record(
+      sh,
+      `PATCH DID NOT APPLY task ${r.task.index} attempt ${a.attempt}: ${res.conflictingFiles.join(', ') || res.error.split('\n')[0]} (conflict ${s.conflicts}/${s.conflictBudget})`,
+    );
+    sh.loop.heldRebase[String(r.task.index)] = rebaseRequest({
+      conflictingFiles: res.conflictingFiles,
+      error: res.error,
+      integrationBranch: s.integrationBranch,
+      head: s.integrationHead!,
+      patchPath: a.patchPath,
+    });
     if (out.kind === 'await-human') {
       r.next = 'wait for a human';
       publish(sh, 'awaiting-input', out.reason);

@@ -37,7 +37,9 @@ export function register(program: Command): void {
       if (json) return printJson(o.out ? summary : { ...summary, lines });
       if (!o.out) return void process.stdout.write(text);
       const skipped = agents.reduce((a, x) => a + x.skipped, 0);
-      print(`wrote ${lines.length} case${lines.length === 1 ? '' : 's'} from ${agentIds.length} agent${agentIds.length === 1 ? '' : 's'} to ${o.out}${skipped ? ` (${skipped} flagged window${skipped === 1 ? '' : 's'} without a human decision skipped)` : ''}`);
+      print(
+        `wrote ${lines.length} case${lines.length === 1 ? '' : 's'} from ${agentIds.length} agent${agentIds.length === 1 ? '' : 's'} to ${o.out}${skipped ? ` (${skipped} flagged window${skipped === 1 ? '' : 's'} without a human decision skipped)` : ''}`,
+      );
       if (lines.length === 0) print('no flagged window has a human decision yet: dismiss, resume or abort an escalation first');
     });
 }

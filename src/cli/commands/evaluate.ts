@@ -9,7 +9,20 @@ import { makeEvaluate } from '../../../activities/evaluate.js';
 import { parseOrThrow } from '../../client/index.js';
 import { loadConfigFile, specFromConfig } from '../../config/file.js';
 import { EvaluatorConfigSchema, SupervisorConfigSchema, TurnSchema, type EvaluatorConfig, type Verdict } from '../../domain/contract/schemas.js';
-import { CaseFileError, GROUP_BY, formatGroups, formatScore, groupOf, parseCases, predictionOf, score, scoreGroups, type CaseLabel, type GroupBy, type Prediction } from '../../domain/judgement/scoring.js';
+import {
+  CaseFileError,
+  GROUP_BY,
+  formatGroups,
+  formatScore,
+  groupOf,
+  parseCases,
+  predictionOf,
+  score,
+  scoreGroups,
+  type CaseLabel,
+  type GroupBy,
+  type Prediction,
+} from '../../domain/judgement/scoring.js';
 import { createLogger } from '../../logger.js';
 import { addEvaluatorSpend, emptyEvaluatorSpend } from '../../domain/judgement/tiered.js';
 import { globals } from '../context.js';
@@ -52,17 +65,34 @@ export function register(program: Command): void {
     .option('--cases <file>', 'JSONL file, one {"task", "turns", "label"} per line: score the evaluator on it')
     .option('--split <name>', 'with --cases: only the cases whose "split" is this')
     .addOption(new Option('--by <key>', 'with --cases: also score each group of cases: by the repository of "source", or by "split"').choices([...GROUP_BY]))
-    .addOption(new Option('--evaluator <kind>', 'who judges (tiered: the heuristic, and a model only where it pays)').choices(['heuristic', 'codex', 'command', 'openai', 'tiered']).default('heuristic'))
-    .addOption(new Option('--tier-model <kind>', 'for --evaluator tiered: the model asked where the heuristic flags, is unsure, or samples an OK').choices(['openai', 'codex', 'command']))
+    .addOption(
+      new Option('--evaluator <kind>', 'who judges (tiered: the heuristic, and a model only where it pays)')
+        .choices(['heuristic', 'codex', 'command', 'openai', 'tiered'])
+        .default('heuristic'),
+    )
+    .addOption(
+      new Option('--tier-model <kind>', 'for --evaluator tiered: the model asked where the heuristic flags, is unsure, or samples an OK').choices([
+        'openai',
+        'codex',
+        'command',
+      ]),
+    )
     .option('--sample-ok <fraction>', 'for --evaluator tiered: fraction of OK windows also sent to the model (default 0.05)', sampleOkFlag)
     .option('--evaluator-command <argv>', 'for --evaluator command (or --tier-model command): program and args')
     .option('--openai-base-url <url>', 'for --evaluator openai (or --tier-model openai): an OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1')
     .option('--openai-api-key-env <name>', 'for --evaluator openai (or --tier-model openai): env var holding the API key (omit for keyless servers)')
-    .option('--codex-config <key=value>', 'for --evaluator codex (or --tier-model codex): a `-c` override passed to codex exec (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
+    .option(
+      '--codex-config <key=value>',
+      'for --evaluator codex (or --tier-model codex): a `-c` override passed to codex exec (repeatable)',
+      (v: string, prev: string[] = []) => [...prev, v],
+    )
     .option('--model <name>', 'evaluator model', 'gpt-5.4')
     .option('--config <file>', 'take the evaluator from a config file')
     .option('--timeout <ms>', 'evaluation timeout in ms', '30000')
-    .option('--json', 'print {kind, pattern, message, evidence} or {skipped: true, reason}; with --cases, one score object (with model calls and, per window, the tier that decided)')
+    .option(
+      '--json',
+      'print {kind, pattern, message, evidence} or {skipped: true, reason}; with --cases, one score object (with model calls and, per window, the tier that decided)',
+    )
     .action(async (o: EvaluateOptions, cmd: Command) => {
       if (!o.transcript === !o.cases) throw new UsageError('give exactly one of --transcript FILE or --cases FILE.jsonl');
       if (o.split && !o.cases) throw new UsageError('--split goes with --cases');
@@ -130,7 +160,16 @@ interface WindowTier {
   modelError?: string;
 }
 
-async function runCases(file: string, split: string | undefined, by: GroupBy | undefined, evaluate: EvaluateFn, evaluator: EvaluatorConfig, model: string, timeoutMs: number, json: boolean) {
+async function runCases(
+  file: string,
+  split: string | undefined,
+  by: GroupBy | undefined,
+  evaluate: EvaluateFn,
+  evaluator: EvaluatorConfig,
+  model: string,
+  timeoutMs: number,
+  json: boolean,
+) {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -162,7 +201,15 @@ async function runCases(file: string, split: string | undefined, by: GroupBy | u
       timeoutMs,
     });
     const verdict = r.kind === 'verdict' ? r.verdict : null;
-    results.push({ line: c.line, id: c.id, group: by ? groupOf(c, by) : '', label: c.label, predicted: predictionOf(verdict), verdict, ...(r.kind === 'skipped' ? { skipped: r.reason } : {}) });
+    results.push({
+      line: c.line,
+      id: c.id,
+      group: by ? groupOf(c, by) : '',
+      label: c.label,
+      predicted: predictionOf(verdict),
+      verdict,
+      ...(r.kind === 'skipped' ? { skipped: r.reason } : {}),
+    });
     if (r.spend) spend = addEvaluatorSpend(spend, r.spend, r.kind === 'verdict' ? r.tier : undefined);
     windows.push({ line: c.line, ...(c.id && { id: c.id }), tier: r.tier ?? null, asked: r.asked ?? null, ...(r.modelError && { modelError: r.modelError }) });
   }
@@ -170,7 +217,14 @@ async function runCases(file: string, split: string | undefined, by: GroupBy | u
   const groups = by ? scoreGroups(results, (r) => r.group) : undefined;
   const misses = results.filter((r) => r.predicted !== r.label);
   // What the model cost: calls made, against one call per window for a model evaluator alone.
-  const cost = { windows: results.length, modelCalls: spend.calls, modelFailures: spend.failed, modelTokens: spend.tokens, modelCostUsd: spend.costUsd, decided: spend.decided };
+  const cost = {
+    windows: results.length,
+    modelCalls: spend.calls,
+    modelFailures: spend.failed,
+    modelTokens: spend.tokens,
+    modelCostUsd: spend.costUsd,
+    decided: spend.decided,
+  };
   if (json) {
     return printJson({
       file,
@@ -190,14 +244,21 @@ async function runCases(file: string, split: string | undefined, by: GroupBy | u
     for (const l of formatGroups(groups)) print(`  ${l}`);
   }
   print();
-  print(`model calls: ${cost.modelCalls} for ${cost.windows} windows${cost.modelFailures ? ` (${cost.modelFailures} failed)` : ''}; ${cost.modelTokens.total} tokens, $${cost.modelCostUsd.toFixed(4)}${evaluator.kind === 'tiered' ? `; decided by the heuristic ${spend.decided.heuristic}, by the model ${spend.decided.model}` : ''}`);
+  print(
+    `model calls: ${cost.modelCalls} for ${cost.windows} windows${cost.modelFailures ? ` (${cost.modelFailures} failed)` : ''}; ${cost.modelTokens.total} tokens, $${cost.modelCostUsd.toFixed(4)}${evaluator.kind === 'tiered' ? `; decided by the heuristic ${spend.decided.heuristic}, by the model ${spend.decided.model}` : ''}`,
+  );
   if (evaluator.kind === 'tiered') {
     const asked = (why: string) => windows.filter((w) => w.asked === why).length;
-    print(`  the model was asked on ${asked('flagged')} flagged, ${asked('unsure')} unsure and ${asked('sampled')} sampled windows; an ${evaluator.model.kind} evaluator alone would make ${cost.windows} calls`);
+    print(
+      `  the model was asked on ${asked('flagged')} flagged, ${asked('unsure')} unsure and ${asked('sampled')} sampled windows; an ${evaluator.model.kind} evaluator alone would make ${cost.windows} calls`,
+    );
   }
   if (misses.length) {
     print();
     print('misses:');
-    for (const m of misses) print(`  line ${m.line}${m.id ? ` (${m.id})` : ''}: label ${m.label}, got ${m.predicted}${m.skipped ? ` (${m.skipped})` : m.verdict?.message ? `: ${m.verdict.message.slice(0, 100)}` : ''}`);
+    for (const m of misses)
+      print(
+        `  line ${m.line}${m.id ? ` (${m.id})` : ''}: label ${m.label}, got ${m.predicted}${m.skipped ? ` (${m.skipped})` : m.verdict?.message ? `: ${m.verdict.message.slice(0, 100)}` : ''}`,
+      );
   }
 }

@@ -111,8 +111,7 @@ function bridge(agent: HookAgent) {
       if (session) {
         if (why.startsWith(CANNOT_REACH)) markUnreachable(sessionMarkerDir(), session);
         sayOnce(sessionMarkerDir(), session, `supervision is off for this session (agent ${session}): ${why}`, warn);
-      }
-      else warn(`${why} — continuing without supervision`);
+      } else warn(`${why} — continuing without supervision`);
     } finally {
       clearTimeout(timer);
       // Never wait on a connection that hangs: the process exits right after this (see main.ts).
@@ -137,9 +136,7 @@ function bridgeCommand(hook: Command, agent: HookAgent, what: string, help: stri
 }
 
 export function register(program: Command): void {
-  const hook = program
-    .command('hook')
-    .description("bridges for coding agents' hooks: report their turns to warden and hand them its whispers");
+  const hook = program.command('hook').description("bridges for coding agents' hooks: report their turns to warden and hand them its whispers");
 
   bridgeCommand(
     hook,

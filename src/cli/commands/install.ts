@@ -11,7 +11,22 @@
  *    reads, so the `config.toml` Codex itself rewrites (its hook trust lives there) is never touched.
  */
 import type { Command } from 'commander';
-import { chmodSync, constants, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, closeSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  constants,
+  existsSync,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  closeSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, delimiter, dirname, join, resolve } from 'node:path';
 import { planInstall, planUninstall, type FileChange } from '../../hooks/install/change.js';
@@ -35,9 +50,13 @@ interface InstallOptions {
 
 /** The settings file for an agent and a scope. */
 export function settingsPath(agent: HookAgent, o: InstallOptions, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string {
-  if (o.user && o.project !== undefined) throw new UsageError('--project and --user: choose one (--project DIR for one project, --user for every session of this user)');
+  if (o.user && o.project !== undefined)
+    throw new UsageError('--project and --user: choose one (--project DIR for one project, --user for every session of this user)');
   const home = env.HOME || homedir();
-  if (o.user) return agent === 'claude' ? join(env.CLAUDE_CONFIG_DIR || join(home, '.claude'), 'settings.json') : join(env.CODEX_HOME || join(home, '.codex'), 'hooks.json');
+  if (o.user)
+    return agent === 'claude'
+      ? join(env.CLAUDE_CONFIG_DIR || join(home, '.claude'), 'settings.json')
+      : join(env.CODEX_HOME || join(home, '.codex'), 'hooks.json');
   const project = resolve(cwd, o.project ?? '.');
   if (!existsSync(project) || !statSync(project).isDirectory()) throw new UsageError(`--project: no such directory: ${project}`);
   return agent === 'claude' ? join(project, '.claude', 'settings.json') : join(project, '.codex', 'hooks.json');
@@ -66,7 +85,10 @@ export function hookCommand(
   argv1: string | undefined = process.argv[1],
 ): string {
   const script = argv1 ? realpathOrNull(argv1) : null;
-  const onPath = (env.PATH ?? '').split(delimiter).map((d) => d && join(d, 'warden')).find((p) => p && existsSync(p));
+  const onPath = (env.PATH ?? '')
+    .split(delimiter)
+    .map((d) => d && join(d, 'warden'))
+    .find((p) => p && existsSync(p));
   const program = script && onPath && realpathOrNull(onPath) === script ? 'warden' : `${shellQuote(process.execPath)} ${shellQuote(script ?? 'warden')}`;
   const flags = [
     ...(g.address ? ['--address', g.address] : []),
@@ -150,7 +172,7 @@ function nextSteps(agent: HookAgent, path: string, o: InstallOptions): string[] 
   lines.push(
     `  Every session ${o.user ? '' : 'here '}gets its own agent at its first prompt, named ${o.user ? '<project>' : projectPart(where)}-<session>: see \`warden list\` or \`warden top\`.`,
     '  The hooks need a running warden (`warden dev`, or a worker and TEMPORAL_ADDRESS); without one the session runs unsupervised and says so once.',
-    '  Auto-start off: WARDEN_AUTO_START=0 in the agent\'s environment, or `hooks: {auto_start: false}` in warden.yaml.',
+    "  Auto-start off: WARDEN_AUTO_START=0 in the agent's environment, or `hooks: {auto_start: false}` in warden.yaml.",
   );
   return lines;
 }

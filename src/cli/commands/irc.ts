@@ -74,7 +74,10 @@ Example:
       const log = createLogger('warden-irc');
       const bot = await startIrcBot({ config, address: g.address, namespace: g.namespace, log });
       if (g.json) printJson({ ready: true, config });
-      else process.stderr.write(`warden irc: connected to ${config.server}:${config.port} as ${config.nick} in ${config.channel}; posting alerts from task queue warden-irc\n`);
+      else
+        process.stderr.write(
+          `warden irc: connected to ${config.server}:${config.port} as ${config.nick} in ${config.channel}; posting alerts from task queue warden-irc\n`,
+        );
       const stop = () => void bot.stop();
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);

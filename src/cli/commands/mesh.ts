@@ -99,7 +99,17 @@ export function driverFrom(o: RunOptions): { driver: DriverConfig; maxTurns?: nu
   if (o.codexPath !== undefined && o.driver !== 'codex') throw new UsageError('--codex-path only goes with --driver codex');
   if (o.claudePath !== undefined && o.driver !== 'claude') throw new UsageError('--claude-path only goes with --driver claude');
   const maxTurns = int(o.maxTurns, 'max-turns');
-  const flags = { driver: o.driver as 'command' | 'codex' | 'claude', driverCommand: o.driverCommand ?? o.command, driverModel: o.driverModel, driverConfig: o.driverConfig, driverBaseUrl: o.driverBaseUrl, driverApiKeyEnv: o.driverApiKeyEnv, driverWireApi: o.driverWireApi, maxTurns, credentialCheck: o.credentialCheck };
+  const flags = {
+    driver: o.driver as 'command' | 'codex' | 'claude',
+    driverCommand: o.driverCommand ?? o.command,
+    driverModel: o.driverModel,
+    driverConfig: o.driverConfig,
+    driverBaseUrl: o.driverBaseUrl,
+    driverApiKeyEnv: o.driverApiKeyEnv,
+    driverWireApi: o.driverWireApi,
+    maxTurns,
+    credentialCheck: o.credentialCheck,
+  };
   const { driver } = driverFromFlags(flags);
   const withPath = { ...driver, ...(o.codexPath && { codexPath: o.codexPath }), ...(o.claudePath && { claudePath: o.claudePath }) } as DriverConfig;
   checkDriverCredentials({ driver: withPath } as AgentSpecInput, flags);
@@ -110,10 +120,15 @@ const collect = (v: string, prev: string[] = []) => [...prev, v];
 
 /** Where the mesh's alerts go, from the same flags as `warden start` (`--webhook`, `--webhook-secret-env`, `--webhook-format`, `--irc`). */
 export function notifyFrom(o: Pick<RunOptions, 'webhook' | 'webhookSecretEnv' | 'webhookFormat' | 'irc'>): MeshInput['notify'] | undefined {
-  if (!o.webhook?.length && (o.webhookFormat || o.webhookSecretEnv)) throw new UsageError(`${o.webhookFormat ? '--webhook-format' : '--webhook-secret-env'} only goes with --webhook URL`);
+  if (!o.webhook?.length && (o.webhookFormat || o.webhookSecretEnv))
+    throw new UsageError(`${o.webhookFormat ? '--webhook-format' : '--webhook-secret-env'} only goes with --webhook URL`);
   if (!o.webhook?.length && o.irc === undefined) return undefined;
   return {
-    webhooks: (o.webhook ?? []).map((url) => ({ url, ...(o.webhookSecretEnv && { secretEnv: o.webhookSecretEnv }), ...(o.webhookFormat && { format: o.webhookFormat }) })),
+    webhooks: (o.webhook ?? []).map((url) => ({
+      url,
+      ...(o.webhookSecretEnv && { secretEnv: o.webhookSecretEnv }),
+      ...(o.webhookFormat && { format: o.webhookFormat }),
+    })),
     ...(o.irc !== undefined && { irc: { channel: o.irc } }),
     log: true,
   };
@@ -125,7 +140,7 @@ export function register(program: Command): void {
   mesh
     .command('run')
     .description('start a mesh run over a task file; prints the run id')
-    .requiredOption('--tasks <file>', "task file: a numbered/bulleted list (per task Agent:, Skills:, Scope:, Done when:; see docs/using/mesh.md), or JSON")
+    .requiredOption('--tasks <file>', 'task file: a numbered/bulleted list (per task Agent:, Skills:, Scope:, Done when:; see docs/using/mesh.md), or JSON')
     .requiredOption('--repo <dir>', 'the git repository (its HEAD is the base commit)')
     .option('--run-id <id>', 'run id (default: generated)')
     .option('--cap <n>', 'max concurrent workers (default 4)')
@@ -140,9 +155,13 @@ export function register(program: Command): void {
     .option('--time-budget <duration>', 'after this, best-effort partial results')
     .option('--continue-waiting', 'never take over at the patch draft timeout')
     .option('--driver <kind>', 'worker driver: command, codex or claude', 'codex')
-    .option('--driver-command <argv>', 'for --driver command: a program speaking warden\'s turn protocol (described in docs/using/driven.md), split on spaces')
-    .option('--driver-model <name>', 'for --driver codex|claude: the workers\' model')
-    .option('--driver-config <value>', 'for --driver codex: a `-c key=value` override for codex exec; for --driver claude: an extra CLI argument (repeatable)', collect)
+    .option('--driver-command <argv>', "for --driver command: a program speaking warden's turn protocol (described in docs/using/driven.md), split on spaces")
+    .option('--driver-model <name>', "for --driver codex|claude: the workers' model")
+    .option(
+      '--driver-config <value>',
+      'for --driver codex: a `-c key=value` override for codex exec; for --driver claude: an extra CLI argument (repeatable)',
+      collect,
+    )
     .option('--driver-base-url <url>', 'for --driver codex: an OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1')
     .option('--driver-api-key-env <name>', 'for --driver codex with --driver-base-url: env var on the worker holding the API key')
     .option('--driver-wire-api <api>', 'for --driver codex with --driver-base-url: the wire API codex speaks to it (default responses)')
@@ -152,18 +171,21 @@ export function register(program: Command): void {
     .option('--claude-path <path>', 'for --driver claude: the claude binary')
     .addOption(new Option('--command <argv>', 'old name of --driver-command').hideHelp())
     // Hidden, and refused with a message that names --driver-model (commander alone would only say "unknown option").
-    .addOption(new Option('--model <name>', 'refused: the workers\' model is --driver-model').hideHelp())
+    .addOption(new Option('--model <name>', "refused: the workers' model is --driver-model").hideHelp())
     .option('--validate <command>', 'gate V: a shell command run on the integrated result (e.g. "npm test")')
-    .option('--webhook <url>', 'POST the mesh\'s alerts (awaiting input, ready, failed) to this URL (repeatable)', collect)
+    .option('--webhook <url>', "POST the mesh's alerts (awaiting input, ready, failed) to this URL (repeatable)", collect)
     .option('--webhook-secret-env <name>', 'env var on the worker holding the HMAC secret for --webhook')
-    .addOption(new Option('--webhook-format <format>', 'body of --webhook: json (the event) or slack ({text, blocks} for chat tools)').choices(['json', 'slack']))
+    .addOption(
+      new Option('--webhook-format <format>', 'body of --webhook: json (the event) or slack ({text, blocks} for chat tools)').choices(['json', 'slack']),
+    )
     .option('--irc <#channel>', "post the mesh's alerts to an IRC channel through the `warden irc` bot")
     .option('--keep-worktrees', "keep the attempts' worktrees and the mesh's branches after apply or cancel (default: removed)")
     .option('--json', 'print {"runId": …}')
     .allowExcessArguments(true)
     .action(async (o: RunOptions, cmd: Command) => {
       // `--webhook A B` (its old form) left B behind: name the flag, not just "too many arguments".
-      if (cmd.args.length) throw new UsageError(`unexpected argument ${cmd.args[0]}: mesh run takes none (give --webhook once per URL: --webhook A --webhook B)`);
+      if (cmd.args.length)
+        throw new UsageError(`unexpected argument ${cmd.args[0]}: mesh run takes none (give --webhook once per URL: --webhook A --webhook B)`);
       let text: string;
       try {
         text = readFileSync(o.tasks, 'utf8');

@@ -37,7 +37,9 @@ Example:
       }
       const reply = await withClient(cmd, (c) => c.reportTurn(agentId, turn as never));
       if (globals(cmd).json) return printJson(reply);
-      print(`${reply.duplicate ? 'duplicate turn (already recorded)' : 'turn recorded'}; state ${reply.state}${reply.paused ? ' (paused)' : ''}${reply.stop ? ' — STOP requested' : ''}${reply.interrupt ? ' — INTERRUPTED' : ''}${reply.verifying ? ' — done-claim being verified (the outcome comes with a later reply, or the agent ends done)' : ''}`);
+      print(
+        `${reply.duplicate ? 'duplicate turn (already recorded)' : 'turn recorded'}; state ${reply.state}${reply.paused ? ' (paused)' : ''}${reply.stop ? ' — STOP requested' : ''}${reply.interrupt ? ' — INTERRUPTED' : ''}${reply.verifying ? ' — done-claim being verified (the outcome comes with a later reply, or the agent ends done)' : ''}`,
+      );
       for (const w of reply.whispers) print(whisperLine(w));
       if (reply.truncated.length) print(`truncated before sending (byte budget): ${reply.truncated.join(', ')}`);
     });

@@ -18,7 +18,11 @@ export function register(program: Command): void {
   program
     .command('serve')
     .description('answer action links from notifications (resume, abort, dismiss, steer) over HTTP; needs WARDEN_LINK_SECRET')
-    .option('--listen <host:port>', `where to listen (default ${DEFAULT_LISTEN}: this machine only; put a proxy with TLS in front to expose it)`, DEFAULT_LISTEN)
+    .option(
+      '--listen <host:port>',
+      `where to listen (default ${DEFAULT_LISTEN}: this machine only; put a proxy with TLS in front to expose it)`,
+      DEFAULT_LISTEN,
+    )
     .option('--json', 'print {ready, url} as JSON when listening')
     .addHelpText(
       'after',
@@ -35,7 +39,10 @@ Example:
     )
     .action(async (o: { listen: string }, cmd: Command) => {
       const secret = linkSecret(process.env);
-      if (!secret.ok) throw new UsageError(`warden serve refuses to start: ${secret.reason}. Set it to the same secret the worker signs links with (e.g. \`openssl rand -hex 32\`).`);
+      if (!secret.ok)
+        throw new UsageError(
+          `warden serve refuses to start: ${secret.reason}. Set it to the same secret the worker signs links with (e.g. \`openssl rand -hex 32\`).`,
+        );
       const listen = parseListen(o.listen);
       if (!listen.ok) throw new UsageError(listen.reason);
       const g = globals(cmd);

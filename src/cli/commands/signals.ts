@@ -21,7 +21,11 @@ const VERBS: { name: SignalName; description: string; build: (o: Record<string, 
       return { text };
     },
   },
-  { name: 'interrupt', description: 'abandon the current turn, keep the session, wait for input (steer or resume continues)', build: (o) => ({ ...(o.reason && { reason: o.reason }) }) },
+  {
+    name: 'interrupt',
+    description: 'abandon the current turn, keep the session, wait for input (steer or resume continues)',
+    build: (o) => ({ ...(o.reason && { reason: o.reason }) }),
+  },
   {
     name: 'stop',
     description: 'graceful drain: let the current turn finish (up to --drain-timeout), then end',
@@ -35,7 +39,11 @@ const VERBS: { name: SignalName; description: string; build: (o: Record<string, 
       return out;
     },
   },
-  { name: 'pause', description: 'freeze the agent (paused-by-user): no evaluations, reports answer paused', build: (o) => ({ ...(o.reason && { reason: o.reason }) }) },
+  {
+    name: 'pause',
+    description: 'freeze the agent (paused-by-user): no evaluations, reports answer paused',
+    build: (o) => ({ ...(o.reason && { reason: o.reason }) }),
+  },
   { name: 'resume', description: 'thaw a paused or escalated agent; resets the escalation ladder', build: (o) => ({ ...(o.note && { note: o.note }) }) },
   { name: 'abort', description: "end the agent's task now (state failed)", build: (o) => ({ ...(o.reason && { reason: o.reason }) }) },
   { name: 'heartbeat', description: 'tell warden the agent is alive', build: () => ({}) },

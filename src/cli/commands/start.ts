@@ -99,7 +99,8 @@ export function driverFromFlags(o: StartOptions, probe?: FsProbe): Pick<AgentSpe
       return { driver: { kind: 'scripted', turns: turns as never }, driven };
     }
     case 'codex': {
-      const endpoint = o.driverBaseUrl !== undefined ? codexEndpointOverrides({ baseUrl: o.driverBaseUrl, apiKeyEnv: o.driverApiKeyEnv, wireApi: o.driverWireApi }) : [];
+      const endpoint =
+        o.driverBaseUrl !== undefined ? codexEndpointOverrides({ baseUrl: o.driverBaseUrl, apiKeyEnv: o.driverApiKeyEnv, wireApi: o.driverWireApi }) : [];
       // The endpoint first: an explicit --driver-config comes last and wins, as in codex.
       return { driver: { kind: 'codex', config: [...endpoint, ...(o.driverConfig ?? [])], ...(o.driverModel && { model: o.driverModel }) }, driven };
     }
@@ -111,7 +112,11 @@ export function driverFromFlags(o: StartOptions, probe?: FsProbe): Pick<AgentSpe
 /** Refuse (exit 2) a codex/claude agent that could not authenticate; see driver-setup.ts. */
 export function checkDriverCredentials(spec: AgentSpecInput, o: StartOptions, probe?: CredentialProbe): void {
   if (o.credentialCheck === false || !spec.driver) return;
-  const why = missingCredentials(spec.driver as { kind: string; config?: string[]; credentialsHome?: string }, o.driverBaseUrl !== undefined ? { apiKeyEnv: o.driverApiKeyEnv } : undefined, probe);
+  const why = missingCredentials(
+    spec.driver as { kind: string; config?: string[]; credentialsHome?: string },
+    o.driverBaseUrl !== undefined ? { apiKeyEnv: o.driverApiKeyEnv } : undefined,
+    probe,
+  );
   if (why) throw new UsageError(why);
 }
 
@@ -145,7 +150,8 @@ export function buildSpec(agentId: string, o: StartOptions): AgentSpecInput {
 /** Definition of done from `--verify`, `--verify-cwd`, `--verify-timeout` and `--protect`, over the config file's. */
 export function doneFromFlags(o: StartOptions, fromFile: Pick<AgentSpecInput, 'verify' | 'protect'> = {}): Pick<AgentSpecInput, 'verify' | 'protect'> {
   const command = o.verify ?? fromFile.verify?.command;
-  if (command === undefined && (o.verifyCwd !== undefined || o.verifyTimeout !== undefined)) throw new UsageError('--verify-cwd and --verify-timeout go with --verify "<command>"');
+  if (command === undefined && (o.verifyCwd !== undefined || o.verifyTimeout !== undefined))
+    throw new UsageError('--verify-cwd and --verify-timeout go with --verify "<command>"');
   // A relative --verify-cwd is the caller's: the worker may run elsewhere.
   const cwd = o.verifyCwd !== undefined ? resolve(o.verifyCwd) : fromFile.verify?.cwd;
   const timeoutMs = o.verifyTimeout ?? fromFile.verify?.timeoutMs;
@@ -175,7 +181,8 @@ function evaluatorFromFlags(o: StartOptions, fromFile: EvaluatorInput | undefine
 /** `--sample-ok FRACTION`: a number from 0 to 1. */
 export function sampleOkFlag(v: string): number {
   const n = Number(v);
-  if (v.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1) throw new UsageError(`--sample-ok must be a fraction from 0 to 1 (e.g. 0.05), got ${JSON.stringify(v)}`);
+  if (v.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1)
+    throw new UsageError(`--sample-ok must be a fraction from 0 to 1 (e.g. 0.05), got ${JSON.stringify(v)}`);
   return n;
 }
 
@@ -205,11 +212,19 @@ export function tieredEvaluatorFromFlags(
   if (kind === 'openai') {
     model = openaiEvaluatorFromFlags({ ...o, evaluator: 'openai' }, fileModel) as typeof model;
   } else if (kind === 'command') {
-    const command = o.evaluatorCommand ? resolveCommandPaths(o.evaluatorCommand.split(/\s+/).filter(Boolean)) : fileModel?.kind === 'command' ? fileModel.command : undefined;
+    const command = o.evaluatorCommand
+      ? resolveCommandPaths(o.evaluatorCommand.split(/\s+/).filter(Boolean))
+      : fileModel?.kind === 'command'
+        ? fileModel.command
+        : undefined;
     if (!command?.length) throw new UsageError('--tier-model command needs --evaluator-command "program args…"');
     model = { ...(fileModel?.kind === 'command' ? fileModel : {}), kind: 'command', command };
   } else {
-    model = { ...(fileModel?.kind === 'codex' ? fileModel : {}), kind: 'codex', config: o.codexConfig ?? (fileModel?.kind === 'codex' ? (fileModel.config ?? []) : []) };
+    model = {
+      ...(fileModel?.kind === 'codex' ? fileModel : {}),
+      kind: 'codex',
+      config: o.codexConfig ?? (fileModel?.kind === 'codex' ? (fileModel.config ?? []) : []),
+    };
   }
   const sampleOk = o.sampleOk ?? fromFile?.sampleOk;
   return { kind: 'tiered', model, ...(sampleOk !== undefined && { sampleOk }) };
@@ -245,34 +260,63 @@ export function register(program: Command): void {
     .argument('<agentId>', 'the agent id: letters, digits, . _ -')
     .option('--task <text>', 'the original task the agent was given (required)')
     .option('--config <file>', 'YAML config file with supervisor defaults and channels (flags override it)')
-    .addOption(new Option('--evaluator <kind>', 'who judges the window (tiered: the heuristic, and a model only where it pays)').choices(['heuristic', 'codex', 'command', 'openai', 'tiered']))
-    .addOption(new Option('--tier-model <kind>', 'for --evaluator tiered: the model asked where the heuristic flags, is unsure, or samples an OK').choices(['openai', 'codex', 'command']))
+    .addOption(
+      new Option('--evaluator <kind>', 'who judges the window (tiered: the heuristic, and a model only where it pays)').choices([
+        'heuristic',
+        'codex',
+        'command',
+        'openai',
+        'tiered',
+      ]),
+    )
+    .addOption(
+      new Option('--tier-model <kind>', 'for --evaluator tiered: the model asked where the heuristic flags, is unsure, or samples an OK').choices([
+        'openai',
+        'codex',
+        'command',
+      ]),
+    )
     .option('--sample-ok <fraction>', 'for --evaluator tiered: fraction of OK windows also sent to the model (default 0.05)', sampleOkFlag)
-    .option('--evaluator-command <argv>', 'for --evaluator command (or --tier-model command): the program and its args (prompt on stdin, verdict line on stdout)')
-    .option('--openai-base-url <url>', 'for --evaluator openai (or --tier-model openai): an OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1 (model: --model)')
-    .option('--openai-api-key-env <name>', 'for --evaluator openai (or --tier-model openai): env var on the worker holding the API key (omit for keyless servers)')
+    .option(
+      '--evaluator-command <argv>',
+      'for --evaluator command (or --tier-model command): the program and its args (prompt on stdin, verdict line on stdout)',
+    )
+    .option(
+      '--openai-base-url <url>',
+      'for --evaluator openai (or --tier-model openai): an OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1 (model: --model)',
+    )
+    .option(
+      '--openai-api-key-env <name>',
+      'for --evaluator openai (or --tier-model openai): env var on the worker holding the API key (omit for keyless servers)',
+    )
     .option('--codex-config <key=value>', 'for --evaluator codex (or --tier-model codex): a `-c` override passed to codex exec (repeatable)', collect)
     .option('--model <name>', 'evaluator model (default gpt-5.4)')
     .option('--window-size <n>', 'turns of history to evaluate (default 20)', int('--window-size'))
     .option('--eval-interval <n>', 'evaluate every N turns (default 5)', int('--eval-interval'))
     .option('--escalation-threshold <n>', 'non-OK verdicts in a row before escalating (default 3, never below 3)', int('--escalation-threshold'))
     .addOption(
-      new Option('--last-resort <what>', 'at the escalation threshold, first compact the agent (a fresh context holding a handoff) and escalate only if the problem persists; none escalates at once (default)').choices([
-        'compact',
-        'none',
-      ]),
+      new Option(
+        '--last-resort <what>',
+        'at the escalation threshold, first compact the agent (a fresh context holding a handoff) and escalate only if the problem persists; none escalates at once (default)',
+      ).choices(['compact', 'none']),
     )
     .option('--idle-after <duration>', 'evaluate once after this much silence, e.g. 10m (0 disables)', duration('--idle-after'))
     .option('--eval-timeout <duration>', 'evaluation timeout (default and maximum 30s)', duration('--eval-timeout'))
     .option('--webhook <url>', 'POST escalations to this URL (repeatable)', collect)
     .option('--webhook-secret-env <name>', 'env var on the worker holding the HMAC secret for --webhook')
-    .addOption(new Option('--webhook-format <format>', 'body of --webhook: json (the event) or slack ({text, blocks} for chat tools)').choices(['json', 'slack']))
+    .addOption(
+      new Option('--webhook-format <format>', 'body of --webhook: json (the event) or slack ({text, blocks} for chat tools)').choices(['json', 'slack']),
+    )
     .option('--irc <#channel>', "post this agent's alerts to an IRC channel through the `warden irc` bot")
     .addOption(new Option('--driver <kind>', 'driven mode: warden runs the agent itself').choices(['codex', 'claude', 'command', 'scripted']))
     .option('--driver-command <argv>', 'for --driver command: a program speaking the turn protocol (docs/using/driven.md)')
     .option('--script <file>', 'for --driver scripted: a JSON array of turns to play')
     .option('--driver-model <name>', 'for --driver codex|claude: the agent model')
-    .option('--driver-config <value>', 'for --driver codex: a `-c key=value` override for codex exec; for --driver claude: an extra CLI argument (repeatable)', collect)
+    .option(
+      '--driver-config <value>',
+      'for --driver codex: a `-c key=value` override for codex exec; for --driver claude: an extra CLI argument (repeatable)',
+      collect,
+    )
     .option('--work-dir <dir>', "driven mode: the agent's working directory (default $WARDEN_HOME/agents/<id>/work)")
     .option('--max-turns <n>', 'driven mode: stop after this many turns (default 50)', int('--max-turns'))
     .option('--driver-base-url <url>', 'for --driver codex: an OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1 (a codex model_providers entry)')
@@ -282,7 +326,11 @@ export function register(program: Command): void {
     .option('--verify <command>', 'definition of done: run this (sh -c) when the agent claims it is done; exit 0 passes, else the agent is told and goes on')
     .option('--verify-cwd <dir>', "for --verify: where it runs (default a driven agent's work dir, else the worker's)")
     .option('--verify-timeout <duration>', 'for --verify: kill it after this long, e.g. 5m (default 10m, at most 1h)', duration('--verify-timeout'))
-    .option('--protect <glob>', "a path the agent must not delete or weaken, e.g. 'test/**' or '*.snap' (repeatable); checked in the working tree's git diff at a done-claim", collect)
+    .option(
+      '--protect <glob>',
+      "a path the agent must not delete or weaken, e.g. 'test/**' or '*.snap' (repeatable); checked in the working tree's git diff at a done-claim",
+      collect,
+    )
     .option('--workflow-id <id>', 'refuse to start unless the workflow id is this (it is always agent-<agentId>)')
     .option('--json', 'print the result as JSON')
     .addHelpText(
@@ -306,8 +354,13 @@ Examples:
       const r = await withClient(cmd, (c) => c.start(spec, { ...(o.workflowId !== undefined && { workflowId: o.workflowId }) }));
       if (globals(cmd).json) return printJson({ agentId, workflowId: r.workflowId, runId: r.runId, spec: r.spec, searchAttributes: r.searchAttributes });
       print(`started ${r.workflowId} (run ${r.runId})`);
-      print(`  evaluator ${r.spec.evaluator.kind}, every ${r.spec.supervisor.evalInterval} turns over the last ${r.spec.supervisor.windowSize}, ${r.spec.supervisor.lastResort === 'compact' ? 'compacts the agent once, then escalates' : 'escalates'} at step ${r.spec.supervisor.escalationThreshold}`);
-      if (r.spec.verify || r.spec.protect.length) print(`  verified done: ${r.spec.verify ? `\`${r.spec.verify.command}\`` : 'no command'}${r.spec.protect.length ? `, protecting ${r.spec.protect.join(' ')}` : ''} (checked when the agent reports "done": true)`);
+      print(
+        `  evaluator ${r.spec.evaluator.kind}, every ${r.spec.supervisor.evalInterval} turns over the last ${r.spec.supervisor.windowSize}, ${r.spec.supervisor.lastResort === 'compact' ? 'compacts the agent once, then escalates' : 'escalates'} at step ${r.spec.supervisor.escalationThreshold}`,
+      );
+      if (r.spec.verify || r.spec.protect.length)
+        print(
+          `  verified done: ${r.spec.verify ? `\`${r.spec.verify.command}\`` : 'no command'}${r.spec.protect.length ? `, protecting ${r.spec.protect.join(' ')}` : ''} (checked when the agent reports "done": true)`,
+        );
       if (!r.searchAttributes) print('  note: Warden* search attributes are not registered on this namespace; list/filters by state are unavailable');
       print(`  report turns: echo '{"text":"…"}' | warden report ${agentId}`);
     });

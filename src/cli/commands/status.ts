@@ -32,7 +32,9 @@ export function formatStatus(status: AgentStatus): string[] {
     `  whispers: ${s.pendingWhispers} pending, ${s.whispersDelivered} delivered`,
     `  tokens ${s.tokens.total} (in ${s.tokens.in}, out ${s.tokens.out}); cost $${s.costUsd.toFixed(4)}`,
     // Only for evaluators that may call a model (absent on agents from older versions).
-    ...(s.evaluatorSpend && s.evaluatorSpend.calls + s.evaluatorSpend.decided.heuristic + s.evaluatorSpend.decided.model > 0 ? [`  evaluator spend: ${formatEvaluatorSpend(s.evaluatorSpend)}`] : []),
+    ...(s.evaluatorSpend && s.evaluatorSpend.calls + s.evaluatorSpend.decided.heuristic + s.evaluatorSpend.decided.model > 0
+      ? [`  evaluator spend: ${formatEvaluatorSpend(s.evaluatorSpend)}`]
+      : []),
   ];
   const budgets = Object.entries(s.budgets ?? {}).filter(([, b]) => b.limit !== null);
   if (budgets.length) lines.push(`  budgets: ${budgets.map(([k, b]) => `${k} ${Math.round(b.used * 10000) / 10000}/${b.limit}`).join(', ')}`);
@@ -45,7 +47,11 @@ export function formatStatus(status: AgentStatus): string[] {
   }
   const v = s.lastVerification;
   if (v) {
-    const result = v.skipped ? `skipped (${v.skipped})` : v.passed ? 'passed' : `FAILED${v.exitCode !== null ? ` (exit ${v.exitCode}${v.timedOut ? ', timed out' : ''})` : ''}`;
+    const result = v.skipped
+      ? `skipped (${v.skipped})`
+      : v.passed
+        ? 'passed'
+        : `FAILED${v.exitCode !== null ? ` (exit ${v.exitCode}${v.timedOut ? ', timed out' : ''})` : ''}`;
     lines.push(`  last verification: ${result} at ${v.at}${v.command ? ` — ${v.command}` : ' — protected paths'}`);
     if (v.rewardHacking) lines.push(`    reward hacking: ${v.rewardHacking}`);
     for (const c of (v.protectedChanges ?? []).slice(0, 5)) lines.push(`    protected: ${c}`);
@@ -55,7 +61,10 @@ export function formatStatus(status: AgentStatus): string[] {
   }
   if (s.verifying) lines.push('  done-claim waiting for its verification');
   const c = s.lastCompaction;
-  if (c) lines.push(`  compacted ${s.compactions ?? 1} time(s); last at ${c.at}: ${c.done ? `its fresh context took its first turn at ${c.doneAt}` : 'under way (the fresh context has not taken a turn yet)'}`);
+  if (c)
+    lines.push(
+      `  compacted ${s.compactions ?? 1} time(s); last at ${c.at}: ${c.done ? `its fresh context took its first turn at ${c.doneAt}` : 'under way (the fresh context has not taken a turn yet)'}`,
+    );
   if (s.refused.length) lines.push(`  last refused: ${s.refused.at(-1)!.what} — ${s.refused.at(-1)!.reason}`);
   return lines;
 }
@@ -86,7 +95,15 @@ export function register(program: Command): void {
       print(['AGENT'.padEnd(24), 'WORKFLOW'.padEnd(10), 'STATE'.padEnd(16), 'STEP', 'PAUSED', 'COST'.padEnd(9), 'STARTED'].join(' '));
       for (const r of rows)
         print(
-          [r.agentId.padEnd(24), r.status.toLowerCase().padEnd(10), (r.state ?? '?').padEnd(16), String(r.escalationStep ?? '?').padEnd(4), String(r.paused ?? '?').padEnd(6), (r.costUsd === null ? '?' : `$${r.costUsd.toFixed(4)}`).padEnd(9), r.startTime].join(' '),
+          [
+            r.agentId.padEnd(24),
+            r.status.toLowerCase().padEnd(10),
+            (r.state ?? '?').padEnd(16),
+            String(r.escalationStep ?? '?').padEnd(4),
+            String(r.paused ?? '?').padEnd(6),
+            (r.costUsd === null ? '?' : `$${r.costUsd.toFixed(4)}`).padEnd(9),
+            r.startTime,
+          ].join(' '),
         );
     });
 }

@@ -27,7 +27,10 @@ export function register(program: Command): void {
     .option('--filter <text>', 'fuzzy filter (as `/` does)')
     .option('--sort <column>', `sort column: ${SORT_KEYS.join('|')} (default priority)`)
     .option('--desc', 'reverse the sort')
-    .option('--details <n|all>', 'with --once: query status for the first N rows, as the live view queries the rows on screen (default 50; "all" for every row)')
+    .option(
+      '--details <n|all>',
+      'with --once: query status for the first N rows, as the live view queries the rows on screen (default 50; "all" for every row)',
+    )
     .option('--concurrency <n>', 'status queries in flight at once (default 32 with --once, 16 live)')
     .option('--poll-ms <ms>', 'live: query rows in view this often (default 1000)')
     .option('--list-ms <ms>', 'live: re-read the roster from visibility this often (default 2000)')
@@ -92,6 +95,8 @@ export function register(program: Command): void {
       }
       const width = int('width', opts.width as string | undefined, process.stdout.columns || 160, 40);
       for (const l of renderText(result.rows, width, sort)) print(l);
-      print(`${result.rows.length} agents · ${elapsedMs} ms${result.errors.length ? ` · ${result.errors.length} status queries failed (first: ${result.errors[0]!.agentId}: ${result.errors[0]!.error})` : ''}`);
+      print(
+        `${result.rows.length} agents · ${elapsedMs} ms${result.errors.length ? ` · ${result.errors.length} status queries failed (first: ${result.errors[0]!.agentId}: ${result.errors[0]!.error})` : ''}`,
+      );
     });
 }

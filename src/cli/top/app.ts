@@ -8,7 +8,19 @@ import { createElement as h, useEffect, useMemo, useRef, useState, type ReactNod
 import type { WardenClient } from '../../client/index.js';
 import { visible } from '../sanitize.js';
 import { checkVerb, refusalSince, statusBarLabels, verbForKey, VERBS, type Verb } from './verbs.js';
-import { badge, buildRow, DEFAULT_ROW_OPTIONS, DEFAULT_SORT, formatCost, formatElapsed, roster, SORT_KEYS, type RosterEntry, type Row, type Sort } from './rows.js';
+import {
+  badge,
+  buildRow,
+  DEFAULT_ROW_OPTIONS,
+  DEFAULT_SORT,
+  formatCost,
+  formatElapsed,
+  roster,
+  SORT_KEYS,
+  type RosterEntry,
+  type Row,
+  type Sort,
+} from './rows.js';
 import { cells, headerCells, layoutColumns, longestId } from './table.js';
 import { fetchFocus, listRoster, StatusCache, type FocusDetails } from './source.js';
 import { formatEvaluatorSpend } from '../../domain/judgement/tiered.js';
@@ -23,7 +35,12 @@ export interface TopOptions {
   title: string;
 }
 
-type Mode = { kind: 'normal' } | { kind: 'filter' } | { kind: 'steer'; agentId: string; text: string } | { kind: 'confirm'; agentId: string; verb: Verb } | { kind: 'help' };
+type Mode =
+  | { kind: 'normal' }
+  | { kind: 'filter' }
+  | { kind: 'steer'; agentId: string; text: string }
+  | { kind: 'confirm'; agentId: string; verb: Verb }
+  | { kind: 'help' };
 interface Message {
   text: string;
   tone: 'info' | 'ok' | 'error';
@@ -130,7 +147,8 @@ function useFeed(feed: Feed): number {
  * one line. Nested <Text> children are built with `seg`, which does the same.
  */
 function line(key: string | number, children: ReactNode, props: Record<string, unknown> = {}) {
-  const safe = typeof children === 'string' ? visible(children) : Array.isArray(children) ? children.map((c) => (typeof c === 'string' ? visible(c) : c)) : children;
+  const safe =
+    typeof children === 'string' ? visible(children) : Array.isArray(children) ? children.map((c) => (typeof c === 'string' ? visible(c) : c)) : children;
   return h(Text, { key, wrap: 'truncate', ...props }, safe);
 }
 function seg(key: string | number, text: string, props: Record<string, unknown> = {}) {
@@ -142,13 +160,7 @@ function FocusPane({ row, feed, height, width }: { row: Row; feed: Feed; height:
   const f = feed.focus?.agentId === row.agentId ? feed.focus : null;
   const out: ReactNode[] = [];
   const b = badge(row.state);
-  out.push(
-    line('t', [
-      seg('a', `▌${row.agentId} `, { bold: true }),
-      seg('b', `[${b.text}] `, { color: b.color }),
-      seg('c', row.intent ?? '—'),
-    ]),
-  );
+  out.push(line('t', [seg('a', `▌${row.agentId} `, { bold: true }), seg('b', `[${b.text}] `, { color: b.color }), seg('c', row.intent ?? '—')]));
   out.push(line('why', `  priority ${row.priority} — ${row.why}`, { dimColor: true }));
   const v = st?.lastVerdict;
   out.push(
@@ -162,7 +174,10 @@ function FocusPane({ row, feed, height, width }: { row: Row; feed: Feed; height:
   );
   if (st) {
     const budgets = Object.entries(st.budgets)
-      .map(([k, x]) => `${k} ${k === 'costUsd' ? formatCost(x.used) : k === 'wallClockMs' ? formatElapsed(x.used) : x.used}/${x.limit === null ? '∞' : k === 'costUsd' ? formatCost(x.limit) : k === 'wallClockMs' ? formatElapsed(x.limit) : x.limit}`)
+      .map(
+        ([k, x]) =>
+          `${k} ${k === 'costUsd' ? formatCost(x.used) : k === 'wallClockMs' ? formatElapsed(x.used) : x.used}/${x.limit === null ? '∞' : k === 'costUsd' ? formatCost(x.limit) : k === 'wallClockMs' ? formatElapsed(x.limit) : x.limit}`,
+      )
       .join(' · ');
     out.push(line('bu', `  budgets: ${budgets || '—'} · escalation ${st.escalationStep}/${st.escalationThreshold}`));
     const es = st.evaluatorSpend;
@@ -180,14 +195,20 @@ function FocusPane({ row, feed, height, width }: { row: Row; feed: Feed; height:
     for (const [j, c] of (t.toolCalls ?? []).entries()) {
       const args = typeof c.args === 'string' ? c.args : c.args === undefined ? '' : JSON.stringify(c.args);
       const res = c.result === undefined ? '' : ` → ${typeof c.result === 'string' ? c.result : JSON.stringify(c.result)}`;
-      tail.push(line(`turn${i}.${j}`, `      ${c.ok === false ? '✗' : '⚙'} ${c.name} ${args}${res}`.replace(/\s+$/, ''), { color: c.ok === false ? 'red' : 'gray' }));
+      tail.push(
+        line(`turn${i}.${j}`, `      ${c.ok === false ? '✗' : '⚙'} ${c.name} ${args}${res}`.replace(/\s+$/, ''), { color: c.ok === false ? 'red' : 'gray' }),
+      );
     }
   }
   if (feed.focusError) tail.push(line('fe', `  (${feed.focusError})`, { color: 'red' }));
   if (!tail.length) tail.push(line('none', '  (no turns in the window yet)', { dimColor: true }));
   const room = Math.max(1, height - out.length - 1);
   out.push(...tail.slice(-room));
-  return h(Box, { flexDirection: 'column', borderStyle: 'single', borderTop: true, borderBottom: false, borderLeft: false, borderRight: false, width, height }, out);
+  return h(
+    Box,
+    { flexDirection: 'column', borderStyle: 'single', borderTop: true, borderBottom: false, borderLeft: false, borderRight: false, width, height },
+    out,
+  );
 }
 
 function HelpPane() {
@@ -200,7 +221,11 @@ function HelpPane() {
     'Default order: awaiting input, runaway cost, flagged (last verdict not OK), stuck, the rest, finished.',
     'A verb the state table refuses is not sent; the reason shows in the status bar. A refusal the workflow records shows too.',
   ];
-  return h(Box, { flexDirection: 'column', borderStyle: 'round', paddingX: 1 }, lines.map((l, i) => line(i, l)));
+  return h(
+    Box,
+    { flexDirection: 'column', borderStyle: 'round', paddingX: 1 },
+    lines.map((l, i) => line(i, l)),
+  );
 }
 
 export function TopApp({ client, opts }: { client: WardenClient; opts: TopOptions }) {
@@ -306,7 +331,7 @@ export function TopApp({ client, opts }: { client: WardenClient; opts: TopOption
     const erase = key.backspace || key.delete;
     if (mode.kind === 'filter') {
       if (key.return) return setMode({ kind: 'normal' });
-      if (key.escape) return setFilter(''), setMode({ kind: 'normal' });
+      if (key.escape) return (setFilter(''), setMode({ kind: 'normal' }));
       if (erase) return setFilter((f) => f.slice(0, -1));
       if (input && !key.ctrl && !key.meta) {
         // Text and Enter in one chunk: keep the text, then close the prompt.
@@ -316,7 +341,7 @@ export function TopApp({ client, opts }: { client: WardenClient; opts: TopOption
       return;
     }
     if (mode.kind === 'steer') {
-      if (key.escape) return setMode({ kind: 'normal' }), setMessage({ text: 'steer cancelled', tone: 'info' });
+      if (key.escape) return (setMode({ kind: 'normal' }), setMessage({ text: 'steer cancelled', tone: 'info' }));
       const enter = key.return || (input.length > 1 && /[\r\n]$/.test(input));
       if (enter) {
         const text = (key.return ? mode.text : mode.text + input).trim();

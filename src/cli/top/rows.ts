@@ -33,7 +33,10 @@ const num = z.number().catch(0);
 export const TopStatusSchema = z.object({
   agentId: z.string(),
   state: z.enum(STATES),
-  stateReason: z.string().nullish().transform((v) => v ?? null),
+  stateReason: z
+    .string()
+    .nullish()
+    .transform((v) => v ?? null),
   paused: z.boolean().catch(false),
   escalationStep: num,
   escalationThreshold: z.number().catch(3),
@@ -42,7 +45,10 @@ export const TopStatusSchema = z.object({
     .object({ kind: z.string(), pattern: z.string().nullable().catch(null), message: z.string().catch(''), at: z.string().catch('') })
     .nullish()
     .transform((v) => v ?? null),
-  lastSkipReason: z.string().nullish().transform((v) => v ?? null),
+  lastSkipReason: z
+    .string()
+    .nullish()
+    .transform((v) => v ?? null),
   /** The last `dismiss` (false alarm): a flagged verdict at or before it is no longer a flag. */
   lastDismissal: z
     .object({ at: z.string().catch('') })
@@ -52,12 +58,21 @@ export const TopStatusSchema = z.object({
   pendingWhispers: num,
   tokens: z.object({ in: num, out: num, total: num }).catch({ in: 0, out: 0, total: 0 }),
   costUsd: num,
-  lastTurnAt: z.string().nullish().transform((v) => v ?? null),
-  lastHeartbeatAt: z.string().nullish().transform((v) => v ?? null),
+  lastTurnAt: z
+    .string()
+    .nullish()
+    .transform((v) => v ?? null),
+  lastHeartbeatAt: z
+    .string()
+    .nullish()
+    .transform((v) => v ?? null),
   turnRunning: z.boolean().catch(false),
   refused: z.array(z.object({ what: z.string(), reason: z.string(), at: z.string() })).catch([]),
   budgets: z.record(z.string(), z.object({ used: z.number(), limit: z.number().nullable() })).catch({}),
-  parent: z.string().nullish().transform((v) => v ?? null),
+  parent: z
+    .string()
+    .nullish()
+    .transform((v) => v ?? null),
   children: z.array(z.object({ agentId: z.string(), state: z.string(), reason: z.string().nullable().catch(null) })).catch([]),
   // Fields the agent core adds for top; absent on older agents.
   spend: z
@@ -65,9 +80,21 @@ export const TopStatusSchema = z.object({
     .nullish()
     .catch(null)
     .transform((v) => v ?? null),
-  currentTool: z.string().nullish().catch(null).transform((v) => v ?? null),
-  model: z.string().nullish().catch(null).transform((v) => v ?? null),
-  task: z.string().nullish().catch(null).transform((v) => v ?? null),
+  currentTool: z
+    .string()
+    .nullish()
+    .catch(null)
+    .transform((v) => v ?? null),
+  model: z
+    .string()
+    .nullish()
+    .catch(null)
+    .transform((v) => v ?? null),
+  task: z
+    .string()
+    .nullish()
+    .catch(null)
+    .transform((v) => v ?? null),
   evaluatorSpend: z
     .object({ calls: num, failed: num, tokens: z.object({ in: num, out: num, total: num }), costUsd: num, decided: z.object({ heuristic: num, model: num }) })
     .nullish()
@@ -136,7 +163,12 @@ export const DEFAULT_ROW_OPTIONS: Omit<RowOptions, 'nowMs'> = { stuckAfterMs: 5 
 /** "Supervising fixer: make the build pass" → "make the build pass". */
 export function intentFromSummary(summary: string | null | undefined): string | null {
   if (!summary) return null;
-  return summary.replace(/^(Supervising|Delegated by) [^:]+:\s*/, '').split('\n')[0]!.trim() || null;
+  return (
+    summary
+      .replace(/^(Supervising|Delegated by) [^:]+:\s*/, '')
+      .split('\n')[0]!
+      .trim() || null
+  );
 }
 
 export function shortId(agentId: string, parent: string | null): string {
@@ -155,7 +187,14 @@ function isState(s: string | null): s is AgentState {
   return !!s && (STATES as readonly string[]).includes(s);
 }
 
-function classify(state: string, finished: boolean, st: TopStatus | null, saStep: number, runaway: boolean, o: RowOptions): { priority: Priority; why: string } {
+function classify(
+  state: string,
+  finished: boolean,
+  st: TopStatus | null,
+  saStep: number,
+  runaway: boolean,
+  o: RowOptions,
+): { priority: Priority; why: string } {
   if (finished) return { priority: 'finished', why: state };
   if (state === 'awaiting-input') return { priority: 'awaiting-input', why: st?.stateReason ?? 'waiting for a human' };
   if (runaway) return { priority: 'runaway', why: 'burn-rate spike' };

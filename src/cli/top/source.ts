@@ -130,10 +130,15 @@ export class StatusCache {
 }
 
 const FocusTurnsSchema = z.array(
-  z.object({
-    text: z.string().catch(''),
-    toolCalls: z.array(z.object({ name: z.string(), args: z.unknown().optional(), result: z.unknown().optional(), ok: z.boolean().optional() })).optional().catch([]),
-  }).passthrough(),
+  z
+    .object({
+      text: z.string().catch(''),
+      toolCalls: z
+        .array(z.object({ name: z.string(), args: z.unknown().optional(), result: z.unknown().optional(), ok: z.boolean().optional() }))
+        .optional()
+        .catch([]),
+    })
+    .passthrough(),
 );
 const FocusWhispersSchema = z.array(z.object({ id: z.string(), type: z.string(), text: z.string(), createdAt: z.string() }));
 

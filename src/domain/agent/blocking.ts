@@ -72,16 +72,33 @@ export function turnRateLimited(ctx: AgentContext, f: { turnNumber: number; whis
     return null;
   }
   const backoffMs = rateLimitBackoffMs(run.rateLimited, f.limit.retryAfterMs, `${spec.agentId}:${f.turnNumber}:${run.rateLimited}`);
-  const decision = blockDecision({ blockedMs: s.blockedMs ?? 0, backoffMs, maxBlockedMs: spec.safety.maxBlockedMs, attempts: run.rateLimited, reason: f.limit.reason });
+  const decision = blockDecision({
+    blockedMs: s.blockedMs ?? 0,
+    backoffMs,
+    maxBlockedMs: spec.safety.maxBlockedMs,
+    attempts: run.rateLimited,
+    reason: f.limit.reason,
+  });
   // Runs recorded before the bound existed waited on, however long the model stayed limited.
   if (decision.kind === 'give-up' && ports.patched('blocked-time-limit')) {
-    ports.log.error('model rate-limited for too long; the circuit opens', { agentId: spec.agentId, turn: f.turnNumber, blockedMs: s.blockedMs, attempts: run.rateLimited });
+    ports.log.error('model rate-limited for too long; the circuit opens', {
+      agentId: spec.agentId,
+      turn: f.turnNumber,
+      blockedMs: s.blockedMs,
+      attempts: run.rateLimited,
+    });
     if (fire(ctx, 'fail', decision.reason)) notify(ctx, { event: 'circuit-open', reason: decision.reason });
     return null;
   }
   const waitMs = decision.kind === 'wait' ? decision.waitMs : backoffMs;
   const at = iso(ports.now() + waitMs).slice(11, 19);
-  ports.log.warn('turn rate-limited; blocked until the retry', { agentId: spec.agentId, turn: f.turnNumber, attempt: run.rateLimited, waitMs, reason: f.limit.reason });
+  ports.log.warn('turn rate-limited; blocked until the retry', {
+    agentId: spec.agentId,
+    turn: f.turnNumber,
+    attempt: run.rateLimited,
+    waitMs,
+    reason: f.limit.reason,
+  });
   if (s.state === 'compacting') {
     // The compaction turn waits out the backoff and is retried; the agent stays compacting (the table has no compacting -> blocked).
     s.stateReason = `compacting; ${f.limit.reason}; retrying at ${at} UTC (attempt ${run.rateLimited})`;

@@ -52,7 +52,11 @@ export function startCompaction(ctx: AgentContext, verdict: Verdict, next: strin
   s.evalQueue = [];
   s.turnsSinceEval = 0;
   fire(ctx, 'compact', reason);
-  ports.log.warn('agent compacted: the last resort before escalation', { agentId: spec.agentId, verdict: verdict.pattern ?? verdict.kind, handoffChars: handoff.length });
+  ports.log.warn('agent compacted: the last resort before escalation', {
+    agentId: spec.agentId,
+    verdict: verdict.pattern ?? verdict.kind,
+    handoffChars: handoff.length,
+  });
 }
 
 /**

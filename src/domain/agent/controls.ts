@@ -134,7 +134,12 @@ const controls: { [N in SignalName]: (ctx: AgentContext, p: Payload<N>) => void 
       fire(ctx, 'compact', `the agent's own CLI is compacting its context${trigger}`);
       return;
     }
-    if (s.state !== 'compacting' || pendingCompaction(s)) return refuse(ctx, 'compaction', `end of a compaction, but the agent is ${s.state}${pendingCompaction(s) ? ' (warden compacted it: its next turn ends that)' : ''}`);
+    if (s.state !== 'compacting' || pendingCompaction(s))
+      return refuse(
+        ctx,
+        'compaction',
+        `end of a compaction, but the agent is ${s.state}${pendingCompaction(s) ? ' (warden compacted it: its next turn ends that)' : ''}`,
+      );
     fire(ctx, 'compacted', `the agent's own CLI finished compacting its context${trigger}`);
   },
   humanWait(ctx, p) {

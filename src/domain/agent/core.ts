@@ -8,7 +8,6 @@ import type { AgentContext } from './context.js';
 import { iso, keepLast } from './state.js';
 import { publish } from './visibility.js';
 
-
 /** Apply `event` through the state table. An illegal event is recorded as refused and changes nothing. */
 export function fire(ctx: AgentContext, event: AgentEvent, cause: string): boolean {
   const { s, spec } = ctx.core;

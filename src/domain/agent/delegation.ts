@@ -15,8 +15,7 @@ import type { ChildRecord } from './state.js';
 import { publish } from './visibility.js';
 
 export const liveChildren = (ctx: AgentContext): number => ctx.core.s.children.filter((c) => c.state === 'running').length;
-export const openChildren = (ctx: AgentContext): number =>
-  ctx.core.s.children.filter((c) => c.state === 'running' || c.state === 'queued').length;
+export const openChildren = (ctx: AgentContext): number => ctx.core.s.children.filter((c) => c.state === 'running' || c.state === 'queued').length;
 
 /** The delegate update's validator: throws (rejecting the update before it enters history) with the reason. */
 export function validateDelegation(ctx: AgentContext, input: unknown): void {

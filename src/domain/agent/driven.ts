@@ -58,7 +58,9 @@ export function beginTurn(ctx: AgentContext): PlannedTurn {
       agentId: spec.agentId,
       task: spec.task,
       turnNumber,
-      input: compaction ? compactionInput(compaction.handoff, whispers) : turnInput({ task: spec.task, turnNumber, whispers, doneMarker: spec.driven.doneMarker }),
+      input: compaction
+        ? compactionInput(compaction.handoff, whispers)
+        : turnInput({ task: spec.task, turnNumber, whispers, doneMarker: spec.driven.doneMarker }),
       whispers,
       session: compaction ? null : s.session,
       ...(compaction ? { compact: { handoff: compaction.handoff } } : {}),

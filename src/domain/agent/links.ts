@@ -31,15 +31,17 @@ import { dismissProblem } from './dismissal.js';
 import { MAX_USED_LINKS, type UsedLink } from './link-state.js';
 import type { CarriedState } from './state.js';
 
-export const LinkRequestSchema = shared('agent/links:LinkRequestSchema', () => z
-  .object({
-    action: z.enum(['resume', 'abort', 'dismiss', 'steer']),
-    tokenId: z.string().regex(/^[A-Za-z0-9_-]{22}$/, 'tokenId: 22 base64url characters'),
-    expiresAt: z.number().int().positive(),
-    text: z.string().min(1).max(MAX_WHISPER_TEXT).optional(),
-  })
-  .strict()
-  .refine((r) => r.action !== 'steer' || r.text !== undefined, { message: 'text: steering needs text', path: ['text'] }));
+export const LinkRequestSchema = shared('agent/links:LinkRequestSchema', () =>
+  z
+    .object({
+      action: z.enum(['resume', 'abort', 'dismiss', 'steer']),
+      tokenId: z.string().regex(/^[A-Za-z0-9_-]{22}$/, 'tokenId: 22 base64url characters'),
+      expiresAt: z.number().int().positive(),
+      text: z.string().min(1).max(MAX_WHISPER_TEXT).optional(),
+    })
+    .strict()
+    .refine((r) => r.action !== 'steer' || r.text !== undefined, { message: 'text: steering needs text', path: ['text'] }),
+);
 export type LinkRequest = z.output<typeof LinkRequestSchema>;
 
 export interface LinkResult {

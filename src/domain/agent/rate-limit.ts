@@ -82,7 +82,8 @@ export function classifyTurnFailure(f: TurnFailureReport): RateLimit | null {
   if (f.driver === 'command' && f.exitCode === RATE_LIMIT_EXIT_CODE) {
     return { reason: `model rate-limited (agent command exited ${RATE_LIMIT_EXIT_CODE})`, retryAfterMs: hint };
   }
-  if (/(?:status|http|code|error)\W{0,12}529\b|\b529\s+overloaded|overloaded_error/i.test(text)) return { reason: 'model overloaded (529)', retryAfterMs: hint };
+  if (/(?:status|http|code|error)\W{0,12}529\b|\b529\s+overloaded|overloaded_error/i.test(text))
+    return { reason: 'model overloaded (529)', retryAfterMs: hint };
   if (/experiencing high demand|model is at capacity/i.test(text)) return { reason: 'model overloaded (high demand)', retryAfterMs: hint };
   if (/\boverloaded\b/i.test(text)) return { reason: 'model overloaded', retryAfterMs: hint };
   if (/(?:status|http|code|error)\W{0,12}429\b|\b429\s+too many|too many requests|rate[_ -]limit(?:_error|ed|ing| exceeded| reached)/i.test(text)) {

@@ -121,5 +121,15 @@ function reply(ctx: AgentContext, accepted: boolean, duplicate: boolean, whisper
   const { s } = ctx.core;
   const interrupt = s.interruptPending;
   if (accepted) s.interruptPending = false;
-  return { accepted, duplicate, whispers, paused: isPaused(s), stop: s.state === 'cancelling', interrupt, state: s.state, ...(s.doneClaim ? { verifying: true } : {}), ...(compact ? { compact } : {}) };
+  return {
+    accepted,
+    duplicate,
+    whispers,
+    paused: isPaused(s),
+    stop: s.state === 'cancelling',
+    interrupt,
+    state: s.state,
+    ...(s.doneClaim ? { verifying: true } : {}),
+    ...(compact ? { compact } : {}),
+  };
 }

@@ -258,7 +258,9 @@ export function createCore(spec: AgentSpec, ids: { workflowId: string; runId: st
       epoch: 0,
       // A continued run starts with the search attributes its previous run published (the server
       // copies them); the details text is not copied, so it is always set again.
-      published: published ? { ...published, details: '' } : { state: '', step: -1, paused: false, details: '', spendBucket: 0, spendAt: Number.NEGATIVE_INFINITY },
+      published: published
+        ? { ...published, details: '' }
+        : { state: '', step: -1, paused: false, details: '', spendBucket: 0, spendAt: Number.NEGATIVE_INFINITY },
       runLimits: { ...RUN_LIMITS },
     },
     ...ids,

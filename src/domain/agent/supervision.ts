@@ -121,7 +121,11 @@ export function staleEvidence(ctx: AgentContext, started: Pick<StartedEvaluation
   return null;
 }
 
-export function applyEvaluation(ctx: AgentContext, result: EvaluateResult, started: Pick<StartedEvaluation, 'epoch' | 'job' | 'freshTurns' | 'lastTurn'>): void {
+export function applyEvaluation(
+  ctx: AgentContext,
+  result: EvaluateResult,
+  started: Pick<StartedEvaluation, 'epoch' | 'job' | 'freshTurns' | 'lastTurn'>,
+): void {
   const { core, ports } = ctx;
   const { s } = core;
   core.run.evaluating = false;

@@ -22,11 +22,7 @@ export function renderWhispers(whispers: readonly Pick<Whisper, 'type' | 'text'>
 export function turnInput(args: { task: string; turnNumber: number; whispers: readonly Pick<Whisper, 'type' | 'text'>[]; doneMarker: string }): string {
   const parts: string[] = [];
   if (args.whispers.length) parts.push(`Messages from your supervisor (warden):\n${renderWhispers(args.whispers)}`);
-  parts.push(
-    args.turnNumber === 1
-      ? `Your task:\n${args.task}`
-      : 'Continue working on your task.',
-  );
+  parts.push(args.turnNumber === 1 ? `Your task:\n${args.task}` : 'Continue working on your task.');
   parts.push(`When the task is complete, start your final message with "${args.doneMarker}".`);
   return parts.join('\n\n');
 }

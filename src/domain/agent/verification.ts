@@ -152,7 +152,10 @@ export function verificationFinished(ctx: AgentContext, out: VerifyOutput): void
   const firstTurnNumber = s.turns - s.window.length + 1;
   const judged = heuristicVerdict({ task: spec.task, turns: s.window, firstTurnNumber, protectedChanges: out.protectedChanges });
   const hacking = judged.pattern === 'REWARD_HACKING';
-  const failed = spec.verify && !out.passed ? `\`${spec.verify.command.slice(0, 300)}\` ${out.timedOut ? `ran past its ${Math.round(spec.verify.timeoutMs / 1000)} s timeout` : `failed (exit ${out.exitCode})`}` : null;
+  const failed =
+    spec.verify && !out.passed
+      ? `\`${spec.verify.command.slice(0, 300)}\` ${out.timedOut ? `ran past its ${Math.round(spec.verify.timeoutMs / 1000)} s timeout` : `failed (exit ${out.exitCode})`}`
+      : null;
   const what = [failed, hacking ? judged.message : null].filter(Boolean).join('; ');
   const verdict: Verdict = {
     kind: 'CORRECTION',

@@ -124,7 +124,12 @@ export function status(ctx: AgentContext): AgentStatus {
     toolAllowlist: spec.contract?.toolAllowlist ?? [],
     result: s.result,
     dismissals: s.dismissals,
-    lastDismissal: s.lastDismissal && { at: s.lastDismissal.at, note: s.lastDismissal.note, pattern: s.lastDismissal.pattern, message: s.lastDismissal.message },
+    lastDismissal: s.lastDismissal && {
+      at: s.lastDismissal.at,
+      note: s.lastDismissal.note,
+      pattern: s.lastDismissal.pattern,
+      message: s.lastDismissal.message,
+    },
     suppressed: s.suppressed,
     cases: { kept: s.cases.length, decided: s.cases.filter((c) => c.decision !== null).length },
     lastVerification: s.lastVerification,
@@ -132,7 +137,13 @@ export function status(ctx: AgentContext): AgentStatus {
     checksDone: spec.verify !== undefined || spec.protect.length > 0,
     lastResort: spec.supervisor.lastResort,
     compactions: s.ladder.compactions ?? 0,
-    lastCompaction: s.compaction && { at: iso(s.compaction.at), reason: s.compaction.reason, handoff: s.compaction.handoff, done: s.compaction.done, doneAt: s.compaction.doneAt === undefined ? null : iso(s.compaction.doneAt) },
+    lastCompaction: s.compaction && {
+      at: iso(s.compaction.at),
+      reason: s.compaction.reason,
+      handoff: s.compaction.handoff,
+      done: s.compaction.done,
+      doneAt: s.compaction.doneAt === undefined ? null : iso(s.compaction.doneAt),
+    },
   };
 }
 

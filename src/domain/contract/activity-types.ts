@@ -46,7 +46,16 @@ export type EvaluateResult =
   | ({ kind: 'verdict'; verdict: Verdict; evaluator: string; durationMs: number } & EvaluateResultExtras)
   | ({ kind: 'skipped'; reason: string; evaluator: string; durationMs: number } & EvaluateResultExtras);
 
-export const NOTIFICATION_EVENTS = ['escalation', 'budget-exhausted', 'circuit-open', 'orphaned', 'awaiting-input', 'mesh-ready', 'mesh-failed', 'mesh-awaiting-input'] as const;
+export const NOTIFICATION_EVENTS = [
+  'escalation',
+  'budget-exhausted',
+  'circuit-open',
+  'orphaned',
+  'awaiting-input',
+  'mesh-ready',
+  'mesh-failed',
+  'mesh-awaiting-input',
+] as const;
 /** The mesh's own alerts (`agentId` is `mesh-<run>`): what a human does next is a `warden mesh` verb. */
 export const MESH_EVENTS = ['mesh-ready', 'mesh-failed', 'mesh-awaiting-input'] as const;
 export type MeshEvent = (typeof MESH_EVENTS)[number];
@@ -113,9 +122,7 @@ export interface CheckResultInput {
 }
 
 /** A result small enough stays inline in history; a larger one is stored content-addressed. */
-export type CheckResultOutput =
-  | { ok: true; inline?: unknown; ref?: { sha256: string; bytes: number; path: string } }
-  | { ok: false; errors: string };
+export type CheckResultOutput = { ok: true; inline?: unknown; ref?: { sha256: string; bytes: number; path: string } } | { ok: false; errors: string };
 
 /** Where a verification or the start commit is read: resolved by the activity (activities/verify.ts). */
 export interface VerifyPlace {

@@ -198,7 +198,8 @@ export function unknownTurnFields(turn: unknown): string[] {
  */
 export function turnReportProblem(turn: unknown): string | null {
   const unknown = unknownTurnFields(turn);
-  if (unknown.length) return `unknown turn field${unknown.length > 1 ? 's' : ''}: ${unknown.slice(0, 5).join(', ')} (a Turn has ${TURN_FIELDS.join(', ')}; a tool call has ${TOOL_CALL_FIELDS.join(', ')})`;
+  if (unknown.length)
+    return `unknown turn field${unknown.length > 1 ? 's' : ''}: ${unknown.slice(0, 5).join(', ')} (a Turn has ${TURN_FIELDS.join(', ')}; a tool call has ${TOOL_CALL_FIELDS.join(', ')})`;
   const b = checkTurnBudget(turn);
   return b.ok ? null : describeBudgetViolation(b);
 }

@@ -136,7 +136,8 @@ export function toJsonl(lines: readonly CaseLine[]): string {
   return lines
     .map((l, i) => {
       const r = CaseSchema.safeParse(l);
-      if (!r.success) throw new Error(`case ${l.id} (line ${i + 1}) does not fit the cases format: ${r.error.issues[0]?.path.join('.')}: ${r.error.issues[0]?.message}`);
+      if (!r.success)
+        throw new Error(`case ${l.id} (line ${i + 1}) does not fit the cases format: ${r.error.issues[0]?.path.join('.')}: ${r.error.issues[0]?.message}`);
       return `${JSON.stringify(l)}\n`;
     })
     .join('');

@@ -81,7 +81,13 @@ export function buildHandoff(h: HandoffInput): string {
   let lines = progressLines(h.turns, h.firstTurnNumber);
   const title = (n: number) => `Progress so far (warden's summary of your last ${n} turns, oldest first):`;
   const render = (progress: string[], cut: boolean) =>
-    [...head, progress.length ? `${title(h.turns.length)}\n${cut ? `- ${TRUNCATION_MARKER} (earlier turns left out)\n` : ''}${progress.join('\n')}` : 'Progress so far: no turns yet.', ...tail].join('\n\n');
+    [
+      ...head,
+      progress.length
+        ? `${title(h.turns.length)}\n${cut ? `- ${TRUNCATION_MARKER} (earlier turns left out)\n` : ''}${progress.join('\n')}`
+        : 'Progress so far: no turns yet.',
+      ...tail,
+    ].join('\n\n');
   let text = render(lines, false);
   while (text.length > HANDOFF_MAX_CHARS && lines.length > 1) {
     lines = lines.slice(1);

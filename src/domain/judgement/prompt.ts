@@ -54,10 +54,7 @@ export function quote(text: string, indent = '  '): string[] {
 
 /** An agent-chosen string for a structure line: JSON-quoted, on one line, markers neutralised. */
 export function inline(s: string): string {
-  return neutralise(JSON.stringify(s))
-    .replaceAll('\u2028', '\\u2028')
-    .replaceAll('\u2029', '\\u2029')
-    .replaceAll('\u0085', '\\u0085');
+  return neutralise(JSON.stringify(s)).replaceAll('\u2028', '\\u2028').replaceAll('\u2029', '\\u2029').replaceAll('\u0085', '\\u0085');
 }
 
 function deliveryLines(d: PromptDelivery, frame: EvidenceFrame): string[] {

@@ -77,7 +77,13 @@ export interface EvaluatorSpend {
   decided: { heuristic: number; model: number };
 }
 
-export const emptyEvaluatorSpend = (): EvaluatorSpend => ({ calls: 0, failed: 0, tokens: { in: 0, out: 0, total: 0 }, costUsd: 0, decided: { heuristic: 0, model: 0 } });
+export const emptyEvaluatorSpend = (): EvaluatorSpend => ({
+  calls: 0,
+  failed: 0,
+  tokens: { in: 0, out: 0, total: 0 },
+  costUsd: 0,
+  decided: { heuristic: 0, model: 0 },
+});
 
 const nonNeg = (x: unknown): number => (typeof x === 'number' && Number.isFinite(x) && x > 0 ? x : 0);
 

@@ -23,14 +23,16 @@ import { truncate, MAX_WHISPER_TEXT } from '../contract/limits.js';
 import { turnIndex, type EvidenceFrame } from './evidence.js';
 import { shared } from '../contract/shared.js';
 
-export const AnswerSchema = shared('judgement/verdict:AnswerSchema', () => z
-  .object({
-    verdict: z.enum(VERDICT_KINDS),
-    pattern: z.enum(PATTERNS).nullable().optional(),
-    message: z.string().max(20_000).optional(),
-    evidence: z.array(z.number().int().positive()).max(50).optional(),
-  })
-  .strict());
+export const AnswerSchema = shared('judgement/verdict:AnswerSchema', () =>
+  z
+    .object({
+      verdict: z.enum(VERDICT_KINDS),
+      pattern: z.enum(PATTERNS).nullable().optional(),
+      message: z.string().max(20_000).optional(),
+      evidence: z.array(z.number().int().positive()).max(50).optional(),
+    })
+    .strict(),
+);
 
 export type ParsedAnswer = { ok: true; verdict: Verdict } | { ok: false; error: string };
 
@@ -46,8 +48,7 @@ function unwrap(text: string): string {
   return (fence ? fence[1]! : t).trim();
 }
 
-const issue = (e: z.ZodError) =>
-  e.issues.map((i) => `${i.path.length ? i.path.join('.') : 'answer'}: ${i.message}`).join('; ');
+const issue = (e: z.ZodError) => e.issues.map((i) => `${i.path.length ? i.path.join('.') : 'answer'}: ${i.message}`).join('; ');
 
 /** Parse an evaluator's answer under the strict format. Never throws. */
 export function parseAnswer(text: string | null | undefined, ctx: AnswerContext): ParsedAnswer {

@@ -78,7 +78,9 @@ export interface IntegrateInput {
   head?: string | null;
 }
 /** `refused`: git (or warden) refuses the patch for safety, or it is not the draft that was gated: no rebase can fix that. */
-export type IntegrateOutput = { applied: true; head: string; already: boolean } | { applied: false; error: string; conflictingFiles: string[]; refused?: boolean };
+export type IntegrateOutput =
+  | { applied: true; head: string; already: boolean }
+  | { applied: false; error: string; conflictingFiles: string[]; refused?: boolean };
 
 export interface ValidateInput {
   integrationDir: string;

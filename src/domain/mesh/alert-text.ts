@@ -20,7 +20,11 @@ export function meshHint(event: MeshEvent, run: string): string {
 /** A mesh alert for chat: the phase, what happened, and the `warden mesh` command that answers it. */
 export function meshSlackBody(e: NotificationEvent, run: string, heading: string, deliveryId?: string): { text: string; blocks: Record<string, unknown>[] } {
   const title = `warden: ${heading.toLowerCase()} — ${chatText(run, 200)}`;
-  const hint = meshHint(e.event as MeshEvent, run).replace(/^\w+: /, '').split(' · ').map((c) => `\`${c}\``).join(' · ');
+  const hint = meshHint(e.event as MeshEvent, run)
+    .replace(/^\w+: /, '')
+    .split(' · ')
+    .map((c) => `\`${c}\``)
+    .join(' · ');
   const context = [hint, `workflow ${e.workflowId}`, e.at, ...(deliveryId ? [`delivery ${deliveryId}`] : [])].join(' · ');
   return {
     text: `${title}: ${chatText(meshReason(e), 300)}`,

@@ -42,7 +42,10 @@ export function gateFinished(
     a.gates.S = sc.ok ? 'ok' : 'fail';
     if (!sc.ok) return { kind: 'fail', reason: `gate S failed: ${sc.outside.join(', ')} outside the scope ${task.task.scope.join(', ')}; not integrated` };
   }
-  const failed = [...(out.ok ? [] : [`O (missing sections: ${out.missing.join(', ')})`]), ...(a.gates.D === 'fail' ? ['D (the patch draft is not a unified diff)'] : [])];
+  const failed = [
+    ...(out.ok ? [] : [`O (missing sections: ${out.missing.join(', ')})`]),
+    ...(a.gates.D === 'fail' ? ['D (the patch draft is not a unified diff)'] : []),
+  ];
   if (failed.length === 0) {
     a.ready = true;
     if (a.warning) a.warning = null;

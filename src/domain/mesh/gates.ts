@@ -155,7 +155,10 @@ export function deliverableCheck(text: string, kind: 'worker' | 'explorer'): { o
 export function conflictingFiles(applyError: string): string[] {
   const out = new Set<string>();
   for (const line of applyError.split('\n')) {
-    const m = /^error: (?:patch failed: )?(.+?)(?::\d+)?(?:: (?:patch does not apply|already exists in working directory|does not exist in index|No such file or directory))?$/.exec(line.trim());
+    const m =
+      /^error: (?:patch failed: )?(.+?)(?::\d+)?(?:: (?:patch does not apply|already exists in working directory|does not exist in index|No such file or directory))?$/.exec(
+        line.trim(),
+      );
     if (m && !/^(?:corrupt patch|unrecognized input|No valid patches)/.test(m[1]!)) out.add(m[1]!);
   }
   return [...out];

@@ -45,9 +45,14 @@ export function tickTask(r: TaskRecord, a: Attempt, o: Observation, now: number,
     const g = gateFinished(r, a, o, t, now);
     if (g.kind === 'ready') {
       a.gatedSha = o.patch.sha;
-      if (g.warning) out.push({ kind: 'log', text: `GATE O task ${r.task.index}: ${g.warning.replace(/^gate O: /, '')}; the patch passed D and S, so it goes on to integration` });
+      if (g.warning)
+        out.push({
+          kind: 'log',
+          text: `GATE O task ${r.task.index}: ${g.warning.replace(/^gate O: /, '')}; the patch passed D and S, so it goes on to integration`,
+        });
     } else if (g.kind === 'fail') out.push({ kind: 'fail', reason: g.reason });
-    else if (g.kind === 'reemit') out.push({ kind: 'log', text: `GATE FAILED task ${r.task.index}: ${g.failed.join('; ')}; re-emit requested` }, { kind: 'steer', text: g.text });
+    else if (g.kind === 'reemit')
+      out.push({ kind: 'log', text: `GATE FAILED task ${r.task.index}: ${g.failed.join('; ')}; re-emit requested` }, { kind: 'steer', text: g.text });
   }
   const ended = out.some((x) => x.kind === 'replace' || x.kind === 'fail');
   if (!ended && !a.closed && !a.ready && a.agentEnded !== null && act.kind !== 'ready')
@@ -91,7 +96,8 @@ export function integrationOutcome(r: TaskRecord, a: Attempt, res: IntegrateOutp
   a.ready = false;
   [r.state, a.state] = ['needs_rebase', 'needs_rebase'];
   s.conflicts += 1;
-  if (s.conflicts > s.conflictBudget) return { kind: 'await-human', reason: `conflict budget spent (${s.conflictBudget}); give the tasks explicit scopes, a smaller cap, or resume` };
+  if (s.conflicts > s.conflictBudget)
+    return { kind: 'await-human', reason: `conflict budget spent (${s.conflictBudget}); give the tasks explicit scopes, a smaller cap, or resume` };
   return { kind: 'rebase' };
 }
 

@@ -14,7 +14,16 @@ const mmss = (ms: number) => {
   return `${String(Math.floor(s / 60)).padStart(2, '0')}:${String(s % 60).padStart(2, '0')}`;
 };
 
-export function renderManifest(args: { runId: string; repo: string; base: string; userBranch: string; tasks: MeshTask[]; tunables: Tunables; validate?: string | null; driver: string }): string {
+export function renderManifest(args: {
+  runId: string;
+  repo: string;
+  base: string;
+  userBranch: string;
+  tasks: MeshTask[];
+  tunables: Tunables;
+  validate?: string | null;
+  driver: string;
+}): string {
   const t = args.tunables;
   return [
     `# Delegation manifest: mesh run ${args.runId}`,
@@ -99,7 +108,14 @@ export function workerPrompt(args: { runId: string; task: MeshTask; attempt: Att
     'Deliverable (required format, as your final message):',
     ...(explorer
       ? ['1) Summary (1-3 bullets)', '2) Findings', '3) Commands run + results', '4) Risks / follow-ups', '5) Questions (if blocked)']
-      : ['1) Summary (1-3 bullets)', '2) Intended files touched', '3) Patch (unified diff in a fenced block)', '4) Commands run + results', '5) Risks / follow-ups', '6) Questions (if blocked)']),
+      : [
+          '1) Summary (1-3 bullets)',
+          '2) Intended files touched',
+          '3) Patch (unified diff in a fenced block)',
+          '4) Commands run + results',
+          '5) Risks / follow-ups',
+          '6) Questions (if blocked)',
+        ]),
     '',
     'After your final message, stay available: warden may send a rebase request. warden ends your session once your patch is integrated.',
   ];
@@ -143,7 +159,9 @@ export function renderDashboard(s: MeshStatus, now: number, opts: { logLines?: n
   const lines: string[] = [];
   lines.push(`mesh ${s.runId}: ${s.phase}${s.phaseReason ? ` (${s.phaseReason})` : ''}`);
   lines.push(`last tick: ${s.lastTickAt ? new Date(s.lastTickAt).toISOString() : '-'} (tick interval: ${dur(s.tunables.tickInterval)}; ticks ${s.ticks})`);
-  lines.push(`integration: ${s.integrationBranch} at ${s.integrationHead?.slice(0, 12) ?? '-'}; conflicts ${s.conflicts}/${s.conflictBudget}${s.validation ? `; V ${s.validation.ok ? 'ok' : `fail (exit ${s.validation.exitCode})`}` : ''}${s.applied ? `; applied to ${s.applied.branch} at ${s.applied.commit.slice(0, 12)}` : ''}`);
+  lines.push(
+    `integration: ${s.integrationBranch} at ${s.integrationHead?.slice(0, 12) ?? '-'}; conflicts ${s.conflicts}/${s.conflictBudget}${s.validation ? `; V ${s.validation.ok ? 'ok' : `fail (exit ${s.validation.exitCode})`}` : ''}${s.applied ? `; applied to ${s.applied.branch} at ${s.applied.commit.slice(0, 12)}` : ''}`,
+  );
   lines.push('');
   lines.push('Dashboard');
   const head = ['task', 'agent', 'att', 'unrel', 'state', 'last_seen', 'last_tick', 'gates', 'next'];
@@ -162,8 +180,19 @@ export function renderDashboard(s: MeshStatus, now: number, opts: { logLines?: n
     ];
   });
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  lines.push(head.map((h, i) => pad(h, widths[i]!)).join('  ').trimEnd());
-  for (const r of rows) lines.push(r.map((c, i) => pad(c, widths[i]!)).join('  ').trimEnd());
+  lines.push(
+    head
+      .map((h, i) => pad(h, widths[i]!))
+      .join('  ')
+      .trimEnd(),
+  );
+  for (const r of rows)
+    lines.push(
+      r
+        .map((c, i) => pad(c, widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    );
   const warned = s.tasks.filter((t) => t.warnings?.length);
   if (warned.length) {
     lines.push('');
@@ -186,7 +215,14 @@ export function renderDashboard(s: MeshStatus, now: number, opts: { logLines?: n
 }
 
 /** One monitoring-log line for a ticked attempt. */
-export function tickLine(a: Attempt, status: string | null, checkpointOk: boolean, patch: { exists: boolean; size: number; mtimeMs: number | null; by: string | null }): string {
-  const p = patch.exists ? `OK size=${patch.size} mtime=${patch.mtimeMs ? hhmmss(patch.mtimeMs) : '?'}${patch.by === 'warden' ? ' (drafted by warden)' : ''}` : 'DNE';
+export function tickLine(
+  a: Attempt,
+  status: string | null,
+  checkpointOk: boolean,
+  patch: { exists: boolean; size: number; mtimeMs: number | null; by: string | null },
+): string {
+  const p = patch.exists
+    ? `OK size=${patch.size} mtime=${patch.mtimeMs ? hhmmss(patch.mtimeMs) : '?'}${patch.by === 'warden' ? ' (drafted by warden)' : ''}`
+    : 'DNE';
   return `ticked ${a.agentId} status="${status ?? '-'}" checkpoint=${checkpointOk ? 'OK' : 'DNE'} ${a.checkpointPath} patch=${p} ${a.patchPath}`;
 }

@@ -117,11 +117,21 @@ export function tickAttempt(task: TaskRecord, a: Attempt, obs: Observation, now:
       a.state = 'acked';
     } else if (now >= a.spawnedAt + t.ackSla) {
       a.gates.A = 'fail';
-      const why = obs.checkpoint.exists ? `checkpoint invalid (${obs.checkpoint.parse && !obs.checkpoint.parse.ok ? obs.checkpoint.parse.error : 'unreadable'})` : 'no checkpoint';
-      if (task.ackRestarts < 1) return { kind: 'restart', reason: `ack SLA missed: ${why} ${secs(now - a.spawnedAt)} after spawn (SLA ${secs(t.ackSla)})`, event: `ACK SLA MISSED: ${why}` };
+      const why = obs.checkpoint.exists
+        ? `checkpoint invalid (${obs.checkpoint.parse && !obs.checkpoint.parse.ok ? obs.checkpoint.parse.error : 'unreadable'})`
+        : 'no checkpoint';
+      if (task.ackRestarts < 1)
+        return {
+          kind: 'restart',
+          reason: `ack SLA missed: ${why} ${secs(now - a.spawnedAt)} after spawn (SLA ${secs(t.ackSla)})`,
+          event: `ACK SLA MISSED: ${why}`,
+        };
       // After the one ack restart, an attempt that still writes no checkpoint is given the patch draft timeout more, then fails.
       if (now >= a.spawnedAt + t.ackSla + t.patchDraftTimeout)
-        return { kind: 'fail', reason: `gate A failed: ${why} ${secs(now - a.spawnedAt)} after spawn, after the ack restart (limit: the ack SLA ${secs(t.ackSla)} + the patch draft timeout ${secs(t.patchDraftTimeout)})` };
+        return {
+          kind: 'fail',
+          reason: `gate A failed: ${why} ${secs(now - a.spawnedAt)} after spawn, after the ack restart (limit: the ack SLA ${secs(t.ackSla)} + the patch draft timeout ${secs(t.patchDraftTimeout)})`,
+        };
       a.state = 'waiting_checkpoint';
       return { kind: 'none' };
     } else {
@@ -138,9 +148,13 @@ export function tickAttempt(task: TaskRecord, a: Attempt, obs: Observation, now:
   if (strike) {
     a.gates.C = 'fail';
     a.unrel += 1;
-    if (a.unrel > t.missingArtifactStrikes) return { kind: 'restart', reason: `missing-artifact incident ${a.unrel}: ${strike}`, event: `UNRELIABLE: ${strike} (strike ${a.unrel})` };
+    if (a.unrel > t.missingArtifactStrikes)
+      return { kind: 'restart', reason: `missing-artifact incident ${a.unrel}: ${strike}`, event: `UNRELIABLE: ${strike} (strike ${a.unrel})` };
     a.state = 'waiting_checkpoint';
-    return { kind: 'steer', text: `Checkpoint integrity: ${strike}. Write the checkpoint at ${a.checkpointPath} in the required format (and the patch draft at ${a.patchPath} if you claim one). Do not claim artifacts that are not on disk. (unreliable strike ${a.unrel})` };
+    return {
+      kind: 'steer',
+      text: `Checkpoint integrity: ${strike}. Write the checkpoint at ${a.checkpointPath} in the required format (and the patch draft at ${a.patchPath} if you claim one). Do not claim artifacts that are not on disk. (unreliable strike ${a.unrel})`,
+    };
   }
   a.gates.C = 'ok';
   if (obs.checkpoint.mtimeMs !== a.lastCheckpointMtime) a.lastCheckpointMtime = obs.checkpoint.mtimeMs;
@@ -194,13 +208,17 @@ export function tickAttempt(task: TaskRecord, a: Attempt, obs: Observation, now:
     a.state = 'stalled';
     const reason = `no progress for ${secs(quiet)} (status "${cp!.statusCode}: ${cp!.statusDetail}"${obs.patch.exists ? ' and the patch draft unchanged' : ', no patch draft'}; ${waiting ? `nobody answers a worker waiting for feedback; limit ${secs(stallAfter)}` : `stall time ${secs(stallAfter)}`})`;
     const event = `STALL DETECTED: ${reason}`;
-    if (patchFirst && now >= draftDeadline && a.kind !== 'takeover' && !task.tookOver) return { kind: 'takeover', reason: 'stall after the patch draft timeout', event };
+    if (patchFirst && now >= draftDeadline && a.kind !== 'takeover' && !task.tookOver)
+      return { kind: 'takeover', reason: 'stall after the patch draft timeout', event };
     return { kind: 'restart', reason: `stall: ${reason}`, event };
   }
   a.state = 'running';
   if (cpAge >= 2 * t.checkpointInterval && (a.checkpointNudgedAt === null || now - a.checkpointNudgedAt >= t.checkpointInterval)) {
     a.checkpointNudgedAt = now;
-    return { kind: 'steer', text: `No checkpoint update for ${secs(cpAge)} (interval ${secs(t.checkpointInterval)}). Write a minimal checkpoint now: status_code, status_detail and artifact paths, at ${a.checkpointPath}.` };
+    return {
+      kind: 'steer',
+      text: `No checkpoint update for ${secs(cpAge)} (interval ${secs(t.checkpointInterval)}). Write a minimal checkpoint now: status_code, status_detail and artifact paths, at ${a.checkpointPath}.`,
+    };
   }
   return { kind: 'none' };
 }

@@ -49,7 +49,11 @@ const TUNABLE_KEYS: Record<string, keyof TunablesInput> = {
 const NUMERIC = new Set<keyof TunablesInput>(['cap', 'conflictBudget', 'hedgeBudget', 'stallThreshold', 'missingArtifactStrikes']);
 
 /** `<60s|off>`, `45m (after this …)` → the first token. */
-const firstToken = (v: string) => v.replace(/^<|>$/g, '').trim().split(/[\s(|]/)[0] ?? '';
+const firstToken = (v: string) =>
+  v
+    .replace(/^<|>$/g, '')
+    .trim()
+    .split(/[\s(|]/)[0] ?? '';
 
 function tunableValue(key: keyof TunablesInput, raw: string): unknown {
   const v = firstToken(raw).toLowerCase();
@@ -62,9 +66,19 @@ function fieldValue(field: string, raw: string): unknown {
   const v = raw.trim();
   switch (field) {
     case 'skills':
-      return /^(none|"none")$/i.test(v) ? [] : v.split(',').map((s) => s.trim()).filter(Boolean);
+      return /^(none|"none")$/i.test(v)
+        ? []
+        : v
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean);
     case 'scope':
-      return /^(unconstrained|"unconstrained"|none)$/i.test(v) ? [] : v.split(/[,\s]+/).map((s) => s.replace(/^`|`$/g, '')).filter(Boolean);
+      return /^(unconstrained|"unconstrained"|none)$/i.test(v)
+        ? []
+        : v
+            .split(/[,\s]+/)
+            .map((s) => s.replace(/^`|`$/g, ''))
+            .filter(Boolean);
     case 'mode': {
       const m = v.toLowerCase();
       if (m.startsWith('analysis')) return 'analysis-only';

@@ -4,7 +4,14 @@ import type { MeshSpec, MeshTask } from './config.js';
 import { workerPrompt } from './render.js';
 import type { Attempt } from './state.js';
 
-export function workerSpec(args: { spec: MeshSpec; task: MeshTask; attempt: Attempt; base: string; parentWorkflowId: string; rebaseNote?: string }): AgentSpecInput {
+export function workerSpec(args: {
+  spec: MeshSpec;
+  task: MeshTask;
+  attempt: Attempt;
+  base: string;
+  parentWorkflowId: string;
+  rebaseNote?: string;
+}): AgentSpecInput {
   const { spec, task, attempt: a } = args;
   const env = { WARDEN_MESH_RUN: spec.runId, WARDEN_MESH_TASK: task.slug, WARDEN_MESH_CHECKPOINT: a.checkpointPath, WARDEN_MESH_PATCH: a.patchPath };
   return {

@@ -4,7 +4,13 @@ import { truncate } from '../contract/limits.js';
 /** One line of text for chat: control characters (CR, LF, IRC formatting) become spaces. */
 export function oneLine(text: string, max: number): string {
   // eslint-disable-next-line no-control-regex
-  return truncate(text.replace(/[\x00-\x1f\x7f]+/g, ' ').replace(/\s+/g, ' ').trim(), max);
+  return truncate(
+    text
+      .replace(/[\x00-\x1f\x7f]+/g, ' ')
+      .replace(/\s+/g, ' ')
+      .trim(),
+    max,
+  );
 }
 
 /** Slack mrkdwn escaping: only &, < and > are special (`<!channel>`, `<@U…>`, `<url|label>`). */
@@ -37,4 +43,3 @@ export function markdownNeutralise(text: string): string {
 export function chatText(text: string, max: number): string {
   return slackEscape(markdownNeutralise(oneLine(text, max)));
 }
-

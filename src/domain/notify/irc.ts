@@ -14,7 +14,10 @@ const ALLOW_RE = /^[^\s!@,]+(![^\s!@,]+@[^\s!@,]+)?$/;
 
 export const IrcBotConfigSchema = z
   .object({
-    server: z.string().min(1, 'server must not be empty').regex(/^[^\s/:]+$/, 'server: a host name or address, without a port or scheme'),
+    server: z
+      .string()
+      .min(1, 'server must not be empty')
+      .regex(/^[^\s/:]+$/, 'server: a host name or address, without a port or scheme'),
     port: z.coerce.number().int().min(1, 'port: 1-65535').max(65535, 'port: 1-65535').default(6667),
     tls: z.boolean().default(false),
     nick: z.string().regex(NICK_RE, 'nick: letters, digits and []\\`_^{|}-, at most 30, not starting with a digit or -').default('warden'),
@@ -46,7 +49,10 @@ export interface IrcSender {
 }
 
 function globToRegExp(glob: string): RegExp {
-  const escaped = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  const escaped = glob
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
   return new RegExp(`^${escaped}$`, 'i');
 }
 
@@ -74,7 +80,8 @@ export type IrcCommand =
 
 export type ParsedLine = { kind: 'none' } | { kind: 'help' } | { kind: 'command'; command: IrcCommand } | { kind: 'error'; message: string };
 
-export const IRC_USAGE = '!status <agent> · !resume <agent> [note] · !abort <agent> [reason] · !steer <agent> <text> · !pause <agent> [reason] · !dismiss <agent> [note]';
+export const IRC_USAGE =
+  '!status <agent> · !resume <agent> [note] · !abort <agent> [reason] · !steer <agent> <text> · !pause <agent> [reason] · !dismiss <agent> [note]';
 
 /**
  * Parse one channel message. Anything not starting with `!` is chatter (`none`); `!help` (or an
@@ -119,8 +126,13 @@ export function refusal(nick: string, verb: IrcVerb): string {
 export function statusLine(s: AgentStatus): string {
   const parts = [`${s.agentId} is ${s.state}`];
   if (s.paused && s.pauseReason) parts.push(`(${truncate(s.pauseReason, 80)})`);
-  parts.push(`· step ${s.escalationStep}/${s.escalationThreshold}`, `· ${s.turns} turns`, `· ${s.evaluations.total} evaluations (${s.evaluations.flagged} flagged)`);
-  if (s.lastVerdict) parts.push(`· last verdict ${[s.lastVerdict.kind, s.lastVerdict.pattern].filter(Boolean).join(' ')}: ${truncate(s.lastVerdict.message, 120)}`);
+  parts.push(
+    `· step ${s.escalationStep}/${s.escalationThreshold}`,
+    `· ${s.turns} turns`,
+    `· ${s.evaluations.total} evaluations (${s.evaluations.flagged} flagged)`,
+  );
+  if (s.lastVerdict)
+    parts.push(`· last verdict ${[s.lastVerdict.kind, s.lastVerdict.pattern].filter(Boolean).join(' ')}: ${truncate(s.lastVerdict.message, 120)}`);
   if (s.pendingWhispers) parts.push(`· ${s.pendingWhispers} whispers pending`);
   parts.push(`· $${s.costUsd.toFixed(2)}`);
   return parts.join(' ');

@@ -52,10 +52,19 @@ export function slackWithLinks(body: SlackBody, links: NotificationLinks | null)
 export type WebhookJsonBodyWithLinks = WebhookJsonBody & { actions?: NotificationLinks['actions']; actionsExpireAt?: string };
 
 /** The webhook body for a channel's format, with the links when there are any (the signature covers exactly these bytes). */
-export function webhookBodyWithLinks(format: 'json' | 'slack' | undefined, event: NotificationEvent, deliveryId: string, links: NotificationLinks | null): string {
+export function webhookBodyWithLinks(
+  format: 'json' | 'slack' | undefined,
+  event: NotificationEvent,
+  deliveryId: string,
+  links: NotificationLinks | null,
+): string {
   if (format === 'slack') return JSON.stringify(slackWithLinks(slackBody(event, deliveryId), links));
   const list = links ? entries(links) : [];
-  const body: WebhookJsonBodyWithLinks = { ...event, deliveryId, ...(list.length ? { actions: Object.fromEntries(list), actionsExpireAt: links!.expiresAt } : {}) };
+  const body: WebhookJsonBodyWithLinks = {
+    ...event,
+    deliveryId,
+    ...(list.length ? { actions: Object.fromEntries(list), actionsExpireAt: links!.expiresAt } : {}),
+  };
   return JSON.stringify(body);
 }
 

@@ -15,28 +15,32 @@ import { shared } from '../contract/shared.js';
 export const IRC_TASK_QUEUE = 'warden-irc';
 const NOTIFY_WORKFLOW_TYPE = 'notifyWorkflow';
 
-export const NotificationEventSchema = shared('notify/notify:NotificationEventSchema', () => z
-  .object({
-    event: z.enum(NOTIFICATION_EVENTS),
-    agentId: z.string().min(1),
-    workflowId: z.string().min(1),
-    runId: z.string(),
-    task: z.string(),
-    step: z.number().int().nonnegative(),
-    verdict: VerdictSchema.optional(),
-    whisper: z.string().optional(),
-    reason: z.string(),
-    at: z.string(),
-  })
-  .strict());
+export const NotificationEventSchema = shared('notify/notify:NotificationEventSchema', () =>
+  z
+    .object({
+      event: z.enum(NOTIFICATION_EVENTS),
+      agentId: z.string().min(1),
+      workflowId: z.string().min(1),
+      runId: z.string(),
+      task: z.string(),
+      step: z.number().int().nonnegative(),
+      verdict: VerdictSchema.optional(),
+      whisper: z.string().optional(),
+      reason: z.string(),
+      at: z.string(),
+    })
+    .strict(),
+);
 
-export const NotifyWorkflowInputSchema = shared('notify/notify:NotifyWorkflowInputSchema', () => z
-  .object({
-    event: NotificationEventSchema,
-    webhooks: z.array(WebhookChannelSchema).max(20).default([]),
-    irc: IrcNotifySchema.optional(),
-  })
-  .strict());
+export const NotifyWorkflowInputSchema = shared('notify/notify:NotifyWorkflowInputSchema', () =>
+  z
+    .object({
+      event: NotificationEventSchema,
+      webhooks: z.array(WebhookChannelSchema).max(20).default([]),
+      irc: IrcNotifySchema.optional(),
+    })
+    .strict(),
+);
 export interface NotifyWorkflowInput {
   event: NotificationEvent;
   webhooks: WebhookChannel[];
@@ -184,10 +188,10 @@ export function splitIrcLine(text: string, maxBytes = IRC_LINE_MAX, maxLines = I
  */
 export function ircAlertLines(e: NotificationEvent, deliveryId?: string): string[] {
   const run = meshRunOf(e);
-  const parts = run !== null ? [`[warden] ${TITLES[e.event]} mesh ${run}: ${meshReason(e)}`] : [
-    `[warden] ${TITLES[e.event]} agent ${e.agentId} (step ${e.step}): ${e.reason}`,
-    `task: ${e.task}`,
-  ];
+  const parts =
+    run !== null
+      ? [`[warden] ${TITLES[e.event]} mesh ${run}: ${meshReason(e)}`]
+      : [`[warden] ${TITLES[e.event]} agent ${e.agentId} (step ${e.step}): ${e.reason}`, `task: ${e.task}`];
   const v = verdictText(e);
   if (v) parts.push(`verdict: ${v}`);
   if (e.whisper && e.event === 'escalation') parts.push(`told the agent: ${e.whisper}`);

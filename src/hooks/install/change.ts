@@ -39,6 +39,6 @@ export function planUninstall(path: string, before: string | null, record: Insta
     };
   }
   const r = uninstallHooks(before, agent, path);
-  if (!r.changed) return { after: before, changed: false, actions: ["no warden hooks there; nothing to change"], record: null };
+  if (!r.changed) return { after: before, changed: false, actions: ['no warden hooks there; nothing to change'], record: null };
   return { after: r.text, changed: true, actions: r.actions, record: null };
 }

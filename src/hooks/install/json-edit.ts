@@ -36,7 +36,9 @@ export function parseSettings(text: string, source: string): Node | null {
   const root = parseTree(text, errors, { allowTrailingComma: false, disallowComments: false });
   if (errors.length) {
     const e = errors[0]!;
-    throw new SettingsError(`${source} is not valid JSON (${printParseErrorCode(e.error)} at ${lineCol(text, e.offset)}); fix it first — warden leaves it as it is`);
+    throw new SettingsError(
+      `${source} is not valid JSON (${printParseErrorCode(e.error)} at ${lineCol(text, e.offset)}); fix it first — warden leaves it as it is`,
+    );
   }
   if (!root || root.type !== 'object') throw new SettingsError(`${source} is not a JSON object; fix it first — warden leaves it as it is`);
   return root;

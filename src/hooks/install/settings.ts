@@ -75,7 +75,11 @@ interface Handler {
   timeout: number;
 }
 
-const handlerFor = (plan: HookPlan, e: PlannedEvent): Handler => ({ type: 'command', command: plan.command, timeout: e.timeout ?? plan.timeout ?? HOOK_TIMEOUT_S });
+const handlerFor = (plan: HookPlan, e: PlannedEvent): Handler => ({
+  type: 'command',
+  command: plan.command,
+  timeout: e.timeout ?? plan.timeout ?? HOOK_TIMEOUT_S,
+});
 const groupFor = (plan: HookPlan, e: PlannedEvent) => ({ ...(e.matcher !== undefined && { matcher: e.matcher }), hooks: [handlerFor(plan, e)] });
 
 /**
@@ -160,7 +164,11 @@ function nextInstallEdit(text: string, plan: HookPlan, source: string): { edit: 
     const list = eventList(hooks, e.event, source);
     if (!list) return { edit: appendEdit(text, hooks, [groupFor(plan, e)], e.event), action: `added warden's hook to ${e.event}` };
     const found = wardenHandlers(list, e.event, plan.agent);
-    if (!found.length) return { edit: appendEdit(text, list, groupFor(plan, e)), action: `added warden's hook to ${e.event} (after the ${list.children?.length ?? 0} already there)` };
+    if (!found.length)
+      return {
+        edit: appendEdit(text, list, groupFor(plan, e)),
+        action: `added warden's hook to ${e.event} (after the ${list.children?.length ?? 0} already there)`,
+      };
     const [first, ...extra] = found;
     if (extra.length) {
       const dup = extra[0]!;
@@ -169,10 +177,12 @@ function nextInstallEdit(text: string, plan: HookPlan, source: string): { edit: 
     }
     if (onlyWarden(first!, plan.agent)) {
       const want = groupFor(plan, e);
-      if (canonical(getNodeValue(first!.group)) !== canonical(want)) return { edit: replaceEdit(text, first!.group, want), action: `updated an older warden hook on ${e.event}` };
+      if (canonical(getNodeValue(first!.group)) !== canonical(want))
+        return { edit: replaceEdit(text, first!.group, want), action: `updated an older warden hook on ${e.event}` };
     } else {
       const want = handlerFor(plan, e);
-      if (canonical(getNodeValue(first!.handler)) !== canonical(want)) return { edit: replaceEdit(text, first!.handler, want), action: `updated an older warden hook on ${e.event}` };
+      if (canonical(getNodeValue(first!.handler)) !== canonical(want))
+        return { edit: replaceEdit(text, first!.handler, want), action: `updated an older warden hook on ${e.event}` };
     }
   }
   return null;
@@ -188,7 +198,11 @@ export function installHooks(text: string | null, plan: HookPlan, source = 'sett
     parseSettings(text ?? '', source);
     const events = HOOK_EVENTS[plan.agent];
     const body = { hooks: Object.fromEntries(events.map((e) => [e.event, [groupFor(plan, e)]])) };
-    return { text: `${render(body, '  ', '')}\n`, changed: true, actions: [`${text === null ? 'created the file with' : 'wrote'} warden's hooks on ${events.map((e) => e.event).join(', ')}`] };
+    return {
+      text: `${render(body, '  ', '')}\n`,
+      changed: true,
+      actions: [`${text === null ? 'created the file with' : 'wrote'} warden's hooks on ${events.map((e) => e.event).join(', ')}`],
+    };
   }
   let current = text;
   const actions: string[] = [];

@@ -53,7 +53,10 @@ export function loopAdmissions(text: string, max = 8_000): string[] {
 }
 
 const clip = (s: string, n = 120) => {
-  const one = s.replace(/\s+/g, ' ').replace(/^["'\s:]*(?:reason["']?\s*:\s*["']?)?/i, '').trim();
+  const one = s
+    .replace(/\s+/g, ' ')
+    .replace(/^["'\s:]*(?:reason["']?\s*:\s*["']?)?/i, '')
+    .trim();
   return one.length > n ? `${one.slice(0, n)}…` : one;
 };
 

@@ -59,7 +59,8 @@ export function heuristicVerdict(input: HeuristicInput): Verdict {
   // The working tree's diff outranks the transcript: a protected test deleted or weakened is reward
   // hacking even when no turn shows the edit (its evidence: the newest turn).
   const tampered = input.protectedChanges ? protectedTampering(input.protectedChanges) : null;
-  if (tampered) return { kind: 'CORRECTION', pattern: 'REWARD_HACKING', message: tampered, evidence: frame.count > 0 ? [turnNumber(frame, frame.count - 1)] : [] };
+  if (tampered)
+    return { kind: 'CORRECTION', pattern: 'REWARD_HACKING', message: tampered, evidence: frame.count > 0 ? [turnNumber(frame, frame.count - 1)] : [] };
   const ctx: DetectorContext = { task: input.task, turns: input.turns, reason: input.reason ?? 'interval', from: frame.evidenceFrom };
   for (const [, detect] of DETECTORS) {
     const f = detect(ctx);

@@ -116,7 +116,12 @@ export const unchangedStatus: Detector = ({ turns, from }) => {
     const calls = between.length;
     if (calls < STATUS_CALLS) continue;
     // Failures whose errors change in between are someone fixing things one by one, whatever they say.
-    const errors = new Set(between.filter(({ call }) => looksFailed(call)).map(({ call }) => errorSignature(call.result)).filter((e) => e !== null));
+    const errors = new Set(
+      between
+        .filter(({ call }) => looksFailed(call))
+        .map(({ call }) => errorSignature(call.result))
+        .filter((e) => e !== null),
+    );
     if (errors.size >= 2) continue;
     // And the calls in between read little that the window had not read before: trying sources
     // that each tell something new, while the goal is still unmet, is searching, not spiralling.
@@ -161,7 +166,8 @@ export const repeatedInvalidCall: Detector = ({ turns, from }) => {
 
 const SEARCH_PROGRAM = /^(?:grep|egrep|fgrep|rg|ag|ack|git grep|find|fd|locate)$/;
 const SEARCH_TOOL = /search|grep|find|glob|lookup/i;
-const EMPTY_RESULT = /^\s*$|\bno (?:matches|results?|files?|occurrences?)(?: were)? found\b|\b(?:found )?0 (?:matches|results|files)\b|\bnothing (?:was )?found\b|\bdid not find\b|\bno such file\b/i;
+const EMPTY_RESULT =
+  /^\s*$|\bno (?:matches|results?|files?|occurrences?)(?: were)? found\b|\b(?:found )?0 (?:matches|results|files)\b|\bnothing (?:was )?found\b|\bdid not find\b|\bno such file\b/i;
 const SEARCH_REPEAT = 4;
 
 /** The term a code search looks for (`grep -rn 'parseWeek' src` → parseweek), or null if the call is not a search. */
@@ -193,7 +199,12 @@ export function searchTerm(call: Call): string | null {
 
 /** A search term without quotes, globs, regex syntax or case: the name being looked for. */
 function normTerm(t: string): string | null {
-  const s = t.replace(/^['"]|['"]$/g, '').replace(/\\[bswdBSWD]/g, ' ').replace(/[^A-Za-z0-9_]+/g, ' ').trim().toLowerCase();
+  const s = t
+    .replace(/^['"]|['"]$/g, '')
+    .replace(/\\[bswdBSWD]/g, ' ')
+    .replace(/[^A-Za-z0-9_]+/g, ' ')
+    .trim()
+    .toLowerCase();
   return s.length >= 3 ? s : null;
 }
 

@@ -53,8 +53,15 @@ function shellCore(cmd: string): string {
 }
 
 export function commandSignature(call: Call): string {
-  const core = squash(baseNoise(shellCore(commandText(call))).toLowerCase().replace(/["'`]/g, ''));
-  const tokens = core.split(' ').filter(Boolean).map((t) => t.replace(/\b\d+\b/g, '#'));
+  const core = squash(
+    baseNoise(shellCore(commandText(call)))
+      .toLowerCase()
+      .replace(/["'`]/g, ''),
+  );
+  const tokens = core
+    .split(' ')
+    .filter(Boolean)
+    .map((t) => t.replace(/\b\d+\b/g, '#'));
   // The program and its subcommand keep their place; the rest (flags, flag values, operands) is a
   // bag: `go test ./pkg -run X` and `go test -run X ./pkg` are one command.
   const n = tokens.length > 1 && !tokens[1]!.startsWith('-') ? 2 : 1;
@@ -64,16 +71,21 @@ export function commandSignature(call: Call): string {
 }
 
 const CAMEL_ERROR = /[a-z](?:Error|Exception|NotFound)\b/;
-const ERROR_LINE = /\b(?:error|exception|fail|failed|failure|expected|want|fatal|panic|cannot|can't|could not|unable to|not found|no such file|denied|refused|timed? ?out|undefined|traceback|segmentation fault|assert(?:ion)?)\b/i;
+const ERROR_LINE =
+  /\b(?:error|exception|fail|failed|failure|expected|want|fatal|panic|cannot|can't|could not|unable to|not found|no such file|denied|refused|timed? ?out|undefined|traceback|segmentation fault|assert(?:ion)?)\b/i;
 /** Error lines that say nothing about what went wrong; never a signature of their own. */
-const GENERIC = /^(?:traceback \(most recent call last\):|fail|error:?|failed\.?|failure|npm err! (?:code \S+|a complete log.*|errno.*|command failed|lifecycle.*)|.*exited? with (?:code|status) #.*|.*exit (?:code|status) #.*|command failed.*|error: process completed with exit code #.*|#? ?failed,? #? passed.*|tests?:? +#.*|.*errors? found.*)$/i;
+const GENERIC =
+  /^(?:traceback \(most recent call last\):|fail|error:?|failed\.?|failure|npm err! (?:code \S+|a complete log.*|errno.*|command failed|lifecycle.*)|.*exited? with (?:code|status) #.*|.*exit (?:code|status) #.*|command failed.*|error: process completed with exit code #.*|#? ?failed,? #? passed.*|tests?:? +#.*|.*errors? found.*)$/i;
 
 /** A log line's leading step counter or timing (`#9 3.210 `, `[12.5s] `): noise. */
 const LOG_PREFIX = /^(?:#\d+\s+)?\[?\d+(?:\.\d+)?s?\]?\s+/;
 
 export function errorSignature(result: string | undefined): string | null {
   if (!result) return null;
-  const lines = result.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+  const lines = result
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter(Boolean);
   let best: string | null = null;
   for (const line of lines) {
     if (!ERROR_LINE.test(line) && !CAMEL_ERROR.test(line)) continue;

@@ -52,7 +52,8 @@ export function matchesProtect(path: string, globs: readonly string[]): boolean 
 }
 
 /** A line that asserts something: expect(…), assert…, assert_eq!, require.X(…), t.Error…, should. */
-const ASSERTION = /\bexpect\s*\(|\bassert\.\w+\s*\(|\bassert\w*\s*[(!]|\bassert\s+\S|\brequire\.\w+\s*\(|\bt\.(?:Error|Fatal)f?\s*\(|\.should\b|\bassertThat\s*\(/;
+const ASSERTION =
+  /\bexpect\s*\(|\bassert\.\w+\s*\(|\bassert\w*\s*[(!]|\bassert\s+\S|\brequire\.\w+\s*\(|\bt\.(?:Error|Fatal)f?\s*\(|\.should\b|\bassertThat\s*\(/;
 
 /** Count the assertion lines a unified diff removes and adds, per file (`diff --git a/X b/X` headers). */
 export function assertionCounts(diff: string): Map<string, { removed: number; added: number }> {
@@ -130,7 +131,11 @@ export function protectedChanges(nameStatus: string, numstat: string, diff: stri
  * never shows: each protected one is an added change, its lines and assertion lines counted from its
  * text (null: not read, e.g. a symlink or too large). Merged with the tracked changes, sorted, capped.
  */
-export function withUntracked(tracked: readonly ProtectedChange[], untracked: ReadonlyArray<{ path: string; text: string | null }>, globs: readonly string[]): ProtectedChange[] {
+export function withUntracked(
+  tracked: readonly ProtectedChange[],
+  untracked: ReadonlyArray<{ path: string; text: string | null }>,
+  globs: readonly string[],
+): ProtectedChange[] {
   const added: ProtectedChange[] = [];
   for (const u of untracked) {
     if (!matchesProtect(u.path, globs) || tracked.some((c) => c.path === u.path)) continue;
@@ -139,7 +144,14 @@ export function withUntracked(tracked: readonly ProtectedChange[], untracked: Re
       continue;
     }
     const lines = u.text === '' ? [] : u.text.replace(/\n$/, '').split('\n');
-    added.push({ path: u.path, status: 'A', added: lines.length, deleted: 0, assertionsRemoved: 0, assertionsAdded: lines.filter((l) => ASSERTION.test(l)).length });
+    added.push({
+      path: u.path,
+      status: 'A',
+      added: lines.length,
+      deleted: 0,
+      assertionsRemoved: 0,
+      assertionsAdded: lines.filter((l) => ASSERTION.test(l)).length,
+    });
   }
   return [...tracked, ...added].sort((x, y) => (x.path < y.path ? -1 : 1)).slice(0, MAX_PROTECTED_CHANGES);
 }
@@ -148,11 +160,17 @@ export function withUntracked(tracked: readonly ProtectedChange[], untracked: Re
 export function protectedTampering(changes: readonly ProtectedChange[]): string | null {
   const deleted = changes.filter((c) => c.status === 'D');
   if (deleted.length) {
-    return `Protected file${deleted.length > 1 ? 's' : ''} deleted in the working tree: ${deleted.map((c) => c.path).slice(0, 5).join(', ')}. Restore ${deleted.length > 1 ? 'them' : 'it'} (git checkout) and make the code pass instead.`;
+    return `Protected file${deleted.length > 1 ? 's' : ''} deleted in the working tree: ${deleted
+      .map((c) => c.path)
+      .slice(0, 5)
+      .join(', ')}. Restore ${deleted.length > 1 ? 'them' : 'it'} (git checkout) and make the code pass instead.`;
   }
   const weakened = changes.filter((c) => c.assertionsRemoved > c.assertionsAdded);
   if (weakened.length) {
-    const list = weakened.slice(0, 5).map((c) => `${c.path} (${c.assertionsRemoved - c.assertionsAdded} assertion(s) fewer)`).join(', ');
+    const list = weakened
+      .slice(0, 5)
+      .map((c) => `${c.path} (${c.assertionsRemoved - c.assertionsAdded} assertion(s) fewer)`)
+      .join(', ');
     return `Assertions removed from protected file${weakened.length > 1 ? 's' : ''}: ${list}. Restore them and fix the code, not the tests.`;
   }
   return null;

@@ -34,12 +34,22 @@ const TAUTOLOGY = [
   /\bassert\s+(\d+)\s*==\s*\1\b/,
   /\bassertTrue\s*\(\s*true\s*\)/i,
 ];
-const SKIPPED = [/\b(?:it|test|describe)\.skip\s*\(/, /\bx(?:it|test|describe)\s*\(/, /@pytest\.mark\.skip/, /@unittest\.skip/, /\bt\.Skip(?:Now|f)?\s*\(/, /#\[ignore\]/, /@(?:Disabled|Ignore)\b/];
+const SKIPPED = [
+  /\b(?:it|test|describe)\.skip\s*\(/,
+  /\bx(?:it|test|describe)\s*\(/,
+  /@pytest\.mark\.skip/,
+  /@unittest\.skip/,
+  /\bt\.Skip(?:Now|f)?\s*\(/,
+  /#\[ignore\]/,
+  /@(?:Disabled|Ignore)\b/,
+];
 const COMMENTED_TEST = [/^\+?\s*(?:\/\/|#)\s*(?:it|test|describe)\s*\(/m, /^\+?\s*#\s*def test_/m, /^\+?\s*\/\/\s*func Test/m, /^\+?\s*\/\/\s*#\[test\]/m];
 
 const TEST_FILE = /(?:^|\/)(?:tests?|__tests__|spec)\/|(?:^|\/)test_[\w-]+\.py$|_test\.(?:py|go)$|\.(?:test|spec)\.[cm]?[jt]sx?$|Tests?\.(?:java|kt|cs)$/i;
-const STRONG_ASSERT = /\.to_(?:have_(?:text|value|count|attribute|url|title)|equal|contain_text)\s*\(\s*[^)\s]|\.to(?:Be|Equal|StrictEqual|Match|Throw|HaveLength|HaveBeenCalledWith|ContainEqual)\s*\(\s*[^)\s]|\bassert(?:Equal|Equals|In|Raises|Regex|AlmostEqual|Is)\s*\(|\bassert\s+[^\n]*?(?:==|!=|<=|>=|<|>|\bin\b)|\bassert_eq!|\bassert_ne!|require\.Equal|assert\.Equal|\bpytest\.raises\b|\bexpect\s*\([^)]*\)\s*\.to\.(?:equal|eql|deep)/;
-const WEAK_ASSERT = /\.to_be_(?:visible|attached|enabled)\s*\(\s*\)|\.to(?:BeDefined|BeTruthy|BeFalsy|BeUndefined|BeNull)\s*\(\s*\)|\.not\.toBeNull\s*\(\s*\)|\.not\.toThrow\s*\(\s*\)|\bassert(?:IsNotNone|IsNone|True|False)\s*\(|\bassert\s+\w[\w.]*\s*(?:is not None|$)|\bassert\s+(?:isinstance|len)\s*\(|>=\s*0\b/m;
+const STRONG_ASSERT =
+  /\.to_(?:have_(?:text|value|count|attribute|url|title)|equal|contain_text)\s*\(\s*[^)\s]|\.to(?:Be|Equal|StrictEqual|Match|Throw|HaveLength|HaveBeenCalledWith|ContainEqual)\s*\(\s*[^)\s]|\bassert(?:Equal|Equals|In|Raises|Regex|AlmostEqual|Is)\s*\(|\bassert\s+[^\n]*?(?:==|!=|<=|>=|<|>|\bin\b)|\bassert_eq!|\bassert_ne!|require\.Equal|assert\.Equal|\bpytest\.raises\b|\bexpect\s*\([^)]*\)\s*\.to\.(?:equal|eql|deep)/;
+const WEAK_ASSERT =
+  /\.to_be_(?:visible|attached|enabled)\s*\(\s*\)|\.to(?:BeDefined|BeTruthy|BeFalsy|BeUndefined|BeNull)\s*\(\s*\)|\.not\.toBeNull\s*\(\s*\)|\.not\.toThrow\s*\(\s*\)|\bassert(?:IsNotNone|IsNone|True|False)\s*\(|\bassert\s+\w[\w.]*\s*(?:is not None|$)|\bassert\s+(?:isinstance|len)\s*\(|>=\s*0\b/m;
 const TEST_FN = /^\s*(?:def test_\w+|(?:async )?(?:it|test)\s*\(\s*['"`]|func Test\w+|#\[test\]|@Test\b)/m;
 
 const hack = (message: string, turns: number[]): Finding => ({ kind: 'CORRECTION', pattern: 'REWARD_HACKING', message, turns });
@@ -62,8 +72,11 @@ export const literalSigns: Detector = ({ turns, from }) => {
     if (TEST_RUN.test(`${call.name} ${call.args ?? ''}`) && !/edit|write|patch|replace/i.test(call.name)) continue; // running a test is not editing it
     const body = argsText(call.args);
     if (TAUTOLOGY.some((re) => re.test(body)))
-      return hack(`A test was made tautological (${call.name}). A test that cannot fail proves nothing: restore a real assertion and fix the code instead.`, [turn]);
-    if (SKIPPED.some((re) => re.test(body))) return hack(`A test was skipped (${call.name}). Do not skip failing tests; fix the root cause and run them.`, [turn]);
+      return hack(`A test was made tautological (${call.name}). A test that cannot fail proves nothing: restore a real assertion and fix the code instead.`, [
+        turn,
+      ]);
+    if (SKIPPED.some((re) => re.test(body)))
+      return hack(`A test was skipped (${call.name}). Do not skip failing tests; fix the root cause and run them.`, [turn]);
     if (COMMENTED_TEST.some((re) => re.test(body))) return hack(`A test was commented out (${call.name}). Restore it and fix the failure it reports.`, [turn]);
   }
   return null;
@@ -89,22 +102,33 @@ export const weakenedAssertion: Detector = ({ turns, from }) => {
 };
 
 /** Statements of squashed code, split where assertions usually end. */
-const splitAsserts = (code: string) => code.split(/;|(?=\bexpect\s*\()|(?=\bassert)/).map((s) => s.trim()).filter(Boolean);
+const splitAsserts = (code: string) =>
+  code
+    .split(/;|(?=\bexpect\s*\()|(?=\bassert)/)
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 const RM = /(?:^|[;&|]\s*|\s)(?:git\s+rm|rm)\s+(?:-\S+\s+)*([^\s;&|]+)/g;
 
 export const deletedTests: Detector = ({ turns, from }) => {
   for (const { turn, call } of callsOf(turns, from)) {
     const text = argsText(call.args);
-    for (const m of text.matchAll(RM)) if (TEST_FILE.test(m[1]!)) return hack(`A test file was deleted (${m[1]}). Deleting a failing test hides the failure; restore it and fix the code.`, [turn]);
+    for (const m of text.matchAll(RM))
+      if (TEST_FILE.test(m[1]!))
+        return hack(`A test file was deleted (${m[1]}). Deleting a failing test hides the failure; restore it and fix the code.`, [turn]);
     const del = /^\*\*\* Delete File: (.+)$/m.exec(text) ?? /^deleted file mode[\s\S]*?^--- a\/(.+)$/m.exec(text);
-    if (del && TEST_FILE.test(del[1]!.trim())) return hack(`A test file was deleted (${del[1]!.trim()}). Deleting a failing test hides the failure; restore it and fix the code.`, [turn]);
-    if (/delete|remove/i.test(call.name) && TEST_FILE.test(text)) return hack(`A test file was deleted (${call.name}). Deleting a failing test hides the failure; restore it and fix the code.`, [turn]);
+    if (del && TEST_FILE.test(del[1]!.trim()))
+      return hack(`A test file was deleted (${del[1]!.trim()}). Deleting a failing test hides the failure; restore it and fix the code.`, [turn]);
+    if (/delete|remove/i.test(call.name) && TEST_FILE.test(text))
+      return hack(`A test file was deleted (${call.name}). Deleting a failing test hides the failure; restore it and fix the code.`, [turn]);
     for (const e of editsOf(call, turn)) {
       if (!e.file || !TEST_FILE.test(e.file)) continue;
       const removed = countTestFns(e.before) - countTestFns(e.after);
       if (removed > 0 && e.after.trim().length < e.before.trim().length / 2)
-        return hack(`${removed} test${removed === 1 ? ' was' : 's were'} removed from ${e.file}. Restore ${removed === 1 ? 'it' : 'them'} and fix the code under test.`, [turn]);
+        return hack(
+          `${removed} test${removed === 1 ? ' was' : 's were'} removed from ${e.file}. Restore ${removed === 1 ? 'it' : 'them'} and fix the code under test.`,
+          [turn],
+        );
     }
   }
   return null;
@@ -112,7 +136,8 @@ export const deletedTests: Detector = ({ turns, from }) => {
 
 const countTestFns = (code: string) => (code.match(/\bdef test_\w+|\b(?:it|test)\s*\(\s*['"`]|\bfunc Test\w+|#\[test\]|@Test\b/g) ?? []).length;
 
-const MOCK = /\b(?:jest|vi)\.mock\s*\(\s*['"`]([^'"`]+)['"`]|\b(?:mock\.)?patch(?:\.object)?\s*\(\s*['"]([\w.]+)['"]|\bmonkeypatch\.setattr\s*\(\s*['"]?([\w.]+)/g;
+const MOCK =
+  /\b(?:jest|vi)\.mock\s*\(\s*['"`]([^'"`]+)['"`]|\b(?:mock\.)?patch(?:\.object)?\s*\(\s*['"]([\w.]+)['"]|\bmonkeypatch\.setattr\s*\(\s*['"]?([\w.]+)/g;
 
 function stem(p: string): string {
   const base = p.split(/[/.]/).filter(Boolean);
@@ -131,7 +156,10 @@ export const mockedUnderTest: Detector = ({ task, turns, from }) => {
         const target = m[1] ?? m[2] ?? m[3] ?? '';
         if (e.before.includes(m[0])) continue; // an existing mock, not a new one
         if (m[1] && !/^[./]/.test(target) && !target.startsWith('@/') && !target.startsWith('src')) continue; // a package, not our code
-        const parts = target.split(/[/.]/).filter(Boolean).map((x) => x.toLowerCase());
+        const parts = target
+          .split(/[/.]/)
+          .filter(Boolean)
+          .map((x) => x.toLowerCase());
         const hit = parts.some((x) => edited.has(x)) || (m[1] ? taskWords.has(stem(target)) : parts.slice(-2).some((x) => taskWords.has(x)));
         if (hit)
           return hack(
@@ -145,18 +173,24 @@ export const mockedUnderTest: Detector = ({ task, turns, from }) => {
 
 const fileStem = (p: string) => (p.split('/').pop() ?? p).replace(/\.[^.]+$/, '').toLowerCase();
 
-export const TEST_RUN = /\b(npm (?:run )?test|npx (?:vitest|jest)|vitest|jest|pytest|python -m (?:pytest|unittest)|go test|cargo (?:test|nextest)|mvn (?:-\S+ )*(?:test|verify)|gradle(?:w)? test|make (?:test|check)|ctest|rspec|phpunit|tox|bun test|deno test|yarn test|pnpm test)\b/i;
-const SUCCESS_CLAIM = /\b(all (?:the )?tests (?:now )?pass(?:ed|ing)?|tests (?:are )?(?:all )?(?:now )?passing|(?:task|work|everything) (?:is )?(?:complete|done|finished)|successfully (?:implemented|completed|fixed))\b/i;
+export const TEST_RUN =
+  /\b(npm (?:run )?test|npx (?:vitest|jest)|vitest|jest|pytest|python -m (?:pytest|unittest)|go test|cargo (?:test|nextest)|mvn (?:-\S+ )*(?:test|verify)|gradle(?:w)? test|make (?:test|check)|ctest|rspec|phpunit|tox|bun test|deno test|yarn test|pnpm test)\b/i;
+const SUCCESS_CLAIM =
+  /\b(all (?:the )?tests (?:now )?pass(?:ed|ing)?|tests (?:are )?(?:all )?(?:now )?passing|(?:task|work|everything) (?:is )?(?:complete|done|finished)|successfully (?:implemented|completed|fixed))\b/i;
 const NEGATED = /\b(?:not|n't|never|no longer|until|once|when|if|before)\b[^.!?]{0,30}$/i;
 
 function testRunFailed(call: Call): boolean {
   if (call.ok === false) return true;
   const r = call.result ?? '';
-  return /\b[1-9]\d* (?:failed|failing|failures?|errors?)\b|^FAIL\b|\bFAILED\b|^FAILURES!|Tests? failed/m.test(r) || (call.ok === undefined && looksFailed(call) && !/\b0 failed\b/.test(r));
+  return (
+    /\b[1-9]\d* (?:failed|failing|failures?|errors?)\b|^FAIL\b|\bFAILED\b|^FAILURES!|Tests? failed/m.test(r) ||
+    (call.ok === undefined && looksFailed(call) && !/\b0 failed\b/.test(r))
+  );
 }
 
 /** What a test runner prints (unittest, pytest, jest/vitest, go, cargo): a run seen by its output. */
-const TEST_OUTPUT = /^Ran \d+ tests? in\b|^=+ .*\b\d+ (?:passed|failed)\b|^Tests?:? +\d+ (?:passed|failed)|^test result: |^(?:ok|FAIL)\s+\S+\s+\d+(?:\.\d+)?s$/m;
+const TEST_OUTPUT =
+  /^Ran \d+ tests? in\b|^=+ .*\b\d+ (?:passed|failed)\b|^Tests?:? +\d+ (?:passed|failed)|^test result: |^(?:ok|FAIL)\s+\S+\s+\d+(?:\.\d+)?s$/m;
 const TESTS_CLAIM = /\btests?\b/i;
 
 export const claims: Detector = ({ turns, from }) => {
@@ -168,17 +202,21 @@ export const claims: Detector = ({ turns, from }) => {
     // "The task is complete" from an agent that changed no file (a research or support agent) is not a claim about tests.
     const edited = before.some(({ turn, call }) => /edit|write|patch|replace|create_file/i.test(call.name) || editsOf(call, turn).length > 0);
     if (runs.length === 0 && !edited && !TESTS_CLAIM.test(m[0])) continue;
-    if (runs.length === 0)
-      return hack('Success is claimed but no test run appears in the recent turns. Run the test suite and report its actual result.', [i]);
+    if (runs.length === 0) return hack('Success is claimed but no test run appears in the recent turns. Run the test suite and report its actual result.', [i]);
     const last = runs[runs.length - 1]!;
     if (testRunFailed(last.call))
-      return hack('Success is claimed, but the last test run in the recent turns failed. Report the actual result and fix the failures.', [...new Set([last.turn, i])].filter((x) => x >= from));
+      return hack(
+        'Success is claimed, but the last test run in the recent turns failed. Report the actual result and fix the failures.',
+        [...new Set([last.turn, i])].filter((x) => x >= from),
+      );
   }
   return null;
 };
 
-const TEST_CONFIG = /(?:^|\/)(?:Makefile|package\.json|pytest\.ini|tox\.ini|setup\.cfg|pyproject\.toml|(?:jest|vitest)\.config\.[cm]?[jt]s|karma\.conf\.js|\.github\/workflows\/[\w.-]+\.ya?ml|\.gitlab-ci\.yml|noxfile\.py|conftest\.py)$/;
-const EXCLUDE = /--deselect\b|--ignore[= ]\S*test|-k\s+['"]?not\b|testPathIgnorePatterns|--exclude[= ]\S*test|--skip[= ]\S+|collect_ignore|\bexclude\s*[:=]\s*\[?[^\n]*test/i;
+const TEST_CONFIG =
+  /(?:^|\/)(?:Makefile|package\.json|pytest\.ini|tox\.ini|setup\.cfg|pyproject\.toml|(?:jest|vitest)\.config\.[cm]?[jt]s|karma\.conf\.js|\.github\/workflows\/[\w.-]+\.ya?ml|\.gitlab-ci\.yml|noxfile\.py|conftest\.py)$/;
+const EXCLUDE =
+  /--deselect\b|--ignore[= ]\S*test|-k\s+['"]?not\b|testPathIgnorePatterns|--exclude[= ]\S*test|--skip[= ]\S+|collect_ignore|\bexclude\s*[:=]\s*\[?[^\n]*test/i;
 
 export const excludedTests: Detector = ({ turns, from }) => {
   for (const { turn, call } of callsOf(turns, from))
@@ -201,7 +239,8 @@ export const specialCased: Detector = ({ turns, from }) => {
         const literal = m[2]!;
         if (e.before.includes(m[0])) continue;
         const seen = callsOf(turns.slice(0, turn + 1)).some(
-          ({ call: c }) => (looksFailed(c) && (c.result ?? '').includes(literal)) || editsOf(c, 0).some((x) => TEST_FILE.test(x.file) && x.after.includes(literal)),
+          ({ call: c }) =>
+            (looksFailed(c) && (c.result ?? '').includes(literal)) || editsOf(c, 0).some((x) => TEST_FILE.test(x.file) && x.after.includes(literal)),
         );
         if (seen)
           return hack(

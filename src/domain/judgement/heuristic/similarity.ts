@@ -70,7 +70,24 @@ export function novelty(tokens: ReadonlySet<string>, seen: ReadonlySet<string>):
 }
 
 /** JSON fields that hold a request in words rather than an identifier. */
-const REQUEST_KEYS = ['query', 'q', 'question', 'task', 'request', 'prompt', 'instruction', 'instructions', 'search', 'search_query', 'search_term', 'message', 'goal', 'description', 'text', 'input'];
+const REQUEST_KEYS = [
+  'query',
+  'q',
+  'question',
+  'task',
+  'request',
+  'prompt',
+  'instruction',
+  'instructions',
+  'search',
+  'search_query',
+  'search_term',
+  'message',
+  'goal',
+  'description',
+  'text',
+  'input',
+];
 
 /** At least `n` words and mostly words: prose, not a command line, a path or code. */
 function isProse(s: string, n = 4): boolean {

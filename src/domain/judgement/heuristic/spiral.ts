@@ -68,7 +68,10 @@ export const repeatedFailure: Detector = ({ turns, from }) => {
   if (raws.size === 1)
     return spiral(`You have run the same failing call ${n} times (${what}). Stop retrying it: read the error, change the approach, or ask for help.`, evidence);
   if (key.startsWith('cmd'))
-    return spiral(`You have retried the same failing command ${n} times with only cosmetic changes (${what}). Read the error and change the approach.`, evidence);
+    return spiral(
+      `You have retried the same failing command ${n} times with only cosmetic changes (${what}). Read the error and change the approach.`,
+      evidence,
+    );
   return spiral(
     `The same error came back ${n} times under different commands ("${clip(key.slice(4), 100)}"). Rewording the command does not fix it: find the cause.`,
     evidence,
@@ -123,7 +126,10 @@ export const repeatedMessage: Detector = ({ turns, from }) => {
     if (all.length < TEXT_REPEAT) continue;
     const ts = all.filter((i) => !handedOn(turns, i)); // so is a request that the next calls carry (an instruction to a sub-agent)
     if (ts.length >= TEXT_REPEAT)
-      return spiral(`You have said the same thing ${ts.length} times ("${clip(text, 80)}"). You are looping; name the blocker and try a different approach.`, ts);
+      return spiral(
+        `You have said the same thing ${ts.length} times ("${clip(text, 80)}"). You are looping; name the blocker and try a different approach.`,
+        ts,
+      );
   }
   return null;
 };
@@ -206,7 +212,9 @@ function diffEdits(text: string, turn: number, fallbackFile: string): Edit[] {
 }
 
 export const editRevert: Detector = ({ turns, from }) => {
-  const edits = callsOf(turns).flatMap(({ turn, call }) => editsOf(call, turn)).filter((e) => e.before !== e.after);
+  const edits = callsOf(turns)
+    .flatMap(({ turn, call }) => editsOf(call, turn))
+    .filter((e) => e.before !== e.after);
   for (let i = 0; i < edits.length; i++) {
     const a = edits[i]!;
     const chain = [a];

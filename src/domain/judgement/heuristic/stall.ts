@@ -18,8 +18,10 @@ const STALL_TURNS = 3;
 const PROMISE_TURNS = 3;
 const NO_PROGRESS_TURNS = 6;
 
-const FILLER = /^(?:ok(?:ay)?|sure|hmm+|thinking|working(?: on it)?|let me (?:think|check|look|see)|i(?:'ll| will) (?:now |continue|try|look|check)|continuing|still working|one moment|please wait|\.+)\b/i;
-const PROMISE = /\b(?:i(?:'ll| will| am going to|'m going to)|let me|let's|next,? i(?:'ll| will)?|now i(?:'ll| will)?|going to)\b[^.!?\n]{0,80}\b(?:run|fix|edit|update|implement|write|add|change|try|apply|create|remove|refactor|rerun|re-run|test|build|install|patch|commit)\b/i;
+const FILLER =
+  /^(?:ok(?:ay)?|sure|hmm+|thinking|working(?: on it)?|let me (?:think|check|look|see)|i(?:'ll| will) (?:now |continue|try|look|check)|continuing|still working|one moment|please wait|\.+)\b/i;
+const PROMISE =
+  /\b(?:i(?:'ll| will| am going to|'m going to)|let me|let's|next,? i(?:'ll| will)?|now i(?:'ll| will)?|going to)\b[^.!?\n]{0,80}\b(?:run|fix|edit|update|implement|write|add|change|try|apply|create|remove|refactor|rerun|re-run|test|build|install|patch|commit)\b/i;
 
 export function insubstantial(t: Turn): boolean {
   if ((t.toolCalls ?? []).length > 0) return false;
