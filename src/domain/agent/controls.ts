@@ -12,7 +12,7 @@ import type { AgentContext } from './context.js';
 import { LADDER_WHISPERS, fire, queueWhisper, refuse, takeWhispers } from './core.js';
 import { endChildrenWait } from './delegation.js';
 import { decideEscalation, dismissProblem, recordDismissal } from './dismissal.js';
-import { dropQueuedEvaluations } from './supervision.js';
+import { startEpoch } from './supervision.js';
 import { receiveChildSpend } from './rails.js';
 import { requestStop } from './stop.js';
 import { pendingCompaction } from './compaction.js';
@@ -36,7 +36,7 @@ export function resumeAgent(ctx: AgentContext, cause: string): boolean {
   const { core } = ctx;
   const { s } = core;
   if (!fire(ctx, 'resume', cause)) return false;
-  core.run.epoch += 1;
+  startEpoch(ctx);
   s.ladder = resetLadder(s.ladder);
   // The human has judged what came before: later evaluations look only at turns after this,
   // and the time spent paused is not idleness.
@@ -48,7 +48,6 @@ export function resumeAgent(ctx: AgentContext, cause: string): boolean {
   s.pauseReason = null;
   s.waitingOnChildren = false; // a human took over from the wait
   s.turnsSinceEval = 0;
-  dropQueuedEvaluations(ctx);
   s.idleChecked = false;
   publish(ctx);
   return true;
@@ -68,7 +67,7 @@ const controls: { [N in SignalName]: (ctx: AgentContext, p: Payload<N>) => void 
     if (s.retryWhispers && ctx.ports.patched('steer-joins-retry')) s.retryWhispers = [...s.retryWhispers, ...takeWhispers(ctx)];
     endChildrenWait(ctx, 'steered by a human while waiting on its children');
     if (s.state === 'awaiting-input' && s.awaitingCause === 'interrupt') {
-      core.run.epoch += 1;
+      startEpoch(ctx);
       s.awaitingCause = null;
       s.pauseReason = null;
       fire(ctx, 'input', 'steered after an interrupt');
@@ -83,12 +82,11 @@ const controls: { [N in SignalName]: (ctx: AgentContext, p: Payload<N>) => void 
     }
     if (!fire(ctx, 'interrupt', p.reason ?? 'interrupted by a human')) return;
     s.waitingOnChildren = false; // a human took over from a wait on delegated children
-    core.run.epoch += 1;
+    startEpoch(ctx);
     ctx.ports.cancelTurn(); // driven: abandon the running turn; the session is kept
     s.interruptPending = true;
     s.awaitingCause = 'interrupt';
     s.pauseReason = p.reason ?? 'interrupted: waiting for input';
-    dropQueuedEvaluations(ctx);
     publish(ctx);
   },
   stop(ctx, p) {
@@ -97,9 +95,8 @@ const controls: { [N in SignalName]: (ctx: AgentContext, p: Payload<N>) => void 
   pause(ctx, p) {
     const { core } = ctx;
     if (!fire(ctx, 'pause', p.reason ?? 'paused by a human')) return;
-    core.run.epoch += 1;
+    startEpoch(ctx);
     core.s.pauseReason = p.reason ?? 'paused by a human';
-    dropQueuedEvaluations(ctx);
     publish(ctx);
   },
   resume(ctx, p) {
@@ -111,9 +108,8 @@ const controls: { [N in SignalName]: (ctx: AgentContext, p: Payload<N>) => void 
   abort(ctx, p) {
     const escalated = ctx.core.s.awaitingCause === 'escalation';
     if (!fire(ctx, 'abort', `aborted: ${p.reason ?? 'by a human'}`)) return;
-    ctx.core.run.epoch += 1;
+    startEpoch(ctx);
     ctx.ports.cancelTurn(); // driven: end the running turn now (the process still gets its grace period)
-    dropQueuedEvaluations(ctx);
     if (escalated) decideEscalation(ctx, 'aborted', p.reason ?? null);
   },
   heartbeat(ctx, p) {

@@ -5,7 +5,7 @@
 import type { AgentContext } from './context.js';
 import { fire } from './core.js';
 import { stopChildren } from './delegation.js';
-import { dropQueuedEvaluations } from './supervision.js';
+import { startEpoch } from './supervision.js';
 
 export interface StopRequest {
   reason: string;
@@ -24,11 +24,10 @@ export function requestStop(ctx: AgentContext, req: StopRequest): boolean {
   const { core, ports } = ctx;
   const { s } = core;
   if (!fire(ctx, 'stop', req.reason)) return false;
-  core.run.epoch += 1;
+  startEpoch(ctx);
   s.stopReason = req.reason;
   s.stopDeadline = ports.now() + req.drainMs;
   if (req.drained) s.drained = true;
-  dropQueuedEvaluations(ctx);
   if (req.cancelTurn) ports.cancelTurn();
   if (req.stopChildren) stopChildren(ctx, req.reason);
   return true;

@@ -52,6 +52,16 @@ export function dropQueuedEvaluations(ctx: AgentContext): void {
   ctx.core.s.evalQueue = [];
 }
 
+/**
+ * A new evaluation epoch: a human intervened (pause, resume, interrupt, a steer after an interrupt,
+ * abort) or the agent is stopping. An evaluation that started before it is not applied when it
+ * returns (`applyEvaluation` compares epochs), and nothing queued runs. The one place the epoch moves.
+ */
+export function startEpoch(ctx: AgentContext): void {
+  ctx.core.run.epoch += 1;
+  dropQueuedEvaluations(ctx);
+}
+
 export interface StartedEvaluation {
   job: EvalJob;
   input: EvaluateInput;
