@@ -111,4 +111,23 @@ describe('the baseline', () => {
     );
     expect(unknown).toEqual([]);
   });
+
+  it('the docs name no patch the code no longer declares', () => {
+    const declared = declaredIds();
+    const docs = [join(ROOT, 'README.md'), ...markdown(join(ROOT, 'docs'))];
+    const stale = docs.flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(/patched\('([^']+)'\)/g)]
+        .filter((m) => !declared.includes(m[1]!) && !file.endsWith('versioning.md'))
+        .map((m) => `${file.slice(ROOT.length + 1)}: ${m[1]}`),
+    );
+    expect(stale).toEqual([]);
+  });
 });
+
+function markdown(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return markdown(path);
+    return name.endsWith('.md') ? [path] : [];
+  });
+}
