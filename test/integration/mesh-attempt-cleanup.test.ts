@@ -7,8 +7,9 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
-import { cancelMesh, startMesh, waitForMesh } from '../../src/client/mesh.js';
+import { cancelMesh, meshWorkflowId, startMesh, waitForMesh } from '../../src/client/mesh.js';
 import type { MeshStatus } from '../../src/domain/mesh/state.js';
+import { recordHistory } from '../helpers/histories.js';
 import { git, gitRepo, meshInput } from '../helpers/mesh.js';
 import { useWorkerProcesses } from '../helpers/stack.js';
 
@@ -55,6 +56,26 @@ test('a replaced attempt is removed while the mesh runs, across a worker SIGKILL
   await waitForMesh(stack.warden, 'att', (s) => s.log.some((l) => l.text.startsWith('CLEANED UP')), 180_000);
   expect(meshBranches(repo, 'att')).toEqual([]);
 }, 600_000);
+
+test('a replaced attempt whose agent ends after the mesh is ready is removed then, before apply', async () => {
+  const repo = gitRepo({ 'a.txt': 'a\n' });
+  stack.spawnWorker();
+  // Attempt 1 ignores SIGTERM in a 300 s turn: its agent ends only after the 60 s kill grace,
+  // long after attempt 2 has been integrated and the mesh is ready.
+  const late = [{ title: 'Uppercase a {hold-a1:300} {edit a.txt:1:A}', slug: 'a', scope: ['a.txt'] }];
+  await startMesh(stack.warden, meshInput('att-late', repo, late, { ackSla: '5s' }, { killGraceMs: 60_000 }));
+  const ready = await waitForMesh(stack.warden, 'att-late', (s) => s.phase === 'ready', 180_000);
+  expect(ready.tasks[0]!.attempts[0]!.agentEnded).toBeNull(); // still held when the mesh was ready
+  expect(removed(ready)).toBe(false);
+  const after = await waitForMesh(stack.warden, 'att-late', removed, 180_000);
+  expect(after.phase).toBe('ready');
+  const [a1] = after.tasks[0]!.attempts;
+  expect(a1!.removedAt).toBeTypeOf('number');
+  expect(existsSync(a1!.worktree)).toBe(false);
+  expect(meshBranches(repo, 'att-late')).toEqual(['mesh/att-late/a-a2', 'mesh/att-late/integration']);
+  await recordHistory(stack.server.address, stack.warden.client.workflow.getHandle(meshWorkflowId('att-late')), 'mesh-removal-while-ready');
+  await cancelMesh(stack.warden, 'att-late', 'test over');
+}, 400_000);
 
 test('keepWorktrees: a replaced attempt is kept', async () => {
   const repo = gitRepo({ 'a.txt': 'a\n', 'b.txt': 'b\n' });

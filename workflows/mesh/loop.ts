@@ -8,7 +8,7 @@ import type { MeshActivities } from '../../src/domain/mesh/activity-types.js';
 import type { MeshInput } from '../../src/domain/mesh/config.js';
 import { nextStep, type MeshHistory } from '../../src/domain/mesh/next-step.js';
 import { markFailed, readyReason } from '../../src/domain/mesh/policy.js';
-import { activeAttempt, isOpen } from '../../src/domain/mesh/state.js';
+import { activeAttempt, isOpen, removableAttempts } from '../../src/domain/mesh/state.js';
 import { acts, fail, removeReplaced, sendRebase, spawn } from './attempts.js';
 import { alert, closeAll, now, publish, record, type MeshShell } from './shell.js';
 import { awaitAdoptedEnds, integrate, tick } from './tick.js';
@@ -105,7 +105,7 @@ export async function runLoop(sh: MeshShell, input: MeshInput): Promise<void> {
         loop.at = 'ready';
         continue;
       case 'await-apply':
-        await condition(() => s.applied !== null || loop.cancel !== null);
+        await awaitApply(sh);
         if (!s.applied) publish(sh, 'cancelled', loop.cancel);
         loop.at = 'clean-up';
         continue;
@@ -132,6 +132,22 @@ async function finish(sh: MeshShell): Promise<void> {
   }
   publish(sh, 'ready', readyReason(s));
   alert(sh, `mesh ready: ${s.phaseReason}`, 'mesh ready');
+}
+
+/**
+ * Ready: wait for apply or a cancel. A replaced attempt whose agent ends meanwhile (it may end after
+ * the last task integrated) has its worktree and branch removed then, not only at clean-up.
+ */
+async function awaitApply(sh: MeshShell): Promise<void> {
+  const { s, loop, spec } = sh;
+  const decided = () => s.applied !== null || loop.cancel !== null;
+  const removeLate = !spec.keepWorktrees && patched('mesh-removal-while-ready');
+  for (;;) {
+    await condition(() => decided() || (removeLate && removableAttempts(s.tasks).length > 0));
+    if (decided()) return;
+    await removeReplaced(sh);
+    publish(sh);
+  }
 }
 
 /** After apply or cancel: the workers end (or 2 minutes pass), then their worktrees and the run's branches go. */

@@ -24,7 +24,9 @@ export type PatchId =
   /** The mesh continues as new when its history is long (workflows/mesh/loop.ts), runs from before never do. */
   | 'mesh-continue-as-new'
   /** A mesh removes the worktree and branch of a replaced attempt once its agent ended (workflows/mesh/attempts.ts). */
-  | 'mesh-attempt-cleanup';
+  | 'mesh-attempt-cleanup'
+  /** A replaced attempt whose agent ends after the mesh is ready is removed then, not only at clean-up (workflows/mesh/loop.ts). */
+  | 'mesh-removal-while-ready';
 
 /** Signals one agent sends another (delegation). */
 export type AgentSignal =
