@@ -6,7 +6,9 @@
 import { describe, expect, it } from 'vitest';
 import { blockDecision, blockedFor, retryAfterBlock, spanText, turnRateLimited } from '../../src/domain/agent/blocking.js';
 import { signal } from '../../src/domain/agent/controls.js';
+import { carriedForContinueAsNew } from '../../src/domain/agent/bytes.js';
 import { beginTurn, turnFinished } from '../../src/domain/agent/driven.js';
+import { rateLimitBackoffMs } from '../../src/domain/agent/rate-limit.js';
 import type { Whisper } from '../../src/domain/contract/schemas.js';
 import { transition, type AgentState } from '../../src/domain/contract/states.js';
 import { testAgent } from '../helpers/core.js';
@@ -213,5 +215,28 @@ describe('an agent whose model never comes back', () => {
 
   it('rejects a bound under a second, naming the field', () => {
     expect(() => testAgent({ safety: { maxBlockedMs: 10 } })).toThrow(/safety\.maxBlockedMs: at least 1s/);
+  });
+});
+
+describe('a rate-limited streak across continue-as-new', () => {
+  it('the next run goes on counting: its backoff and its reason continue from the carried attempt', () => {
+    const a = testAgent(driven);
+    a.core.s.state = 'running';
+    for (let i = 0; i < 3; i++) {
+      turnRateLimited(a, { turnNumber: 2, whispers: [], cause: 'exit 75', limit });
+      retryAfterBlock(a);
+    }
+    const carried = carriedForContinueAsNew(a, {});
+    const next = testAgent(driven, { carried });
+    expect(next.core.s.state).toBe('running');
+    const wait = turnRateLimited(next, { turnNumber: 2, whispers: [], cause: 'exit 75', limit });
+    expect(next.core.s.stateReason).toMatch(/\(attempt 4\)$/);
+    // The fourth backoff, not the first again (RATE_LIMIT_BACKOFF doubles each attempt).
+    expect(wait).toBeGreaterThanOrEqual(rateLimitBackoffMs(4, null, 'x') / 1.25);
+    // A finished turn ends the streak.
+    retryAfterBlock(next);
+    beginTurn(next);
+    turnFinished(next, { turn: { text: 'ok' } } as never, 2);
+    expect(next.core.s.rateLimited).toBeUndefined();
   });
 });

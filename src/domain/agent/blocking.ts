@@ -63,20 +63,20 @@ export function blockedFor(ctx: AgentContext, ms: number): void {
  */
 export function turnRateLimited(ctx: AgentContext, f: { turnNumber: number; whispers: Whisper[]; cause: string; limit: RateLimit }): number | null {
   const { core, ports } = ctx;
-  const { s, spec, run } = core;
+  const { s, spec } = core;
   s.lastTurnError = f.cause;
   s.retryWhispers = f.whispers; // the retry gets the same input; nothing queued is lost or doubled
-  run.rateLimited = (run.rateLimited ?? 0) + 1;
+  s.rateLimited = (s.rateLimited ?? 0) + 1;
   if (s.state !== 'running' && s.state !== 'compacting') {
     publish(ctx);
     return null;
   }
-  const backoffMs = rateLimitBackoffMs(run.rateLimited, f.limit.retryAfterMs, `${spec.agentId}:${f.turnNumber}:${run.rateLimited}`);
+  const backoffMs = rateLimitBackoffMs(s.rateLimited, f.limit.retryAfterMs, `${spec.agentId}:${f.turnNumber}:${s.rateLimited}`);
   const decision = blockDecision({
     blockedMs: s.blockedMs ?? 0,
     backoffMs,
     maxBlockedMs: spec.safety.maxBlockedMs,
-    attempts: run.rateLimited,
+    attempts: s.rateLimited,
     reason: f.limit.reason,
   });
   // Runs recorded before the bound existed waited on, however long the model stayed limited.
@@ -85,7 +85,7 @@ export function turnRateLimited(ctx: AgentContext, f: { turnNumber: number; whis
       agentId: spec.agentId,
       turn: f.turnNumber,
       blockedMs: s.blockedMs,
-      attempts: run.rateLimited,
+      attempts: s.rateLimited,
     });
     if (fire(ctx, 'fail', decision.reason)) notify(ctx, { event: 'circuit-open', reason: decision.reason });
     return null;
@@ -95,17 +95,17 @@ export function turnRateLimited(ctx: AgentContext, f: { turnNumber: number; whis
   ports.log.warn('turn rate-limited; blocked until the retry', {
     agentId: spec.agentId,
     turn: f.turnNumber,
-    attempt: run.rateLimited,
+    attempt: s.rateLimited,
     waitMs,
     reason: f.limit.reason,
   });
   if (s.state === 'compacting') {
     // The compaction turn waits out the backoff and is retried; the agent stays compacting (the table has no compacting -> blocked).
-    s.stateReason = `compacting; ${f.limit.reason}; retrying at ${at} UTC (attempt ${run.rateLimited})`;
+    s.stateReason = `compacting; ${f.limit.reason}; retrying at ${at} UTC (attempt ${s.rateLimited})`;
     publish(ctx);
     return waitMs;
   }
-  return fire(ctx, 'block', `${f.limit.reason}; retrying at ${at} UTC (attempt ${run.rateLimited})`) ? waitMs : null;
+  return fire(ctx, 'block', `${f.limit.reason}; retrying at ${at} UTC (attempt ${s.rateLimited})`) ? waitMs : null;
 }
 
 /** The backoff timer fired (or something else moved the agent): a still-blocked agent runs again. */

@@ -98,7 +98,7 @@ export function turnFinished(ctx: AgentContext, result: TurnResult | null, turnN
     if (!result.interrupted && pendingCompaction(s)) compactionFinished(ctx, result.session);
     s.lastTurnError = null;
     s.consecutiveFailures = 0;
-    ctx.core.run.rateLimited = 0;
+    s.rateLimited = undefined;
     s.blockedMs = undefined; // the bound on time blocked counts from the last finished turn
     // What a driver produced gets the same byte budget as a reported turn.
     recordTurn(ctx, fitTurnToBudget({ ...result.turn, id: result.turn.id ?? `${spec.agentId}-turn-${turnNumber}` }).turn);

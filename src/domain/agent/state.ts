@@ -114,6 +114,8 @@ export interface CarriedState extends TeachingState, VerificationState, WaitingS
   consecutiveFailures: number;
   /** Driven mode: time spent blocked by rate limits since the last finished turn (blocking.ts). */
   blockedMs?: number;
+  /** Driven mode: rate-limited turns in a row (blocking.ts), carried so the backoff goes on growing across continue-as-new. */
+  rateLimited?: number;
   /** Spend per minute over the last hour (oldest first, at most SPEND_BUCKETS): `warden top`'s burn rate. */
   spendHistory: SpendBucket[];
   /**
@@ -155,7 +157,6 @@ export interface RunState {
   turnRunning: boolean; // a driven turn is running (its cancellation scope is open)
   evaluating: boolean; // an evaluation activity is in flight (and a done-claim's verification, verification.ts)
   verifying?: boolean;
-  rateLimited?: number; // rate-limited turns in a row (blocking.ts); a finished turn resets it
   epoch: number; // bumped whenever a human intervenes, so an evaluation that started before it is not applied
   /** The last values published (details text, search attributes), so unchanged ones are not sent again. */
   published: Published;
