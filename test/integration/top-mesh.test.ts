@@ -1,9 +1,10 @@
 /**
- * A live mesh in `warden top`, against a real dev server, a worker process and scripted mesh
- * workers: `top --once --json` lists it in `meshes` with its phase, task counts and reason, its
- * workers as agents under it; after a worker SIGKILL (and a new worker) it is still listed with the
- * same counts. The terminal UI (tmux) shows the mesh row with its workers indented under it, keeps
- * agent verbs off it, and its focus pane lists the tasks.
+ * Live meshes in `warden top`, against a real dev server, a worker process and scripted mesh
+ * workers: `top --once --json` lists them in `meshes` with their phase, task counts and reason (the
+ * one awaiting input first), their workers as agents under them; after a worker SIGKILL (and a new
+ * worker) they are still listed with the same counts. The terminal UI (tmux) shows the mesh rows
+ * with their workers indented under them, keeps agent verbs off them, and a mesh's focus pane
+ * lists its tasks.
  */
 import { execa } from 'execa';
 import { mkdtempSync } from 'node:fs';
@@ -67,7 +68,7 @@ const topJson = async (): Promise<TopJson> => {
 
 const READY_REASON = '2 of 3 tasks through, 1 failed; `warden mesh apply topm` merges';
 
-test('a mesh in top --once --json and the terminal UI, and across a worker SIGKILL', async () => {
+test('meshes in top --once --json and the terminal UI, and across a worker SIGKILL', async () => {
   const repo = gitRepo({ 'a.txt': 'a\n', 'b.txt': 'b\n', 'z.txt': 'z\n' });
   const tasks = [
     { title: 'Uppercase a {edit a.txt:1:A}', slug: 'fix-a', scope: ['a.txt'] },
@@ -76,19 +77,45 @@ test('a mesh in top --once --json and the terminal UI, and across a worker SIGKI
   ];
   let w = stack.spawnWorker();
   await startMesh(stack.warden, meshInput('topm', repo, tasks, { cap: 3, patchDraftTimeout: '15s' }));
+  // A second mesh awaits a human: its conflict budget is 0 and its two tasks edit the same line.
+  const shared = gitRepo({ 'shared.txt': 'one\ntwo\nthree\n' });
+  await startMesh(
+    stack.warden,
+    meshInput(
+      'budget',
+      shared,
+      [
+        { title: 'Set line 2 to alpha {edit shared.txt:2:alpha}', slug: 'alpha', scope: ['shared.txt'] },
+        { title: 'Set line 2 to beta {edit shared.txt:2:beta}', slug: 'beta', scope: ['shared.txt'] },
+      ],
+      { cap: 2, conflictBudget: 0 },
+    ),
+  );
   const ready = await waitForMesh(stack.warden, 'topm', (s) => s.phase === 'ready', 240_000);
   expect(ready.phaseReason).toBe(READY_REASON);
   const workers = ready.tasks.flatMap((t) => t.attempts.map((a) => a.agentId));
+  const waiting = await waitForMesh(stack.warden, 'budget', (s) => s.phase === 'awaiting-input', 240_000);
+  expect(waiting.tasks.map((t) => t.state)).toEqual(['integrated', 'needs_rebase']);
 
   // Visibility is eventually consistent: wait until top lists the mesh and its workers.
   const first = await eventually(
     async () => {
       const out = await topJson();
-      return out.meshes.length === 1 && out.meshes[0]!.phase === 'ready' && workers.every((id) => out.rows.some((r) => r.agentId === id)) ? out : null;
+      const phases = out.meshes.map((m) => `${m.runId}:${m.phase}`).join(' ');
+      return phases === 'budget:awaiting-input topm:ready' && workers.every((id) => out.rows.some((r) => r.agentId === id)) ? out : null;
     },
     { what: 'top lists the mesh and its workers', timeoutMs: 60_000 },
   );
+  // The mesh awaiting input comes first, as an agent awaiting input does.
   expect(first.meshes[0]).toMatchObject({
+    runId: 'budget',
+    phase: 'awaiting-input',
+    phaseReason: expect.stringMatching(/^conflict budget spent \(0\)/),
+    tasks: { total: 2, integrated: 1, done: 0, failed: 0, open: 1 },
+    progress: '1/2 integrated, 1 open',
+    priority: 'awaiting-input',
+  });
+  expect(first.meshes[1]).toMatchObject({
     runId: 'topm',
     phase: 'ready',
     phaseReason: READY_REASON,
@@ -98,46 +125,59 @@ test('a mesh in top --once --json and the terminal UI, and across a worker SIGKI
     detailed: true,
     error: null,
   });
-  expect(first.meshes[0]!.ageMs).toBeGreaterThan(0);
+  expect(first.meshes[1]!.ageMs).toBeGreaterThan(0);
   // The workers are agents, under the mesh (the existing fields, as before).
   expect(first.agents).toBe(first.rows.length);
   for (const id of workers) expect(first.rows.find((r) => r.agentId === id)).toMatchObject({ parent: 'mesh-topm', depth: 1 });
 
-  // A worker SIGKILL, then a new worker: the mesh is still listed, with the same counts.
+  // A worker SIGKILL, then a new worker: the meshes are still listed, with the same counts.
   await stack.kill(w);
   w = stack.spawnWorker();
   const after = await eventually(
     async () => {
       const out = await topJson();
-      return out.meshes.length === 1 && out.meshes[0]!.detailed && out.meshes[0]!.error === null ? out : null;
+      return out.meshes.length === 2 && out.meshes.every((m) => m.detailed && m.error === null) ? out : null;
     },
     { what: 'top lists the mesh again after the worker restart', timeoutMs: 90_000 },
   );
-  expect(after.meshes[0]).toMatchObject({
-    runId: 'topm',
-    phase: 'ready',
-    phaseReason: READY_REASON,
-    tasks: first.meshes[0]!.tasks,
-    progress: '2/3 integrated, 1 failed',
+  expect(after.meshes.map((m) => [m.runId, m.phase, m.phaseReason, m.tasks, m.progress])).toEqual(
+    first.meshes.map((m) => [m.runId, m.phase, m.phaseReason, m.tasks, m.progress]),
+  );
+  expect(after.meshes[1]).toMatchObject({ runId: 'topm', phase: 'ready', phaseReason: READY_REASON, progress: '2/3 integrated, 1 failed' });
+  expect(after.meshes[1]!.ageMs).toBeGreaterThan(first.meshes[1]!.ageMs);
+
+  // The one-shot text table: the mesh rows and the count.
+  const text = await execa('node', [join(ROOT, 'dist/src/cli/main.js'), 'top', '--once', '--width', '160'], {
+    env: { TEMPORAL_ADDRESS: stack.server.address, TEMPORAL_NAMESPACE: stack.server.namespace, WARDEN_LOG_LEVEL: 'warn' },
+    reject: false,
   });
-  expect(after.meshes[0]!.ageMs).toBeGreaterThan(first.meshes[0]!.ageMs);
+  expect(text.exitCode, text.stderr).toBe(0);
+  expect(text.stdout.split('\n')[1]).toMatch(/^mesh-budget +‼ awaiting-input +mesh: 1\/2 integrated, 1 open/);
+  expect(text.stdout).toMatch(/^mesh-topm +◆ ready +mesh: 2\/3 integrated, 1 failed/m);
+  expect(text.stdout).toMatch(/^\d+ agents · 2 meshes · \d+ ms$/m);
 
   // The terminal UI: the mesh row, its workers indented under it.
   const cli = `TEMPORAL_ADDRESS=${stack.server.address} TEMPORAL_NAMESPACE=${stack.server.namespace} exec node ${join(ROOT, 'dist/src/cli/main.js')} top --poll-ms 500 --list-ms 1000`;
   expect((await tmux('new-session', '-d', '-s', SESSION, '-x', '220', '-y', '45', cli)).exitCode).toBe(0);
-  let s = await screenWhere((x) => /1 mesh/.test(x) && /^mesh-topm .*2\/3 integrated, 1 failed/m.test(x), 'the mesh row');
+  let s = await screenWhere(
+    (x) => /2 meshes/.test(x) && /^mesh-topm .*2\/3 integrated, 1 failed/m.test(x) && /^mesh-budget .*1\/2 integrated/m.test(x),
+    'the mesh rows',
+  );
   const lines = s.split('\n');
   const at = lines.findIndex((l) => /^mesh-topm /.test(l));
   expect(lines[at]).toMatch(/^mesh-topm +◆ ready +mesh: 2\/3 integrated, 1 failed · 2 of 3 tasks through/);
   const under = lines.slice(at + 1, at + 1 + workers.length).map((l) => /^ +└ (\S+) /.exec(l)?.[1]);
   expect(under.sort()).toEqual([...workers].sort());
-  // The mesh row is first (selected): an agent verb is refused; Enter opens its task list.
+  // The mesh awaiting input is the first row (selected): an agent verb is refused; Enter opens its task list.
+  expect(lines[2]).toMatch(/^mesh-budget +‼ awaiting-input +mesh: 1\/2 integrated, 1 open · conflict budget spent/);
   await keys('r');
-  s = await screenWhere((x) => /resume: mesh-topm is a mesh, not an agent/.test(x), 'the refusal');
+  s = await screenWhere((x) => /resume: mesh-budget is a mesh, not an agent/.test(x), 'the refusal');
+  expect((await stack.warden.client.workflow.getHandle('mesh-budget').query('meshStatus')) as { phase: string }).toMatchObject({ phase: 'awaiting-input' });
   await keys('Enter');
-  s = await screenWhere((x) => /▌mesh-topm/.test(x) && /task 3 stray: failed/.test(x), 'the mesh focus pane');
-  expect(s).toMatch(/phase ready — 2 of 3 tasks through, 1 failed/);
-  expect(s).toMatch(/task 1 fix-a: integrated/);
+  s = await screenWhere((x) => /▌mesh-budget/.test(x) && /task 2 beta: needs_rebase/.test(x), 'the mesh focus pane');
+  expect(s).toMatch(/phase awaiting-input — conflict budget spent \(0\)/);
+  expect(s).toMatch(/task 1 alpha: integrated/);
   await keys('q');
   await stack.warden.client.workflow.getHandle('mesh-topm').signal('cancel', { reason: 'test over' });
+  await stack.warden.client.workflow.getHandle('mesh-budget').signal('cancel', { reason: 'test over' });
 }, 480_000);
