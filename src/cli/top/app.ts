@@ -94,8 +94,9 @@ class Feed {
     try {
       [this.entries, this.meshes] = await Promise.all([listRoster(this.client), listMeshes(this.client)]);
       this.listError = null;
-      // Meshes are few: their status is asked at the roster's cadence, every live one.
-      await this.meshCache.poll(this.meshes);
+      // Meshes are few: their status is asked at the roster's cadence, every live one (not awaited:
+      // a query that hangs, with no worker running, must not hold up the roster).
+      void this.meshCache.poll(this.meshes).then(() => this.emit());
     } catch (err) {
       this.listError = err instanceof Error ? err.message : String(err);
     } finally {
