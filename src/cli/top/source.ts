@@ -87,9 +87,10 @@ export class MeshCache {
   ) {}
 
   async poll(entries: MeshEntry[]): Promise<void> {
+    // Claimed before any starts, so a poll that overlaps this one skips them (queued ones too).
     const due = entries.filter((e) => !this.inFlight.has(e.workflowId));
+    for (const e of due) this.inFlight.add(e.workflowId);
     await mapLimit(due, this.concurrency, async (e) => {
-      this.inFlight.add(e.workflowId);
       try {
         this.queries++;
         this.statuses.set(e.workflowId, parseTopMeshStatus(await this.client.client.workflow.getHandle(e.workflowId).query(meshStatusQuery)));
