@@ -7,7 +7,7 @@
  * lists its tasks.
  */
 import { execa } from 'execa';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, test } from 'vitest';
@@ -163,6 +163,9 @@ test('meshes in top --once --json and the terminal UI, and across a worker SIGKI
     (x) => /2 meshes/.test(x) && /^mesh-topm .*2\/3 integrated, 1 failed/m.test(x) && /^mesh-budget .*1\/2 integrated/m.test(x),
     'the mesh rows',
   );
+  const capture = join(mkdtempSync(join(tmpdir(), 'warden-top-mesh-')), 'roster.txt');
+  writeFileSync(capture, s);
+  console.log(`roster capture: ${capture}`);
   const lines = s.split('\n');
   const at = lines.findIndex((l) => /^mesh-topm /.test(l));
   expect(lines[at]).toMatch(/^mesh-topm +◆ ready +mesh: 2\/3 integrated, 1 failed · 2 of 3 tasks through/);
