@@ -1,13 +1,15 @@
 /**
- * `warden top`: the operator's console (a roster and a focus pane) over every agent on the
- * namespace. `--once [--json]` prints the roster once, in the same order, for scripts.
+ * `warden top`: the operator's console (a roster and a focus pane) over every agent and every live
+ * mesh on the namespace (a mesh's workers under its row). `--once [--json]` prints the roster once,
+ * in the same order, for scripts.
  */
 import type { Command } from 'commander';
 import { withClient, globals } from '../context.js';
 import { UsageError } from '../exit.js';
 import { print, printJson } from '../output.js';
 import { buildRow, DEFAULT_ROW_OPTIONS, DEFAULT_SORT, roster, rowJson, SORT_KEYS, type SortKey } from '../top/rows.js';
-import { listRoster, StatusCache } from '../top/source.js';
+import { buildMeshRow, isMeshRow, meshJson } from '../top/meshes.js';
+import { listMeshes, listRoster, MeshCache, StatusCache } from '../top/source.js';
 import { renderText } from '../top/table.js';
 
 function int(name: string, v: string | undefined, dflt: number, min = 0): number {
@@ -20,7 +22,7 @@ function int(name: string, v: string | undefined, dflt: number, min = 0): number
 export function register(program: Command): void {
   program
     .command('top')
-    .description('the roster and focus pane over every agent (a terminal UI); --once prints the roster once')
+    .description('the roster and focus pane over every agent and live mesh (a terminal UI); --once prints the roster once')
     .option('--once', 'print the roster once and exit')
     .option('--json', 'with --once: print the roster as JSON')
     .option('--hide-finished', 'leave out finished agents')
@@ -63,9 +65,11 @@ export function register(program: Command): void {
       }
       const t0 = Date.now();
       const result = await withClient(cmd, async (client) => {
-        const entries = await listRoster(client);
+        const [entries, meshEntries] = await Promise.all([listRoster(client), listMeshes(client)]);
         const listedMs = Date.now() - t0;
-        const cache = new StatusCache(client, { intervalMs: 0, concurrency: int('concurrency', opts.concurrency as string | undefined, 32, 1) });
+        const concurrency = int('concurrency', opts.concurrency as string | undefined, 32, 1);
+        const cache = new StatusCache(client, { intervalMs: 0, concurrency });
+        const meshCache = new MeshCache(client, Math.max(1, concurrency >> 2));
         const details = opts.details === 'all' ? entries.length : int('details', opts.details as string | undefined, 50);
         // Which rows get a status query: the first `details` in the order visibility alone gives.
         const now = Date.now();
@@ -74,29 +78,43 @@ export function register(program: Command): void {
           { sort: DEFAULT_SORT, showFinished: !opts.hideFinished },
         );
         const byId = new Map(entries.map((e) => [e.agentId, e]));
-        await cache.poll(pre.slice(0, details).map((r) => byId.get(r.agentId)!));
+        await Promise.all([cache.poll(pre.slice(0, details).map((r) => byId.get(r.agentId)!)), meshCache.poll(meshEntries)]);
+        const at = { ...DEFAULT_ROW_OPTIONS, nowMs: Date.now() };
         const rows = roster(
-          entries.map((e) => buildRow(e, cache.status(e.agentId), cache.intent(e.agentId), { ...DEFAULT_ROW_OPTIONS, nowMs: Date.now() })),
+          [
+            ...entries.map((e) => buildRow(e, cache.status(e.agentId), cache.intent(e.agentId), at)),
+            ...meshEntries.map((m) => buildMeshRow(m, meshCache.status(m), meshCache.error(m), at)),
+          ],
           { sort, filter: (opts.filter as string | undefined) ?? '', showFinished: !opts.hideFinished },
         );
-        return { rows, listedMs, queries: cache.queries, errors: [...cache.errors].map(([agentId, error]) => ({ agentId, error })) };
+        return {
+          rows,
+          listedMs,
+          queries: cache.queries,
+          meshQueries: meshCache.queries,
+          errors: [...cache.errors].map(([agentId, error]) => ({ agentId, error })),
+        };
       });
       const elapsedMs = Date.now() - t0;
+      const agentRows = result.rows.filter((r) => !isMeshRow(r));
+      const meshRows = result.rows.filter(isMeshRow);
       if (g.json) {
         return printJson({
-          agents: result.rows.length,
+          agents: agentRows.length,
           elapsedMs,
           listedMs: result.listedMs,
           statusQueries: result.queries,
           sort,
-          rows: result.rows.map(rowJson),
+          rows: agentRows.map(rowJson),
           errors: result.errors,
+          meshes: meshRows.map(meshJson),
+          meshStatusQueries: result.meshQueries,
         });
       }
       const width = int('width', opts.width as string | undefined, process.stdout.columns || 160, 40);
       for (const l of renderText(result.rows, width, sort)) print(l);
       print(
-        `${result.rows.length} agents · ${elapsedMs} ms${result.errors.length ? ` · ${result.errors.length} status queries failed (first: ${result.errors[0]!.agentId}: ${result.errors[0]!.error})` : ''}`,
+        `${agentRows.length} agents${meshRows.length ? ` · ${meshRows.length} ${meshRows.length === 1 ? 'mesh' : 'meshes'}` : ''} · ${elapsedMs} ms${result.errors.length ? ` · ${result.errors.length} status queries failed (first: ${result.errors[0]!.agentId}: ${result.errors[0]!.error})` : ''}`,
       );
     });
 }

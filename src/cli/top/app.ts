@@ -22,7 +22,8 @@ import {
   type Sort,
 } from './rows.js';
 import { cells, headerCells, layoutColumns, longestId } from './table.js';
-import { fetchFocus, listRoster, StatusCache, type FocusDetails } from './source.js';
+import { fetchFocus, listMeshes, listRoster, MeshCache, StatusCache, type FocusDetails } from './source.js';
+import { buildMeshRow, meshFocusLines, meshVerbRefusal, type MeshEntry } from './meshes.js';
 import { formatEvaluatorSpend } from '../../domain/judgement/tiered.js';
 
 export interface TopOptions {
@@ -49,12 +50,14 @@ interface Message {
 /** Data outside React: the roster, the status cache, the focused agent's details. */
 class Feed {
   entries: RosterEntry[] = [];
+  meshes: MeshEntry[] = [];
   listError: string | null = null;
   focus: FocusDetails | null = null;
   focusError: string | null = null;
   visible: RosterEntry[] = [];
   focusId: string | null = null;
   readonly cache: StatusCache;
+  readonly meshCache: MeshCache;
   private timers: NodeJS.Timeout[] = [];
   private listing = false;
   private polling = false;
@@ -65,6 +68,7 @@ class Feed {
     readonly opts: TopOptions,
   ) {
     this.cache = new StatusCache(client, { intervalMs: opts.pollMs, concurrency: opts.concurrency });
+    this.meshCache = new MeshCache(client, Math.max(1, opts.concurrency >> 2));
   }
 
   onChange(fn: () => void): () => void {
@@ -88,8 +92,11 @@ class Feed {
     if (this.listing) return;
     this.listing = true;
     try {
-      this.entries = await listRoster(this.client);
+      [this.entries, this.meshes] = await Promise.all([listRoster(this.client), listMeshes(this.client)]);
       this.listError = null;
+      // Meshes are few: their status is asked at the roster's cadence, every live one (not awaited:
+      // a query that hangs, with no worker running, must not hold up the roster).
+      void this.meshCache.poll(this.meshes).then(() => this.emit());
     } catch (err) {
       this.listError = err instanceof Error ? err.message : String(err);
     } finally {
@@ -211,6 +218,22 @@ function FocusPane({ row, feed, height, width }: { row: Row; feed: Feed; height:
   );
 }
 
+function MeshPane({ row, feed, height, width }: { row: Row; feed: Feed; height: number; width: number }) {
+  const m = row.mesh!;
+  const e = feed.meshes.find((x) => x.workflowId === m.workflowId);
+  const b = badge(row.state);
+  const out: ReactNode[] = [
+    line('t', [seg('a', `▌${row.agentId} `, { bold: true }), seg('b', `[${b.text}] `, { color: b.color }), seg('c', m.progress ?? '—')]),
+  ];
+  const body = meshFocusLines(m.runId, e ? feed.meshCache.status(e) : null, m.error);
+  out.push(...body.slice(0, Math.max(1, height - 1)).map((l, i) => line(`m${i}`, l, { dimColor: i === body.length - 1 })));
+  return h(
+    Box,
+    { flexDirection: 'column', borderStyle: 'single', borderTop: true, borderBottom: false, borderLeft: false, borderRight: false, width, height },
+    out,
+  );
+}
+
 function HelpPane() {
   const lines = [
     'warden top — keys',
@@ -219,6 +242,7 @@ function HelpPane() {
     '  /  fuzzy filter (⏎ keeps it, esc clears)      < >  sort by the previous / next column      !  reverse the sort',
     '  h  show/hide finished agents      ?  this help      q  quit',
     'Default order: awaiting input, runaway cost, flagged (last verdict not OK), stuck, the rest, finished.',
+    'A live mesh is a row (mesh-<run>: phase, tasks through, reason) with its workers under it; the verbs act on agents only.',
     'A verb the state table refuses is not sent; the reason shows in the status bar. A refusal the workflow records shows too.',
   ];
   return h(
@@ -259,7 +283,10 @@ export function TopApp({ client, opts }: { client: WardenClient; opts: TopOption
   const pendingVerb = useRef<{ agentId: string; verb: Verb['signal']; at: string } | null>(null);
 
   const rowOpts = { ...DEFAULT_ROW_OPTIONS, nowMs: now };
-  const all = feed.entries.map((e) => buildRow(e, feed.cache.status(e.agentId), feed.cache.intent(e.agentId), rowOpts));
+  const all = [
+    ...feed.entries.map((e) => buildRow(e, feed.cache.status(e.agentId), feed.cache.intent(e.agentId), rowOpts)),
+    ...feed.meshes.map((m) => buildMeshRow(m, feed.meshCache.status(m), feed.meshCache.error(m), rowOpts)),
+  ];
   const rows = roster(all, { sort, filter, showFinished });
   let selIndex = rows.findIndex((r) => r.agentId === selected);
   if (selIndex < 0) selIndex = 0;
@@ -308,6 +335,7 @@ export function TopApp({ client, opts }: { client: WardenClient; opts: TopOption
 
   const tryVerb = (verb: Verb) => {
     if (!sel) return setMessage({ text: 'no agent selected', tone: 'error' });
+    if (sel.mesh) return setMessage({ text: meshVerbRefusal(verb.label, sel.mesh.runId), tone: 'error' });
     const check = checkVerb(verb.signal, sel.state);
     if (!check.ok) return setMessage({ text: `${verb.label} ${sel.agentId} refused: ${check.reason}`, tone: 'error' });
     if (verb.prompt) return setMode({ kind: 'steer', agentId: sel.agentId, text: '' });
@@ -386,6 +414,7 @@ export function TopApp({ client, opts }: { client: WardenClient; opts: TopOption
     }
     if (rest && input[0] === 's') {
       if (!sel) return setMessage({ text: 'no agent selected', tone: 'error' });
+      if (sel.mesh) return setMessage({ text: meshVerbRefusal('steer', sel.mesh.runId), tone: 'error' });
       const check = checkVerb('steer', sel.state);
       if (!check.ok) return setMessage({ text: `steer ${sel.agentId} refused: ${check.reason}`, tone: 'error' });
       return setMode({ kind: 'steer', agentId: sel.agentId, text: rest });
@@ -405,7 +434,8 @@ export function TopApp({ client, opts }: { client: WardenClient; opts: TopOption
 
   const cols = layoutColumns(size.cols, longestId(rows));
   const live = feed.entries.filter((e) => e.status === 'RUNNING').length;
-  const title = `warden top · ${opts.title} · ${feed.entries.length} agents (${live} live)${rows.length !== feed.entries.length ? ` · showing ${rows.length}` : ''} · sort ${sort.key}${sort.desc ? '↓' : '↑'}${filter ? ` · filter /${filter}` : ''}${showFinished ? '' : ' · finished hidden'}`;
+  const meshes = feed.meshes.length ? ` · ${feed.meshes.length} ${feed.meshes.length === 1 ? 'mesh' : 'meshes'}` : '';
+  const title = `warden top · ${opts.title} · ${feed.entries.length} agents (${live} live)${meshes}${rows.length !== all.length ? ` · showing ${rows.length}` : ''} · sort ${sort.key}${sort.desc ? '↓' : '↑'}${filter ? ` · filter /${filter}` : ''}${showFinished ? '' : ' · finished hidden'}`;
   const children: ReactNode[] = [];
   children.push(line('title', title, { bold: true }));
   children.push(line('header', headerCells(cols, sort).join(' '), { inverse: false, underline: true }));
@@ -426,6 +456,7 @@ export function TopApp({ client, opts }: { client: WardenClient; opts: TopOption
   if (!rowEls.length) rowEls.push(line('empty', feed.entries.length ? '  (no agent matches)' : '  (no agents yet)', { dimColor: true }));
   children.push(h(Box, { key: 'roster', flexDirection: 'column', height: listHeight }, rowEls));
   if (mode.kind === 'help') children.push(h(HelpPane, { key: 'help' }));
+  else if (focusOpen && sel?.mesh) children.push(h(MeshPane, { key: 'focus', row: sel, feed, height: focusHeight, width: size.cols }));
   else if (focusOpen && sel) children.push(h(FocusPane, { key: 'focus', row: sel, feed, height: focusHeight, width: size.cols }));
   let prompt: ReactNode;
   if (mode.kind === 'filter') prompt = line('prompt', `/${filter}▏  (⏎ keep · esc clear)`, { color: 'cyan' });

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { STATES, isTerminal, type AgentState } from '../../domain/contract/states.js';
+import type { MeshInfo } from './meshes.js';
 import { burnSeries, isRunaway, sparkline, SPARK_BUCKETS, type RunawayOptions, DEFAULT_RUNAWAY } from './sparkline.js';
 
 /** One agent as visibility lists it (search attributes; no query needed). */
@@ -150,6 +151,8 @@ export interface Row {
   evaluatorSpend: TopStatus['evaluatorSpend'];
   /** A status answer is behind this row (else only visibility). */
   detailed: boolean;
+  /** Set on a mesh's row (meshes.ts); its worker agents are its children. */
+  mesh?: MeshInfo;
 }
 
 export interface RowOptions {
@@ -491,6 +494,12 @@ export function badge(state: string): { text: string; color: string } {
     done: ['✓', 'gray'],
     failed: ['✗', 'red'],
     orphaned: ['☠', 'redBright'],
+    // A mesh's phases (its row in the roster).
+    'setting-up': ['✶', 'cyan'],
+    validating: ['⚙', 'cyan'],
+    ready: ['◆', 'greenBright'],
+    applied: ['✓', 'gray'],
+    cancelled: ['✕', 'gray'],
   };
   const [sym, color] = table[state] ?? ['?', 'white'];
   return { text: `${sym} ${state}`, color };

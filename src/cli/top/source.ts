@@ -13,6 +13,9 @@ import type { Turn, Whisper } from '../../domain/contract/schemas.js';
 import { WardenCostUsd, WardenEscalationStep, WardenParent, WardenPaused, WardenState, WardenTokens } from '../../domain/contract/search-attributes.js';
 import { pendingWhispersQuery, statusQuery, windowQuery } from '../../../workflows/messages.js';
 import { intentFromSummary, parseTopStatus, type RosterEntry, type TopStatus } from './rows.js';
+import { MESH_WORKFLOW_TYPE } from '../../client/mesh.js';
+import { meshStatusQuery } from '../../../workflows/mesh/messages.js';
+import { parseTopMeshStatus, type MeshEntry, type TopMeshStatus } from './meshes.js';
 
 /** Every agent on the namespace, newest first, read from visibility page by page. */
 export async function listRoster(client: WardenClient, opts: { pageSize?: number; limit?: number; query?: string } = {}): Promise<RosterEntry[]> {
@@ -40,6 +43,72 @@ export async function listRoster(client: WardenClient, opts: { pageSize?: number
     if (out.length >= limit) break;
   }
   return out;
+}
+
+/** At most this many meshes are listed (and queried): meshes are few, each runs many agents. */
+export const MESH_LIMIT = 200;
+
+/**
+ * The live meshes (`warden mesh run`), newest first, from visibility: by workflow type and running
+ * status (a mesh that ended has nothing left to watch; its workers stay in the agent roster).
+ */
+export async function listMeshes(client: WardenClient, opts: { pageSize?: number; limit?: number } = {}): Promise<MeshEntry[]> {
+  const q = `WorkflowType = '${MESH_WORKFLOW_TYPE}' AND ExecutionStatus = 'Running'`;
+  const out: MeshEntry[] = [];
+  const limit = opts.limit ?? MESH_LIMIT;
+  if (limit <= 0) return out;
+  for await (const wf of client.client.workflow.list({ query: q, pageSize: opts.pageSize ?? Math.min(limit, 100) })) {
+    out.push({
+      runId: wf.workflowId.replace(/^mesh-/, ''),
+      workflowId: wf.workflowId,
+      status: wf.status.name,
+      phase: (wf.typedSearchAttributes.get(WardenState as never) as string | undefined) ?? null,
+      startTime: wf.startTime.toISOString(),
+      closeTime: wf.closeTime?.toISOString() ?? null,
+    });
+    if (out.length >= limit) break;
+  }
+  return out;
+}
+
+/**
+ * The `meshStatus` answers for the listed meshes: every mesh at most once in flight, a bounded
+ * number at once; a failed query keeps the last answer and records the error.
+ */
+export class MeshCache {
+  readonly statuses = new Map<string, TopMeshStatus>();
+  readonly errors = new Map<string, string>();
+  private inFlight = new Set<string>();
+  queries = 0;
+
+  constructor(
+    private readonly client: WardenClient,
+    private readonly concurrency = 8,
+  ) {}
+
+  async poll(entries: MeshEntry[]): Promise<void> {
+    // Claimed before any starts, so a poll that overlaps this one skips them (queued ones too).
+    const due = entries.filter((e) => !this.inFlight.has(e.workflowId));
+    for (const e of due) this.inFlight.add(e.workflowId);
+    await mapLimit(due, this.concurrency, async (e) => {
+      try {
+        this.queries++;
+        this.statuses.set(e.workflowId, parseTopMeshStatus(await this.client.client.workflow.getHandle(e.workflowId).query(meshStatusQuery)));
+        this.errors.delete(e.workflowId);
+      } catch (err) {
+        this.errors.set(e.workflowId, err instanceof Error ? err.message : String(err));
+      } finally {
+        this.inFlight.delete(e.workflowId);
+      }
+    });
+  }
+
+  status(e: MeshEntry): TopMeshStatus | null {
+    return this.statuses.get(e.workflowId) ?? null;
+  }
+  error(e: MeshEntry): string | null {
+    return this.errors.get(e.workflowId) ?? null;
+  }
 }
 
 /** Run `fn` over `items` with at most `n` (at least 1) in flight; the results in the order of `items`. */
