@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { carriedForContinueAsNew } from '../../src/domain/agent/bytes.js';
 import { signal } from '../../src/domain/agent/controls.js';
+import { queueWhisper } from '../../src/domain/agent/core.js';
 import { reportTurn } from '../../src/domain/agent/reporting.js';
 import { applyEvaluation, startEvaluation } from '../../src/domain/agent/supervision.js';
 import { status } from '../../src/domain/agent/visibility.js';
@@ -97,6 +98,16 @@ describe('dismiss', () => {
     });
     expect(st.cases).toEqual({ kept: 2, decided: 1 });
     expect(a.rec.upserts.at(-1)).toContainEqual(expect.objectContaining({ value: 0 })); // the step search attribute follows
+  });
+
+  it("keeps a failed check's [VERIFY] whisper: it reports a command's result, not a finding a human can call a false alarm", () => {
+    const a = agent();
+    turns(a, 5, failingTurn);
+    turns(a, 5, failingTurn);
+    queueWhisper(a, 'VERIFY', '[VERIFY] `npm test` failed (exit 1): 2 failing');
+    expect(a.core.s.pendingWhispers.map((w) => w.type)).toEqual(['CORRECTION', 'VERIFY']);
+    signal(a, 'dismiss', {});
+    expect(a.core.s.pendingWhispers.map((w) => w.type)).toEqual(['VERIFY']);
   });
 
   it('the same finding no longer whispers or steps; a different finding still does', () => {

@@ -5,7 +5,7 @@
  */
 import type { z } from 'zod';
 import { resetLadder } from '../judgement/ladder.js';
-import { SIGNAL_SCHEMAS, describeZodError, type SignalName } from '../contract/schemas.js';
+import { SIGNAL_SCHEMAS, describeZodError, type SignalName, type Whisper } from '../contract/schemas.js';
 import { isTerminal } from '../contract/states.js';
 import { isUndecodable, undecodableReason } from '../contract/undecodable.js';
 import type { AgentContext } from './context.js';
@@ -156,10 +156,12 @@ const controls: { [N in SignalName]: (ctx: AgentContext, p: Payload<N>) => void 
     const problem = dismissProblem(s);
     if (problem) return refuse(ctx, 'dismiss', problem);
     const { verdict } = recordDismissal(ctx, p.note ?? null);
-    // The ladder starts over; whispers it queued that the agent has not received are withdrawn.
+    // The ladder starts over; whispers it queued that the agent has not received are withdrawn. A
+    // failed check's [VERIFY] stays: it reports a command's result, not a judgement to call false.
     s.ladder = resetLadder(s.ladder);
-    const withdrawn = s.pendingWhispers.filter((w) => LADDER_WHISPERS.includes(w.type));
-    s.pendingWhispers = s.pendingWhispers.filter((w) => !LADDER_WHISPERS.includes(w.type));
+    const withdrawable = (w: Whisper) => LADDER_WHISPERS.includes(w.type) && w.type !== 'VERIFY';
+    const withdrawn = s.pendingWhispers.filter(withdrawable);
+    s.pendingWhispers = s.pendingWhispers.filter((w) => !withdrawable(w));
     ctx.ports.log.info('a human dismissed a finding as a false alarm', {
       agentId: spec.agentId,
       pattern: verdict.pattern,
