@@ -14,9 +14,8 @@ import type { EvaluateInput, EvaluateResult, EvaluateResultExtras } from '../src
 import { buildEvaluationPrompt } from '../src/domain/judgement/prompt.js';
 import { formatAnswer, parseAnswer } from '../src/domain/judgement/verdict.js';
 import { evidenceFrame, hasEvidenceTurns, type EvidenceFrame } from '../src/domain/judgement/evidence.js';
-import { heuristicVerdict } from '../src/domain/judgement/heuristic/index.js';
+import { heuristicJudgement } from '../src/domain/judgement/heuristic/index.js';
 import { nearMiss } from '../src/domain/judgement/heuristic/unsure.js';
-import { protectedTampering } from '../src/domain/judgement/heuristic/protected.js';
 import { routeTiered, sampledOk, type EvaluationSpend } from '../src/domain/judgement/tiered.js';
 import type { Verdict } from '../src/domain/contract/schemas.js';
 import { evaluatorFor, type Evaluator, type EvaluatorUsage } from './evaluators/index.js';
@@ -59,15 +58,16 @@ export function makeEvaluate(log: Logger) {
       firstTurnNumber: input.firstTurnNumber,
       protectedChanges: input.protectedChanges,
     };
+    const first = heuristicJudgement(hin);
     // The same strict answer format and parser as the `heuristic` evaluator (evidence, message tidying).
-    const judged = parseAnswer(formatAnswer(heuristicVerdict(hin)), { frame, reason: input.reason });
+    const judged = parseAnswer(formatAnswer(first.verdict), { frame, reason: input.reason });
     if (!judged.ok) return done({ kind: 'skipped', reason: `heuristic answer rejected: ${judged.error}` });
     const heuristic = judged.verdict;
     const miss = heuristic.kind === 'OK' ? nearMiss(hin) : null;
     const lastTurn = frame.firstTurnNumber + frame.count - 1;
     const sampled = heuristic.kind === 'OK' && !miss && sampledOk(input.agentId, frame.firstTurnNumber, lastTurn, config.sampleOk);
     // A flag resting on the working tree (protected tests weakened or deleted) is not the model's to overrule.
-    const tampered = input.protectedChanges ? protectedTampering(input.protectedChanges) !== null : false;
+    const tampered = first.tampered !== null;
     const route = routeTiered({ heuristic, unsure: miss !== null, sampled, tampered });
     const heuristicOutcome = { kind: 'verdict' as const, verdict: heuristic };
     if (!route.ask) {

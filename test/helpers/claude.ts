@@ -42,13 +42,14 @@ function claudeCandidates(): string[] {
 /**
  * The environment that points Claude Code at a scripted model server (`baseUrl`) and keeps it
  * offline: no update checks, telemetry, error reports or retries. With `configDir`, its config
- * (and session files) go there instead of the user's ~/.claude. Meant to be run with
+ * (and session files) go there instead of the user's ~/.claude. With `baseUrl` null,
+ * ANTHROPIC_BASE_URL is left out, for the test to set once its server runs. Meant to be run with
  * `extendEnv: false` plus PATH and HOME, or set on process.env with useOfflineClaude.
  */
-export function offlineClaudeEnv(baseUrl: string, opts: { configDir?: string; apiKey?: string } = {}): Record<string, string> {
+export function offlineClaudeEnv(baseUrl: string | null, opts: { configDir?: string; apiKey?: string } = {}): Record<string, string> {
   return {
     ...(opts.configDir !== undefined ? { CLAUDE_CONFIG_DIR: opts.configDir } : {}),
-    ANTHROPIC_BASE_URL: baseUrl,
+    ...(baseUrl !== null ? { ANTHROPIC_BASE_URL: baseUrl } : {}),
     ANTHROPIC_API_KEY: opts.apiKey ?? 'test',
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
     DISABLE_AUTOUPDATER: '1',
@@ -63,7 +64,7 @@ export function offlineClaudeEnv(baseUrl: string, opts: { configDir?: string; ap
  * own ANTHROPIC_* / CLAUDE_* settings and set the offline environment. Returns a function that
  * puts process.env back as it was.
  */
-export function useOfflineClaude(baseUrl: string, opts: { apiKey?: string } = {}): () => void {
+export function useOfflineClaude(baseUrl: string | null, opts: { apiKey?: string } = {}): () => void {
   const saved = { ...process.env };
   for (const k of Object.keys(process.env)) if (/^(ANTHROPIC_|CLAUDE_)/.test(k) || k === 'CLAUDECODE') delete process.env[k];
   Object.assign(process.env, offlineClaudeEnv(baseUrl, opts));

@@ -8,7 +8,7 @@
  *    within the grace period, no process of the turn is left, and the next turn resumes the session;
  *  - through the workflow on a real dev server: a driven claude agent ends done after 2 turns.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino, type Logger } from 'pino';
@@ -28,7 +28,8 @@ import {
   type AnthropicScript,
   type AnthropicServer,
 } from '../fixtures/anthropic-server.js';
-import { ROOT, cleanup, eventually, useStack } from '../helpers/stack.js';
+import { claudeBinary, useOfflineClaude } from '../helpers/claude.js';
+import { cleanup, eventually, useStack } from '../helpers/stack.js';
 import { finalStatus } from '../helpers/agents.js';
 import { processesWithEnv, running } from '../helpers/procs.js';
 
@@ -41,38 +42,15 @@ const DONE = 'TASK COMPLETE';
 /** Reaches Claude only through the worker's environment; must never show up in argv. */
 const API_KEY = `sk-ant-warden-test-${Math.random().toString(36).slice(2)}`;
 
-/** The native `claude` of the platform package (npm may not have run the postinstall that copies it to bin/claude.exe). */
-function claudeBinary(): string {
-  if (process.env.WARDEN_TEST_CLAUDE) return process.env.WARDEN_TEST_CLAUDE;
-  const scope = join(ROOT, 'node_modules/@anthropic-ai');
-  const musl =
-    process.platform === 'linux' && !(process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header?.glibcVersionRuntime;
-  const candidates = [
-    join(scope, `claude-code-${process.platform}-${process.arch}${musl ? '-musl' : ''}`, process.platform === 'win32' ? 'claude.exe' : 'claude'),
-    join(scope, 'claude-code/bin/claude.exe'),
-  ];
-  const found = candidates.find((p) => existsSync(p) && statSync(p).size > 1_000_000);
-  if (!found) throw new Error(`no native claude binary in node_modules (looked at ${candidates.join(', ')}); run npm install`);
-  return found;
-}
-
 let scratch: string;
 let model: AnthropicServer | null = null;
-const savedEnv = { ...process.env };
+let restoreEnv = () => {};
 
 beforeAll(() => {
   scratch = mkdtempSync(join(tmpdir(), 'warden-claude-driver-'));
   // The worker's environment is what the driver hands on: none of the developer's own Claude or
   // Anthropic settings, only the test's (ANTHROPIC_BASE_URL is set per scripted server).
-  for (const k of Object.keys(process.env)) if (/^(ANTHROPIC_|CLAUDE_)/.test(k) || k === 'CLAUDECODE') delete process.env[k];
-  Object.assign(process.env, {
-    ANTHROPIC_API_KEY: API_KEY,
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-    DISABLE_AUTOUPDATER: '1',
-    DISABLE_TELEMETRY: '1',
-    DISABLE_ERROR_REPORTING: '1',
-    CLAUDE_CODE_MAX_RETRIES: '0',
-  });
+  restoreEnv = useOfflineClaude(null, { apiKey: API_KEY });
 });
 afterEach(async () => {
   await model?.close();
@@ -81,8 +59,7 @@ afterEach(async () => {
 afterAll(() => {
   cleanup(scratch);
   cleanup(wardenHome);
-  for (const k of Object.keys(process.env)) if (!(k in savedEnv)) delete process.env[k];
-  Object.assign(process.env, savedEnv);
+  restoreEnv();
 });
 
 async function scriptedModel(script: AnthropicScript): Promise<AnthropicServer> {

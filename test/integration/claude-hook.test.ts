@@ -27,6 +27,7 @@ import { messageTexts, startAnthropicServer, text, toolResults, toolUse, type An
 import { ROOT, cleanup, useStack } from '../helpers/stack.js';
 import { waitForStatus, reportedTurns } from '../helpers/agents.js';
 import { claudeBinary, offlineClaudeEnv } from '../helpers/claude.js';
+import { shellWord, wardenHookCommand } from '../helpers/hooks.js';
 
 const stack = useStack();
 const WARDEN = join(ROOT, 'dist/src/cli/main.js');
@@ -43,8 +44,6 @@ afterEach(async () => {
 });
 afterAll(() => cleanup(scratch));
 
-const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-
 /** A throwaway project (with its hook settings) and home for one Claude run. */
 function project(name: string, agentId: string, opts: { address?: string; extra?: string[] } = {}) {
   const dir = join(scratch, name);
@@ -54,20 +53,8 @@ function project(name: string, agentId: string, opts: { address?: string; extra?
   mkdirSync(join(work, '.claude'), { recursive: true });
   mkdirSync(home, { recursive: true });
   writeFileSync(hookLog, '');
-  const command = [
-    q(process.execPath),
-    q(WARDEN),
-    'hook',
-    'claude',
-    '--agent',
-    q(agentId),
-    '--address',
-    q(opts.address ?? stack.server.address),
-    '--namespace',
-    q(stack.server.namespace),
-    ...(opts.extra ?? []),
-    `2>>${q(hookLog)}`,
-  ].join(' ');
+  const server = { address: opts.address ?? stack.server.address, namespace: stack.server.namespace };
+  const command = wardenHookCommand('claude', agentId, server, [...(opts.extra ?? []), `2>>${shellWord(hookLog)}`]);
   const hook = [{ type: 'command', command, timeout: 30 }];
   const settings = {
     hooks: {

@@ -12,12 +12,13 @@
  */
 import { execa } from 'execa';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, test } from 'vitest';
 import { startAnthropicServer, text, toolUse, type AnthropicServer } from '../fixtures/anthropic-server.js';
 import { reportedTurns, waitForStatus } from '../helpers/agents.js';
+import { claudeBinary, offlineClaudeEnv } from '../helpers/claude.js';
 import { ROOT, cleanup, eventually, useStack } from '../helpers/stack.js';
 
 const stack = useStack();
@@ -31,20 +32,6 @@ afterAll(async () => {
   await model?.close();
   cleanup(scratch);
 });
-
-/** The native `claude` of the platform package (as in claude-hook.test.ts). */
-function claudeBinary(): string {
-  if (process.env.WARDEN_TEST_CLAUDE) return process.env.WARDEN_TEST_CLAUDE;
-  const scope = join(ROOT, 'node_modules/@anthropic-ai');
-  const candidates = [
-    join(scope, `claude-code-${process.platform}-${process.arch}`, 'claude'),
-    join(scope, `claude-code-${process.platform}-${process.arch}-musl`, 'claude'),
-    join(scope, 'claude-code/bin/claude.exe'),
-  ];
-  const found = candidates.find((p) => existsSync(p) && statSync(p).size > 1_000_000);
-  if (!found) throw new Error(`no native claude binary in node_modules (looked at ${candidates.join(', ')})`);
-  return found;
-}
 
 test('interactive Claude Code asks to run a command: its Notification makes the agent awaiting-input; Yes makes it running', async () => {
   const work = join(scratch, 'notifproj');
@@ -78,14 +65,7 @@ test('interactive Claude Code asks to run a command: its Notification makes the 
     TERM: 'xterm-256color',
     TEMPORAL_ADDRESS: stack.server.address,
     TEMPORAL_NAMESPACE: stack.server.namespace,
-    CLAUDE_CONFIG_DIR: config,
-    ANTHROPIC_BASE_URL: model.url,
-    ANTHROPIC_API_KEY: 'test',
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-    DISABLE_AUTOUPDATER: '1',
-    DISABLE_TELEMETRY: '1',
-    DISABLE_ERROR_REPORTING: '1',
-    CLAUDE_CODE_MAX_RETRIES: '0',
+    ...offlineClaudeEnv(model.url, { configDir: config }),
   };
   const started = await tmux(
     'new-session',

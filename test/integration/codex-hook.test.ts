@@ -33,10 +33,11 @@ import {
 } from '../fixtures/model-server.js';
 import { ROOT, cleanup, useStack } from '../helpers/stack.js';
 import { waitForStatus, reportedTurns } from '../helpers/agents.js';
+import { codexExecArgs, codexHooksToml, execCodex, offlineCodexEnv } from '../helpers/codex.js';
+import { shellWord, wardenHookCommand } from '../helpers/hooks.js';
 
 const stack = useStack();
 const WARDEN = join(ROOT, 'dist/src/cli/main.js');
-const CODEX = process.env.WARDEN_TEST_CODEX ?? join(ROOT, 'node_modules/.bin/codex');
 /** Commands run without a login shell: the host's profile scripts stay out of the output. */
 const noLogin = { login: false };
 
@@ -52,8 +53,6 @@ afterEach(async () => {
 });
 afterAll(() => cleanup(scratch));
 
-const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-
 /** A throwaway working directory and CODEX_HOME whose config.toml wires the hooks to warden. */
 function project(name: string, agentId: string, opts: { address?: string; extra?: string[] } = {}) {
   const dir = join(scratch, name);
@@ -63,29 +62,9 @@ function project(name: string, agentId: string, opts: { address?: string; extra?
   mkdirSync(work, { recursive: true });
   mkdirSync(home, { recursive: true });
   writeFileSync(hookLog, '');
-  const command = [
-    q(process.execPath),
-    q(WARDEN),
-    'hook',
-    'codex',
-    '--agent',
-    q(agentId),
-    '--address',
-    q(opts.address ?? stack.server.address),
-    '--namespace',
-    q(stack.server.namespace),
-    ...(opts.extra ?? []),
-    `2>>${q(hookLog)}`,
-  ].join(' ');
-  const handler = `[[hooks.EVENT.hooks]]\ntype = "command"\ncommand = ${JSON.stringify(command)}\ntimeout = 30\n`;
-  const toml = [
-    ['UserPromptSubmit', null],
-    ['PreToolUse', '*'],
-    ['PostToolUse', '*'],
-    ['Stop', null],
-  ]
-    .map(([event, matcher]) => `[[hooks.${event}]]\n${matcher ? `matcher = "${matcher}"\n` : ''}${handler.replace('EVENT', event!)}`)
-    .join('\n');
+  const server = { address: opts.address ?? stack.server.address, namespace: stack.server.namespace };
+  const command = wardenHookCommand('codex', agentId, server, [...(opts.extra ?? []), `2>>${shellWord(hookLog)}`]);
+  const toml = codexHooksToml(command, ['UserPromptSubmit', ['PreToolUse', '*'], ['PostToolUse', '*'], 'Stop']);
   writeFileSync(join(home, 'config.toml'), toml);
   return { dir, work, home, hookLog: () => readFileSync(hookLog, 'utf8') };
 }
@@ -98,27 +77,7 @@ interface CodexResult {
 }
 
 async function runCodex(p: ReturnType<typeof project>, server: ModelServer, prompt: string): Promise<CodexResult> {
-  const overrides = [
-    ...server.codexOverrides(),
-    'analytics.enabled=false',
-    'otel.metrics_exporter="none"',
-    'check_for_update_on_startup=false',
-    'web_search="disabled"',
-  ];
-  const args = ['exec', '--json', '--skip-git-repo-check', '--sandbox', 'workspace-write', '--color', 'never', '-m', 'warden-test-model', '-C', p.work];
-  // Hooks defined in config.toml run only once trusted (/hooks in the TUI); a test has no one to trust them.
-  args.push('--dangerously-bypass-hook-trust');
-  for (const o of overrides) args.push('-c', o);
-  args.push(prompt);
-  const r = await execa(CODEX, args, {
-    cwd: p.work,
-    extendEnv: false, // none of the developer's own codex or OpenAI settings
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: p.dir, CODEX_HOME: p.home, OPENAI_API_KEY: 'test' },
-    stdin: 'ignore',
-    all: true,
-    reject: false,
-    timeout: 90_000,
-  });
+  const r = await execCodex([...codexExecArgs(server, p.work), prompt], { cwd: p.work, env: offlineCodexEnv(p.dir, p.home), timeoutMs: 90_000 });
   const events = String(r.stdout)
     .split('\n')
     .flatMap((l) => {

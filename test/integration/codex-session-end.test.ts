@@ -13,11 +13,11 @@ import { join } from 'node:path';
 import { afterAll, expect, test } from 'vitest';
 import { message, startModelServer } from '../fixtures/model-server.js';
 import { waitForStatus } from '../helpers/agents.js';
+import { codexExecArgs, execCodex, offlineCodexEnv } from '../helpers/codex.js';
 import { ROOT, cleanup, eventually, useStack } from '../helpers/stack.js';
 
 const stack = useStack();
 const WARDEN = join(ROOT, 'dist/src/cli/main.js');
-const CODEX = process.env.WARDEN_TEST_CODEX ?? join(ROOT, 'node_modules/.bin/codex');
 const scratch = mkdtempSync(join(tmpdir(), 'warden-cx-end-'));
 afterAll(() => cleanup(scratch));
 
@@ -46,31 +46,13 @@ test('codex exec ends its session: a deadline; exec resume cancels it; the last 
     },
   });
   try {
-    const args = [
-      'exec',
-      '--json',
-      '--skip-git-repo-check',
-      '--sandbox',
-      'workspace-write',
-      '--color',
-      'never',
-      '-m',
-      'warden-test-model',
-      '-C',
-      work,
-      '--dangerously-bypass-hook-trust',
-    ];
-    for (const o of [
-      ...model.codexOverrides(),
-      'analytics.enabled=false',
-      'otel.metrics_exporter="none"',
-      'check_for_update_on_startup=false',
-      'web_search="disabled"',
-    ])
-      args.push('-c', o);
-    const codexEnv = { ...env, TEMPORAL_ADDRESS: stack.server.address, TEMPORAL_NAMESPACE: stack.server.namespace, OPENAI_API_KEY: 'test' };
-    const run = (more: string[]) =>
-      execa(CODEX, [...args, ...more], { cwd: work, env: codexEnv, extendEnv: false, reject: false, stdin: 'ignore', all: true, timeout: 120_000 });
+    const args = codexExecArgs(model, work);
+    const codexEnv = offlineCodexEnv(home, codexHome, {
+      WARDEN_CACHE_DIR: env.WARDEN_CACHE_DIR,
+      TEMPORAL_ADDRESS: stack.server.address,
+      TEMPORAL_NAMESPACE: stack.server.namespace,
+    });
+    const run = (more: string[]) => execCodex([...args, ...more], { cwd: work, env: codexEnv });
 
     const first = await run(['First question.']);
     expect(first.exitCode, String(first.all)).toBe(0);

@@ -25,7 +25,9 @@ import { messageTexts, startAnthropicServer, text, toolUse, type AnthropicReques
 import { inputTexts, message, shellCall, startModelServer, type ModelServer, type RecordedRequest } from '../fixtures/model-server.js';
 import { finalStatus, waitForStatus } from '../helpers/agents.js';
 import { findClaudeBinary, offlineClaudeEnv, useOfflineClaude } from '../helpers/claude.js';
-import { ROOT, useStack } from '../helpers/stack.js';
+import { codexExecArgs, codexHooksToml, execCodex, offlineCodexEnv } from '../helpers/codex.js';
+import { wardenHookCommand } from '../helpers/hooks.js';
+import { useStack } from '../helpers/stack.js';
 
 process.env.WARDEN_HOME = mkdtempSync(join(tmpdir(), 'warden-home-'));
 const noCredentials = mkdtempSync(join(tmpdir(), 'warden-nocreds-'));
@@ -229,20 +231,7 @@ describe('Claude Code compacting its own context, seen through its hooks', () =>
         const home = join(dir, 'home');
         mkdirSync(join(work, '.claude'), { recursive: true });
         mkdirSync(home, { recursive: true });
-        const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-        const command = [
-          q(process.execPath),
-          q(join(ROOT, 'dist/src/cli/main.js')),
-          'hook',
-          'claude',
-          '--agent',
-          agentId,
-          '--address',
-          q(stack.server.address),
-          '--namespace',
-          q(stack.server.namespace),
-          '--strict',
-        ].join(' ');
+        const command = wardenHookCommand('claude', agentId, stack.server, ['--strict']);
         const hook = [{ hooks: [{ type: 'command', command, timeout: 30 }] }];
         writeFileSync(join(work, '.claude/settings.json'), JSON.stringify({ hooks: { Stop: hook, PreCompact: hook, PostCompact: hook } }));
         const env = {
@@ -313,48 +302,10 @@ describe('codex compacting its own context, seen through its hooks', () => {
       const home = join(dir, 'codex-home');
       mkdirSync(work, { recursive: true });
       mkdirSync(home, { recursive: true });
-      const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-      const command = [
-        q(process.execPath),
-        q(join(ROOT, 'dist/src/cli/main.js')),
-        'hook',
-        'codex',
-        '--agent',
-        agentId,
-        '--address',
-        q(stack.server.address),
-        '--namespace',
-        q(stack.server.namespace),
-        '--strict',
-      ].join(' ');
-      const handler = (event: string) => `[[hooks.${event}]]\n[[hooks.${event}.hooks]]\ntype = "command"\ncommand = ${JSON.stringify(command)}\ntimeout = 30\n`;
-      writeFileSync(join(home, 'config.toml'), ['Stop', 'PreCompact', 'PostCompact'].map(handler).join('\n'));
-      const args = [
-        'exec',
-        '--json',
-        '--skip-git-repo-check',
-        '--sandbox',
-        'workspace-write',
-        '--color',
-        'never',
-        '-m',
-        'warden-test-model',
-        '-C',
-        work,
-        '--dangerously-bypass-hook-trust',
-      ];
-      for (const o of [
-        ...model.codexOverrides(),
-        'analytics.enabled=false',
-        'check_for_update_on_startup=false',
-        'web_search="disabled"',
-        'model_auto_compact_token_limit=1000',
-      ])
-        args.push('-c', o);
-      const codex = join(ROOT, 'node_modules/.bin/codex');
-      const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, CODEX_HOME: home, OPENAI_API_KEY: 'test' };
-      const run = (more: string[]) =>
-        execa(codex, [...args, ...more], { cwd: work, env, extendEnv: false, reject: false, stdin: 'ignore', all: true, timeout: 90_000 });
+      const command = wardenHookCommand('codex', agentId, stack.server, ['--strict']);
+      writeFileSync(join(home, 'config.toml'), codexHooksToml(command, ['Stop', 'PreCompact', 'PostCompact']));
+      const args = codexExecArgs(model, work, ['model_auto_compact_token_limit=1000']);
+      const run = (more: string[]) => execCodex([...args, ...more], { cwd: work, env: offlineCodexEnv(dir, home), timeoutMs: 90_000 });
       const first = await run(['First question.']);
       expect(first.exitCode, String(first.all)).toBe(0);
       const thread = /"thread_id":"([^"]+)"/.exec(String(first.stdout))?.[1];

@@ -20,11 +20,11 @@ import { startAnthropicServer, messageTexts, text, toolUse, type AnthropicServer
 import { inputTexts, message, shellCall, startModelServer, type ModelServer } from '../fixtures/model-server.js';
 import { reportedTurns, waitForStatus } from '../helpers/agents.js';
 import { claudeBinary, offlineClaudeEnv } from '../helpers/claude.js';
+import { codexExecArgs, execCodex } from '../helpers/codex.js';
 import { ROOT, cleanup, eventually, useStack } from '../helpers/stack.js';
 
 const stack = useStack();
 const WARDEN = join(ROOT, 'dist/src/cli/main.js');
-const CODEX = process.env.WARDEN_TEST_CODEX ?? join(ROOT, 'node_modules/.bin/codex');
 
 let scratch: string;
 let anthropic: AnthropicServer | null = null;
@@ -277,38 +277,7 @@ describe('auto-start with the real binaries, no `warden start`', () => {
         };
       })(),
     });
-    const args = [
-      'exec',
-      '--json',
-      '--skip-git-repo-check',
-      '--sandbox',
-      'workspace-write',
-      '--color',
-      'never',
-      '-m',
-      'warden-test-model',
-      '-C',
-      work,
-      '--dangerously-bypass-hook-trust',
-    ];
-    for (const o of [
-      ...responses.codexOverrides(),
-      'analytics.enabled=false',
-      'otel.metrics_exporter="none"',
-      'check_for_update_on_startup=false',
-      'web_search="disabled"',
-    ])
-      args.push('-c', o);
-    args.push('Say hi.');
-    const r = await execa(CODEX, args, {
-      cwd: work,
-      extendEnv: false,
-      env: { ...env, ...temporalEnv(), OPENAI_API_KEY: 'test' },
-      stdin: 'ignore',
-      all: true,
-      reject: false,
-      timeout: 120_000,
-    });
+    const r = await execCodex([...codexExecArgs(responses, work), 'Say hi.'], { cwd: work, env: { ...env, ...temporalEnv(), OPENAI_API_KEY: 'test' } });
     expect(r.exitCode, String(r.all)).toBe(0);
     const threadId = String(r.stdout)
       .split('\n')

@@ -9,7 +9,7 @@
  * (it sent 6 requests in 20 s here), so its error only reaches the driver after those retries; that
  * is not run here. Only the negative case is: a 400 from the model is an ordinary failure.
  */
-import { existsSync, mkdirSync, mkdtempSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -20,26 +20,18 @@ import type { Driver, DriverContext, TurnRequest } from '../../activities/driver
 import { classifyTurnFailure } from '../../src/domain/agent/rate-limit.js';
 import { startAnthropicServer, type AnthropicReply } from '../fixtures/anthropic-server.js';
 import { httpError, startModelServer } from '../fixtures/model-server.js';
-import { ROOT, cleanup } from '../helpers/stack.js';
+import { claudeBinary, useOfflineClaude } from '../helpers/claude.js';
+import { cleanup } from '../helpers/stack.js';
 
 let scratch: string;
-const savedEnv = { ...process.env };
+let restoreEnv = () => {};
 beforeAll(() => {
   scratch = mkdtempSync(join(tmpdir(), 'warden-rate-limit-drivers-'));
-  for (const k of Object.keys(process.env)) if (/^(ANTHROPIC_|CLAUDE_)/.test(k) || k === 'CLAUDECODE') delete process.env[k];
-  Object.assign(process.env, {
-    ANTHROPIC_API_KEY: 'sk-ant-warden-test-rate-limit',
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-    DISABLE_AUTOUPDATER: '1',
-    DISABLE_TELEMETRY: '1',
-    DISABLE_ERROR_REPORTING: '1',
-    CLAUDE_CODE_MAX_RETRIES: '0',
-  });
+  restoreEnv = useOfflineClaude(null, { apiKey: 'sk-ant-warden-test-rate-limit' });
 });
 afterAll(() => {
   cleanup(scratch);
-  for (const k of Object.keys(process.env)) if (!(k in savedEnv)) delete process.env[k];
-  Object.assign(process.env, savedEnv);
+  restoreEnv();
 });
 
 const ctx = (): DriverContext => ({ signal: new AbortController().signal, killGraceMs: 3_000, heartbeat: () => {}, log: pino({ level: 'silent' }) });
@@ -94,18 +86,6 @@ describe('codex', () => {
     }
   });
 });
-
-function claudeBinary(): string {
-  const scope = join(ROOT, 'node_modules/@anthropic-ai');
-  const candidates = [
-    join(scope, `claude-code-${process.platform}-${process.arch}`, 'claude'),
-    join(scope, `claude-code-${process.platform}-${process.arch}-musl`, 'claude'),
-    join(scope, 'claude-code/bin/claude.exe'),
-  ];
-  const found = candidates.find((p) => existsSync(p) && statSync(p).size > 1_000_000);
-  if (!found) throw new Error(`no native claude binary in node_modules (looked at ${candidates.join(', ')})`);
-  return found;
-}
 
 describe('claude', () => {
   const err = (status: number, type: string, message: string): AnthropicReply => ({ kind: 'error', status, body: { type: 'error', error: { type, message } } });

@@ -1,55 +1,16 @@
 /** The mesh scheduler in tables: what the loop does next from the mesh state, its stage, a cancel and the history. */
 import { describe, expect, test } from 'vitest';
 import { MeshInputSchema, resolveTasks, TunablesSchema } from '../../src/domain/mesh/config.js';
-import { initialGates } from '../../src/domain/mesh/gates.js';
 import { newLoop, nextStep, shouldContinueAsNew, spawnCandidate, type MeshHistory, type MeshLoop, type MeshStage } from '../../src/domain/mesh/next-step.js';
 import { removableAttempts, type Attempt, type MeshStatus, type MeshTaskState, type TaskRecord } from '../../src/domain/mesh/state.js';
+import { freshAttempt, meshStatus, meshTask, taskRecord } from '../helpers/mesh-fixtures.js';
 
 const tun = TunablesSchema.parse({ tickInterval: '2s', cap: 2, timeBudget: '10m' });
 const LIMITS = { events: 100, bytes: 100_000 };
 const short: MeshHistory = { historyLength: 50, historySize: 10_000, continueAsNewSuggested: false };
 const long: MeshHistory = { historyLength: 100, historySize: 10_000, continueAsNewSuggested: false };
 
-function attempt(over: Partial<Attempt> = {}): Attempt {
-  const [task] = resolveTasks([{ title: 't', agent: 'worker', mode: 'patch-first', skills: [], scope: [], verify: false }]);
-  return {
-    attempt: 1,
-    kind: 'worker',
-    mode: 'patch-first',
-    agentId: 'r.t.a1',
-    workflowId: 'agent-r.t.a1',
-    branch: 'b',
-    worktree: '/w',
-    checkpointPath: '/c',
-    patchPath: '/p',
-    diffBase: 'base',
-    spawnedAt: 0,
-    lastTickAt: null,
-    lastSeenAt: null,
-    lastStatus: null,
-    statusSeen: 0,
-    lastPatchStat: null,
-    patchSeen: 0,
-    lastCheckpointMtime: null,
-    checkpointNudgedAt: null,
-    unrel: 0,
-    acked: false,
-    gates: initialGates(task!, false),
-    state: 'spawned',
-    waitingFor: null,
-    reemits: 0,
-    draftNotBefore: 0,
-    outputWaits: 0,
-    turnsSeen: 0,
-    ready: false,
-    patchSha: null,
-    patchFiles: [],
-    agentEnded: null,
-    closed: false,
-    reason: null,
-    ...over,
-  };
-}
+const attempt = (over: Partial<Attempt> = {}) => freshAttempt(meshTask(), over);
 
 /** Tasks by state: `queued` without attempts, `running` with one live attempt, `integrated` with a closed one. */
 function mesh(states: MeshTaskState[], over: Partial<MeshStatus> = {}): MeshStatus {
@@ -58,44 +19,9 @@ function mesh(states: MeshTaskState[], over: Partial<MeshStatus> = {}): MeshStat
     const state = states[i]!;
     const attempts =
       state === 'queued' ? [] : [attempt({ closed: state === 'integrated' || state === 'failed', agentEnded: state === 'integrated' ? 'completed' : null })];
-    return {
-      task,
-      state,
-      attempts,
-      ackRestarts: 0,
-      restarts: 0,
-      tookOver: false,
-      firstSpawnAt: 0,
-      integratedCommit: null,
-      integratedAttempt: null,
-      next: '',
-      reason: null,
-    };
+    return taskRecord(task, attempts, { state });
   });
-  return {
-    runId: 'r',
-    repo: '/r',
-    phase: 'running',
-    phaseReason: null,
-    tunables: tun,
-    validate: null,
-    base: 'b',
-    userBranch: 'main',
-    integrationBranch: 'mesh/r/integration',
-    integrationDir: '/i',
-    integrationHead: 'b',
-    startedAt: 0,
-    ticks: 0,
-    lastTickAt: null,
-    conflicts: 0,
-    conflictBudget: 3,
-    tasks: records,
-    log: [],
-    validation: null,
-    applied: null,
-    spend: {},
-    ...over,
-  };
+  return meshStatus(records, { tunables: tun, ...over });
 }
 const loopAt = (at: MeshStage, over: Partial<MeshLoop> = {}): MeshLoop => ({ ...newLoop(), at, ...over });
 
@@ -135,7 +61,7 @@ describe('nextStep', () => {
 describe('continue-as-new waits for what the next run could not pick up', () => {
   test('a closed attempt whose agent has not ended yet holds it back; once ended it goes', () => {
     const s = mesh(['running', 'running']);
-    s.tasks[0]!.attempts.unshift(attempt({ agentId: 'r.t.a0', closed: true, agentEnded: null }));
+    s.tasks[0]!.attempts.unshift(attempt({ agentId: 'r.1-t.a0', closed: true, agentEnded: null }));
     expect(shouldContinueAsNew(s, newLoop(), long, LIMITS)).toBe(false);
     s.tasks[0]!.attempts[0]!.agentEnded = 'stopped';
     expect(shouldContinueAsNew(s, newLoop(), long, LIMITS)).toBe(true);
@@ -197,7 +123,7 @@ describe('removableAttempts: replaced attempts whose agents ended', () => {
   ] as const)('%s', (_what, spec, integratedAttempt, want) => {
     const s = mesh(['running']);
     const r = s.tasks[0]!;
-    r.attempts = spec.map(([closed, agentEnded], i) => attempt({ attempt: i + 1, agentId: `r.t.a${i + 1}`, closed, agentEnded }));
+    r.attempts = spec.map(([closed, agentEnded], i) => attempt({ attempt: i + 1, agentId: `r.1-t.a${i + 1}`, closed, agentEnded }));
     r.integratedAttempt = integratedAttempt;
     expect(removableAttempts(s.tasks).map(([, a]) => a.attempt)).toEqual(want);
     for (const a of r.attempts) a.removedAt = 1;

@@ -15,22 +15,11 @@
  *    failed, whatever its final message says.
  */
 import { describe, expect, test } from 'vitest';
-import { resolveTasks, TunablesSchema, type Tunables } from '../../src/domain/mesh/config.js';
-import { initialGates } from '../../src/domain/mesh/gates.js';
+import { TunablesSchema, type Tunables } from '../../src/domain/mesh/config.js';
 import { integrationOutcome, markFailed, MAX_RESTARTS, replacement, tickTask } from '../../src/domain/mesh/policy.js';
 import { stallAfterMs, taskState, type Observation } from '../../src/domain/mesh/rules.js';
 import { activeAttempt, isOpen, type Attempt, type TaskRecord } from '../../src/domain/mesh/state.js';
-
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { freshAttempt, meshTask, prng, taskRecord } from '../helpers/mesh-fixtures.js';
 
 const KINDS = ['silent', 'stall', 'waits', 'crash', 'no-diff', 'bad-diff', 'out-of-scope', 'conflict', 'good'] as const;
 type Kind = (typeof KINDS)[number];
@@ -139,42 +128,15 @@ function observe(w: Worker, now: number, slug: string): Observation {
 
 function newAttempt(r: TaskRecord, kind: Attempt['kind'], from: string, now: number): Attempt {
   const n = r.attempts.length + 1;
-  const a: Attempt = {
+  const a = freshAttempt(r.task, {
     attempt: n,
     kind,
     mode: kind === 'takeover' ? 'direct-edit' : r.task.mode,
     agentId: `m.${r.task.slug}.a${n}`,
     workflowId: `agent-m.${r.task.slug}.a${n}`,
-    branch: 'b',
-    worktree: '/w',
-    checkpointPath: '/c',
-    patchPath: '/p',
     diffBase: from,
     spawnedAt: now,
-    lastTickAt: null,
-    lastSeenAt: null,
-    lastStatus: null,
-    statusSeen: 0,
-    lastPatchStat: null,
-    patchSeen: 0,
-    lastCheckpointMtime: null,
-    checkpointNudgedAt: null,
-    unrel: 0,
-    acked: false,
-    gates: initialGates(r.task, false),
-    state: 'spawned',
-    waitingFor: null,
-    reemits: 0,
-    draftNotBefore: 0,
-    outputWaits: 0,
-    turnsSeen: 0,
-    ready: false,
-    patchSha: null,
-    patchFiles: [],
-    agentEnded: null,
-    closed: false,
-    reason: null,
-  };
+  });
   r.attempts.push(a);
   r.firstSpawnAt ??= now;
   r.state = 'spawned';
@@ -203,20 +165,7 @@ function play(seed: number, behaviours: Kind[] | null = null): { outcome: Outcom
     conflictBudget: Math.floor(rand() * 3),
     continueWaiting: rand() < 0.2,
   });
-  const [task] = resolveTasks([{ title: 't', agent: 'worker', mode: 'patch-first', skills: [], scope: ['a.txt'], verify: false }]);
-  const r: TaskRecord = {
-    task: task!,
-    state: 'queued',
-    attempts: [],
-    ackRestarts: 0,
-    restarts: 0,
-    tookOver: false,
-    firstSpawnAt: null,
-    integratedCommit: null,
-    integratedAttempt: null,
-    next: '',
-    reason: null,
-  };
+  const r = taskRecord(meshTask('patch-first', ['a.txt']), [], { state: 'queued', firstSpawnAt: null });
   const mesh = { conflicts: 0, conflictBudget: t.conflictBudget };
   const workers = new Map<string, Worker>();
   const spawn = (kind: Attempt['kind'], now: number) => workers.set(newAttempt(r, kind, 'base', now).agentId, newWorker(rand, t, now, behaviours));

@@ -1,71 +1,16 @@
 /** The mesh's per-task policy, in tables: gate O keeping correct work, replacement, integration outcomes, failures, the ready line, the dashboard. */
 import { describe, expect, test } from 'vitest';
-import { resolveTasks, TunablesSchema } from '../../src/domain/mesh/config.js';
+import { TunablesSchema } from '../../src/domain/mesh/config.js';
 import { gateFinished } from '../../src/domain/mesh/finished.js';
-import { initialGates } from '../../src/domain/mesh/gates.js';
 import { failedGateOf, integrationOutcome, markFailed, MAX_RESTARTS, readyReason, replacement, tickTask } from '../../src/domain/mesh/policy.js';
 import { renderDashboard } from '../../src/domain/mesh/render.js';
 import { tickAttempt, type Observation } from '../../src/domain/mesh/rules.js';
-import type { Attempt, MeshStatus, TaskRecord } from '../../src/domain/mesh/state.js';
+import { meshStatus, record, TICK_TUNABLES as tun } from '../helpers/mesh-fixtures.js';
 
-const tun = TunablesSchema.parse({ tickInterval: '1s', ackSla: '3s', patchDraftTimeout: '60s', checkpointInterval: '10s' }); // stall time 2s
 const SECTIONS = '1) Summary\n2) Intended files touched\n3) Patch\n4) Commands run + results\n5) Risks / follow-ups';
 
-function record(mode: 'patch-first' | 'analysis-only' = 'patch-first', scope: string[] = ['a.txt']): { r: TaskRecord; a: Attempt } {
-  const [task] = resolveTasks([{ title: 't', agent: 'worker', mode, skills: [], scope, verify: false }]);
-  const a: Attempt = {
-    attempt: 1,
-    kind: 'worker',
-    mode,
-    agentId: 'r.1-t.a1',
-    workflowId: 'agent-r.1-t.a1',
-    branch: 'b',
-    worktree: '/w',
-    checkpointPath: '/c',
-    patchPath: '/p',
-    diffBase: 'base',
-    spawnedAt: 0,
-    lastTickAt: null,
-    lastSeenAt: null,
-    lastStatus: null,
-    statusSeen: 0,
-    lastPatchStat: null,
-    patchSeen: 0,
-    lastCheckpointMtime: null,
-    checkpointNudgedAt: null,
-    unrel: 0,
-    acked: false,
-    gates: initialGates(task!, false),
-    state: 'spawned',
-    waitingFor: null,
-    reemits: 0,
-    draftNotBefore: 0,
-    outputWaits: 0,
-    turnsSeen: 0,
-    ready: false,
-    patchSha: null,
-    patchFiles: [],
-    agentEnded: null,
-    closed: false,
-    reason: null,
-  };
-  return {
-    r: {
-      task: task!,
-      state: 'spawned',
-      attempts: [a],
-      ackRestarts: 0,
-      restarts: 0,
-      tookOver: false,
-      firstSpawnAt: 0,
-      integratedCommit: null,
-      integratedAttempt: null,
-      next: '',
-      reason: null,
-    },
-    a,
-  };
-}
+/** Tasks here are scoped to a.txt unless a test says otherwise. */
+const spawned = (mode: 'patch-first' | 'analysis-only' = 'patch-first', scope = ['a.txt']) => record(mode, scope);
 
 /** A finished attempt: checkpoint done, a unified patch touching `files`, the final message `text`, `turns` turns. */
 const done = (text: string, opts: { files?: string[]; unified?: boolean; turns?: number; mtime?: number } = {}): Observation => ({
@@ -110,14 +55,14 @@ describe('gate O keeps correct work', () => {
     ],
     ['no sections, agent running: wait for the final message first', null, 'I did it.', { kind: 'wait' }],
   ] as const)('%s', (_what, ended, text, want) => {
-    const { r, a } = record();
+    const { task: r, a } = spawned();
     a.agentEnded = ended;
     expect(gateFinished(r, a, done(text), tun, 1000)).toEqual(want);
   });
 
   test('agent running: wait the stall time, one re-emit request, then integrated with a warning whatever it answers', () => {
     for (const answer of ['same words again', 'nothing at all']) {
-      const { r, a } = record();
+      const { task: r, a } = spawned();
       a.acked = true;
       expect(tickTask(r, a, done('I did it.'), 1000, tun)).toEqual([]); // waiting for the final message
       const asked = tickTask(r, a, done('I did it.'), 3000, tun);
@@ -144,7 +89,7 @@ describe('gate O keeps correct work', () => {
   });
 
   test('the agent ends while a re-emit is awaited: integrated with a warning, not restarted', () => {
-    const { r, a } = record();
+    const { task: r, a } = spawned();
     a.acked = true;
     tickTask(r, a, done('I did it.'), 1000, tun);
     tickTask(r, a, done('I did it.'), 3000, tun); // re-emit requested
@@ -155,30 +100,30 @@ describe('gate O keeps correct work', () => {
   });
 
   test('what still fails: S out of scope, D not a diff after the re-emit, an explorer without sections', () => {
-    const s = record();
-    expect(gateFinished(s.r, s.a, done(SECTIONS, { files: ['a.txt', 'b.txt'] }), tun, 1000)).toEqual({
+    const s = spawned();
+    expect(gateFinished(s.task, s.a, done(SECTIONS, { files: ['a.txt', 'b.txt'] }), tun, 1000)).toEqual({
       kind: 'fail',
       reason: 'gate S failed: b.txt outside the scope a.txt; not integrated',
     });
-    const d = record();
+    const d = spawned();
     d.a.gates.D = 'fail';
-    expect(gateFinished(d.r, d.a, done('x', { unified: false }), tun, 1000)).toMatchObject({
+    expect(gateFinished(d.task, d.a, done('x', { unified: false }), tun, 1000)).toMatchObject({
       kind: 'reemit',
       text: expect.stringMatching(/^Your output violates the contract: gate O .*; D \(the patch draft is not a unified diff\)/),
     });
-    expect(gateFinished(d.r, d.a, done('x', { unified: false }), tun, 9000)).toEqual({
+    expect(gateFinished(d.task, d.a, done('x', { unified: false }), tun, 9000)).toEqual({
       kind: 'fail',
       reason: expect.stringMatching(/^gate O .* and D \(the patch draft is not a unified diff\) failed after a re-emit request$/),
     });
-    const e = record('analysis-only', []);
+    const e = spawned('analysis-only', []);
     e.a.agentEnded = 'completed';
-    expect(gateFinished(e.r, e.a, done('x'), tun, 1000)).toEqual({ kind: 'wait' });
+    expect(gateFinished(e.task, e.a, done('x'), tun, 1000)).toEqual({ kind: 'wait' });
   });
 });
 
 describe('every path ends', () => {
   test('an attempt that never acks, after the ack restart: fails at ack SLA + patch draft timeout (continue waiting or not)', () => {
-    const { r, a } = record('analysis-only', []);
+    const { task: r, a } = spawned('analysis-only', []);
     r.ackRestarts = 1;
     expect(tickAttempt(r, a, silent, 62_999, tun)).toEqual({ kind: 'none' });
     expect(tickAttempt(r, a, silent, 63_000, tun)).toEqual({
@@ -188,7 +133,7 @@ describe('every path ends', () => {
   });
 
   test('a worker waiting for feedback nobody gives: a stall once the patch draft timeout has passed without a change', () => {
-    const { r, a } = record();
+    const { task: r, a } = spawned();
     const waits = (at: number): Observation => ({
       ...silent,
       checkpoint: {
@@ -228,22 +173,22 @@ describe('every path ends', () => {
     [0, false, 'patch-first', 'takeover', { kind: 'spawn', attempt: 'takeover' }],
     [0, true, 'patch-first', 'takeover', { kind: 'fail', reason: 'why' }],
   ] as const)('replacement: %i restarts, took over %s, %s, %s', (restarts, tookOver, mode, how, want) => {
-    const { r, a } = record(mode);
+    const { task: r, a } = spawned(mode);
     [r.restarts, r.tookOver] = [restarts, tookOver];
     expect(replacement(r, a, how, 'why')).toMatchObject(want);
   });
 
   test('integration outcomes: applied (a warning goes to the task), refused (fail), conflict (rebase), past the budget (a human)', () => {
-    const { r, a } = record();
+    const { task: r, a } = spawned();
     a.warning = 'gate O: integrated without the deliverable sections (missing: Summary)';
     expect(integrationOutcome(r, a, { applied: true, head: 'h', already: false }, { conflicts: 0, conflictBudget: 1 })).toEqual({ kind: 'integrated' });
     expect(r.warnings).toEqual([a.warning]);
     expect(integrationOutcome(r, a, { applied: true, head: 'h', already: true }, { conflicts: 0, conflictBudget: 1 })).toEqual({ kind: 'integrated' });
     expect(r.warnings).toHaveLength(1);
-    const b = record();
+    const b = spawned();
     expect(
       integrationOutcome(
-        b.r,
+        b.task,
         b.a,
         { applied: false, error: 'gate D: the patch draft changed after its gates passed', conflictingFiles: [], refused: true },
         { conflicts: 0, conflictBudget: 1 },
@@ -252,8 +197,8 @@ describe('every path ends', () => {
     expect(b.a.gates).toMatchObject({ D: 'fail', P: '--' });
     const mesh = { conflicts: 0, conflictBudget: 1 };
     const conflict = { applied: false as const, error: 'error: patch failed: a.txt:1', conflictingFiles: ['a.txt'] };
-    expect(integrationOutcome(b.r, b.a, conflict, mesh)).toEqual({ kind: 'rebase' });
-    expect(integrationOutcome(b.r, b.a, conflict, mesh)).toEqual({ kind: 'await-human', reason: expect.stringMatching(/^conflict budget spent \(1\)/) });
+    expect(integrationOutcome(b.task, b.a, conflict, mesh)).toEqual({ kind: 'rebase' });
+    expect(integrationOutcome(b.task, b.a, conflict, mesh)).toEqual({ kind: 'await-human', reason: expect.stringMatching(/^conflict budget spent \(1\)/) });
     expect(mesh.conflicts).toBe(2);
   });
 
@@ -270,29 +215,14 @@ describe('every path ends', () => {
   ] as const)('failedGateOf(%j) = %s', (reason, gate) => expect(failedGateOf(reason)).toBe(gate));
 
   test('a failed task keeps the gate and the end of its last output; the ready line and the dashboard show failures and warnings', () => {
-    const { r, a } = record();
+    const { task: r, a } = spawned();
     a.lastOutput = 'I touched b.txt as well.';
     markFailed(r, 'gate S failed: b.txt outside the scope a.txt; not integrated');
     expect(r).toMatchObject({ state: 'failed', failedGate: 'S', lastOutput: 'I touched b.txt as well.', next: '-' });
-    const ok = record();
-    ok.r.task = { ...ok.r.task, index: 2, slug: '2-t' };
-    [ok.r.state, ok.r.warnings, ok.r.next] = ['integrated', ['gate O: integrated without the deliverable sections (missing: Summary)'], '-'];
-    const s = {
-      runId: 'r',
-      phase: 'ready',
-      phaseReason: null,
-      tunables: tun,
-      lastTickAt: null,
-      ticks: 3,
-      integrationBranch: 'mesh/r/integration',
-      integrationHead: null,
-      conflicts: 0,
-      conflictBudget: 3,
-      validation: null,
-      applied: null,
-      tasks: [r, ok.r],
-      log: [],
-    } as unknown as MeshStatus;
+    const ok = spawned();
+    ok.task.task = { ...ok.task.task, index: 2, slug: '2-t' };
+    [ok.task.state, ok.task.warnings, ok.task.next] = ['integrated', ['gate O: integrated without the deliverable sections (missing: Summary)'], '-'];
+    const s = meshStatus([r, ok.task], { phase: 'ready', ticks: 3, integrationHead: null });
     expect(readyReason(s)).toBe('1 of 2 tasks through (1 with warnings), 1 failed; `warden mesh apply r` merges');
     const d = renderDashboard(s, 0);
     expect(d).toMatch(/^1 1-t .*failed .*- \(gate S failed\)$/m);

@@ -6,78 +6,9 @@
  * has passed since a tick saw its last change, and never before.
  */
 import { describe, expect, test } from 'vitest';
-import { resolveTasks, TunablesSchema } from '../../src/domain/mesh/config.js';
-import { initialGates } from '../../src/domain/mesh/gates.js';
+import { TunablesSchema } from '../../src/domain/mesh/config.js';
 import { stallAfterMs, tickAttempt, type Observation } from '../../src/domain/mesh/rules.js';
-import type { Attempt, TaskRecord } from '../../src/domain/mesh/state.js';
-
-/** mulberry32: a tiny seeded PRNG in [0, 1). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function record(): { task: TaskRecord; a: Attempt } {
-  const [task] = resolveTasks([{ title: 't', agent: 'worker', mode: 'patch-first', skills: [], scope: [], verify: false }]);
-  const a: Attempt = {
-    attempt: 1,
-    kind: 'worker',
-    mode: 'patch-first',
-    agentId: 'r.1-t.a1',
-    workflowId: 'agent-r.1-t.a1',
-    branch: 'b',
-    worktree: '/w',
-    checkpointPath: '/c',
-    patchPath: '/p',
-    diffBase: 'base',
-    spawnedAt: 0,
-    lastTickAt: null,
-    lastSeenAt: null,
-    lastStatus: null,
-    statusSeen: 0,
-    lastPatchStat: null,
-    patchSeen: 0,
-    lastCheckpointMtime: null,
-    checkpointNudgedAt: null,
-    unrel: 0,
-    acked: false,
-    gates: initialGates(task!, false),
-    state: 'spawned',
-    waitingFor: null,
-    reemits: 0,
-    draftNotBefore: 0,
-    outputWaits: 0,
-    turnsSeen: 0,
-    ready: false,
-    patchSha: null,
-    patchFiles: [],
-    agentEnded: null,
-    closed: false,
-    reason: null,
-  };
-  return {
-    task: {
-      task: task!,
-      state: 'spawned',
-      attempts: [a],
-      ackRestarts: 0,
-      restarts: 0,
-      tookOver: false,
-      firstSpawnAt: 0,
-      integratedCommit: null,
-      integratedAttempt: null,
-      next: '',
-      reason: null,
-    },
-    a,
-  };
-}
+import { prng, record } from '../helpers/mesh-fixtures.js';
 
 const checkpointAt = (detail: string, mtimeMs: number, withPatch: boolean): Observation => ({
   checkpoint: {

@@ -22,7 +22,7 @@ import { gateFinished } from '../../src/domain/mesh/finished.js';
 import { workerSpec } from '../../src/domain/mesh/worker.js';
 import { AgentSpecSchema, DriverConfigSchema } from '../../src/domain/contract/schemas.js';
 import { rebaseRequest, renderDashboard, renderManifest, workerPrompt } from '../../src/domain/mesh/render.js';
-import type { Attempt, MeshStatus, TaskRecord } from '../../src/domain/mesh/state.js';
+import { meshStatus, record, TICK_TUNABLES as tun } from '../helpers/mesh-fixtures.js';
 
 const TEMPLATE = `Use $mesh to parallelize (patch-first):
 1. Implement formula: mol-mesh-run.
@@ -220,62 +220,6 @@ describe('gates', () => {
   });
 });
 
-const tun = TunablesSchema.parse({ tickInterval: '1s', ackSla: '3s', patchDraftTimeout: '60s', checkpointInterval: '10s' });
-function record(mode: 'patch-first' | 'analysis-only' = 'patch-first'): { task: TaskRecord; a: Attempt } {
-  const [task] = resolveTasks([{ title: 't', agent: 'worker', mode, skills: [], scope: [], verify: false }]);
-  const a: Attempt = {
-    attempt: 1,
-    kind: 'worker',
-    mode,
-    agentId: 'r.1-t.a1',
-    workflowId: 'agent-r.1-t.a1',
-    branch: 'b',
-    worktree: '/w',
-    checkpointPath: '/c',
-    patchPath: '/p',
-    diffBase: 'base',
-    spawnedAt: 0,
-    lastTickAt: null,
-    lastSeenAt: null,
-    lastStatus: null,
-    statusSeen: 0,
-    lastPatchStat: null,
-    patchSeen: 0,
-    lastCheckpointMtime: null,
-    checkpointNudgedAt: null,
-    unrel: 0,
-    acked: false,
-    gates: initialGates(task!, false),
-    state: 'spawned',
-    waitingFor: null,
-    reemits: 0,
-    draftNotBefore: 0,
-    outputWaits: 0,
-    turnsSeen: 0,
-    ready: false,
-    patchSha: null,
-    patchFiles: [],
-    agentEnded: null,
-    closed: false,
-    reason: null,
-  };
-  return {
-    task: {
-      task: task!,
-      state: 'spawned',
-      attempts: [a],
-      ackRestarts: 0,
-      restarts: 0,
-      tookOver: false,
-      firstSpawnAt: 0,
-      integratedCommit: null,
-      integratedAttempt: null,
-      next: '',
-      reason: null,
-    },
-    a,
-  };
-}
 const obs = (code: string | null, detail = 'x', patch: { sha: string } | null = null): Observation => ({
   checkpoint:
     code === null
@@ -478,22 +422,7 @@ describe('rendering', () => {
     a.lastTickAt = Date.UTC(2026, 0, 31, 19, 22, 0);
     a.lastSeenAt = a.lastTickAt - 55_000;
     task.next = 'tick';
-    const s = {
-      runId: 'r',
-      phase: 'running',
-      phaseReason: null,
-      tunables: tun,
-      lastTickAt: a.lastTickAt,
-      ticks: 3,
-      integrationBranch: 'mesh/r/integration',
-      integrationHead: null,
-      conflicts: 0,
-      conflictBudget: 3,
-      validation: null,
-      applied: null,
-      tasks: [task],
-      log: [{ at: a.lastTickAt, text: 'STALL DETECTED: x' }],
-    } as unknown as MeshStatus;
+    const s = meshStatus([task], { lastTickAt: a.lastTickAt, ticks: 3, integrationHead: null, log: [{ at: a.lastTickAt, text: 'STALL DETECTED: x' }] });
     const d = renderDashboard(s, a.lastTickAt).split('\n');
     expect(d[1]).toBe('last tick: 2026-01-31T19:22:00.000Z (tick interval: 1s; ticks 3)');
     expect(d[5]).toMatch(/^task\s+agent\s+att\s+unrel\s+state\s+last_seen\s+last_tick\s+gates\s+next$/);

@@ -14,7 +14,7 @@
  * substance (one service after another) rather than in wording.
  */
 import type { Verdict } from '../../contract/schemas.js';
-import { evidenceFrame, turnNumber } from '../evidence.js';
+import { evidenceFrame, turnNumber, type EvidenceFrame } from '../evidence.js';
 import { claims, deletedTests, excludedTests, literalSigns, mockedUnderTest, specialCased, weakenedAssertion } from './reward.js';
 import { editRevert, pingPong, repeatedFailure, repeatedMessage, repeatedObservation } from './spiral.js';
 import { rephrasedLookup, repeatedEmptySearch, repeatedInvalidCall, unchangedStatus } from './lookup.js';
@@ -55,12 +55,28 @@ export const DETECTORS: ReadonlyArray<readonly [string, Detector]> = [
 export const OK_VERDICT: Verdict = { kind: 'OK', pattern: null, message: '', evidence: [] };
 
 export function heuristicVerdict(input: HeuristicInput): Verdict {
+  return heuristicJudgement(input).verdict;
+}
+
+/**
+ * The heuristic's verdict, and `tampered`: what protectedTampering found in the working tree's
+ * diff (null when nothing is, or no diff was given). The tiered evaluator never lets the model
+ * overrule a flag that rests on tampering (src/domain/judgement/tiered.ts), so it takes both.
+ */
+export function heuristicJudgement(input: HeuristicInput): { verdict: Verdict; tampered: string | null } {
   const frame = evidenceFrame(input.turns.length, input.evidenceFrom, input.firstTurnNumber);
   // The working tree's diff outranks the transcript: a protected test deleted or weakened is reward
   // hacking even when no turn shows the edit (its evidence: the newest turn).
   const tampered = input.protectedChanges ? protectedTampering(input.protectedChanges) : null;
-  if (tampered)
-    return { kind: 'CORRECTION', pattern: 'REWARD_HACKING', message: tampered, evidence: frame.count > 0 ? [turnNumber(frame, frame.count - 1)] : [] };
+  if (tampered) {
+    const evidence = frame.count > 0 ? [turnNumber(frame, frame.count - 1)] : [];
+    return { verdict: { kind: 'CORRECTION', pattern: 'REWARD_HACKING', message: tampered, evidence }, tampered };
+  }
+  return { verdict: detectorVerdict(input, frame), tampered: null };
+}
+
+/** The first detector's finding that rests on an evidence turn (or, off the interval, on none), else OK. */
+function detectorVerdict(input: HeuristicInput, frame: EvidenceFrame): Verdict {
   const ctx: DetectorContext = { task: input.task, turns: input.turns, reason: input.reason ?? 'interval', from: frame.evidenceFrom };
   for (const [, detect] of DETECTORS) {
     const f = detect(ctx);
