@@ -94,8 +94,9 @@ export async function eventually<T>(fn: () => Promise<T>, opts: { timeoutMs?: nu
   }
 }
 
+/** Remove a scratch directory; retried, since a process that just exited (claude, codex) may still be writing into it. */
 export function cleanup(dir: string): void {
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
 }
 
 export interface Stack {
