@@ -5,6 +5,7 @@
  */
 import { ActivityFailure, allHandlersFinished, condition, continueAsNew, log, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { MeshActivities } from '../../src/domain/mesh/activity-types.js';
+import { fitMeshCarried } from '../../src/domain/mesh/carried.js';
 import type { MeshInput } from '../../src/domain/mesh/config.js';
 import { nextStep, type MeshHistory } from '../../src/domain/mesh/next-step.js';
 import { markFailed, readyReason } from '../../src/domain/mesh/policy.js';
@@ -175,6 +176,11 @@ async function continueMesh(sh: MeshShell, input: MeshInput): Promise<void> {
     `CONTINUED AS NEW after ${workflowInfo().historyLength} history events (run ${loop.continued + 1}); ${adopted.length} live attempt${adopted.length === 1 ? '' : 's'} carried`,
   );
   log.info('mesh continuing as new', { runId: s.runId, historyLength: workflowInfo().historyLength, historySize: workflowInfo().historySize });
-  const carried = { status: s, loop: { ...loop, at: 'round' as const, wake: false, continued: loop.continued + 1, adopted } };
+  const fitted = fitMeshCarried(s);
+  if (fitted.trimmed.length) {
+    const { bytesBefore, bytesAfter, trimmed } = fitted;
+    log.warn('mesh state over its byte budget: detail trimmed before continue-as-new', { runId: s.runId, bytesBefore, bytesAfter, trimmed });
+  }
+  const carried = { status: fitted.status, loop: { ...loop, at: 'round' as const, wake: false, continued: loop.continued + 1, adopted } };
   await continueAsNew<(i: MeshInput) => Promise<unknown>>({ ...input, continued: carried });
 }

@@ -8,6 +8,9 @@ import { shared } from '../contract/shared.js';
 import type { MeshLoop } from './next-step.js';
 import type { MeshStatus } from './state.js';
 
+/** Tasks in one mesh: its status (carried across continue-as-new, carried.ts) stays within its byte budget. */
+export const MESH_MAX_TASKS = 64;
+
 export const AGENT_TYPES = ['worker', 'explorer', 'orchestrator'] as const;
 export const TASK_MODES = ['analysis-only', 'patch-first', 'direct-edit'] as const;
 export type TaskMode = (typeof TASK_MODES)[number];
@@ -80,7 +83,10 @@ export const MeshInputSchema = shared('mesh/config:MeshInputSchema', () =>
       runId: z.string().regex(RUN_ID_RE, 'runId: lower-case letters, digits and "-", at most 40'),
       /** The user's repository (absolute path); its HEAD at start is the base commit. */
       repo: z.string().min(1, 'repo must not be empty'),
-      tasks: z.array(MeshTaskSchema).min(1, 'tasks: at least one task'),
+      tasks: z
+        .array(MeshTaskSchema)
+        .min(1, 'tasks: at least one task')
+        .max(MESH_MAX_TASKS, `tasks: at most ${MESH_MAX_TASKS} in one mesh (split a larger plan into several meshes)`),
       tunables: TunablesSchema.default(TunablesSchema.parse({})),
       /** How workers run (a driven agentWorkflow each). `command` workers also get WARDEN_MESH_* env. */
       driver: DriverConfigSchema,
