@@ -24,7 +24,9 @@ export type PatchId =
   /** The mesh continues as new when its history is long (workflows/mesh/loop.ts), runs from before never do. */
   | 'mesh-continue-as-new'
   /** A mesh removes the worktree and branch of a replaced attempt once its agent ended (workflows/mesh/attempts.ts). */
-  | 'mesh-attempt-cleanup';
+  | 'mesh-attempt-cleanup'
+  /** A mesh holding a rebase request for a human tells the agent of the worker with a block signal (workflows/mesh/attempts.ts). */
+  | 'mesh-rebase-hold';
 
 /** Signals one agent sends another (delegation). */
 export type AgentSignal =
