@@ -98,6 +98,12 @@ export async function sendRebase(sh: MeshShell, r: TaskRecord, a: Attempt): Prom
   const text = loop.heldRebase[key];
   if (!text) return;
   delete loop.heldRebase[key];
+  // A held worker got a block signal: the request (a steer, which ends the hold) must not overtake it.
+  const hold = sh.holds?.get(a.agentId);
+  if (hold) {
+    await hold;
+    sh.holds!.delete(a.agentId);
+  }
   if (a.agentEnded === null) {
     a.waitingFor = { what: 'rebase', sha: a.patchSha, ticks: 0 };
     a.diffBase = s.integrationHead!;
@@ -121,7 +127,8 @@ export function holdForRebase(sh: MeshShell, r: TaskRecord, a: Attempt, why: str
   if (a.agentEnded !== null || a.closed || !patched('mesh-rebase-hold')) return;
   const reason = rebaseWaitReason(sh.spec.runId, r.task.index, why);
   record(sh, `HOLDING ${a.agentId}: ${reason}`);
-  signal(sh, a.workflowId, () => getExternalWorkflowHandle(a.workflowId).signal(m.blockSignal, { reason }));
+  sh.holds ??= new Map();
+  sh.holds.set(a.agentId, signal(sh, a.workflowId, () => getExternalWorkflowHandle(a.workflowId).signal(m.blockSignal, { reason })));
 }
 
 /**
