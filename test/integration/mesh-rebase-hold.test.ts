@@ -3,7 +3,8 @@
  * processes): past the conflict budget the mesh holds the rebase request for a human and tells the
  * worker's agent with a `block` signal, so the agent shows `blocked` with the reason (in its status
  * and in `warden top`) and runs no turn; a worker SIGKILL leaves that intact; when a human resumes
- * the mesh, the rebase request (a steer) runs the agent again, it rebases, and its patch integrates.
+ * the mesh, the rebase request (a steer) runs the agent again, it rebases, and its patch integrates;
+ * a mesh cancelled instead stops the held agent, which ends `done`.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +12,7 @@ import { join } from 'node:path';
 import { expect, test } from 'vitest';
 import { cancelMesh, startMesh, waitForMesh } from '../../src/client/mesh.js';
 import { buildRow, DEFAULT_ROW_OPTIONS, parseTopStatus } from '../../src/cli/top/rows.js';
+import type { AgentStatus } from '../../src/domain/contract/status.js';
 import { recordHistory } from '../helpers/histories.js';
 import { git, gitRepo, meshInput } from '../helpers/mesh.js';
 import { eventually, useWorkerProcesses } from '../helpers/stack.js';
@@ -98,4 +100,29 @@ test('held past the conflict budget: the worker agent is blocked with the reason
   await mesh.result();
   await recordHistory(stack.server.address, mesh, 'mesh-rebase-hold');
   await recordHistory(stack.server.address, stack.warden.client.workflow.getHandle('agent-hold.beta.a1'), 'mesh-rebase-hold-worker');
+});
+
+test('held, then the mesh is cancelled: the stop ends the blocked worker agent normally (done)', async () => {
+  const repo = gitRepo({ 'shared.txt': 'one\ntwo\nthree\n' });
+  const tasks = [
+    { title: 'Set line 2 to alpha {edit shared.txt:2:alpha}', slug: 'alpha', scope: ['shared.txt'] },
+    { title: 'Set line 2 to beta {edit shared.txt:2:beta}', slug: 'beta', scope: ['shared.txt'] },
+  ];
+  stack.spawnWorker();
+  await startMesh(stack.warden, meshInput('hold2', repo, tasks, { cap: 2, conflictBudget: 0 }));
+  await waitForMesh(stack.warden, 'hold2', (s) => s.phase === 'awaiting-input', 120_000);
+  await eventually(
+    async () => {
+      const s = await stack.warden.status('hold2.beta.a1');
+      return s.state === 'blocked' ? s : undefined;
+    },
+    { what: 'the worker agent blocked', timeoutMs: 60_000 },
+  );
+  await cancelMesh(stack.warden, 'hold2', 'not today');
+  const ended = (await stack.warden.client.workflow.getHandle('agent-hold2.beta.a1').result()) as AgentStatus;
+  expect(ended.state).toBe('done');
+  expect(ended.transitions.filter((t) => t.from === 'blocked')).toEqual([
+    expect.objectContaining({ to: 'cancelling', event: 'stop', cause: 'mesh hold2: mesh cancelled: not today' }),
+  ]);
+  expect((await stack.warden.client.workflow.getHandle('mesh-hold2').result()).phase).toBe('cancelled');
 });

@@ -128,7 +128,10 @@ export function holdForRebase(sh: MeshShell, r: TaskRecord, a: Attempt, why: str
   const reason = rebaseWaitReason(sh.spec.runId, r.task.index, why);
   record(sh, `HOLDING ${a.agentId}: ${reason}`);
   sh.holds ??= new Map();
-  sh.holds.set(a.agentId, signal(sh, a.workflowId, () => getExternalWorkflowHandle(a.workflowId).signal(m.blockSignal, { reason })));
+  sh.holds.set(
+    a.agentId,
+    signal(sh, a.workflowId, () => getExternalWorkflowHandle(a.workflowId).signal(m.blockSignal, { reason })),
+  );
 }
 
 /**
