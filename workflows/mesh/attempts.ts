@@ -11,7 +11,7 @@ import { removableAttempts, type Attempt, type TaskRecord } from '../../src/doma
 import { rebaseWaitReason, workerSpec } from '../../src/domain/mesh/worker.js';
 import { agentWorkflow } from '../agent.js';
 import * as m from '../messages.js';
-import { close, hhmmss, now, record, signal, steer, type MeshShell } from './shell.js';
+import { close, hhmmss, now, record, signalSent, steer, type MeshShell } from './shell.js';
 
 // git and file work is quick: a short timeout lets a dead worker's activity be retried soon.
 export const acts = proxyActivities<MeshActivities>({ startToCloseTimeout: '20s', retry: { initialInterval: '1s', maximumAttempts: 5 } });
@@ -99,10 +99,9 @@ export async function sendRebase(sh: MeshShell, r: TaskRecord, a: Attempt): Prom
   if (!text) return;
   delete loop.heldRebase[key];
   // A held worker got a block signal: the request (a steer, which ends the hold) must not overtake it.
-  const hold = sh.holds?.get(a.agentId);
-  if (hold) {
-    await hold;
-    sh.holds!.delete(a.agentId);
+  if (sh.holds?.has(a.agentId)) {
+    await sh.holds.get(a.agentId);
+    sh.holds.delete(a.agentId);
   }
   if (a.agentEnded === null) {
     a.waitingFor = { what: 'rebase', sha: a.patchSha, ticks: 0 };
@@ -130,7 +129,7 @@ export function holdForRebase(sh: MeshShell, r: TaskRecord, a: Attempt, why: str
   sh.holds ??= new Map();
   sh.holds.set(
     a.agentId,
-    signal(sh, a.workflowId, () => getExternalWorkflowHandle(a.workflowId).signal(m.blockSignal, { reason })),
+    signalSent(sh, a.workflowId, () => getExternalWorkflowHandle(a.workflowId).signal(m.blockSignal, { reason })),
   );
 }
 

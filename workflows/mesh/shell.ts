@@ -44,14 +44,19 @@ export function publish(sh: MeshShell, phase?: MeshPhase, reason?: string | null
   setCurrentDetails(renderDashboard(s, now(), { logLines: 10 }));
 }
 
-/** Send a signal without waiting for it; the returned promise settles once it is sent (or failed, logged). */
-export function signal(sh: MeshShell, workflowId: string, send: () => Promise<void>): Promise<void> {
+/** Send a signal, counted until sent; the promise settles once it is sent (or failed, logged). */
+export function signalSent(sh: MeshShell, workflowId: string, send: () => Promise<void>): Promise<void> {
   sh.pending += 1;
   return send()
     .catch((err: unknown) => log.warn('mesh signal failed', { to: workflowId, error: String(err) }))
     .finally(() => {
       sh.pending -= 1;
     });
+}
+
+/** Send a signal without waiting for it. */
+export function signal(sh: MeshShell, workflowId: string, send: () => Promise<void>): void {
+  void signalSent(sh, workflowId, send);
 }
 
 export const steer = (sh: MeshShell, a: Attempt, text: string) =>
