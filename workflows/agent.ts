@@ -57,6 +57,7 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
   setHandler(m.compactionSignal, (p) => signal(ctx, 'compaction', p));
   setHandler(m.humanWaitSignal, (p) => signal(ctx, 'humanWait', p));
   setHandler(m.sessionSignal, (p) => signal(ctx, 'session', p));
+  setHandler(m.blockSignal, (p) => signal(ctx, 'block', p));
   setHandler(m.admitSignal, (p) => signal(ctx, 'admit', p));
   setHandler(m.childSpendSignal, (p) => signal(ctx, 'childSpend', p));
   setDefaultSignalHandler((name) => unknownSignal(ctx, name));

@@ -26,6 +26,8 @@ export const compactionSignal = defineSignal<[SignalPayload<'compaction'>?]>('co
 export const humanWaitSignal = defineSignal<[SignalPayload<'humanWait'>?]>('humanWait');
 /** The agent's own CLI ended (or resumed) its session (from its hooks): it ends `done` after a grace period. */
 export const sessionSignal = defineSignal<[SignalPayload<'session'>?]>('session');
+/** Something other than a human holds the agent (a mesh, until a worker's rebase turn): `blocked` until `end` or a steer. */
+export const blockSignal = defineSignal<[SignalPayload<'block'>?]>('block');
 /** Delegation: a parent admits a queued child when a concurrency slot opens. */
 export const admitSignal = defineSignal<[SignalPayload<'admit'>?]>('admit');
 /** Delegation: a child tells its parent what it has spent (its parent's budget covers the subtree). */
@@ -47,6 +49,7 @@ export const agentSignals: { readonly [N in SignalName]: SignalDefinition<[Signa
   compaction: compactionSignal,
   humanWait: humanWaitSignal,
   session: sessionSignal,
+  block: blockSignal,
   admit: admitSignal,
   childSpend: childSpendSignal,
 };

@@ -227,10 +227,11 @@ describe('AgentSpecSchema', () => {
 });
 
 describe('signal schemas', () => {
-  it("covers the seven signals of the contract, plus delegation's admit and childSpend, dismiss, compaction, humanWait and session (hooks)", () => {
+  it("covers the seven signals of the contract, plus delegation's admit and childSpend, dismiss, compaction, humanWait and session (hooks), and block", () => {
     expect([...SIGNAL_NAMES].sort()).toEqual([
       'abort',
       'admit',
+      'block',
       'childSpend',
       'compaction',
       'dismiss',
@@ -245,8 +246,22 @@ describe('signal schemas', () => {
     ]);
   });
 
-  // Every signal argument is optional except steer's text (steering without text means nothing).
-  const OPTIONAL_ONLY = SIGNAL_NAMES.filter((n) => n !== 'steer');
+  // Every signal argument is optional except steer's text (steering without text means nothing)
+  // and block's reason (what the agent waits for is what status and top show).
+  const OPTIONAL_ONLY = SIGNAL_NAMES.filter((n) => n !== 'steer' && n !== 'block');
+
+  it('block needs a non-empty reason; phase is start or end: refused naming the field, in zod and in its JSON Schema', () => {
+    for (const raw of [{}, { reason: '' }, { phase: 'end' }]) expect(rejects(SIGNAL_SCHEMAS.block, raw)).toMatch(/^reason: /);
+    expect(rejects(SIGNAL_SCHEMAS.block, { reason: 'x', phase: 'soon' })).toMatch(/^phase: /);
+    const ajv = new Ajv2020({ strict: false });
+    const validate = ajv.compile(jsonSchemas()['signal-block'] as object);
+    expect(validate({})).toBe(false);
+    expect(validate({ reason: '' })).toBe(false);
+    expect(validate({ reason: 'x', phase: 'soon' })).toBe(false);
+    expect(validate({ reason: 'waiting for its rebase turn' })).toBe(true);
+    expect(validate({ phase: 'end', reason: 'resumed' })).toBe(true);
+    expect(SIGNAL_SCHEMAS.block.parse({ reason: 'r'.repeat(2_000) }).reason.length).toBeLessThanOrEqual(1_000);
+  });
 
   it('steer needs non-empty text: {} and {"text": ""} are refused naming the field, in zod and in its JSON Schema', () => {
     for (const raw of [{}, { text: '' }, undefined]) expect(rejects(SIGNAL_SCHEMAS.steer, raw ?? {})).toMatch(/^text: /);

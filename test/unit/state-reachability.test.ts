@@ -69,6 +69,13 @@ const REACHED: Partial<Record<AgentState, Reached | Reached[]>> = {
       scenario: 'a parent reports it waits for its open delegated children (awaitChildren): blocked until the last one ends',
       integration: { file: 'children-blocked.test.ts', asserts: "s.state === 'blocked' && s.stateReason === 'waiting on 1 delegated child: b'" },
     },
+    {
+      by: { event: 'block', from: 'running' },
+      source: 'src/domain/agent/held.ts',
+      scenario:
+        'a block signal: a mesh holds a worker whose patch conflicts until its rebase turn (the mesh waits for a human past the conflict budget): blocked until the rebase request (a steer) arrives',
+      integration: { file: 'mesh-rebase-hold.test.ts', asserts: "s.state === 'blocked' && !s.turnRunning" },
+    },
   ],
   'paused-by-user': {
     by: { event: 'pause', from: 'running' },

@@ -3,14 +3,15 @@
  * (restart, take-over or give up: src/domain/mesh/policy.ts), failing a task, and sending a held
  * rebase request to the same agent or a new attempt.
  */
-import { ActivityFailure, ParentClosePolicy, patched, proxyActivities, startChild, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, getExternalWorkflowHandle, ParentClosePolicy, patched, proxyActivities, startChild, workflowInfo } from '@temporalio/workflow';
 import type { MeshActivities } from '../../src/domain/mesh/activity-types.js';
 import { initialGates } from '../../src/domain/mesh/gates.js';
 import { markFailed, replacement } from '../../src/domain/mesh/policy.js';
 import { removableAttempts, type Attempt, type TaskRecord } from '../../src/domain/mesh/state.js';
-import { workerSpec } from '../../src/domain/mesh/worker.js';
+import { rebaseWaitReason, workerSpec } from '../../src/domain/mesh/worker.js';
 import { agentWorkflow } from '../agent.js';
-import { close, hhmmss, now, record, steer, type MeshShell } from './shell.js';
+import * as m from '../messages.js';
+import { close, hhmmss, now, record, signalSent, steer, type MeshShell } from './shell.js';
 
 // git and file work is quick: a short timeout lets a dead worker's activity be retried soon.
 export const acts = proxyActivities<MeshActivities>({ startToCloseTimeout: '20s', retry: { initialInterval: '1s', maximumAttempts: 5 } });
@@ -97,6 +98,11 @@ export async function sendRebase(sh: MeshShell, r: TaskRecord, a: Attempt): Prom
   const text = loop.heldRebase[key];
   if (!text) return;
   delete loop.heldRebase[key];
+  // A held worker got a block signal: the request (a steer, which ends the hold) must not overtake it.
+  if (sh.holds?.has(a.agentId)) {
+    await sh.holds.get(a.agentId);
+    sh.holds.delete(a.agentId);
+  }
   if (a.agentEnded === null) {
     a.waitingFor = { what: 'rebase', sha: a.patchSha, ticks: 0 };
     a.diffBase = s.integrationHead!;
@@ -108,6 +114,23 @@ export async function sendRebase(sh: MeshShell, r: TaskRecord, a: Attempt): Prom
     close(sh, a, 'rebase needed and the agent has ended');
     await spawn(sh, r, a.kind, s.integrationHead!, text);
   }
+}
+
+/**
+ * The rebase request is held for a human (past the conflict budget): the worker's agent waits for
+ * its rebase turn, so it is told with a `block` signal and shows `blocked` with the reason (no turns,
+ * no evaluations meanwhile). The rebase request (a steer) ends that; closing the attempt stops it.
+ * Meshes started before this send nothing.
+ */
+export function holdForRebase(sh: MeshShell, r: TaskRecord, a: Attempt, why: string): void {
+  if (a.agentEnded !== null || a.closed || !patched('mesh-rebase-hold')) return;
+  const reason = rebaseWaitReason(sh.spec.runId, r.task.index, why);
+  record(sh, `HOLDING ${a.agentId}: ${reason}`);
+  sh.holds ??= new Map();
+  sh.holds.set(
+    a.agentId,
+    signalSent(sh, a.workflowId, () => getExternalWorkflowHandle(a.workflowId).signal(m.blockSignal, { reason })),
+  );
 }
 
 /**

@@ -23,6 +23,8 @@ export interface MeshShell {
   /** Signals and alerts handed over but not yet sent. */
   pending: number;
   publishedPhase: string;
+  /** Block signals to held workers (by agent id), until sent: the rebase request goes only after its block. */
+  holds?: Map<string, Promise<void>>;
 }
 
 export const hhmmss = (ms: number) => new Date(ms).toISOString().slice(11, 19);
@@ -42,11 +44,19 @@ export function publish(sh: MeshShell, phase?: MeshPhase, reason?: string | null
   setCurrentDetails(renderDashboard(s, now(), { logLines: 10 }));
 }
 
-export function signal(sh: MeshShell, workflowId: string, send: () => Promise<void>): void {
+/** Send a signal, counted until sent; the promise settles once it is sent (or failed, logged). */
+export function signalSent(sh: MeshShell, workflowId: string, send: () => Promise<void>): Promise<void> {
   sh.pending += 1;
-  void send()
+  return send()
     .catch((err: unknown) => log.warn('mesh signal failed', { to: workflowId, error: String(err) }))
-    .finally(() => (sh.pending -= 1));
+    .finally(() => {
+      sh.pending -= 1;
+    });
+}
+
+/** Send a signal without waiting for it. */
+export function signal(sh: MeshShell, workflowId: string, send: () => Promise<void>): void {
+  void signalSent(sh, workflowId, send);
 }
 
 export const steer = (sh: MeshShell, a: Attempt, text: string) =>

@@ -9,7 +9,7 @@ import { integrationOutcome, lastOutputOf, tickTask } from '../../src/domain/mes
 import { rebaseRequest, tickLine } from '../../src/domain/mesh/render.js';
 import { integrationTurn, taskState } from '../../src/domain/mesh/rules.js';
 import { activeAttempt, isOpen, type Attempt } from '../../src/domain/mesh/state.js';
-import { acts, fail, replace, sendRebase } from './attempts.js';
+import { acts, fail, holdForRebase, replace, sendRebase } from './attempts.js';
 import { alert, close, hhmmss, now, publish, record, steer, type MeshShell } from './shell.js';
 
 /** A file list for one log line: at most ~300 characters. */
@@ -150,6 +150,7 @@ export async function integrate(sh: MeshShell): Promise<void> {
       r.next = 'wait for a human';
       publish(sh, 'awaiting-input', out.reason);
       alert(sh, out.reason); // counted: the mesh does not end before it is sent
+      holdForRebase(sh, r, a, out.reason);
       return;
     }
     await sendRebase(sh, r, a);

@@ -110,5 +110,13 @@ export function turnRateLimited(ctx: AgentContext, f: { turnNumber: number; whis
 
 /** The backoff timer fired (or something else moved the agent): a still-blocked agent runs again. */
 export function retryAfterBlock(ctx: AgentContext): void {
-  if (ctx.core.s.state === 'blocked' && !ctx.core.s.waitingOnChildren) fire(ctx, 'unblock', `retrying turn ${ctx.core.s.turns + 1} after the rate limit`);
+  const { s } = ctx.core;
+  if (s.state !== 'blocked' || s.waitingOnChildren) return;
+  if (s.heldBy === undefined) {
+    fire(ctx, 'unblock', `retrying turn ${s.turns + 1} after the rate limit`);
+    return;
+  }
+  // A `block` signal holds it too (held.ts): blocked on that alone; the turn is retried when it ends.
+  s.stateReason = s.heldBy;
+  publish(ctx);
 }

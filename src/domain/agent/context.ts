@@ -26,7 +26,9 @@ export type PatchId =
   /** A mesh removes the worktree and branch of a replaced attempt once its agent ended (workflows/mesh/attempts.ts). */
   | 'mesh-attempt-cleanup'
   /** A replaced attempt whose agent ends after the mesh is ready is removed then, not only at clean-up (workflows/mesh/loop.ts). */
-  | 'mesh-removal-while-ready';
+  | 'mesh-removal-while-ready'
+  /** A mesh holding a rebase request for a human tells the agent of the worker with a block signal (workflows/mesh/attempts.ts). */
+  | 'mesh-rebase-hold';
 
 /** Signals one agent sends another (delegation). */
 export type AgentSignal =

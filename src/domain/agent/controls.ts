@@ -17,6 +17,7 @@ import { receiveChildSpend } from './rails.js';
 import { requestStop } from './stop.js';
 import { pendingCompaction } from './compaction.js';
 import { humanWait } from './human-wait.js';
+import { blockSignal, endHold } from './held.js';
 import { sessionSignal } from './session-end.js';
 import { iso, keepLast } from './state.js';
 import { publish } from './visibility.js';
@@ -47,6 +48,7 @@ export function resumeAgent(ctx: AgentContext, cause: string): boolean {
   s.awaitingCause = null;
   s.pauseReason = null;
   s.waitingOnChildren = false; // a human took over from the wait
+  s.heldBy = undefined;
   s.turnsSinceEval = 0;
   s.idleChecked = false;
   publish(ctx);
@@ -66,6 +68,8 @@ const controls: { [N in SignalName]: (ctx: AgentContext, p: Payload<N>) => void 
     // steer joins the retry's input instead of waiting one more turn.
     if (s.retryWhispers && ctx.ports.patched('steer-joins-retry')) s.retryWhispers = [...s.retryWhispers, ...takeWhispers(ctx)];
     endChildrenWait(ctx, 'steered by a human while waiting on its children');
+    // New input ends a hold (held.ts): a mesh's rebase request is the input its worker waited for.
+    if (s.heldBy !== undefined) endHold(ctx, `steered while blocked (${s.heldBy}): it runs with the new input`);
     if (s.state === 'awaiting-input' && s.awaitingCause === 'interrupt') {
       startEpoch(ctx);
       s.awaitingCause = null;
@@ -81,7 +85,8 @@ const controls: { [N in SignalName]: (ctx: AgentContext, p: Payload<N>) => void 
       return refuse(ctx, 'interrupt', "'interrupt' is not allowed while blocked (allowed: unblock, fail, heartbeat-lost, pause, stop, abort)");
     }
     if (!fire(ctx, 'interrupt', p.reason ?? 'interrupted by a human')) return;
-    s.waitingOnChildren = false; // a human took over from a wait on delegated children
+    s.waitingOnChildren = false; // a human took over from a wait on delegated children, or a hold
+    s.heldBy = undefined;
     startEpoch(ctx);
     ctx.ports.cancelTurn(); // driven: abandon the running turn; the session is kept
     s.interruptPending = true;
@@ -143,6 +148,9 @@ const controls: { [N in SignalName]: (ctx: AgentContext, p: Payload<N>) => void 
   },
   session(ctx, p) {
     sessionSignal(ctx, p);
+  },
+  block(ctx, p) {
+    blockSignal(ctx, p);
   },
   admit(ctx) {
     ctx.core.s.admitted = true;

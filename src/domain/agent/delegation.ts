@@ -117,6 +117,12 @@ export function endChildrenWait(ctx: AgentContext, cause: string): void {
   const { s } = ctx.core;
   if (!waitingOnChildren(ctx)) return;
   s.waitingOnChildren = false;
+  if (s.heldBy !== undefined) {
+    // A `block` signal holds it too (held.ts): blocked on that alone until it ends.
+    s.stateReason = s.heldBy;
+    publish(ctx);
+    return;
+  }
   s.idleFrom = ctx.ports.now();
   s.idleChecked = false;
   fire(ctx, 'unblock', cause);

@@ -35,6 +35,20 @@ export const DismissSchema = shared('contract/signal-schemas:DismissSchema', () 
 export const CompactionSchema = shared('contract/signal-schemas:CompactionSchema', () =>
   z.object({ phase: z.enum(['start', 'end']), trigger: z.string().max(64) }).partial(),
 );
+/**
+ * Something other than a human holds the agent (a mesh holds a worker until its rebase turn):
+ * `start` makes a running agent `blocked` with the reason, `end` (or a steer: new input) makes it
+ * run again. The reason is required: it is what `warden status` and `warden top` show.
+ */
+export const BlockSchema = shared('contract/signal-schemas:BlockSchema', () =>
+  z.object({
+    phase: z.enum(['start', 'end']).optional(),
+    reason: z
+      .string()
+      .min(1, 'reason must not be empty: say what the agent waits for')
+      .transform((t) => truncate(t, MAX_REASON_TEXT)),
+  }),
+);
 export const HeartbeatSchema = shared('contract/signal-schemas:HeartbeatSchema', () =>
   z.object({ at: z.string().max(64), generation: z.number().int().nonnegative() }).partial(),
 );
@@ -54,6 +68,7 @@ export const SIGNAL_SCHEMAS = shared(
       compaction: CompactionSchema,
       humanWait: HumanWaitSchema,
       session: SessionSchema,
+      block: BlockSchema,
       admit: z.object({ note: z.string().max(MAX_REASON_TEXT) }).partial(),
       childSpend: z
         .object({ agentId: z.string(), tokens: z.number().nonnegative(), costUsd: z.number().nonnegative(), turns: z.number().int().nonnegative() })

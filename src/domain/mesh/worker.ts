@@ -28,3 +28,13 @@ export function workerSpec(args: {
     parent: { agentId: `mesh-${spec.runId}`, workflowId: args.parentWorkflowId, depth: 1 },
   };
 }
+
+/**
+ * Why a worker's agent is `blocked` while the mesh holds its rebase request for a human (past the
+ * conflict budget): `waiting for its rebase turn (mesh RUN task N): the mesh waits for a human
+ * (conflict budget spent (3))`. `why` is the mesh's own reason; its first clause is kept.
+ */
+export function rebaseWaitReason(runId: string, taskIndex: number, why: string): string {
+  const first = why.split(';')[0]!.trim();
+  return `waiting for its rebase turn (mesh ${runId} task ${taskIndex})${first ? `: the mesh waits for a human (${first})` : ''}`;
+}
