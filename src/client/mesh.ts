@@ -8,7 +8,7 @@ import { resolve } from 'node:path';
 import { MeshInputSchema, type MeshInput, type MeshSpec } from '../domain/mesh/config.js';
 import type { MeshStatus } from '../domain/mesh/state.js';
 import { SEARCH_ATTRIBUTES, WardenState } from '../domain/contract/search-attributes.js';
-import { meshApplyUpdate, meshCancelSignal, meshStatusQuery } from '../../workflows/mesh/messages.js';
+import { meshApplyUpdate, meshCancelSignal, meshResumeSignal, meshStatusQuery } from '../../workflows/mesh/messages.js';
 import { AgentNotFoundError, InvalidInputError, parseOrThrow, type WardenClient } from './index.js';
 
 export const MESH_WORKFLOW_TYPE = 'meshWorkflow';
@@ -78,6 +78,20 @@ export async function applyMesh(w: WardenClient, runId: string): Promise<{ commi
 export async function cancelMesh(w: WardenClient, runId: string, reason?: string): Promise<void> {
   try {
     await w.client.workflow.getHandle(meshWorkflowId(runId)).signal(meshCancelSignal, reason ? { reason } : {});
+  } catch (err) {
+    if (notFound(err)) throw new MeshNotFoundError(runId);
+    throw err;
+  }
+}
+
+/**
+ * Answer a mesh awaiting input (its conflict budget spent): it gets another conflict budget. The
+ * mesh ignores it in any other phase. Checks the run exists first (MeshNotFoundError).
+ */
+export async function resumeMesh(w: WardenClient, runId: string, note?: string): Promise<void> {
+  await meshStatus(w, runId);
+  try {
+    await w.client.workflow.getHandle(meshWorkflowId(runId)).signal(meshResumeSignal, note ? { note } : {});
   } catch (err) {
     if (notFound(err)) throw new MeshNotFoundError(runId);
     throw err;

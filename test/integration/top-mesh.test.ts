@@ -3,16 +3,19 @@
  * workers: `top --once --json` lists them in `meshes` with their phase, task counts and reason (the
  * one awaiting input first), their workers as agents under them; after a worker SIGKILL (and a new
  * worker) they are still listed with the same counts. The terminal UI (tmux) shows the mesh rows
- * with their workers indented under them, keeps agent verbs off them, and a mesh's focus pane
- * lists its tasks.
+ * with their workers indented under them, keeps agent-only verbs off them, and a mesh's focus pane
+ * lists its tasks. The mesh keys: `a` apply and `x` cancel ask y/N first (`n` keeps the mesh as it
+ * is), `r` resumes a mesh awaiting input; apply on a mesh that is not ready shows the mesh's refusal;
+ * `x` `y` cancels (phase cancelled, read with the client), `a` `y` on the ready mesh merges its
+ * integration branch into the user's branch (read with git).
  */
 import { execa } from 'execa';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, test } from 'vitest';
-import { startMesh, waitForMesh } from '../../src/client/mesh.js';
-import { gitRepo, meshInput } from '../helpers/mesh.js';
+import { meshStatus, startMesh, waitForMesh } from '../../src/client/mesh.js';
+import { git, gitRepo, meshInput } from '../helpers/mesh.js';
 import { eventually, ROOT, useWorkerProcesses } from '../helpers/stack.js';
 
 const HOME = mkdtempSync(join(tmpdir(), 'warden-home-'));
@@ -171,16 +174,58 @@ test('meshes in top --once --json and the terminal UI, and across a worker SIGKI
   expect(lines[at]).toMatch(/^mesh-topm +◆ ready +mesh: 2\/3 integrated, 1 failed · 2 of 3 tasks through/);
   const under = lines.slice(at + 1, at + 1 + workers.length).map((l) => /^ +└ (\S+) /.exec(l)?.[1]);
   expect(under.sort()).toEqual([...workers].sort());
-  // The mesh awaiting input is the first row (selected): an agent verb is refused; Enter opens its task list.
+  // The mesh awaiting input is the first row (selected): an agent-only verb is refused; Enter opens its task list.
   expect(lines[2]).toMatch(/^mesh-budget +‼ awaiting-input +mesh: 1\/2 integrated, 1 open · conflict budget spent/);
-  await keys('r');
-  s = await screenWhere((x) => /resume: mesh-budget is a mesh, not an agent/.test(x), 'the refusal');
-  expect((await stack.warden.client.workflow.getHandle('mesh-budget').query('meshStatus')) as { phase: string }).toMatchObject({ phase: 'awaiting-input' });
+  expect(s).toMatch(/a apply {2}x cancel {2}r resume {2}⏎ focus/);
+  await keys('p');
+  s = await screenWhere((x) => /pause: mesh-budget is a mesh, not an agent/.test(x), 'the refusal');
+  expect((await meshStatus(stack.warden, 'budget')).phase).toBe('awaiting-input');
   await keys('Enter');
   s = await screenWhere((x) => /▌mesh-budget/.test(x) && /task 2 beta: needs_rebase/.test(x), 'the mesh focus pane');
   expect(s).toMatch(/phase awaiting-input — conflict budget spent \(0\)/);
   expect(s).toMatch(/task 1 alpha: integrated/);
+  expect(s).toMatch(/keys on a mesh: a apply · x cancel · r resume \(awaiting input\)/);
+  await keys('Enter');
+
+  // Apply on a mesh that is not ready: asked, then the mesh's own refusal in the status line; top goes on.
+  await keys('a');
+  await screenWhere(
+    (x) => /apply mesh-budget: merge mesh\/budget\/integration into your branch \(it is awaiting-input; apply needs it ready\)\? y\/N/.test(x),
+    'the apply question',
+  );
+  await keys('y');
+  s = await screenWhere((x) => /apply mesh-budget failed: mesh budget has open tasks \(2 needs_rebase\); apply refused/.test(x), 'the apply refusal');
+  expect(s).toMatch(/warden top · /);
+  // Cancel asks; n keeps the mesh.
+  await keys('x');
+  await screenWhere((x) => /cancel mesh-budget: stop every worker and end the mesh, merging nothing\? y\/N/.test(x), 'the cancel question');
+  await keys('n');
+  await screenWhere((x) => /cancel mesh-budget: not sent \(answered no\)/.test(x), 'the cancel kept');
+  expect((await meshStatus(stack.warden, 'budget')).phase).toBe('awaiting-input');
+  // r resumes the mesh awaiting input (another conflict budget), without a question, as for an agent.
+  await keys('r');
+  await screenWhere((x) => /resume sent to mesh budget/.test(x), 'the resume sent');
+  await waitForMesh(stack.warden, 'budget', (st) => st.log.some((l) => l.text.startsWith('RESUMED by a human')), 60_000);
+  // x then y cancels it.
+  await keys('x');
+  await screenWhere((x) => /cancel mesh-budget: stop every worker/.test(x), 'the cancel question again');
+  await keys('y');
+  await screenWhere((x) => /cancel sent to mesh budget/.test(x), 'the cancel sent');
+  expect((await waitForMesh(stack.warden, 'budget', (st) => st.phase === 'cancelled', 120_000)).phase).toBe('cancelled');
+
+  // a then y on the ready mesh: its integration branch is merged into the user's branch.
+  await keys('/mesh-topm', 'Enter');
+  s = await screenWhere((x) => /filter \/mesh-topm/.test(x) && /^mesh-topm +◆ ready/m.test(x) && /a apply {2}x cancel/.test(x), 'the ready mesh selected');
+  expect(git(repo, 'show', 'main:a.txt')).toBe('a');
+  await keys('a');
+  await screenWhere((x) => /apply mesh-topm: merge mesh\/topm\/integration into your branch\? y\/N/.test(x), 'the apply question on the ready mesh');
+  await keys('y');
+  s = await screenWhere((x) => /merged mesh\/topm\/integration into main \([0-9a-f]{12}\)/.test(x), 'the apply result', 120_000);
+  const commit = /merged mesh\/topm\/integration into main \(([0-9a-f]{12})\)/.exec(s)![1]!;
+  expect(git(repo, 'rev-parse', 'main').startsWith(commit)).toBe(true);
+  expect(git(repo, 'show', 'main:a.txt')).toBe('A');
+  expect(git(repo, 'show', 'main:b.txt')).toBe('B');
+  expect(git(repo, 'show', 'main:z.txt')).toBe('z'); // the stray task failed: nothing of it is merged
+  expect((await waitForMesh(stack.warden, 'topm', (st) => st.phase === 'applied', 60_000)).phase).toBe('applied');
   await keys('q');
-  await stack.warden.client.workflow.getHandle('mesh-topm').signal('cancel', { reason: 'test over' });
-  await stack.warden.client.workflow.getHandle('mesh-budget').signal('cancel', { reason: 'test over' });
 }, 480_000);

@@ -4,8 +4,13 @@ import {
   buildMeshRow,
   formatProgress,
   isMeshRow,
+  meshConfirmPrompt,
+  meshDeclined,
   meshFocusLines,
   meshJson,
+  meshKey,
+  meshOutcome,
+  meshPending,
   meshVerbRefusal,
   parseTopMeshStatus,
   taskCounts,
@@ -200,8 +205,70 @@ describe('mesh focus and verbs', () => {
     const lines = meshFocusLines('r1', st, null);
     expect(lines[0]).toBe('  phase ready — 1 of 2 tasks through, 1 failed');
     expect(lines).toContain('  task 2 t2: failed');
-    expect(lines.at(-1)).toMatch(/warden mesh status\|resume\|apply\|cancel r1/);
+    expect(lines.at(-1)).toBe('  keys on a mesh: a apply · x cancel · r resume (awaiting input); the other verbs act on agents (`warden mesh status r1`)');
     expect(meshFocusLines('r1', null, 'no worker')[1]).toBe('  (meshStatus query failed: no worker)');
-    expect(meshVerbRefusal('resume', 'r1')).toMatch(/^resume: mesh-r1 is a mesh, not an agent; .*warden mesh resume\|apply\|cancel r1/);
+    expect(meshVerbRefusal('pause', 'r1')).toMatch(/^pause: mesh-r1 is a mesh, not an agent; .*warden mesh resume\|apply\|cancel r1/);
+  });
+});
+
+describe('mesh keys: a apply, x cancel, r resume; the other verbs refused', () => {
+  const ready = { runId: 'r1', phase: 'ready' };
+  const waiting = { runId: 'r2', phase: 'awaiting-input' };
+  const running = { runId: 'r3', phase: 'running' };
+
+  test('a asks y/N before apply, on any phase (a mesh that is not ready refuses it itself, with its reason)', () => {
+    expect(meshKey('a', 'abort', ready, false)).toEqual({
+      kind: 'confirm',
+      action: 'apply',
+      runId: 'r1',
+      prompt: 'apply mesh-r1: merge mesh/r1/integration into your branch? y/N',
+    });
+    expect(meshKey('a', 'abort', running, false)).toEqual({
+      kind: 'confirm',
+      action: 'apply',
+      runId: 'r3',
+      prompt: 'apply mesh-r3: merge mesh/r3/integration into your branch (it is running; apply needs it ready)? y/N',
+    });
+  });
+
+  test('x asks y/N before cancel; a mesh that has ended is refused', () => {
+    for (const m of [ready, waiting, running])
+      expect(meshKey('x', 'stop', m, false)).toEqual({ kind: 'confirm', action: 'cancel', runId: m.runId, prompt: meshConfirmPrompt('cancel', m) });
+    expect(meshConfirmPrompt('cancel', ready)).toBe('cancel mesh-r1: stop every worker and end the mesh, merging nothing? y/N');
+    expect(meshKey('x', 'stop', { runId: 'r4', phase: 'cancelled' }, true)).toEqual({
+      kind: 'refuse',
+      message: 'cancel mesh-r4 refused: the mesh is cancelled; nothing to cancel',
+    });
+  });
+
+  test('r resumes a mesh awaiting input at once (no question, as for an agent); any other phase is refused', () => {
+    expect(meshKey('r', 'resume', waiting, false)).toEqual({ kind: 'act', action: 'resume', runId: 'r2' });
+    expect(meshKey('r', 'resume', running, false)).toEqual({
+      kind: 'refuse',
+      message: 'resume mesh-r3 refused: the mesh is running, not awaiting input; nothing to resume',
+    });
+    expect(meshKey('r', 'resume', ready, false)).toMatchObject({ kind: 'refuse' });
+  });
+
+  test('the agent-only verbs (steer, interrupt, pause, dismiss) stay refused, with the pointer', () => {
+    for (const [key, label] of [
+      ['s', 'steer'],
+      ['i', 'interrupt'],
+      ['p', 'pause'],
+      ['d', 'dismiss'],
+    ] as const)
+      expect(meshKey(key, label, waiting, false)).toEqual({ kind: 'refuse', message: meshVerbRefusal(label, 'r2') });
+  });
+
+  test('the status line: pending, declined, the outcome as `warden mesh` prints it, or the client error', () => {
+    expect(meshPending('apply', 'r1')).toBe('applying mesh-r1…');
+    expect(meshPending('cancel', 'r1')).toBe('cancelling mesh-r1…');
+    expect(meshDeclined('cancel', 'r1')).toBe('cancel mesh-r1: not sent (answered no)');
+    expect(meshOutcome('apply', 'r1', { ok: true, commit: '0123456789abcdef', branch: 'main' })).toBe('merged mesh/r1/integration into main (0123456789ab)');
+    expect(meshOutcome('cancel', 'r1', { ok: true })).toBe('cancel sent to mesh r1');
+    expect(meshOutcome('resume', 'r2', { ok: true })).toBe('resume sent to mesh r2');
+    expect(meshOutcome('apply', 'r3', { ok: false, error: new Error('mesh r3 is running; apply needs it ready') })).toBe(
+      'apply mesh-r3 failed: mesh r3 is running; apply needs it ready',
+    );
   });
 });

@@ -61,6 +61,14 @@ describe('verbs', () => {
       expect(statusBarLabels()).toContain(l);
   });
 
+  test('on a mesh row the status bar labels the mesh keys instead of the agent verbs', () => {
+    const bar = statusBarLabels('mesh');
+    expect(bar.startsWith('a apply  x cancel  r resume  ⏎ focus')).toBe(true);
+    expect(bar).not.toContain('abort');
+    expect(bar).not.toContain('steer');
+    expect(statusBarLabels('agent')).toBe(statusBarLabels());
+  });
+
   test('the state table decides before anything is sent', () => {
     expect(checkVerb('resume', 'awaiting-input')).toEqual({ ok: true });
     const r = checkVerb('resume', 'running');

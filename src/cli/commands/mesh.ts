@@ -1,9 +1,8 @@
 /** `warden mesh run|status|apply|cancel|resume`: many driven workers in parallel (meshWorkflow). */
 import { Option, type Command } from 'commander';
 import { readFileSync } from 'node:fs';
-import { applyMesh, cancelMesh, meshStatus, newRunId, startMesh } from '../../client/mesh.js';
+import { applyMesh, cancelMesh, meshStatus, newRunId, resumeMesh, startMesh } from '../../client/mesh.js';
 import { meshWorkflowId } from '../../client/mesh.js';
-import { meshResumeSignal } from '../../../workflows/mesh/messages.js';
 import { TunablesSchema, type MeshInput, type TunablesInput } from '../../domain/mesh/config.js';
 import { renderDashboard } from '../../domain/mesh/render.js';
 import { parseTaskFile, TaskFileError } from '../../domain/mesh/tasks.js';
@@ -260,10 +259,7 @@ export function register(program: Command): void {
     .option('--note <text>', 'a note for the monitoring log')
     .option('--json', 'print {"ok": true}')
     .action(async (runId: string, o: { note?: string }, cmd: Command) => {
-      await withClient(cmd, async (c) => {
-        await meshStatus(c, runId); // exit 3 for an unknown run
-        await c.client.workflow.getHandle(meshWorkflowId(runId)).signal(meshResumeSignal, o.note ? { note: o.note } : {});
-      });
+      await withClient(cmd, (c) => resumeMesh(c, runId, o.note)); // exit 3 for an unknown run
       if (globals(cmd).json) return printJson({ ok: true });
       print(`resume sent to mesh ${runId}`);
     });

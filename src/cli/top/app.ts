@@ -23,7 +23,8 @@ import {
 } from './rows.js';
 import { cells, headerCells, layoutColumns, longestId } from './table.js';
 import { fetchFocus, listMeshes, listRoster, MeshCache, StatusCache, type FocusDetails } from './source.js';
-import { buildMeshRow, meshFocusLines, meshVerbRefusal, type MeshEntry } from './meshes.js';
+import { buildMeshRow, meshDeclined, meshFocusLines, meshKey, meshOutcome, meshPending, meshVerbRefusal, type MeshAction, type MeshEntry } from './meshes.js';
+import { applyMesh, cancelMesh, resumeMesh } from '../../client/mesh.js';
 import { formatEvaluatorSpend } from '../../domain/judgement/tiered.js';
 
 export interface TopOptions {
@@ -41,6 +42,7 @@ type Mode =
   | { kind: 'filter' }
   | { kind: 'steer'; agentId: string; text: string }
   | { kind: 'confirm'; agentId: string; verb: Verb }
+  | { kind: 'confirm-mesh'; action: 'apply' | 'cancel'; runId: string; prompt: string }
   | { kind: 'help' };
 interface Message {
   text: string;
@@ -242,7 +244,10 @@ function HelpPane() {
     '  /  fuzzy filter (⏎ keeps it, esc clears)      < >  sort by the previous / next column      !  reverse the sort',
     '  h  show/hide finished agents      ?  this help      q  quit',
     'Default order: awaiting input, runaway cost, flagged (last verdict not OK), stuck, the rest, finished.',
-    'A live mesh is a row (mesh-<run>: phase, tasks through, reason) with its workers under it; the verbs act on agents only.',
+    'A live mesh is a row (mesh-<run>: phase, tasks through, reason) with its workers under it. On a mesh row:',
+    '  a  apply: merge its integration branch into your branch (asks y/N; a mesh not ready refuses, with its reason)',
+    '  x  cancel: stop every worker and end the mesh, merging nothing (asks y/N)      r  resume a mesh awaiting input',
+    '  the other verbs act on agents only (select a worker).',
     'A verb the state table refuses is not sent; the reason shows in the status bar. A refusal the workflow records shows too.',
   ];
   return h(
@@ -333,9 +338,33 @@ export function TopApp({ client, opts }: { client: WardenClient; opts: TopOption
     );
   };
 
+  // A mesh row's own keys: the same client calls as `warden mesh apply|cancel|resume`; the outcome,
+  // or the client's error (apply on a mesh that is not ready), goes to the status line.
+  const meshAct = (action: MeshAction, runId: string) => {
+    setMessage({ text: meshPending(action, runId), tone: 'info' });
+    const call: Promise<{ commit?: string; branch?: string }> =
+      action === 'apply'
+        ? applyMesh(client, runId)
+        : action === 'cancel'
+          ? cancelMesh(client, runId).then(() => ({}))
+          : resumeMesh(client, runId).then(() => ({}));
+    call.then(
+      (r) => {
+        setMessage({ text: meshOutcome(action, runId, { ok: true, ...r }), tone: 'ok' });
+        void feed.list();
+      },
+      (err: unknown) => setMessage({ text: meshOutcome(action, runId, { ok: false, error: err }), tone: 'error' }),
+    );
+  };
+
   const tryVerb = (verb: Verb) => {
     if (!sel) return setMessage({ text: 'no agent selected', tone: 'error' });
-    if (sel.mesh) return setMessage({ text: meshVerbRefusal(verb.label, sel.mesh.runId), tone: 'error' });
+    if (sel.mesh) {
+      const o = meshKey(verb.key, verb.label, sel.mesh, sel.finished);
+      if (o.kind === 'refuse') return setMessage({ text: o.message, tone: 'error' });
+      if (o.kind === 'confirm') return setMode({ kind: 'confirm-mesh', action: o.action, runId: o.runId, prompt: o.prompt });
+      return meshAct(o.action, o.runId);
+    }
     const check = checkVerb(verb.signal, sel.state);
     if (!check.ok) return setMessage({ text: `${verb.label} ${sel.agentId} refused: ${check.reason}`, tone: 'error' });
     if (verb.prompt) return setMode({ kind: 'steer', agentId: sel.agentId, text: '' });
@@ -386,6 +415,12 @@ export function TopApp({ client, opts }: { client: WardenClient; opts: TopOption
       setMode({ kind: 'normal' });
       if (input === 'y' || input === 'Y') send(mode.agentId, mode.verb);
       else setMessage({ text: `${mode.verb.label} ${mode.agentId} cancelled`, tone: 'info' });
+      return;
+    }
+    if (mode.kind === 'confirm-mesh') {
+      setMode({ kind: 'normal' });
+      if (input === 'y' || input === 'Y') meshAct(mode.action, mode.runId);
+      else setMessage({ text: meshDeclined(mode.action, mode.runId), tone: 'info' });
       return;
     }
     if (mode.kind === 'help') {
@@ -462,10 +497,11 @@ export function TopApp({ client, opts }: { client: WardenClient; opts: TopOption
   if (mode.kind === 'filter') prompt = line('prompt', `/${filter}▏  (⏎ keep · esc clear)`, { color: 'cyan' });
   else if (mode.kind === 'steer') prompt = line('prompt', `steer ${mode.agentId}: ${mode.text}▏  (⏎ send · esc cancel)`, { color: 'cyan' });
   else if (mode.kind === 'confirm') prompt = line('prompt', `${mode.verb.label} ${mode.agentId}? y/N`, { color: 'yellow', bold: true });
+  else if (mode.kind === 'confirm-mesh') prompt = line('prompt', mode.prompt, { color: 'yellow', bold: true });
   else if (message) prompt = line('prompt', message.text, { color: message.tone === 'error' ? 'red' : message.tone === 'ok' ? 'green' : undefined });
   else prompt = line('prompt', sel ? `${sel.agentId}: ${sel.why}` : '', { dimColor: true });
   children.push(prompt);
-  children.push(line('bar', statusBarLabels(), { inverse: true }));
+  children.push(line('bar', statusBarLabels(sel?.mesh ? 'mesh' : 'agent'), { inverse: true }));
   return h(Box, { flexDirection: 'column', width: size.cols }, children);
 }
 

@@ -146,18 +146,78 @@ export function buildMeshRow(e: MeshEntry, st: TopMeshStatus | null, error: stri
   };
 }
 
-/** The focus pane of a mesh row: the phase and its reason, then one line per task. */
+/** The focus pane of a mesh row: the phase and its reason, then one line per task, then the keys that act on it. */
 export function meshFocusLines(runId: string, st: TopMeshStatus | null, error: string | null): string[] {
   const out = [`  phase ${st?.phase ?? '?'}${st?.phaseReason ? ` — ${st.phaseReason}` : ''}`];
   if (error) out.push(`  (meshStatus query failed: ${error})`);
   for (const [i, t] of (st?.tasks ?? []).entries()) out.push(`  task ${i + 1} ${t.task.slug}: ${t.state}${t.reason ? ` — ${t.reason}` : ''}`);
-  out.push(`  verbs act on agents; for the mesh use \`warden mesh status|resume|apply|cancel ${runId}\``);
+  out.push(`  keys on a mesh: a apply · x cancel · r resume (awaiting input); the other verbs act on agents (\`warden mesh status ${runId}\`)`);
   return out;
 }
 
-/** A verb key pressed on a mesh row: agent verbs do not apply to a mesh. */
+/** An agent verb key pressed on a mesh row that has no mesh meaning: refused, with the mesh's own keys and commands. */
 export const meshVerbRefusal = (verb: string, runId: string) =>
-  `${verb}: ${meshRowId(runId)} is a mesh, not an agent; select one of its workers, or use \`warden mesh resume|apply|cancel ${runId}\``;
+  `${verb}: ${meshRowId(runId)} is a mesh, not an agent; select one of its workers, or use a apply · x cancel · r resume (\`warden mesh resume|apply|cancel ${runId}\`)`;
+
+/** What a mesh row's own keys do: the same client calls as `warden mesh apply|cancel|resume`. */
+export type MeshAction = 'apply' | 'cancel' | 'resume';
+
+/**
+ * The keys that act on a mesh row, beside the agent meaning of the same key: `a` apply (an agent's
+ * abort), `x` cancel (an agent's stop) — both end something, so both ask y/N, as abort and stop do —
+ * and `r` resume (an agent's resume: a mesh awaiting input goes on, with another conflict budget).
+ */
+export const MESH_KEYS: Readonly<Record<string, MeshAction>> = { a: 'apply', x: 'cancel', r: 'resume' };
+
+/** What a key on a mesh row does: ask y/N, act at once, be refused (with the reason), or nothing (not a verb key). */
+export type MeshKeyOutcome =
+  | { kind: 'confirm'; action: 'apply' | 'cancel'; runId: string; prompt: string }
+  | { kind: 'act'; action: 'resume'; runId: string }
+  | { kind: 'refuse'; message: string };
+
+/**
+ * A verb key (`key`, the agent verb it names `verbLabel`) pressed on a mesh row. Apply always asks,
+ * then goes to the mesh: one that is not ready refuses it with its own reason, shown as the client
+ * gives it. Cancel is refused on a mesh that has ended; resume only on a mesh awaiting input (the
+ * mesh ignores it otherwise, so it is not sent). Any other verb is an agent's: refused, with the
+ * pointer.
+ */
+export function meshKey(key: string, verbLabel: string, m: Pick<MeshInfo, 'runId' | 'phase'>, finished: boolean): MeshKeyOutcome {
+  const action = MESH_KEYS[key];
+  const id = meshRowId(m.runId);
+  if (action === 'apply') return { kind: 'confirm', action, runId: m.runId, prompt: meshConfirmPrompt('apply', m) };
+  if (action === 'cancel') {
+    if (finished) return { kind: 'refuse', message: `cancel ${id} refused: the mesh is ${m.phase}; nothing to cancel` };
+    return { kind: 'confirm', action, runId: m.runId, prompt: meshConfirmPrompt('cancel', m) };
+  }
+  if (action === 'resume') {
+    if (m.phase !== 'awaiting-input') return { kind: 'refuse', message: `resume ${id} refused: the mesh is ${m.phase}, not awaiting input; nothing to resume` };
+    return { kind: 'act', action, runId: m.runId };
+  }
+  return { kind: 'refuse', message: meshVerbRefusal(verbLabel, m.runId) };
+}
+
+/** The y/N question before apply or cancel (the status line shows it). */
+export function meshConfirmPrompt(action: 'apply' | 'cancel', m: Pick<MeshInfo, 'runId' | 'phase'>): string {
+  const id = meshRowId(m.runId);
+  if (action === 'cancel') return `cancel ${id}: stop every worker and end the mesh, merging nothing? y/N`;
+  const state = m.phase === 'ready' ? '' : ` (it is ${m.phase}; apply needs it ready)`;
+  return `apply ${id}: merge mesh/${m.runId}/integration into your branch${state}? y/N`;
+}
+
+/** The status line after the operator answered anything but y. */
+export const meshDeclined = (action: MeshAction, runId: string) => `${action} ${meshRowId(runId)}: not sent (answered no)`;
+
+/** The status line while the call is on its way. */
+export const meshPending = (action: MeshAction, runId: string) =>
+  `${action === 'apply' ? 'applying' : action === 'cancel' ? 'cancelling' : 'resuming'} ${meshRowId(runId)}…`;
+
+/** The status line after the call: what `warden mesh apply|cancel|resume` prints, or the client's error. */
+export function meshOutcome(action: MeshAction, runId: string, r: { ok: true; commit?: string; branch?: string } | { ok: false; error: unknown }): string {
+  if (!r.ok) return `${action} ${meshRowId(runId)} failed: ${r.error instanceof Error ? r.error.message : String(r.error)}`;
+  if (action === 'apply') return `merged mesh/${runId}/integration into ${r.branch ?? '?'} (${(r.commit ?? '').slice(0, 12)})`;
+  return `${action} sent to mesh ${runId}`;
+}
 
 export const isMeshRow = (r: Row): r is Row & { mesh: MeshInfo } => !!r.mesh;
 

@@ -61,7 +61,8 @@ export function refusalSince(refused: { what: string; reason: string; at: string
   return hit ? hit.reason : null;
 }
 
-/** The status bar's labels. */
-export function statusBarLabels(): string {
-  return [...VERBS.map((v) => `${v.key} ${v.label}`), '⏎ focus', '/ filter', '< > sort', 'h finished', '? help', 'q quit'].join('  ');
+/** The status bar's labels; on a mesh row, the mesh's own keys instead of the agent verbs. */
+export function statusBarLabels(row: 'agent' | 'mesh' = 'agent'): string {
+  const verbs = row === 'mesh' ? ['a apply', 'x cancel', 'r resume'] : VERBS.map((v) => `${v.key} ${v.label}`);
+  return [...verbs, '⏎ focus', '/ filter', '< > sort', 'h finished', '? help', 'q quit'].join('  ');
 }
