@@ -26,7 +26,9 @@ export type PatchId =
   /** A mesh removes the worktree and branch of a replaced attempt once its agent ended (workflows/mesh/attempts.ts). */
   | 'mesh-attempt-cleanup'
   /** A replaced attempt whose agent ends after the mesh is ready is removed then, not only at clean-up (workflows/mesh/loop.ts). */
-  | 'mesh-removal-while-ready';
+  | 'mesh-removal-while-ready'
+  /** A task's own verify command runs on its gated patch before integration (workflows/mesh/tick.ts). */
+  | 'mesh-task-check';
 
 /** Signals one agent sends another (delegation). */
 export type AgentSignal =

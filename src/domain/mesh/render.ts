@@ -199,6 +199,19 @@ export function renderDashboard(s: MeshStatus, now: number, opts: { logLines?: n
     lines.push('Warnings');
     for (const t of warned) for (const w of t.warnings!) lines.push(`- task ${t.task.index} ${t.task.slug}: ${w}`);
   }
+  const checked = s.tasks.flatMap((t) => {
+    const a = [...t.attempts].reverse().find((x) => x.check);
+    return a?.check ? [[t, a.attempt, a.check] as const] : [];
+  });
+  if (checked.length) {
+    lines.push('');
+    lines.push('Task checks');
+    for (const [t, n, c] of checked) {
+      const how = c.timedOut ? 'timed out' : `exit ${c.exitCode ?? '-'}`;
+      lines.push(`- task ${t.task.index} ${t.task.slug} attempt ${n}: ${c.passed ? 'passed' : 'failed'} (${how}${t.checkFailures ? `, ${t.checkFailures} failed` : ''}): ${c.command}`);
+      if (!c.passed && c.outputTail.trim()) lines.push(`  output: ${tail(c.outputTail.trim(), 300)}`);
+    }
+  }
   const failed = s.tasks.filter((t) => t.state === 'failed');
   if (failed.length) {
     lines.push('');
