@@ -47,7 +47,10 @@ describe('verify: yes/no, or the task check command', () => {
     [false, { verify: false, check: null }],
     [undefined, { verify: false, check: null }],
     ['npm test -- a.test.ts', { verify: false, check: { command: 'npm test -- a.test.ts', timeoutMs: TASK_CHECK_TIMEOUT_MS } }],
-    [{ command: 'pytest -q tests/test_a.py', timeoutMs: '30s' }, { verify: false, check: { command: 'pytest -q tests/test_a.py', timeoutMs: 30_000 } }],
+    [
+      { command: 'pytest -q tests/test_a.py', timeoutMs: '30s' },
+      { verify: false, check: { command: 'pytest -q tests/test_a.py', timeoutMs: 30_000 } },
+    ],
     [{ command: 'make check' }, { verify: false, check: { command: 'make check', timeoutMs: TASK_CHECK_TIMEOUT_MS } }],
   ])('%j', (verify, want) => {
     expect(tasksOf(verify as MeshTaskInput['verify'])[0]).toMatchObject(want);
@@ -149,7 +152,10 @@ describe('the check on a gated patch', () => {
     a.ready = true;
     a.gatedSha = 'p2';
     const x = checkOutcome(r, a, failed, 2, { checkAttempts: 2 });
-    expect(x).toEqual({ kind: 'fail', reason: "gate V failed: the task's check `npm test` failed 2 times (exit 1: expected right, got wrong); not integrated" });
+    expect(x).toEqual({
+      kind: 'fail',
+      reason: "gate V failed: the task's check `npm test` failed 2 times (exit 1: expected right, got wrong); not integrated",
+    });
     markFailed(r, (x as { reason: string }).reason);
     expect(r.failedGate).toBe('V');
     expect(a.check).toMatchObject({ sha: 'p2', passed: false, outputTail: failed.outputTail });
@@ -162,7 +168,10 @@ describe('waiting for a new patch after a failed check', () => {
     checkpoint: {
       exists: true,
       mtimeMs: 1,
-      parse: { ok: true, checkpoint: { statusCode: 'done', statusDetail: 'x', plan: ['a', 'b', 'c', 'd', 'e'], intendedFiles: [], blockers: [], artifacts: [] } },
+      parse: {
+        ok: true,
+        checkpoint: { statusCode: 'done', statusDetail: 'x', plan: ['a', 'b', 'c', 'd', 'e'], intendedFiles: [], blockers: [], artifacts: [] },
+      },
     },
     patch: { exists: true, size: 10, mtimeMs: 1, sha, unified: true, files: ['a.txt'], by: 'worker' },
     lastTurn: { text: 'x', at: null },

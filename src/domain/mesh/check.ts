@@ -33,10 +33,7 @@ export function checkInput(r: TaskRecord, a: Attempt): VerifyInput {
 /** The activity's start-to-close timeout: the command's, plus time for the kill grace and git. */
 export const checkActivityTimeoutMs = (r: TaskRecord): number => r.task.check!.timeoutMs + 60_000;
 
-export type CheckOutcome =
-  | { kind: 'pass'; log: string }
-  | { kind: 'retry'; log: string; steer: string }
-  | { kind: 'fail'; reason: string };
+export type CheckOutcome = { kind: 'pass'; log: string } | { kind: 'retry'; log: string; steer: string } | { kind: 'fail'; reason: string };
 
 const tailOf = (text: string): string => (text.length <= VERIFY_WHISPER_TAIL_CHARS ? text : `…${text.slice(-VERIFY_WHISPER_TAIL_CHARS)}`);
 const how = (out: Pick<VerifyOutput, 'exitCode' | 'timedOut'>): string =>
@@ -47,7 +44,13 @@ const how = (out: Pick<VerifyOutput, 'exitCode' | 'timedOut'>): string =>
  * failure: not ready any more, wait for a new patch draft (`waitingFor: check`, the patch draft
  * timeout), or past the bound fail the task.
  */
-export function checkOutcome(r: TaskRecord, a: Attempt, out: Pick<VerifyOutput, 'exitCode' | 'passed' | 'timedOut' | 'outputTail'>, now: number, t: Partial<Pick<Tunables, 'checkAttempts'>>): CheckOutcome {
+export function checkOutcome(
+  r: TaskRecord,
+  a: Attempt,
+  out: Pick<VerifyOutput, 'exitCode' | 'passed' | 'timedOut' | 'outputTail'>,
+  now: number,
+  t: Partial<Pick<Tunables, 'checkAttempts'>>,
+): CheckOutcome {
   const command = r.task.check!.command;
   a.check = { command, sha: checkedSha(a), passed: out.passed, exitCode: out.exitCode, timedOut: out.timedOut, outputTail: out.outputTail, at: now };
   a.gates.V = out.passed ? 'ok' : 'fail';
@@ -57,7 +60,10 @@ export function checkOutcome(r: TaskRecord, a: Attempt, out: Pick<VerifyOutput, 
   const bound = t.checkAttempts ?? CHECK_ATTEMPTS;
   const lastLine = out.outputTail.trim().split('\n').at(-1)?.slice(0, 200) ?? '';
   if (failures >= bound)
-    return { kind: 'fail', reason: `gate V failed: the task's check \`${command}\` failed ${failures} times (${how(out)}${lastLine ? `: ${lastLine}` : ''}); not integrated` };
+    return {
+      kind: 'fail',
+      reason: `gate V failed: the task's check \`${command}\` failed ${failures} times (${how(out)}${lastLine ? `: ${lastLine}` : ''}); not integrated`,
+    };
   a.ready = false;
   a.gatedSha = null;
   a.state = 'needs_reemit';

@@ -41,7 +41,9 @@ export const MeshTaskSchema = shared('mesh/config:MeshTaskSchema', () =>
             z
               .object({
                 command: z.string().trim().min(1, 'verify.command must not be empty').max(2_000, 'verify.command is longer than 2,000 characters'),
-                timeoutMs: DurationSchema.pipe(z.number().int().min(1_000, 'verify.timeoutMs: at least 1s').max(3_600_000, 'verify.timeoutMs: at most 1h')).optional(),
+                timeoutMs: DurationSchema.pipe(
+                  z.number().int().min(1_000, 'verify.timeoutMs: at least 1s').max(3_600_000, 'verify.timeoutMs: at most 1h'),
+                ).optional(),
               })
               .strict(),
           ],

@@ -208,7 +208,9 @@ export function renderDashboard(s: MeshStatus, now: number, opts: { logLines?: n
     lines.push('Task checks');
     for (const [t, n, c] of checked) {
       const how = c.timedOut ? 'timed out' : `exit ${c.exitCode ?? '-'}`;
-      lines.push(`- task ${t.task.index} ${t.task.slug} attempt ${n}: ${c.passed ? 'passed' : 'failed'} (${how}${t.checkFailures ? `, ${t.checkFailures} failed` : ''}): ${c.command}`);
+      lines.push(
+        `- task ${t.task.index} ${t.task.slug} attempt ${n}: ${c.passed ? 'passed' : 'failed'} (${how}${t.checkFailures ? `, ${t.checkFailures} failed` : ''}): ${c.command}`,
+      );
       if (!c.passed && c.outputTail.trim()) lines.push(`  output: ${tail(c.outputTail.trim(), 300)}`);
     }
   }
