@@ -27,7 +27,7 @@ export type PatchId =
   | 'mesh-attempt-cleanup'
   /** A replaced attempt whose agent ends after the mesh is ready is removed then, not only at clean-up (workflows/mesh/loop.ts). */
   | 'mesh-removal-while-ready'
-  /** A task's own verify command runs on its gated patch before integration (workflows/mesh/tick.ts). */
+  /** The verify command of a mesh task runs on its gated patch before integration (workflows/mesh/tick.ts). */
   | 'mesh-task-check';
 
 /** Signals one agent sends another (delegation). */
