@@ -5,7 +5,7 @@ import { checkDue, checkInput, checkOutcome, CHECK_ATTEMPTS } from '../../src/do
 import { MeshInputSchema, resolveTasks, TASK_CHECK_TIMEOUT_MS, TunablesSchema, type MeshTaskInput } from '../../src/domain/mesh/config.js';
 import { initialGates } from '../../src/domain/mesh/gates.js';
 import { failedGateOf, markFailed } from '../../src/domain/mesh/policy.js';
-import { renderDashboard } from '../../src/domain/mesh/render.js';
+import { renderDashboard, renderManifest, workerPrompt } from '../../src/domain/mesh/render.js';
 import { tickAttempt, type Observation } from '../../src/domain/mesh/rules.js';
 import type { Attempt, MeshStatus, TaskRecord } from '../../src/domain/mesh/state.js';
 import { parseTaskFile } from '../../src/domain/mesh/tasks.js';
@@ -198,4 +198,16 @@ test('the dashboard shows each task check: command, passed, exit code, the outpu
   checkOutcome(r, a, { exitCode: 1, passed: false, timedOut: false, outputTail: 'expected right\n' }, 0, {});
   const s = { runId: 'r', phase: 'running', tasks: [r], log: [], tunables: TunablesSchema.parse({}), spend: {} } as unknown as MeshStatus;
   expect(renderDashboard(s, 0)).toContain('Task checks\n- task 1 1-t attempt 1: failed (exit 1, 1 failed): npm test\n  output: expected right');
+});
+
+test('the worker is told its check, and the manifest lists it', () => {
+  const { r, a } = record({ command: 'npm test -- a.test.ts', timeoutMs: '2m' });
+  const tunables = TunablesSchema.parse({});
+  expect(workerPrompt({ runId: 'r', task: r.task, attempt: a, base: 'abc', tunables })).toContain(
+    'Check: warden runs `npm test -- a.test.ts` in your worktree before your patch is integrated; make it pass.',
+  );
+  expect(renderManifest({ runId: 'r', repo: '/repo', base: 'abc', userBranch: 'main', tasks: [r.task], tunables, driver: 'command' })).toContain(
+    '   - Verify: npm test -- a.test.ts (run by warden before integration, timeout 2m)',
+  );
+  expect(workerPrompt({ runId: 'r', task: record(true).r.task, attempt: a, base: 'abc', tunables })).not.toContain('Check:');
 });
