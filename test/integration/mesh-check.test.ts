@@ -6,7 +6,7 @@
  * bound (the `checkAttempts` tunable), its check's output in the status and on the dashboard.
  */
 import { execa } from 'execa';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
@@ -91,5 +91,35 @@ describe('mesh task checks', () => {
     await handle.signal('cancel', { reason: 'test over' });
     await handle.result();
     await recordHistory(stack.server.address, handle, process.env.WARDEN_HISTORY_NAME ?? 'mesh-task-check');
+  });
+
+  test('a cancel during a slow check cancels it: its process group is killed, nothing is integrated', async () => {
+    const repo = gitRepo({ 'a.txt': 'a\n' });
+    const runs = join(mkdtempSync(join(tmpdir(), 'warden-check-runs-')), 'runs.log');
+    const check = `echo started >> ${runs}; sleep 300; echo finished >> ${runs}`;
+    await startMesh(stack.warden, meshInput('vcancel', repo, [{ title: 'Uppercase a {edit a.txt:1:A}', slug: 'upper-a', verify: check }]));
+    await waitForMesh(stack.warden, 'vcancel', (s) => s.log.some((e) => e.text.startsWith('CHECK task 1')), 120_000);
+    for (let i = 0; i < 100 && !existsSync(runs); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(readFileSync(runs, 'utf8')).toBe('started\n');
+    const handle = stack.warden.client.workflow.getHandle('mesh-vcancel');
+    await handle.signal('cancel', { reason: 'test over' });
+    const done = await waitForMesh(stack.warden, 'vcancel', (s) => s.phase === 'cancelled', 120_000);
+    const log = done.log.map((e) => e.text);
+    expect(log).toContain('CHECK CANCELLED task 1 vcancel.upper-a.a1: the mesh is cancelled');
+    expect(done.tasks.map((t) => [t.state, t.reason])).toEqual([['failed', 'cancelled: test over']]);
+    expect(done.tasks[0]!.attempts[0]!.check ?? null).toBeNull();
+    expect(integrated(repo, 'vcancel')).toEqual([]);
+    // The check's shell is gone (killed with its group), and it never finished.
+    let left = '';
+    for (let i = 0; i < 50; i++) {
+      left = (await execa('ps', ['-eo', 'args'])).stdout
+        .split('\n')
+        .filter((l) => l.includes(runs))
+        .join('\n');
+      if (!left) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(left).toBe('');
+    expect(readFileSync(runs, 'utf8')).toBe('started\n');
   });
 });

@@ -2,7 +2,7 @@
  * One tick (observe every live attempt, enforce the tick rules) and integration in task order.
  * The policy is src/domain/mesh/policy.ts and rules.ts; this file runs the actions they return.
  */
-import { ActivityFailure, patched, proxyActivities, sleep } from '@temporalio/workflow';
+import { ActivityFailure, CancellationScope, condition, isCancellation, patched, proxyActivities, sleep } from '@temporalio/workflow';
 import type { WardenActivities } from '../../src/domain/contract/activity-types.js';
 import { isTerminal, type AgentState } from '../../src/domain/contract/states.js';
 import type { ObserveTarget } from '../../src/domain/mesh/activity-types.js';
@@ -167,8 +167,8 @@ export async function integrate(sh: MeshShell): Promise<void> {
 /**
  * The task's own check (its `verify` command) on a gated patch, in the attempt's worktree, through
  * the done-claim activity (timeout, output tail, the operator's environment, stale runs killed). It
- * heartbeats: a warden worker that dies mid-check is noticed and the check runs again. The decision
- * is src/domain/mesh/check.ts.
+ * heartbeats: a warden worker that dies mid-check is noticed and the check runs again; a cancel of
+ * the mesh cancels it. The decision is src/domain/mesh/check.ts.
  */
 async function taskCheck(sh: MeshShell, r: TaskRecord, a: Attempt): Promise<void> {
   const { verifyDone } = proxyActivities<Pick<WardenActivities, 'verifyDone'>>({
@@ -178,10 +178,21 @@ async function taskCheck(sh: MeshShell, r: TaskRecord, a: Attempt): Promise<void
   });
   record(sh, `CHECK task ${r.task.index} ${a.agentId}: ${r.task.check!.command}`);
   r.next = 'check';
+  // A cancel of the mesh cancels the check (its process group is killed); the attempt stays unchecked.
+  const scope = new CancellationScope();
+  let settled = false;
+  const running = scope.run(() => verifyDone(checkInput(r, a)));
+  running.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  await condition(() => settled || sh.loop.cancel !== null);
+  if (!settled) scope.cancel();
   let out: Parameters<typeof checkOutcome>[2];
   try {
-    out = await verifyDone(checkInput(r, a));
+    out = await running;
   } catch (err) {
+    if (isCancellation(err)) return record(sh, `CHECK CANCELLED task ${r.task.index} ${a.agentId}: the mesh is cancelled`);
     const why = err instanceof ActivityFailure ? (err.cause?.message ?? err.message) : String(err);
     out = { exitCode: null, passed: false, timedOut: false, outputTail: `warden could not run the check: ${why}` };
   }
