@@ -2,13 +2,15 @@
  * One tick (observe every live attempt, enforce the tick rules) and integration in task order.
  * The policy is src/domain/mesh/policy.ts and rules.ts; this file runs the actions they return.
  */
-import { sleep } from '@temporalio/workflow';
+import { ActivityFailure, CancellationScope, condition, isCancellation, patched, proxyActivities, sleep } from '@temporalio/workflow';
+import type { WardenActivities } from '../../src/domain/contract/activity-types.js';
 import { isTerminal, type AgentState } from '../../src/domain/contract/states.js';
 import type { ObserveTarget } from '../../src/domain/mesh/activity-types.js';
+import { checkActivityTimeoutMs, checkDue, checkInput, checkOutcome } from '../../src/domain/mesh/check.js';
 import { integrationOutcome, lastOutputOf, tickTask } from '../../src/domain/mesh/policy.js';
 import { rebaseRequest, tickLine } from '../../src/domain/mesh/render.js';
 import { integrationTurn, taskState } from '../../src/domain/mesh/rules.js';
-import { activeAttempt, isOpen, type Attempt } from '../../src/domain/mesh/state.js';
+import { activeAttempt, isOpen, type Attempt, type TaskRecord } from '../../src/domain/mesh/state.js';
 import { acts, fail, holdForRebase, replace, sendRebase } from './attempts.js';
 import { alert, close, hhmmss, now, publish, record, steer, type MeshShell } from './shell.js';
 
@@ -72,13 +74,18 @@ export async function tick(sh: MeshShell): Promise<void> {
       a.agentNote = o.agentNote ?? null;
       record(sh, a.agentNote ? `AGENT NEEDS A HUMAN task ${r.task.index} ${a.agentId}: ${a.agentNote}` : `AGENT RESUMED task ${r.task.index} ${a.agentId}`);
     }
-    if (a.ready) continue; // finished and gated: waiting for its turn
+    if (a.ready) {
+      // Finished and gated: waiting for its turn (or for its task check, if the last one could not run).
+      if (checkDue(r, a) && patched('mesh-task-check')) await taskCheck(sh, r, a);
+      continue;
+    }
     for (const x of tickTask(r, a, o, now(), t)) {
       if (x.kind === 'log') record(sh, x.text);
       else if (x.kind === 'steer') steer(sh, a, x.text);
       else if (x.kind === 'replace') await replace(sh, r, a, x.how, x.reason);
       else fail(sh, r, x.reason);
     }
+    if (checkDue(r, a) && patched('mesh-task-check')) await taskCheck(sh, r, a);
     const turn = integrationTurn(s.tasks);
     const cur = activeAttempt(r) ?? a;
     if (isOpen(r))
@@ -90,7 +97,7 @@ export async function tick(sh: MeshShell): Promise<void> {
               ? 'integrate'
               : `integrate after task ${turn}`
             : a.waitingFor
-              ? `await ${a.waitingFor.what}`
+              ? `await ${a.waitingFor.what === 'check' ? 'a new patch (check failed)' : a.waitingFor.what}`
               : a.acked
                 ? 'tick'
                 : `ack by ${hhmmss(a.spawnedAt + t.ackSla)}`;
@@ -103,7 +110,7 @@ export async function integrate(sh: MeshShell): Promise<void> {
   for (let turn = integrationTurn(s.tasks); turn !== null; turn = integrationTurn(s.tasks)) {
     const r = s.tasks[turn - 1]!;
     const a = activeAttempt(r);
-    if (!a?.ready || s.phase === 'awaiting-input') return;
+    if (!a?.ready || s.phase === 'awaiting-input' || (checkDue(r, a) && patched('mesh-task-check'))) return;
     if (a.mode === 'analysis-only') {
       [r.state, r.next] = ['done', '-'];
       close(sh, a, 'done');
@@ -155,5 +162,47 @@ export async function integrate(sh: MeshShell): Promise<void> {
     }
     await sendRebase(sh, r, a);
     return;
+  }
+}
+
+/**
+ * The task's own check (its `verify` command) on a gated patch, in the attempt's worktree, through
+ * the done-claim activity (timeout, output tail, the operator's environment, stale runs killed). It
+ * heartbeats: a warden worker that dies mid-check is noticed and the check runs again; a cancel of
+ * the mesh cancels it. The decision is src/domain/mesh/check.ts.
+ */
+async function taskCheck(sh: MeshShell, r: TaskRecord, a: Attempt): Promise<void> {
+  const { verifyDone } = proxyActivities<Pick<WardenActivities, 'verifyDone'>>({
+    startToCloseTimeout: checkActivityTimeoutMs(r),
+    heartbeatTimeout: '15s',
+    retry: { maximumAttempts: 3, initialInterval: '1s' },
+  });
+  record(sh, `CHECK task ${r.task.index} ${a.agentId}: ${r.task.check!.command}`);
+  r.next = 'check';
+  // A cancel of the mesh cancels the check (its process group is killed); the attempt stays unchecked.
+  const scope = new CancellationScope();
+  let settled = false;
+  const running = scope.run(() => verifyDone(checkInput(r, a)));
+  running.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  await condition(() => settled || sh.loop.cancel !== null);
+  if (!settled) scope.cancel();
+  let out: Parameters<typeof checkOutcome>[2];
+  try {
+    out = await running;
+  } catch (err) {
+    if (isCancellation(err)) return record(sh, `CHECK CANCELLED task ${r.task.index} ${a.agentId}: the mesh is cancelled`);
+    const why = err instanceof ActivityFailure ? (err.cause?.message ?? err.message) : String(err);
+    out = { exitCode: null, passed: false, timedOut: false, outputTail: `warden could not run the check: ${why}` };
+  }
+  if (a.closed || !isOpen(r)) return;
+  const x = checkOutcome(r, a, out, now(), sh.s.tunables);
+  if (x.kind === 'fail') return fail(sh, r, x.reason);
+  record(sh, x.log);
+  if (x.kind === 'retry') {
+    steer(sh, a, x.steer);
+    r.next = 'await a new patch (check failed)';
   }
 }

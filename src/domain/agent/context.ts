@@ -28,7 +28,9 @@ export type PatchId =
   /** A replaced attempt whose agent ends after the mesh is ready is removed then, not only at clean-up (workflows/mesh/loop.ts). */
   | 'mesh-removal-while-ready'
   /** A mesh holding a rebase request for a human tells the agent of the worker with a block signal (workflows/mesh/attempts.ts). */
-  | 'mesh-rebase-hold';
+  | 'mesh-rebase-hold'
+  /** The verify command of a mesh task runs on its gated patch before integration (workflows/mesh/tick.ts). */
+  | 'mesh-task-check';
 
 /** Signals one agent sends another (delegation). */
 export type AgentSignal =

@@ -31,8 +31,28 @@ export const MeshTaskSchema = shared('mesh/config:MeshTaskSchema', () =>
       /** Path globs the patch may touch; empty or absent: unconstrained. */
       scope: z.array(z.string().min(1)).default([]),
       doneWhen: z.string().max(2_000).optional(),
-      /** Gate V requested for this task (the mesh's validation command runs on the integrated result). */
-      verify: z.boolean().default(false),
+      /**
+       * Gate V for this task: `true` asks for the mesh's validation command on the integrated
+       * result; a command (or `{command, timeoutMs}`) is the task's own check, run by warden in the
+       * attempt's worktree before its patch is integrated.
+       */
+      verify: z
+        .union(
+          [
+            z.boolean(),
+            z.string().trim().min(1, 'verify: the command must not be empty').max(2_000, 'verify: the command is longer than 2,000 characters'),
+            z
+              .object({
+                command: z.string().trim().min(1, 'verify.command must not be empty').max(2_000, 'verify.command is longer than 2,000 characters'),
+                timeoutMs: DurationSchema.pipe(
+                  z.number().int().min(1_000, 'verify.timeoutMs: at least 1s').max(3_600_000, 'verify.timeoutMs: at most 1h'),
+                ).optional(),
+              })
+              .strict(),
+          ],
+          { error: (iss) => (iss.code === 'invalid_union' ? 'verify: yes/no (true/false), a command, or {command, timeoutMs}' : undefined) },
+        )
+        .default(false),
     })
     .strict(),
 );
@@ -48,7 +68,25 @@ export interface MeshTask {
   mode: TaskMode;
   scope: string[];
   doneWhen: string | null;
+  /** The mesh's validation command requested for this task (gate V after integration). */
   verify: boolean;
+  /** The task's own check: run in the attempt's worktree before its patch is integrated (absent in older runs). */
+  check?: TaskCheck | null;
+}
+
+/** A task's definition-of-done command and its timeout. */
+export interface TaskCheck {
+  command: string;
+  timeoutMs: number;
+}
+/** A task check's timeout when the task gives none. */
+export const TASK_CHECK_TIMEOUT_MS = 600_000;
+
+/** `verify` as given → whether the mesh's validation is asked for, and the task's own check. */
+export function taskVerify(v: z.output<typeof MeshTaskSchema>['verify']): { verify: boolean; check: TaskCheck | null } {
+  if (typeof v === 'boolean') return { verify: v, check: null };
+  if (typeof v === 'string') return { verify: false, check: { command: v, timeoutMs: TASK_CHECK_TIMEOUT_MS } };
+  return { verify: false, check: { command: v.command, timeoutMs: v.timeoutMs ?? TASK_CHECK_TIMEOUT_MS } };
 }
 
 const tick = shared('mesh/config:tick', () => z.union([z.literal('off'), DurationSchema.pipe(z.number().int().min(1_000, 'tickInterval: at least 1s'))]));
@@ -69,6 +107,8 @@ export const TunablesSchema = shared('mesh/config:TunablesSchema', () =>
       hedgeBudget: z.number().int().min(1).max(8).default(1),
       stallThreshold: z.number().int().min(2).max(100).default(2),
       missingArtifactStrikes: z.number().int().min(0).max(10).default(1),
+      /** Failed task checks (a task's `verify` command) before the task fails with gate V. */
+      checkAttempts: z.number().int().min(1).max(20).default(3),
     })
     .strict(),
 );
@@ -139,7 +179,7 @@ export function resolveTasks(tasks: readonly z.output<typeof MeshTaskSchema>[]):
       mode: t.mode ?? (t.agent === 'explorer' ? 'analysis-only' : 'patch-first'),
       scope: t.scope,
       doneWhen: t.doneWhen ?? null,
-      verify: t.verify,
+      ...taskVerify(t.verify),
     };
   });
 }

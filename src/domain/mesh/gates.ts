@@ -6,7 +6,8 @@
  *   D draft        the patch draft exists and is a unified diff (a `diff --git` line)
  *   P patch        the diff applies cleanly to the integration branch
  *   S scope        touched files are within the task's scope globs (when it has any)
- *   V verification the validation command passed on the integrated result (when requested)
+ *   V verification the task's own check passed on its patch before integration (a `verify` command,
+ *                  src/domain/mesh/check.ts), or the validation command passed on the integrated result
  * Profiles: analysis-only needs A+O (+V); patch-first needs A+O+D+P (+S if scoped, +V if requested).
  */
 import type { MeshTask } from './config.js';

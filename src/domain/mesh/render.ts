@@ -43,6 +43,7 @@ export function renderManifest(args: {
       `   - Mode: ${x.mode}`,
       `   - Scope: ${x.scope.length ? x.scope.join(', ') : 'unconstrained'}`,
       `   - Done when: ${x.doneWhen ?? '(not given)'}`,
+      ...(x.check ? [`   - Verify: ${x.check.command} (run by warden before integration, timeout ${dur(x.check.timeoutMs)})`] : []),
     ]),
     '',
     '## Caps, budgets, timeouts',
@@ -102,6 +103,7 @@ export function workerPrompt(args: { runId: string; task: MeshTask; attempt: Att
     `- ${task.title}`,
     `Scope: ${task.scope.length ? task.scope.join(', ') : 'unconstrained'}${task.scope.length ? ' (touch nothing else)' : ''}`,
     ...(task.doneWhen ? [`Done when: ${task.doneWhen}`] : []),
+    ...(task.check ? [`Check: warden runs \`${task.check.command}\` in your worktree before your patch is integrated; make it pass.`] : []),
     `Skills: ${task.skills.length ? task.skills.join(', ') : 'none'}`,
     ...(args.rebaseNote ? ['', args.rebaseNote] : []),
     '',
@@ -198,6 +200,21 @@ export function renderDashboard(s: MeshStatus, now: number, opts: { logLines?: n
     lines.push('');
     lines.push('Warnings');
     for (const t of warned) for (const w of t.warnings!) lines.push(`- task ${t.task.index} ${t.task.slug}: ${w}`);
+  }
+  const checked = s.tasks.flatMap((t) => {
+    const a = [...t.attempts].reverse().find((x) => x.check);
+    return a?.check ? [[t, a.attempt, a.check] as const] : [];
+  });
+  if (checked.length) {
+    lines.push('');
+    lines.push('Task checks');
+    for (const [t, n, c] of checked) {
+      const how = c.timedOut ? 'timed out' : `exit ${c.exitCode ?? '-'}`;
+      lines.push(
+        `- task ${t.task.index} ${t.task.slug} attempt ${n}: ${c.passed ? 'passed' : 'failed'} (${how}${t.checkFailures ? `, ${t.checkFailures} failed` : ''}): ${c.command}`,
+      );
+      if (!c.passed && c.outputTail.trim()) lines.push(`  output: ${tail(c.outputTail.trim(), 300)}`);
+    }
   }
   const failed = s.tasks.filter((t) => t.state === 'failed');
   if (failed.length) {

@@ -10,8 +10,8 @@
  *    `stallThreshold` × the tick interval of wall-clock time since the tick that last saw a change
  *    → STALL DETECTED, restart (take over after the patch draft timeout). Time, not tick counts:
  *    the extra ticks a wake-up causes never count. (Runs from before this rule count ticks.)
- *  - Waiting for a changed output after a rebase request (the patch draft timeout) or a re-emit
- *    request (the stall time): past it, the task fails with the reason.
+ *  - Waiting for a changed output after a rebase request or a failed task check (the patch draft
+ *    timeout) or a re-emit request (the stall time): past it, the task fails with the reason.
  *  - Patch draft timeout: no patch draft that long after the task's first spawn → cancel and take
  *    over with a direct-edit attempt (unless continueWaiting).
  *  - Waiting for feedback: nobody in the mesh answers it, so a `waiting_for_feedback` status
@@ -49,9 +49,9 @@ export interface Observation {
   turns?: number | null;
 }
 
-/** What a re-emit or rebase must change: the patch draft (rebase), or the patch or the checkpoint (re-emit). */
-export function outputMark(what: 'rebase' | 'reemit', obs: Observation): string | null {
-  return what === 'rebase' ? obs.patch.sha : `${obs.patch.sha}@${obs.checkpoint.mtimeMs}@${obs.turns ?? ''}`;
+/** What a re-emit or rebase must change: the patch draft (rebase, a failed task check), or the patch or the checkpoint (re-emit). */
+export function outputMark(what: 'rebase' | 'reemit' | 'check', obs: Observation): string | null {
+  return what !== 'reemit' ? obs.patch.sha : `${obs.patch.sha}@${obs.checkpoint.mtimeMs}@${obs.turns ?? ''}`;
 }
 
 export type TickAction =
@@ -177,7 +177,7 @@ export function tickAttempt(task: TaskRecord, a: Attempt, obs: Observation, now:
         a.waitingFor.ticks += 1;
         a.waitingFor.since ??= now;
         const waited = now - a.waitingFor.since;
-        const budget = a.waitingFor.what === 'rebase' ? t.patchDraftTimeout : stallAfterMs(t);
+        const budget = a.waitingFor.what === 'reemit' ? stallAfterMs(t) : t.patchDraftTimeout;
         // A re-emit that is not coming (the agent ended, or the wait is over) does not throw a correct patch away: the gates decide.
         if (a.waitingFor.what === 'reemit' && onlyOutputMissing(a) && (a.agentEnded !== null || waited >= budget)) {
           a.waitingFor = null;
@@ -189,7 +189,9 @@ export function tickAttempt(task: TaskRecord, a: Attempt, obs: Observation, now:
             reason:
               a.waitingFor.what === 'rebase'
                 ? `no new patch ${secs(waited)} after the rebase request (the agent kept the patch that did not apply; limit: the patch draft timeout, ${secs(budget)})`
-                : `no re-emitted output ${secs(waited)} after the request (limit ${secs(budget)})`,
+                : a.waitingFor.what === 'check'
+                  ? `gate V failed: no new patch ${secs(waited)} after the task's check failed (limit: the patch draft timeout, ${secs(budget)})`
+                  : `no re-emitted output ${secs(waited)} after the request (limit ${secs(budget)})`,
           };
         return { kind: 'none' };
       }

@@ -54,9 +54,9 @@ export interface Attempt {
   acked: boolean;
   gates: Gates;
   state: MeshTaskState;
-  /** The patch sha when a rebase or re-emit was requested: the next one must differ. */
+  /** The patch sha when a rebase, re-emit or (after a failed task check) a new patch was requested: the next one must differ. */
   /** `since`: the first tick (workflow time) that found it unchanged after the request (absent in older runs). */
-  waitingFor: { what: 'rebase' | 'reemit'; sha: string | null; ticks: number; since?: number | null } | null;
+  waitingFor: { what: 'rebase' | 'reemit' | 'check'; sha: string | null; ticks: number; since?: number | null } | null;
   reemits: number;
   /** Warden drafts this attempt's patch only from a checkpoint written after this (epoch ms). */
   draftNotBefore: number;
@@ -85,6 +85,20 @@ export interface Attempt {
   reason: string | null;
   /** A replaced attempt whose worktree and branch were removed (workflow time; absent otherwise). */
   removedAt?: number | null;
+  /** The task's own check (its `verify` command) on this attempt's last gated patch (absent otherwise). */
+  check?: TaskCheckResult | null;
+}
+
+/** One run of a task's check command in the attempt's worktree. */
+export interface TaskCheckResult {
+  command: string;
+  /** The patch draft it checked. */
+  sha: string | null;
+  passed: boolean;
+  exitCode: number | null;
+  timedOut: boolean;
+  outputTail: string;
+  at: number;
 }
 
 export interface TaskRecord {
@@ -105,6 +119,8 @@ export interface TaskRecord {
   failedGate?: GateName | null;
   /** A failed task: its last attempt's final message as last seen, at most 1,000 characters (absent in older runs). */
   lastOutput?: string | null;
+  /** The task's check failed this many times, over all its attempts (absent in older runs). */
+  checkFailures?: number;
 }
 
 export interface LogEntry {

@@ -45,8 +45,9 @@ const TUNABLE_KEYS: Record<string, keyof TunablesInput> = {
   'hedge budget': 'hedgeBudget',
   'stall threshold': 'stallThreshold',
   'missing-artifact strikes': 'missingArtifactStrikes',
+  'check attempts': 'checkAttempts',
 };
-const NUMERIC = new Set<keyof TunablesInput>(['cap', 'conflictBudget', 'hedgeBudget', 'stallThreshold', 'missingArtifactStrikes']);
+const NUMERIC = new Set<keyof TunablesInput>(['cap', 'conflictBudget', 'hedgeBudget', 'stallThreshold', 'missingArtifactStrikes', 'checkAttempts']);
 
 /** `<60s|off>`, `45m (after this …)` → the first token. */
 const firstToken = (v: string) =>
@@ -88,8 +89,14 @@ function fieldValue(field: string, raw: string): unknown {
     }
     case 'agent':
       return firstToken(v).toLowerCase();
-    case 'verify':
-      return /^(yes|true)$/i.test(firstToken(v));
+    case 'verify': {
+      // yes/true and no/false as before; anything else is the task's check command (backticks stripped).
+      // `yes`, `no (a note)`, `<yes|no>`: the yes/no as before (its first word).
+      const yesNo = /^<?\s*(yes|true|no|false)\s*(?:$|[(|>])/i.exec(v);
+      if (yesNo) return /^(yes|true)$/i.test(yesNo[1]!);
+      const cmd = v.replace(/^`+|`+$/g, '').trim();
+      return cmd || v;
+    }
     default:
       return v;
   }
