@@ -2,7 +2,7 @@
  * One tick (observe every live attempt, enforce the tick rules) and integration in task order.
  * The policy is src/domain/mesh/policy.ts and rules.ts; this file runs the actions they return.
  */
-import { sleep } from '@temporalio/workflow';
+import { patched, sleep } from '@temporalio/workflow';
 import { isTerminal, type AgentState } from '../../src/domain/contract/states.js';
 import type { ObserveTarget } from '../../src/domain/mesh/activity-types.js';
 import { integrationOutcome, lastOutputOf, tickTask } from '../../src/domain/mesh/policy.js';
@@ -73,7 +73,8 @@ export async function tick(sh: MeshShell): Promise<void> {
       record(sh, a.agentNote ? `AGENT NEEDS A HUMAN task ${r.task.index} ${a.agentId}: ${a.agentNote}` : `AGENT RESUMED task ${r.task.index} ${a.agentId}`);
     }
     if (a.ready) continue; // finished and gated: waiting for its turn
-    for (const x of tickTask(r, a, o, now(), t)) {
+    // The first edit target acts only in runs that took its patch (asked when it would fire).
+    for (const x of tickTask(r, a, o, now(), t, { firstEdit: () => patched('mesh-first-edit-target') })) {
       if (x.kind === 'log') record(sh, x.text);
       else if (x.kind === 'steer') steer(sh, a, x.text);
       else if (x.kind === 'replace') await replace(sh, r, a, x.how, x.reason);

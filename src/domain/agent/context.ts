@@ -26,7 +26,9 @@ export type PatchId =
   /** A mesh removes the worktree and branch of a replaced attempt once its agent ended (workflows/mesh/attempts.ts). */
   | 'mesh-attempt-cleanup'
   /** A replaced attempt whose agent ends after the mesh is ready is removed then, not only at clean-up (workflows/mesh/loop.ts). */
-  | 'mesh-removal-while-ready';
+  | 'mesh-removal-while-ready'
+  /** A mesh attempt with no real change in its patch draft by the first edit target is restarted (src/domain/mesh/rules.ts, asked when it would fire). */
+  | 'mesh-first-edit-target';
 
 /** Signals one agent sends another (delegation). */
 export type AgentSignal =
