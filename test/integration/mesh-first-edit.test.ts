@@ -72,4 +72,4 @@ test('an attempt with no change in its patch draft by the first edit target is r
   await handle.signal('cancel', { reason: 'test over' });
   await handle.result();
   await recordHistory(stack.server.address, handle, process.env.WARDEN_HISTORY_NAME ?? 'mesh-first-edit');
-});
+}, 480_000);

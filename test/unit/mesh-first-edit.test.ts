@@ -3,6 +3,7 @@ import { describe, expect, test } from 'vitest';
 import { resolveTasks, TunablesSchema, type TunablesInput } from '../../src/domain/mesh/config.js';
 import { initialGates } from '../../src/domain/mesh/gates.js';
 import { replacement, tickTask, type TaskAction } from '../../src/domain/mesh/policy.js';
+import { workerPrompt } from '../../src/domain/mesh/render.js';
 import type { Observation, PatchObservation } from '../../src/domain/mesh/rules.js';
 import type { Attempt, TaskRecord } from '../../src/domain/mesh/state.js';
 
@@ -203,5 +204,18 @@ describe('the first edit target', () => {
     for (let now = 22 * S; now < 40 * S; now += S)
       expect(tickTask(r, a, working(now, NONE), now, t, { firstEdit: gate }).filter((x) => x.kind === 'log' && x.text.startsWith('FIRST EDIT'))).toEqual([]);
     expect(asked).toBe(2);
+  });
+
+  test('the worker prompt says what the target asks and what missing it does (not to explorers)', () => {
+    const t = TunablesSchema.parse(base);
+    const prompt = (mode: 'patch-first' | 'direct-edit' | 'analysis-only') => {
+      const { r, a } = record(mode);
+      return workerPrompt({ runId: 'r', task: r.task, attempt: a, base: 'abc', tunables: t });
+    };
+    expect(prompt('patch-first')).toContain(
+      '- First edit target: within 20s the patch draft must show real progress (at least one real change, even scaffolding); an attempt without one by then is restarted.',
+    );
+    expect(prompt('direct-edit')).toContain('- First edit target: within 20s your worktree must show real progress');
+    expect(prompt('analysis-only')).not.toContain('First edit target');
   });
 });
