@@ -8,6 +8,7 @@
  *
  * Properties:
  *  - every task ends (integrated, failed, or the mesh awaits a human past the conflict budget)
+ *    (the first edit target, random here, only replaces attempts sooner: the bound is unchanged)
  *    within MAX_ATTEMPTS attempts and MAX_ATTEMPTS × PER_ATTEMPT of time, where
  *    MAX_ATTEMPTS = 1 + MAX_RESTARTS + 1 (take-over) + conflict budget + 1 (rebases by new attempts)
  *    PER_ATTEMPT = ack SLA + 2 × patch draft timeout + 3 × stall time + 3 × the longest tick gap;
@@ -152,6 +153,9 @@ interface Outcome {
   gaps: number;
 }
 
+/** Attempts the first edit target replaced, over all plays (the random behaviour must reach the rule). */
+let firstEditMisses = 0;
+
 /** One task, played tick by tick until it ends (or a generous cut-off, which the test reports). */
 function play(seed: number, behaviours: Kind[] | null = null): { outcome: Outcome; t: Tunables } {
   const rand = prng(seed);
@@ -164,6 +168,9 @@ function play(seed: number, behaviours: Kind[] | null = null): { outcome: Outcom
     missingArtifactStrikes: Math.floor(rand() * 3),
     conflictBudget: Math.floor(rand() * 3),
     continueWaiting: rand() < 0.2,
+    // Workers here show a draft only when done: a target shorter than that restarts them (the first
+    // edit target). Workers restricted to good behaviour finish within both it and the timeout.
+    firstEditTarget: `${behaviours ? 120 + Math.floor(rand() * 200) : 10 + Math.floor(rand() * 200)}s`,
   });
   const r = taskRecord(meshTask('patch-first', ['a.txt']), [], { state: 'queued', firstSpawnAt: null });
   const mesh = { conflicts: 0, conflictBudget: t.conflictBudget };
@@ -219,6 +226,7 @@ function play(seed: number, behaviours: Kind[] | null = null): { outcome: Outcom
     for (const x of acts) {
       if (x.kind === 'steer' && /^Your (final message|output)/.test(x.text)) w.pending.push({ at: now + rand() * 2 * stallAfterMs(t), what: 'reemit' });
       else if (x.kind === 'replace') {
+        if (x.reason.startsWith('first edit target missed')) firstEditMisses += 1;
         a.closed = true;
         const next = replacement(r, a, x.how, x.reason);
         if (next.kind === 'fail') markFailed(r, next.reason);
@@ -252,6 +260,7 @@ describe('mesh task policy over random worker behaviour', () => {
     expect(ends.integrated).toBeGreaterThan(100);
     expect(ends.failed).toBeGreaterThan(100);
     expect(ends['awaiting-input']).toBeGreaterThan(10);
+    expect(firstEditMisses).toBeGreaterThan(100);
   });
 
   test('workers that finish a good diff in time, in whatever words, ending their session or not: every task is integrated', () => {

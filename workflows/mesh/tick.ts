@@ -79,7 +79,8 @@ export async function tick(sh: MeshShell): Promise<void> {
       if (checkDue(r, a) && patched('mesh-task-check')) await taskCheck(sh, r, a);
       continue;
     }
-    for (const x of tickTask(r, a, o, now(), t)) {
+    // The first edit target acts only in runs that took its patch (asked when it would fire).
+    for (const x of tickTask(r, a, o, now(), t, { firstEdit: () => patched('mesh-first-edit-target') })) {
       if (x.kind === 'log') record(sh, x.text);
       else if (x.kind === 'steer') steer(sh, a, x.text);
       else if (x.kind === 'replace') await replace(sh, r, a, x.how, x.reason);

@@ -147,7 +147,7 @@ export function register(program: Command): void {
     .option('--ack-sla <duration>', 'ack SLA (default 30s)')
     .option('--checkpoint-interval <duration>', 'checkpoint interval (default 2m)')
     .option('--patch-draft-timeout <duration>', 'patch draft timeout (default 5m)')
-    .option('--first-edit-target <duration>', 'first edit target (default 10m)')
+    .option('--first-edit-target <duration>', 'restart an attempt whose patch draft shows no change by then (default 10m)')
     .option('--stall-threshold <n>', 'a stall is no progress for this many tick intervals of wall-clock time (default 2)')
     .option('--hedge-budget <n>', 'max concurrent attempts per task (default 1)')
     .option('--conflict-budget <n>', 'rebase roundtrips before asking a human (default 3)')

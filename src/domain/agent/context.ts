@@ -30,7 +30,9 @@ export type PatchId =
   /** A mesh holding a rebase request for a human tells the agent of the worker with a block signal (workflows/mesh/attempts.ts). */
   | 'mesh-rebase-hold'
   /** The verify command of a mesh task runs on its gated patch before integration (workflows/mesh/tick.ts). */
-  | 'mesh-task-check';
+  | 'mesh-task-check'
+  /** A mesh attempt with no real change in its patch draft by the first edit target is restarted (src/domain/mesh/rules.ts, asked when it would fire). */
+  | 'mesh-first-edit-target';
 
 /** Signals one agent sends another (delegation). */
 export type AgentSignal =

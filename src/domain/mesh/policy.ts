@@ -15,7 +15,7 @@
 import type { IntegrateOutput } from './activity-types.js';
 import { gateFinished } from './finished.js';
 import type { GateName } from './gates.js';
-import { tickAttempt, type Observation } from './rules.js';
+import { tickAttempt, type Observation, type RuleGates } from './rules.js';
 import type { Attempt, MeshStatus, TaskRecord } from './state.js';
 import type { Tunables } from './config.js';
 
@@ -32,9 +32,9 @@ export type TaskAction =
   | { kind: 'fail'; reason: string };
 
 /** One tick of one live attempt that is not yet ready: the actions, in order. */
-export function tickTask(r: TaskRecord, a: Attempt, o: Observation, now: number, t: Tunables): TaskAction[] {
+export function tickTask(r: TaskRecord, a: Attempt, o: Observation, now: number, t: Tunables, gates: RuleGates = {}): TaskAction[] {
   const out: TaskAction[] = [];
-  const act = tickAttempt(r, a, o, now, t);
+  const act = tickAttempt(r, a, o, now, t, gates);
   if (act.kind === 'steer') out.push({ kind: 'log', text: `REQUEST ${a.agentId}: ${act.text.split('.')[0]}` }, { kind: 'steer', text: act.text });
   else if (act.kind === 'restart' || act.kind === 'takeover') {
     out.push({ kind: 'log', text: act.event });

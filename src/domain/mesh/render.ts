@@ -94,7 +94,7 @@ export function workerPrompt(args: { runId: string; task: MeshTask; attempt: Att
       ? []
       : [
           `- If you can propose any real diff, create/update ${a.patchPath} as a unified diff (starting with "diff --git"). No placeholder diffs; explain in blockers instead.`,
-          `- First edit target: within ${dur(t.firstEditTarget)} the patch draft must show real progress.`,
+          `- First edit target: within ${dur(t.firstEditTarget)} ${direct ? 'your worktree' : 'the patch draft'} must show real progress (at least one real change, even scaffolding); an attempt without one by then is restarted.`,
         ]),
     `- Update the checkpoint at least every ${dur(t.checkpointInterval)}. When finished set status_code: done.`,
     '- Do not claim an artifact exists unless it exists on disk.',

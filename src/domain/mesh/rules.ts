@@ -14,6 +14,10 @@
  *    timeout) or a re-emit request (the stall time): past it, the task fails with the reason.
  *  - Patch draft timeout: no patch draft that long after the task's first spawn → cancel and take
  *    over with a direct-edit attempt (unless continueWaiting).
+ *  - First edit target: a patch-first or direct-edit attempt whose patch draft shows no real change
+ *    (no draft, or one touching no file) by spawnedAt + firstEditTarget → FIRST EDIT TARGET MISSED
+ *    and the stall rule's action (restart; take over after the patch draft timeout). Once per
+ *    attempt, never once it had a real change; analysis-only attempts are exempt.
  *  - Waiting for feedback: nobody in the mesh answers it, so a `waiting_for_feedback` status
  *    unchanged for the patch draft timeout (or the stall time, if longer) is a stall too.
  *  - Ready: status_code done (and a patch draft, for patch-first tasks) → the gates decide.
@@ -71,6 +75,14 @@ export const stallAfterMs = (t: Pick<Tunables, 'tickInterval' | 'ackSla' | 'chec
 /** Only gate O stands between this finished attempt and integration (patch modes, a unified diff). */
 export const onlyOutputMissing = (a: Attempt): boolean => a.mode !== 'analysis-only' && a.gates.D !== 'fail';
 
+/** A real change in the patch draft: one that touches at least one file (an empty diff is none). */
+export const realChange = (p: PatchObservation): boolean => p.exists && !p.refused && p.files.length > 0;
+
+/** What the workflow lets a rule do: `firstEdit` answers whether the first edit target may act (a patch for runs from before it). */
+export interface RuleGates {
+  firstEdit?: () => boolean;
+}
+
 const WAITING_CODES = new Set(['done', 'waiting_for_feedback']);
 const secs = (ms: number) => `${Math.round(ms / 1000)}s`;
 
@@ -80,7 +92,7 @@ const secs = (ms: number) => `${Math.round(ms / 1000)}s`;
  * missing sections is integrated after one re-emit request; an attempt that never acks even after
  * the ack restart fails; waiting for feedback nobody gives ends.
  */
-export function tickAttempt(task: TaskRecord, a: Attempt, obs: Observation, now: number, t: Tunables): TickAction {
+export function tickAttempt(task: TaskRecord, a: Attempt, obs: Observation, now: number, t: Tunables, gates: RuleGates = {}): TickAction {
   a.lastTickAt = now;
   if (obs.turns !== undefined && obs.turns !== null && obs.turns !== a.turnsSeen) {
     a.turnsSeen = obs.turns;
@@ -97,6 +109,7 @@ export function tickAttempt(task: TaskRecord, a: Attempt, obs: Observation, now:
     a.gates[gate] = 'fail';
     return { kind: 'fail', reason: `${obs.patch.refused.replace(/^gate ([A-Z]):/, 'gate $1 refused:')}; not integrated` };
   }
+  if (patchFirst && a.firstEdit !== 'seen' && realChange(obs.patch)) a.firstEdit = 'seen';
   const cp = obs.checkpoint.parse?.ok ? obs.checkpoint.parse.checkpoint : null;
   const firstSpawn = task.firstSpawnAt ?? a.spawnedAt;
 
@@ -198,6 +211,16 @@ export function tickAttempt(task: TaskRecord, a: Attempt, obs: Observation, now:
       a.waitingFor = null;
     }
     return { kind: 'ready' };
+  }
+  // First edit target: no real change in the patch draft by then → the stall rule's action, once per attempt.
+  if (patchFirst && !a.firstEdit && now >= a.spawnedAt + t.firstEditTarget && (gates.firstEdit?.() ?? true)) {
+    a.firstEdit = 'missed';
+    a.state = 'stalled';
+    const reason = `no change in the patch draft after ${secs(now - a.spawnedAt)} (first edit target ${secs(t.firstEditTarget)})`;
+    const event = `FIRST EDIT TARGET MISSED: ${reason}`;
+    if (now >= draftDeadline && a.kind !== 'takeover' && !task.tookOver)
+      return { kind: 'takeover', reason: 'first edit target missed after the patch draft timeout', event };
+    return { kind: 'restart', reason: `first edit target missed: ${reason}`, event };
   }
   const quiet = now - a.progressAt;
   // Waiting for feedback nobody in the mesh gives: not a stall for the patch draft timeout (or the stall time, if longer), then one.

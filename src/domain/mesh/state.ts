@@ -49,6 +49,8 @@ export interface Attempt {
   lastCheckpointMtime: number | null;
   /** Workflow time of the tick that last saw the status or the patch draft change (absent in older runs). */
   progressAt?: number | null;
+  /** The first edit target: `seen` once a tick saw a real change in the patch draft, `missed` once the rule fired (absent before either). */
+  firstEdit?: 'seen' | 'missed' | null;
   checkpointNudgedAt: number | null;
   unrel: number;
   acked: boolean;
