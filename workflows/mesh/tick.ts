@@ -2,14 +2,16 @@
  * One tick (observe every live attempt, enforce the tick rules) and integration in task order.
  * The policy is src/domain/mesh/policy.ts and rules.ts; this file runs the actions they return.
  */
-import { sleep } from '@temporalio/workflow';
+import { patched, sleep } from '@temporalio/workflow';
 import { isTerminal, type AgentState } from '../../src/domain/contract/states.js';
 import type { ObserveTarget } from '../../src/domain/mesh/activity-types.js';
+import { endsAttempt, losers, settleAttempt } from '../../src/domain/mesh/hedge.js';
+import { liveCount } from '../../src/domain/mesh/next-step.js';
 import { integrationOutcome, lastOutputOf, tickTask } from '../../src/domain/mesh/policy.js';
 import { rebaseRequest, tickLine } from '../../src/domain/mesh/render.js';
 import { integrationTurn, taskState } from '../../src/domain/mesh/rules.js';
-import { activeAttempt, isOpen, type Attempt } from '../../src/domain/mesh/state.js';
-import { acts, fail, replace, sendRebase } from './attempts.js';
+import { activeAttempt, isOpen, liveAttempts, readyAttempt, type Attempt } from '../../src/domain/mesh/state.js';
+import { acts, fail, sendRebase, spawn } from './attempts.js';
 import { alert, close, hhmmss, now, publish, record, steer, type MeshShell } from './shell.js';
 
 /** A file list for one log line: at most ~300 characters. */
@@ -55,7 +57,7 @@ export async function tick(sh: MeshShell): Promise<void> {
   const { s } = sh;
   const t = s.tunables;
   if (sh.loop.adopted.length) await learnEnds(sh);
-  const live = s.tasks.flatMap((r) => (isOpen(r) && activeAttempt(r) ? [[r, activeAttempt(r)!] as const] : []));
+  const live = s.tasks.flatMap((r) => (isOpen(r) ? liveAttempts(r).map((a) => [r, a] as const) : []));
   s.ticks += 1;
   s.lastTickAt = now();
   if (!live.length) return;
@@ -73,10 +75,14 @@ export async function tick(sh: MeshShell): Promise<void> {
       record(sh, a.agentNote ? `AGENT NEEDS A HUMAN task ${r.task.index} ${a.agentId}: ${a.agentNote}` : `AGENT RESUMED task ${r.task.index} ${a.agentId}`);
     }
     if (a.ready) continue; // finished and gated: waiting for its turn
-    for (const x of tickTask(r, a, o, now(), t)) {
+    const actions = tickTask(r, a, o, now(), t);
+    // Hedging (a budget over 1) only in runs that know it: a run recorded before it replays as one attempt per task.
+    const budget = t.hedgeBudget > 1 && endsAttempt(actions) && patched('mesh-hedging') ? t.hedgeBudget : 1;
+    for (const x of settleAttempt(r, a, actions, { budget, meshLive: liveCount(s), cap: t.cap })) {
       if (x.kind === 'log') record(sh, x.text);
       else if (x.kind === 'steer') steer(sh, a, x.text);
-      else if (x.kind === 'replace') await replace(sh, r, a, x.how, x.reason);
+      else if (x.kind === 'close') close(sh, a, x.reason);
+      else if (x.kind === 'spawn') await spawn(sh, r, x.attempt, a.diffBase);
       else fail(sh, r, x.reason);
     }
     const turn = integrationTurn(s.tasks);
@@ -102,12 +108,14 @@ export async function integrate(sh: MeshShell): Promise<void> {
   const { s, spec } = sh;
   for (let turn = integrationTurn(s.tasks); turn !== null; turn = integrationTurn(s.tasks)) {
     const r = s.tasks[turn - 1]!;
-    const a = activeAttempt(r);
+    const a = readyAttempt(r);
     if (!a?.ready || s.phase === 'awaiting-input') return;
+    const lost = losers(r, a);
     if (a.mode === 'analysis-only') {
       [r.state, r.next] = ['done', '-'];
       close(sh, a, 'done');
       record(sh, `DONE task ${r.task.index} ${r.task.slug} (analysis-only)`);
+      closeLosers(sh, r.task.index, lost);
       continue;
     }
     r.state = 'applying_patch';
@@ -129,10 +137,15 @@ export async function integrate(sh: MeshShell): Promise<void> {
         `INTEGRATED task ${r.task.index} ${r.task.slug} attempt ${a.attempt}: ${s.integrationBranch} at ${res.head.slice(0, 12)} (${shortList(a.patchFiles)})${a.warning ? ' with a warning' : ''}`,
       );
       close(sh, a, 'integrated');
+      closeLosers(sh, r.task.index, lost);
       continue;
     }
     if (out.kind === 'fail') {
-      fail(sh, r, out.reason);
+      // Refused while a hedge runs: this attempt goes, the task carries on with the others.
+      if (liveAttempts(r).length > 1) {
+        record(sh, `CLOSED task ${r.task.index} attempt ${a.attempt} (${out.reason}); another attempt carries on`);
+        close(sh, a, out.reason);
+      } else fail(sh, r, out.reason);
       continue;
     }
     record(
@@ -154,5 +167,13 @@ export async function integrate(sh: MeshShell): Promise<void> {
     }
     await sendRebase(sh, r, a);
     return;
+  }
+}
+
+/** The hedges that lost: closed (their agents stopped); their worktrees go once their agents end. */
+function closeLosers(sh: MeshShell, task: number, lost: Array<[Attempt, string]>): void {
+  for (const [x, reason] of lost) {
+    record(sh, `HEDGE LOST: task ${task} attempt ${x.attempt} closed: ${reason}`);
+    close(sh, x, reason);
   }
 }

@@ -26,7 +26,9 @@ export type PatchId =
   /** A mesh removes the worktree and branch of a replaced attempt once its agent ended (workflows/mesh/attempts.ts). */
   | 'mesh-attempt-cleanup'
   /** A replaced attempt whose agent ends after the mesh is ready is removed then, not only at clean-up (workflows/mesh/loop.ts). */
-  | 'mesh-removal-while-ready';
+  | 'mesh-removal-while-ready'
+  /** A mesh with a hedge budget over 1 keeps an attempt that misses the ack SLA or stalls and starts a hedge beside it (workflows/mesh/tick.ts). */
+  | 'mesh-hedging';
 
 /** Signals one agent sends another (delegation). */
 export type AgentSignal =

@@ -5,7 +5,7 @@
  */
 import type { MeshTask, Tunables } from './config.js';
 import { formatGates } from './gates.js';
-import { activeAttempt, type Attempt, type MeshStatus, type TaskRecord } from './state.js';
+import { activeAttempt, liveAttempts, type Attempt, type MeshStatus, type TaskRecord } from './state.js';
 
 const dur = (ms: number | 'off') => (ms === 'off' ? 'off' : ms % 60_000 === 0 && ms >= 60_000 ? `${ms / 60_000}m` : `${Math.round(ms / 100) / 10}s`);
 const hhmmss = (ms: number) => new Date(ms).toISOString().slice(11, 19);
@@ -167,10 +167,12 @@ export function renderDashboard(s: MeshStatus, now: number, opts: { logLines?: n
   const head = ['task', 'agent', 'att', 'unrel', 'state', 'last_seen', 'last_tick', 'gates', 'next'];
   const rows = s.tasks.map((t) => {
     const a = activeAttempt(t) ?? t.attempts.at(-1);
+    // With hedges, every live attempt: "1+2".
+    const live = isOpenTask(t) ? liveAttempts(t) : [];
     return [
       `${t.task.index} ${short(t.task.slug, 24)}`,
       a ? short(a.agentId, 28) : '-',
-      a ? String(a.attempt) : '0',
+      live.length > 1 ? live.map((x) => x.attempt).join('+') : a ? String(a.attempt) : '0',
       a ? String(a.unrel) : '0',
       t.state,
       a?.lastSeenAt ? mmss(now - a.lastSeenAt) : '-',

@@ -20,7 +20,7 @@
  */
 import type { CheckpointParse } from './checkpoint.js';
 import type { Tunables } from './config.js';
-import { activeAttempt, type Attempt, type TaskRecord } from './state.js';
+import { activeAttempt, readyAttempt, type Attempt, type TaskRecord } from './state.js';
 
 export interface PatchObservation {
   exists: boolean;
@@ -229,9 +229,9 @@ export function integrationTurn(tasks: readonly TaskRecord[]): number | null {
   return open ? open.task.index : null;
 }
 
-/** The task's dashboard state follows its active attempt. */
+/** The task's dashboard state follows its active attempt (with hedges: the one ready to integrate, else the newest). */
 export function taskState(task: TaskRecord): TaskRecord['state'] {
   if (task.state === 'integrated' || task.state === 'done' || task.state === 'failed') return task.state;
-  const a = activeAttempt(task);
+  const a = readyAttempt(task) ?? activeAttempt(task);
   return a ? a.state : 'queued';
 }
