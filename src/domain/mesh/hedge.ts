@@ -10,7 +10,7 @@
  *    attempts, the mesh has a free slot under the cap and the task has restarts left (a hedge
  *    counts as a restart, so a task still has at most 1 + MAX_RESTARTS + 1 attempts besides the
  *    rebase ones);
- *  - a kept attempt that stalls on is left alone while another attempt of the task runs;
+ *  - a kept attempt that stalls on is left alone while a hedge (an attempt not itself kept on) runs;
  *  - an attempt that ends, fails or gives up while another attempt of the task runs is closed, and
  *    the task carries on with the others (the last live attempt is replaced or fails the task as
  *    with one attempt);
@@ -58,7 +58,8 @@ export function settleAttempt(r: TaskRecord, a: Attempt, actions: readonly TaskA
     }
     // replace
     if (hedging && x.how === 'restart' && a.kind === 'worker' && a.agentEnded === null) {
-      if (a.hedged && others.length) return out.filter((y) => y.kind !== 'log'); // kept on: its hedge runs
+      // Kept on while a hedge (an attempt not itself kept on) carries the task: two kept attempts never hold each other up.
+      if (a.hedged && others.some((y) => !y.hedged)) return out.filter((y) => y.kind !== 'log');
       if (!a.hedged && others.length + 1 < room.budget && room.meshLive < room.cap && r.restarts < MAX_RESTARTS) {
         a.hedged = true;
         r.restarts += 1;
