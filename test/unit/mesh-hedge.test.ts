@@ -238,7 +238,7 @@ describe('live attempts across the mesh', () => {
       .find((l) => l.startsWith('1 1-t'))!;
     expect(row.split(/\s{2,}/).slice(0, 3)).toEqual(['1 1-t', 'r.t.a2', '1+2']);
     // Integrated from attempt 1, the hedge that lost being the last: the row shows the winner.
-    r.attempts.forEach((x) => (x.closed = true));
+    for (const x of r.attempts) x.closed = true;
     [r.state, r.integratedAttempt] = ['integrated', 1];
     const done = renderDashboard(status, 0)
       .split('\n')
