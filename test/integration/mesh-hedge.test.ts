@@ -75,3 +75,35 @@ test('hedge budget 2: a silent first attempt gets a hedge beside it; the hedge w
   await waitForMesh(stack.warden, 'hedge', (s) => s.log.some((l) => l.text.startsWith('CLEANED UP')), 180_000);
   expect(meshBranches(repo, 'hedge')).toEqual([]);
 }, 600_000);
+
+test('hedge budget 2: a stalled first attempt gets a hedge beside it; with no free slot under the cap it is restarted instead', async () => {
+  stack.spawnWorker();
+  // Attempt 1 writes the same status every turn and never edits (a stall); later attempts work for 8 s, then finish.
+  const tasks = [{ title: 'Uppercase a {stall-a1} {slow:8} {edit a.txt:1:A}', slug: 'a', scope: ['a.txt'] }];
+  const hedge = gitRepo({ 'a.txt': 'a\n' });
+  const capped = gitRepo({ 'a.txt': 'a\n' });
+  const tun = { ackSla: '10s', patchDraftTimeout: '300s', stallThreshold: 3, hedgeBudget: 2 };
+  await startMesh(stack.warden, meshInput('hedge-stall', hedge, tasks, { ...tun, cap: 2 }));
+  await startMesh(stack.warden, meshInput('hedge-cap', capped, tasks, { ...tun, cap: 1 }));
+  const [h, c] = await Promise.all([
+    waitForMesh(stack.warden, 'hedge-stall', (s) => s.phase === 'ready', 240_000),
+    waitForMesh(stack.warden, 'hedge-cap', (s) => s.phase === 'ready', 240_000),
+  ]);
+  // With a free slot: attempt 1 stays on beside its hedge, which wins; attempt 1 loses.
+  expect(h.log.some((l) => /^HEDGE: task 1 a spawned attempt 2 alongside attempt 1 \(stall: no progress/.test(l.text))).toBe(true);
+  expect(h.log.some((l) => l.text.startsWith('Action: restart'))).toBe(false);
+  expect([h.tasks[0]!.state, h.tasks[0]!.integratedAttempt, h.tasks[0]!.attempts.length]).toEqual(['integrated', 2, 2]);
+  expect(h.tasks[0]!.attempts[0]!.reason).toBe('attempt 2 won the task (its patch passed the gates first)');
+  // Cap 1: no slot for a hedge, so attempt 1 is restarted as with a hedge budget of 1.
+  expect(c.log.some((l) => l.text.startsWith('HEDGE'))).toBe(false);
+  expect(c.log.some((l) => l.text.startsWith('Action: restart task 1 (close hedge-cap.a.a1, spawn attempt 2)'))).toBe(true);
+  expect(c.tasks[0]!.attempts[0]!.reason).toMatch(/^restart: stall: no progress/);
+  expect([c.tasks[0]!.state, c.tasks[0]!.integratedAttempt]).toEqual(['integrated', 2]);
+  for (const [repo, id] of [
+    [hedge, 'hedge-stall'],
+    [capped, 'hedge-cap'],
+  ] as const) {
+    expect(git(repo, 'show', `mesh/${id}/integration:a.txt`)).toBe('A');
+    await cancelMesh(stack.warden, id, 'test over');
+  }
+}, 400_000);
