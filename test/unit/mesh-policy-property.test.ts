@@ -12,7 +12,10 @@
  *    MAX_ATTEMPTS = 1 + MAX_RESTARTS + 1 (take-over) + conflict budget + 1 (rebases by new attempts)
  *    PER_ATTEMPT = ack SLA + 2 × patch draft timeout + 3 × stall time + 3 × the longest tick gap;
  *  - no task whose attempt finished (checkpoint done) with a diff that passes D, P and S ends
- *    failed, whatever its final message says.
+ *    failed, whatever its final message says;
+ *  - with a hedge budget N from 2 to 8 (src/domain/mesh/hedge.ts: an attempt that misses the ack
+ *    SLA or stalls is kept and a hedge started beside it, room allowing) the same bounds hold,
+ *    and a task never has more than N live attempts, nor more than the mesh's free slots.
  */
 import { describe, expect, test } from 'vitest';
 import { resolveTasks, TunablesSchema, type Tunables } from '../../src/domain/mesh/config.js';
