@@ -145,6 +145,7 @@ export async function integrate(sh: MeshShell): Promise<void> {
       if (liveAttempts(r).length > 1) {
         record(sh, `CLOSED task ${r.task.index} attempt ${a.attempt} (${out.reason}); another attempt carries on`);
         close(sh, a, out.reason);
+        r.state = taskState(r);
       } else fail(sh, r, out.reason);
       continue;
     }

@@ -2,7 +2,7 @@
  * Tick rules (the mesh's progress enforcement), pure: given an attempt, what the tick saw on disk
  * and the time, update the attempt's monitoring fields and gates and decide one action.
  *
- *  - Ack SLA: no valid checkpoint by spawnedAt + ackSla → restart (once per task).
+ *  - Ack SLA: no valid checkpoint by spawnedAt + ackSla → restart (once per task; with a hedge budget, a hedge: hedge.ts).
  *  - Checkpoint integrity: a checkpoint that vanished, turned invalid, or claims a patch that does
  *    not exist → one unreliable strike and a re-checkpoint request; past `missingArtifactStrikes` → restart.
  *  - Checkpoint interval: no checkpoint update for two intervals → ask for a minimal checkpoint.
