@@ -13,13 +13,17 @@
  *    MAX_ATTEMPTS = 1 + MAX_RESTARTS + 1 (take-over) + conflict budget + 1 (rebases by new attempts)
  *    PER_ATTEMPT = ack SLA + 2 × patch draft timeout + 3 × stall time + 3 × the longest tick gap;
  *  - no task whose attempt finished (checkpoint done) with a diff that passes D, P and S ends
- *    failed, whatever its final message says.
+ *    failed, whatever its final message says;
+ *  - with a hedge budget N from 2 to 8 (src/domain/mesh/hedge.ts: an attempt that misses the ack
+ *    SLA or stalls is kept and a hedge started beside it, room allowing) the same bounds hold,
+ *    and a task never has more than N live attempts, nor more than the mesh's free slots.
  */
 import { describe, expect, test } from 'vitest';
 import { TunablesSchema, type Tunables } from '../../src/domain/mesh/config.js';
-import { integrationOutcome, markFailed, MAX_RESTARTS, replacement, tickTask } from '../../src/domain/mesh/policy.js';
+import { losers, settleAttempt } from '../../src/domain/mesh/hedge.js';
+import { integrationOutcome, markFailed, MAX_RESTARTS, tickTask } from '../../src/domain/mesh/policy.js';
 import { stallAfterMs, taskState, type Observation } from '../../src/domain/mesh/rules.js';
-import { activeAttempt, isOpen, type Attempt, type TaskRecord } from '../../src/domain/mesh/state.js';
+import { activeAttempt, isOpen, liveAttempts, readyAttempt, type Attempt, type TaskRecord } from '../../src/domain/mesh/state.js';
 import { freshAttempt, meshTask, prng, taskRecord } from '../helpers/mesh-fixtures.js';
 
 const KINDS = ['silent', 'stall', 'waits', 'crash', 'no-diff', 'bad-diff', 'out-of-scope', 'conflict', 'good'] as const;
@@ -151,13 +155,22 @@ interface Outcome {
   goodSeen: boolean;
   reason: string | null;
   gaps: number;
+  /** The most attempts live at once. */
+  live: number;
+  /** Whether an attempt missed the ack SLA or stalled and was kept on with a hedge. */
+  hedged: boolean;
+  /** The mesh's cap (free slots for this task's attempts). */
+  cap: number;
 }
 
 /** Attempts the first edit target replaced, over all plays (the random behaviour must reach the rule). */
 let firstEditMisses = 0;
 
-/** One task, played tick by tick until it ends (or a generous cut-off, which the test reports). */
-function play(seed: number, behaviours: Kind[] | null = null): { outcome: Outcome; t: Tunables } {
+/**
+ * One task, played tick by tick until it ends (or a generous cut-off, which the test reports).
+ * `hedgeBudget` over 1: the mesh's cap (its free slots) is random, from 1 to the budget + 1.
+ */
+function play(seed: number, behaviours: Kind[] | null = null, hedgeBudget = 1): { outcome: Outcome; t: Tunables } {
   const rand = prng(seed);
   const t = TunablesSchema.parse({
     tickInterval: `${1 + Math.floor(rand() * 5)}s`,
@@ -171,7 +184,9 @@ function play(seed: number, behaviours: Kind[] | null = null): { outcome: Outcom
     // Workers here show a draft only when done: a target shorter than that restarts them (the first
     // edit target). Workers restricted to good behaviour finish within both it and the timeout.
     firstEditTarget: `${behaviours ? 120 + Math.floor(rand() * 200) : 10 + Math.floor(rand() * 200)}s`,
+    hedgeBudget,
   });
+  const cap = hedgeBudget > 1 ? 1 + Math.floor(rand() * (hedgeBudget + 1)) : 1;
   const r = taskRecord(meshTask('patch-first', ['a.txt']), [], { state: 'queued', firstSpawnAt: null });
   const mesh = { conflicts: 0, conflictBudget: t.conflictBudget };
   const workers = new Map<string, Worker>();
@@ -179,15 +194,20 @@ function play(seed: number, behaviours: Kind[] | null = null): { outcome: Outcom
   let now = 0;
   let goodSeen = false;
   let maxGap = 0;
+  let maxLive = 1;
   spawn('worker', 0);
+  const end = (kind: Outcome['end'], reason: string | null) => ({
+    outcome: { end: kind, at: now, attempts: r.attempts.length, goodSeen, reason, gaps: maxGap, live: maxLive, hedged: r.attempts.some((x) => x.hedged), cap },
+    t,
+  });
   const tick = t.tickInterval as number;
   for (let i = 0; i < 20_000; i++) {
     const gap = rand() < 0.2 ? 1 + rand() * 50 : tick * (0.5 + rand());
     maxGap = Math.max(maxGap, gap);
     now += gap;
-    const a = activeAttempt(r)!;
-    const w = workers.get(a.agentId)!;
-    if (a.ready) {
+    const a = readyAttempt(r);
+    if (a) {
+      const w = workers.get(a.agentId)!;
       // The workflow's integrate(): the gated draft applies unless it conflicts (a rebased one applies).
       const res =
         a.gatedSha !== a.patchSha
@@ -196,13 +216,21 @@ function play(seed: number, behaviours: Kind[] | null = null): { outcome: Outcom
             ? { applied: false as const, error: 'error: patch failed: a.txt:1', conflictingFiles: ['a.txt'] }
             : { applied: true as const, head: 'h', already: false };
       const out = integrationOutcome(r, a, res, mesh);
-      if (out.kind === 'integrated') return { outcome: { end: 'integrated', at: now, attempts: r.attempts.length, goodSeen, reason: null, gaps: maxGap }, t };
-      if (out.kind === 'fail') {
-        markFailed(r, out.reason);
-        break;
+      if (out.kind === 'integrated') {
+        // The hedges that lost are closed.
+        for (const [x] of losers(r, a)) x.closed = true;
+        return end('integrated', null);
       }
-      if (out.kind === 'await-human')
-        return { outcome: { end: 'awaiting-input', at: now, attempts: r.attempts.length, goodSeen, reason: out.reason, gaps: maxGap }, t };
+      if (out.kind === 'fail') {
+        // Refused while a hedge runs: that attempt goes, the others carry on.
+        if (liveAttempts(r).length > 1) a.closed = true;
+        else {
+          markFailed(r, out.reason);
+          break;
+        }
+        continue;
+      }
+      if (out.kind === 'await-human') return end('awaiting-input', out.reason);
       // The rebase request: to the same agent while it runs, else to a new attempt (the workflow's sendRebase).
       if (a.agentEnded === null) {
         a.waitingFor = { what: 'rebase', sha: a.patchSha, ticks: 0 };
@@ -215,31 +243,33 @@ function play(seed: number, behaviours: Kind[] | null = null): { outcome: Outcom
       }
       continue;
     }
-    const o = observe(w, now, r.task.slug);
-    if (w.endedAt !== null && w.endedAt <= now) a.agentEnded = w.endedAs ?? 'completed';
-    a.patchSha = o.patch.sha;
-    a.patchFiles = o.patch.files;
-    // A diff passing D, P and S on a finished attempt: the task must not fail from here.
-    if (o.checkpoint.parse?.ok && o.checkpoint.parse.checkpoint.statusCode === 'done' && (w.kind === 'good' || (w.kind === 'conflict' && w.rebased)))
-      goodSeen = true;
-    const acts = tickTask(r, a, o, now, t);
-    for (const x of acts) {
-      if (x.kind === 'steer' && /^Your (final message|output)/.test(x.text)) w.pending.push({ at: now + rand() * 2 * stallAfterMs(t), what: 'reemit' });
-      else if (x.kind === 'replace') {
-        if (x.reason.startsWith('first edit target missed')) firstEditMisses += 1;
-        a.closed = true;
-        const next = replacement(r, a, x.how, x.reason);
-        if (next.kind === 'fail') markFailed(r, next.reason);
-        else spawn(next.attempt, now);
-      } else if (x.kind === 'fail') {
-        for (const y of r.attempts) y.closed = true;
-        markFailed(r, x.reason);
+    for (const a of liveAttempts(r)) {
+      if (a.closed || a.ready || !isOpen(r)) continue;
+      const w = workers.get(a.agentId)!;
+      const o = observe(w, now, r.task.slug);
+      if (w.endedAt !== null && w.endedAt <= now) a.agentEnded = w.endedAs ?? 'completed';
+      a.patchSha = o.patch.sha;
+      a.patchFiles = o.patch.files;
+      // A diff passing D, P and S on a finished attempt: the task must not fail from here.
+      if (o.checkpoint.parse?.ok && o.checkpoint.parse.checkpoint.statusCode === 'done' && (w.kind === 'good' || (w.kind === 'conflict' && w.rebased)))
+        goodSeen = true;
+      const acts = tickTask(r, a, o, now, t);
+      firstEditMisses += acts.filter((x) => x.kind === 'replace' && x.reason.startsWith('first edit target missed')).length;
+      for (const x of settleAttempt(r, a, acts, { budget: t.hedgeBudget, meshLive: liveAttempts(r).length, cap })) {
+        if (x.kind === 'steer' && /^Your (final message|output)/.test(x.text)) w.pending.push({ at: now + rand() * 2 * stallAfterMs(t), what: 'reemit' });
+        else if (x.kind === 'close') a.closed = true;
+        else if (x.kind === 'spawn') spawn(x.attempt, now);
+        else if (x.kind === 'fail') {
+          for (const y of r.attempts) y.closed = true;
+          markFailed(r, x.reason);
+        }
       }
+      maxLive = Math.max(maxLive, liveAttempts(r).length);
     }
     r.state = taskState(r);
     if (!isOpen(r)) break;
   }
-  return { outcome: { end: isOpen(r) ? 'open' : 'failed', at: now, attempts: r.attempts.length, goodSeen, reason: r.reason, gaps: maxGap }, t };
+  return end(isOpen(r) ? 'open' : 'failed', r.reason);
 }
 
 describe('mesh task policy over random worker behaviour', () => {
@@ -266,6 +296,40 @@ describe('mesh task policy over random worker behaviour', () => {
   test('workers that finish a good diff in time, in whatever words, ending their session or not: every task is integrated', () => {
     for (let seed = 1; seed <= 1000; seed++) {
       const { outcome: o } = play(10_000 + seed, ['good']);
+      expect(o.end, `seed ${seed}: ${JSON.stringify(o)}`).toBe('integrated');
+    }
+  });
+
+  test('hedge budgets 2 to 8: every task still ends within the same bound, never with more live attempts than the budget or the cap, and no good diff ends failed', () => {
+    const ends = { integrated: 0, failed: 0, 'awaiting-input': 0, open: 0 };
+    let hedged = 0;
+    let several = 0;
+    for (let seed = 1; seed <= 3000; seed++) {
+      const budget = 2 + (seed % 7);
+      const { outcome: o, t } = play(50_000 + seed, null, budget);
+      ends[o.end] += 1;
+      hedged += o.hedged ? 1 : 0;
+      several += o.live > 1 ? 1 : 0;
+      const maxAttempts = 1 + MAX_RESTARTS + 1 + t.conflictBudget + 1;
+      const perAttempt = t.ackSla + 2 * t.patchDraftTimeout + 3 * stallAfterMs(t) + 3 * o.gaps;
+      const why = `seed ${50_000 + seed} budget ${budget}: ${JSON.stringify(o)}`;
+      expect(o.end, why).not.toBe('open');
+      expect(o.attempts, why).toBeLessThanOrEqual(maxAttempts);
+      expect(o.at, why).toBeLessThanOrEqual(maxAttempts * perAttempt);
+      expect(o.live, why).toBeLessThanOrEqual(Math.min(budget, o.cap));
+      if (o.goodSeen) expect(o.end, why).not.toBe('failed');
+    }
+    // Hedging happens, with several attempts live at once, and every ending is reached.
+    expect(hedged).toBeGreaterThan(300);
+    expect(several).toBeGreaterThan(300);
+    expect(ends.integrated).toBeGreaterThan(100);
+    expect(ends.failed).toBeGreaterThan(100);
+    expect(ends['awaiting-input']).toBeGreaterThan(10);
+  });
+
+  test('hedge budget 2, workers that finish a good diff in time: every task is integrated', () => {
+    for (let seed = 1; seed <= 1000; seed++) {
+      const { outcome: o } = play(90_000 + seed, ['good'], 2);
       expect(o.end, `seed ${seed}: ${JSON.stringify(o)}`).toBe('integrated');
     }
   });

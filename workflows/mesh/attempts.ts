@@ -6,7 +6,7 @@
 import { ActivityFailure, getExternalWorkflowHandle, ParentClosePolicy, patched, proxyActivities, startChild, workflowInfo } from '@temporalio/workflow';
 import type { MeshActivities } from '../../src/domain/mesh/activity-types.js';
 import { initialGates } from '../../src/domain/mesh/gates.js';
-import { markFailed, replacement } from '../../src/domain/mesh/policy.js';
+import { markFailed } from '../../src/domain/mesh/policy.js';
 import { removableAttempts, type Attempt, type TaskRecord } from '../../src/domain/mesh/state.js';
 import { rebaseWaitReason, workerSpec } from '../../src/domain/mesh/worker.js';
 import { agentWorkflow } from '../agent.js';
@@ -74,15 +74,6 @@ export async function spawn(sh: MeshShell, r: TaskRecord, kind: Attempt['kind'],
     sh,
     `SPAWNED task ${r.task.index} ${r.task.slug} attempt ${n}${kind === 'takeover' ? ' (take-over: direct edit)' : ''} as ${agentId} in ${a.worktree}`,
   );
-}
-
-/** Close the attempt and start the next one (a restart), or take over, or give up. */
-export async function replace(sh: MeshShell, r: TaskRecord, a: Attempt, how: 'restart' | 'takeover', reason: string): Promise<void> {
-  close(sh, a, `${how}: ${reason}`);
-  const next = replacement(r, a, how, reason);
-  if (next.kind === 'fail') return fail(sh, r, next.reason);
-  record(sh, next.log);
-  await spawn(sh, r, next.attempt, a.diffBase);
 }
 
 export function fail(sh: MeshShell, r: TaskRecord, reason: string): void {

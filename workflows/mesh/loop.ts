@@ -9,7 +9,7 @@ import { fitMeshCarried } from '../../src/domain/mesh/carried.js';
 import type { MeshInput } from '../../src/domain/mesh/config.js';
 import { nextStep, type MeshHistory } from '../../src/domain/mesh/next-step.js';
 import { markFailed, readyReason } from '../../src/domain/mesh/policy.js';
-import { activeAttempt, isOpen, removableAttempts } from '../../src/domain/mesh/state.js';
+import { isOpen, rebaseTarget, removableAttempts } from '../../src/domain/mesh/state.js';
 import { acts, fail, removeReplaced, sendRebase, spawn } from './attempts.js';
 import { alert, closeAll, now, publish, record, type MeshShell } from './shell.js';
 import { awaitAdoptedEnds, integrate, tick } from './tick.js';
@@ -91,7 +91,7 @@ export async function runLoop(sh: MeshShell, input: MeshInput): Promise<void> {
         continue;
       case 'await-human':
         await condition(() => loop.cancel !== null || s.phase !== 'awaiting-input');
-        for (const r of s.tasks) if (loop.heldRebase[String(r.task.index)] && activeAttempt(r)) await sendRebase(sh, r, activeAttempt(r)!);
+        for (const r of s.tasks) if (loop.heldRebase[String(r.task.index)] && rebaseTarget(r)) await sendRebase(sh, r, rebaseTarget(r)!);
         loop.at = 'round';
         continue;
       case 'cancel':

@@ -7,11 +7,13 @@ import type { WardenActivities } from '../../src/domain/contract/activity-types.
 import { isTerminal, type AgentState } from '../../src/domain/contract/states.js';
 import type { ObserveTarget } from '../../src/domain/mesh/activity-types.js';
 import { checkActivityTimeoutMs, checkDue, checkInput, checkOutcome } from '../../src/domain/mesh/check.js';
+import { endsAttempt, losers, settleAttempt } from '../../src/domain/mesh/hedge.js';
+import { liveCount } from '../../src/domain/mesh/next-step.js';
 import { integrationOutcome, lastOutputOf, tickTask } from '../../src/domain/mesh/policy.js';
 import { rebaseRequest, tickLine } from '../../src/domain/mesh/render.js';
 import { integrationTurn, taskState } from '../../src/domain/mesh/rules.js';
-import { activeAttempt, isOpen, type Attempt, type TaskRecord } from '../../src/domain/mesh/state.js';
-import { acts, fail, holdForRebase, replace, sendRebase } from './attempts.js';
+import { activeAttempt, isOpen, liveAttempts, readyAttempt, type Attempt, type TaskRecord } from '../../src/domain/mesh/state.js';
+import { acts, fail, holdForRebase, sendRebase, spawn } from './attempts.js';
 import { alert, close, hhmmss, now, publish, record, steer, type MeshShell } from './shell.js';
 
 /** A file list for one log line: at most ~300 characters. */
@@ -57,7 +59,7 @@ export async function tick(sh: MeshShell): Promise<void> {
   const { s } = sh;
   const t = s.tunables;
   if (sh.loop.adopted.length) await learnEnds(sh);
-  const live = s.tasks.flatMap((r) => (isOpen(r) && activeAttempt(r) ? [[r, activeAttempt(r)!] as const] : []));
+  const live = s.tasks.flatMap((r) => (isOpen(r) ? liveAttempts(r).map((a) => [r, a] as const) : []));
   s.ticks += 1;
   s.lastTickAt = now();
   if (!live.length) return;
@@ -80,10 +82,14 @@ export async function tick(sh: MeshShell): Promise<void> {
       continue;
     }
     // The first edit target acts only in runs that took its patch (asked when it would fire).
-    for (const x of tickTask(r, a, o, now(), t, { firstEdit: () => patched('mesh-first-edit-target') })) {
+    const actions = tickTask(r, a, o, now(), t, { firstEdit: () => patched('mesh-first-edit-target') });
+    // Hedging (a budget over 1) only in runs that know it: a run recorded before it replays as one attempt per task.
+    const budget = t.hedgeBudget > 1 && endsAttempt(actions) && patched('mesh-hedging') ? t.hedgeBudget : 1;
+    for (const x of settleAttempt(r, a, actions, { budget, meshLive: liveCount(s), cap: t.cap })) {
       if (x.kind === 'log') record(sh, x.text);
       else if (x.kind === 'steer') steer(sh, a, x.text);
-      else if (x.kind === 'replace') await replace(sh, r, a, x.how, x.reason);
+      else if (x.kind === 'close') close(sh, a, x.reason);
+      else if (x.kind === 'spawn') await spawn(sh, r, x.attempt, a.diffBase);
       else fail(sh, r, x.reason);
     }
     if (checkDue(r, a) && patched('mesh-task-check')) await taskCheck(sh, r, a);
@@ -110,12 +116,14 @@ export async function integrate(sh: MeshShell): Promise<void> {
   const { s, spec } = sh;
   for (let turn = integrationTurn(s.tasks); turn !== null; turn = integrationTurn(s.tasks)) {
     const r = s.tasks[turn - 1]!;
-    const a = activeAttempt(r);
+    const a = readyAttempt(r);
     if (!a?.ready || s.phase === 'awaiting-input' || (checkDue(r, a) && patched('mesh-task-check'))) return;
+    const lost = losers(r, a);
     if (a.mode === 'analysis-only') {
       [r.state, r.next] = ['done', '-'];
       close(sh, a, 'done');
       record(sh, `DONE task ${r.task.index} ${r.task.slug} (analysis-only)`);
+      closeLosers(sh, r.task.index, lost);
       continue;
     }
     r.state = 'applying_patch';
@@ -137,10 +145,16 @@ export async function integrate(sh: MeshShell): Promise<void> {
         `INTEGRATED task ${r.task.index} ${r.task.slug} attempt ${a.attempt}: ${s.integrationBranch} at ${res.head.slice(0, 12)} (${shortList(a.patchFiles)})${a.warning ? ' with a warning' : ''}`,
       );
       close(sh, a, 'integrated');
+      closeLosers(sh, r.task.index, lost);
       continue;
     }
     if (out.kind === 'fail') {
-      fail(sh, r, out.reason);
+      // Refused while a hedge runs: this attempt goes, the task carries on with the others.
+      if (liveAttempts(r).length > 1) {
+        record(sh, `CLOSED task ${r.task.index} attempt ${a.attempt} (${out.reason}); another attempt carries on`);
+        close(sh, a, out.reason);
+        r.state = taskState(r);
+      } else fail(sh, r, out.reason);
       continue;
     }
     record(
@@ -205,5 +219,13 @@ async function taskCheck(sh: MeshShell, r: TaskRecord, a: Attempt): Promise<void
   if (x.kind === 'retry') {
     steer(sh, a, x.steer);
     r.next = 'await a new patch (check failed)';
+  }
+}
+
+/** The hedges that lost: closed (their agents stopped); their worktrees go once their agents end. */
+function closeLosers(sh: MeshShell, task: number, lost: Array<[Attempt, string]>): void {
+  for (const [x, reason] of lost) {
+    record(sh, `HEDGE LOST: task ${task} attempt ${x.attempt} closed: ${reason}`);
+    close(sh, x, reason);
   }
 }

@@ -11,7 +11,7 @@
  * the mesh validates, is ready, waits for `apply` or a cancel, and cleans up.
  */
 import { tickMs } from './rules.js';
-import { activeAttempt, isOpen, type MeshStatus } from './state.js';
+import { isOpen, liveAttempts, type MeshStatus } from './state.js';
 
 /** Where the loop is in its round (the shell sets it after each step). */
 export type MeshStage = 'setup' | 'round' | 'spawning' | 'settled' | 'waited' | 'ticked' | 'finish' | 'ready' | 'clean-up' | 'end';
@@ -77,8 +77,8 @@ export type MeshStep =
 export const timeBudgetSpent = (s: Pick<MeshStatus, 'tunables' | 'startedAt'>, now: number): boolean =>
   s.tunables.timeBudget !== undefined && now - s.startedAt >= s.tunables.timeBudget;
 
-/** Attempts with a live agent. */
-export const liveCount = (s: Pick<MeshStatus, 'tasks'>): number => s.tasks.filter((x) => isOpen(x) && activeAttempt(x)).length;
+/** Live attempts across the open tasks (hedges count: each is a worker). */
+export const liveCount = (s: Pick<MeshStatus, 'tasks'>): number => s.tasks.filter(isOpen).reduce((n, x) => n + liveAttempts(x).length, 0);
 
 /** The next task to spawn (the first queued one, in task order) if a slot is free, else null. */
 export function spawnCandidate(s: Pick<MeshStatus, 'tasks' | 'tunables'>): number | null {

@@ -8,7 +8,8 @@
  * Every task ends: each attempt is replaced, integrated or failed within a bounded time (the ack
  * SLA + the patch draft timeout without a checkpoint, the stall time without progress, the patch
  * draft timeout without a patch, the stall time waiting for a final message or a re-emit), and a
- * task has at most 1 + MAX_RESTARTS + 1 (take-over) attempts besides the rebase ones, which the
+ * task has at most 1 + MAX_RESTARTS + 1 (take-over) attempts besides the rebase ones (a hedge,
+ * hedge.ts, counts as a restart), which the
  * mesh-wide conflict budget bounds (past it the mesh awaits a human). test/unit/mesh-policy-property.test.ts
  * checks this over random worker behaviour.
  */

@@ -5,7 +5,7 @@
  */
 import type { MeshTask, Tunables } from './config.js';
 import { formatGates } from './gates.js';
-import { activeAttempt, type Attempt, type MeshStatus, type TaskRecord } from './state.js';
+import { activeAttempt, liveAttempts, readyAttempt, type Attempt, type MeshStatus, type TaskRecord } from './state.js';
 
 const dur = (ms: number | 'off') => (ms === 'off' ? 'off' : ms % 60_000 === 0 && ms >= 60_000 ? `${ms / 60_000}m` : `${Math.round(ms / 100) / 10}s`);
 const hhmmss = (ms: number) => new Date(ms).toISOString().slice(11, 19);
@@ -142,7 +142,7 @@ export function rebaseRequest(args: { conflictingFiles: string[]; error: string;
 const isOpenTask = (t: TaskRecord) => t.state !== 'integrated' && t.state !== 'done' && t.state !== 'failed';
 
 function nextAction(t: TaskRecord): string {
-  const warning = t.warnings?.at(-1) ?? (isOpenTask(t) ? activeAttempt(t)?.warning : null);
+  const warning = t.warnings?.at(-1) ?? (isOpenTask(t) ? (readyAttempt(t) ?? activeAttempt(t))?.warning : null);
   if (warning) return `${t.next === '-' ? '' : `${t.next}; `}warning: ${short(warning, 60)}`;
   if (t.state === 'failed' && t.failedGate) return `- (gate ${t.failedGate} failed)`;
   return t.next;
@@ -168,11 +168,18 @@ export function renderDashboard(s: MeshStatus, now: number, opts: { logLines?: n
   lines.push('Dashboard');
   const head = ['task', 'agent', 'att', 'unrel', 'state', 'last_seen', 'last_tick', 'gates', 'next'];
   const rows = s.tasks.map((t) => {
-    const a = activeAttempt(t) ?? t.attempts.at(-1);
+    // The attempt the task's state follows (with hedges: the one ready to integrate, else the newest live one; once ended, the winner).
+    const a =
+      readyAttempt(t) ??
+      activeAttempt(t) ??
+      t.attempts.find((x) => x.attempt === t.integratedAttempt || (t.state === 'done' && x.reason === 'done')) ??
+      t.attempts.at(-1);
+    // With hedges, every live attempt: "1+2".
+    const live = isOpenTask(t) ? liveAttempts(t) : [];
     return [
       `${t.task.index} ${short(t.task.slug, 24)}`,
       a ? short(a.agentId, 28) : '-',
-      a ? String(a.attempt) : '0',
+      live.length > 1 ? live.map((x) => x.attempt).join('+') : a ? String(a.attempt) : '0',
       a ? String(a.unrel) : '0',
       t.state,
       a?.lastSeenAt ? mmss(now - a.lastSeenAt) : '-',

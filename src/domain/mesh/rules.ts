@@ -2,7 +2,7 @@
  * Tick rules (the mesh's progress enforcement), pure: given an attempt, what the tick saw on disk
  * and the time, update the attempt's monitoring fields and gates and decide one action.
  *
- *  - Ack SLA: no valid checkpoint by spawnedAt + ackSla → restart (once per task).
+ *  - Ack SLA: no valid checkpoint by spawnedAt + ackSla → restart (once per task; with a hedge budget, a hedge: hedge.ts).
  *  - Checkpoint integrity: a checkpoint that vanished, turned invalid, or claims a patch that does
  *    not exist → one unreliable strike and a re-checkpoint request; past `missingArtifactStrikes` → restart.
  *  - Checkpoint interval: no checkpoint update for two intervals → ask for a minimal checkpoint.
@@ -24,7 +24,7 @@
  */
 import type { CheckpointParse } from './checkpoint.js';
 import type { Tunables } from './config.js';
-import { activeAttempt, type Attempt, type TaskRecord } from './state.js';
+import { activeAttempt, readyAttempt, type Attempt, type TaskRecord } from './state.js';
 
 export interface PatchObservation {
   exists: boolean;
@@ -254,9 +254,9 @@ export function integrationTurn(tasks: readonly TaskRecord[]): number | null {
   return open ? open.task.index : null;
 }
 
-/** The task's dashboard state follows its active attempt. */
+/** The task's dashboard state follows its active attempt (with hedges: the one ready to integrate, else the newest). */
 export function taskState(task: TaskRecord): TaskRecord['state'] {
   if (task.state === 'integrated' || task.state === 'done' || task.state === 'failed') return task.state;
-  const a = activeAttempt(task);
+  const a = readyAttempt(task) ?? activeAttempt(task);
   return a ? a.state : 'queued';
 }

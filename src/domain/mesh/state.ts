@@ -87,6 +87,8 @@ export interface Attempt {
   reason: string | null;
   /** A replaced attempt whose worktree and branch were removed (workflow time; absent otherwise). */
   removedAt?: number | null;
+  /** It missed the ack SLA or stalled and was kept on with a hedge (another attempt) beside it (absent otherwise). */
+  hedged?: boolean;
   /** The task's own check (its `verify` command) on this attempt's last gated patch (absent otherwise). */
   check?: TaskCheckResult | null;
 }
@@ -157,11 +159,29 @@ export interface MeshStatus {
 
 export const OPEN_STATES: readonly MeshTaskState[] = MESH_TASK_STATES.filter((s) => s !== 'integrated' && s !== 'done' && s !== 'failed');
 export const isOpen = (t: TaskRecord) => OPEN_STATES.includes(t.state);
-/** Attempts replaced by a later one whose agents have ended: their worktrees can go (not the integrated one). */
+/**
+ * Attempts replaced by a later one, or beaten by a hedge, whose agents have ended: their worktrees
+ * can go (not the integrated or done one; a failed task keeps its last).
+ */
 export const removableAttempts = (tasks: readonly TaskRecord[]): Array<[TaskRecord, Attempt]> =>
   tasks.flatMap((r) =>
     r.attempts
-      .filter((a) => a.closed && a.agentEnded !== null && !a.removedAt && a !== r.attempts.at(-1) && r.integratedAttempt !== a.attempt)
+      .filter(
+        (a) =>
+          a.closed &&
+          a.agentEnded !== null &&
+          !a.removedAt &&
+          (a !== r.attempts.at(-1) || r.state === 'integrated' || r.state === 'done') &&
+          r.integratedAttempt !== a.attempt &&
+          !(r.state === 'done' && a.reason === 'done'),
+      )
       .map((a): [TaskRecord, Attempt] => [r, a]),
   );
+/** The task's newest live attempt (with hedging there may be more: see liveAttempts). */
 export const activeAttempt = (t: TaskRecord): Attempt | undefined => [...t.attempts].reverse().find((a) => !a.closed);
+/** The task's live attempts, oldest first (one, unless the task is hedged). */
+export const liveAttempts = (t: TaskRecord): Attempt[] => t.attempts.filter((a) => !a.closed);
+/** The live attempt whose patch passed the gates and waits to integrate (the oldest, if several), if any. */
+export const readyAttempt = (t: TaskRecord): Attempt | undefined => t.attempts.find((a) => !a.closed && a.ready);
+/** The live attempt a held rebase request goes to: the one whose patch did not apply (else the newest live one). */
+export const rebaseTarget = (t: TaskRecord): Attempt | undefined => t.attempts.find((a) => !a.closed && a.state === 'needs_rebase') ?? activeAttempt(t);
