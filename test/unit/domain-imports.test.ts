@@ -27,3 +27,11 @@ it('workflows/agent.ts is one page of wiring; no workflow or core file over 300 
   const long = [...files(join(ROOT, 'workflows')), ...files(join(ROOT, 'src/domain'))].filter((f) => lines(f) > 300).map((f) => relative(ROOT, f));
   expect(long).toEqual([]);
 });
+
+it('the mesh shell is thin: each file in workflows/mesh/ under 150 lines', () => {
+  const lines = (f: string) => readFileSync(f, 'utf8').split('\n').length;
+  const long = files(join(ROOT, 'workflows/mesh'))
+    .filter((f) => lines(f) >= 150)
+    .map((f) => `${relative(ROOT, f)}: ${lines(f)} lines`);
+  expect(long).toEqual([]);
+});

@@ -14,7 +14,8 @@ import { MESH_RUN_LIMITS, newLoop } from '../../src/domain/mesh/next-step.js';
 import { markFailed } from '../../src/domain/mesh/policy.js';
 import { isOpen, type MeshStatus } from '../../src/domain/mesh/state.js';
 import { installHandlers } from './handlers.js';
-import { quiet, runLoop } from './loop.js';
+import { quiet } from './end.js';
+import { runLoop } from './loop.js';
 import { alert, closeAll, now, publish, record, type MeshShell } from './shell.js';
 
 function initialStatus(spec: ReturnType<typeof MeshInputSchema.parse>): MeshStatus {
