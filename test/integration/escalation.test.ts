@@ -66,6 +66,7 @@ test('whisper, stronger whisper, escalation with webhook and pause; resume via t
   expect(meta.definition.signalDefinitions.map((d) => d.name).sort()).toEqual([
     'abort',
     'admit',
+    'block',
     'childSpend',
     'compaction',
     'dismiss',
