@@ -39,3 +39,14 @@ it('a shared schema validates as before', () => {
   expect(TurnSchema.safeParse({ text: 'hi' }).success).toBe(true);
   expect(TurnSchema.safeParse({ text: 3 }).success).toBe(false);
 });
+
+/** Modules the workflow bundle does not include (the CLI and tooling use them): their module scope runs once. */
+const NOT_IN_THE_BUNDLE = ['src/domain/contract/output-schemas.ts', 'src/domain/mesh/tasks.ts', 'src/domain/notify/irc.ts'];
+
+it('no zod schema is built at module scope in src/domain (the workflow bundle): each goes through shared()', () => {
+  const inBundle = files(join(ROOT, 'src/domain')).filter((f) => !NOT_IN_THE_BUNDLE.includes(relative(ROOT, f)));
+  const offenders = inBundle.flatMap((f) =>
+    [...readFileSync(f, 'utf8').matchAll(/^(?:export )?const (\w+)(?:\s*:[^=\n]+)? = z(?:$|\.)/gm)].map((m) => `${relative(ROOT, f)}: ${m[1]}`),
+  );
+  expect(offenders).toEqual([]);
+});
