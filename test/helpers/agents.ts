@@ -2,6 +2,7 @@
 import type { WardenClient } from '../../src/client/index.js';
 import type { TurnInput } from '../../src/domain/contract/schemas.js';
 import type { AgentStatus, ReportTurnResult } from '../../src/domain/contract/status.js';
+import { RUN_LIMITS } from '../../src/domain/agent/run-limits.js';
 import { eventually } from './stack.js';
 
 /** The same failing build, again and again: what the heuristic evaluator calls SPIRALING. */
@@ -44,6 +45,12 @@ export async function waitForEvaluations(client: WardenClient, agentId: string, 
 }
 
 /** Report `turns`, waiting after every `every`-th for its evaluation to finish; returns the replies. */
+/**
+ * Wait longer than RUN_LIMITS.quietGapMs: the agent's next turn comes after a quiet moment, so a
+ * run past its event limit continues as new after it (src/domain/agent/run-limits.ts).
+ */
+export const pauseForQuiet = () => new Promise<void>((r) => setTimeout(r, (RUN_LIMITS.quietGapMs ?? 0) + 200));
+
 export async function reportWithEvaluations(
   client: WardenClient,
   agentId: string,

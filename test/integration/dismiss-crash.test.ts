@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
 import type { TurnInput } from '../../src/domain/contract/schemas.js';
-import { reportWithEvaluations, spiralTurn } from '../helpers/agents.js';
+import { pauseForQuiet, reportWithEvaluations, spiralTurn } from '../helpers/agents.js';
 import { running } from '../helpers/procs.js';
 import { ROOT, eventually, useWorkerProcesses } from '../helpers/stack.js';
 
@@ -41,8 +41,12 @@ test('a dismissal survives a worker SIGKILL and continue-as-new: count, suppress
   const after = await eventually(async () => stack.warden.status(id), { timeoutMs: 60_000, what: 'status from the new worker' });
   expect(after).toMatchObject({ escalationStep: 0, dismissals: 1, suppressed: 0, lastDismissal: before.lastDismissal });
 
-  // The same repetition for 50 more turns: ten evaluations, every one suppressed, across at least one continue-as-new.
-  const replies = await reportWithEvaluations(stack.warden, id, spirals(11, 60), 5, 2);
+  // The same repetition for 50 more turns: ten evaluations, every one suppressed, across at least one
+  // continue-as-new (the run goes past its limit while the turns come back to back, and continues
+  // after the pause).
+  const replies = await reportWithEvaluations(stack.warden, id, spirals(11, 50), 5, 2);
+  await pauseForQuiet();
+  replies.push(...(await reportWithEvaluations(stack.warden, id, spirals(51, 60), 5, 10)));
   expect(replies.flatMap((r) => r.whispers)).toEqual([]);
   const later = await stack.warden.status(id);
   expect(later).toMatchObject({ state: 'running', escalationStep: 0, escalations: 0, dismissals: 1, suppressed: 10, lastDismissal: before.lastDismissal });

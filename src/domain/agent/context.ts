@@ -21,6 +21,8 @@ export type PatchId =
   | 'steer-joins-retry'
   /** A rate-limited agent blocked for safety.maxBlockedMs in all fails (circuit open). */
   | 'blocked-time-limit'
+  /** A long run of an agent whose turns come back to back continues as new at a quiet moment, not at once (src/domain/agent/run-limits.ts). */
+  | 'continue-at-quiet-moment'
   /** The mesh continues as new when its history is long (workflows/mesh/loop.ts), runs from before never do. */
   | 'mesh-continue-as-new'
   /** A mesh removes the worktree and branch of a replaced attempt once its agent ended (workflows/mesh/attempts.ts). */

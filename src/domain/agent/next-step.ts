@@ -18,17 +18,12 @@ import { baselineDue, verificationDue } from './verification.js';
 import { pendingCompaction } from './compaction.js';
 import { sessionEndMoved } from './session-end-state.js';
 
+import { runLimitDecision, type HistoryInfo } from './run-limits.js';
+
 export { RUN_LIMITS } from './state.js';
+export type { HistoryInfo } from './run-limits.js';
 /** States in which a silent external agent can be declared orphaned. */
 export const ORPHANABLE: readonly AgentState[] = ['spawning', 'running', 'awaiting-input', 'blocked', 'compacting'];
-
-/** What the shell knows about the run's history. */
-export interface HistoryInfo {
-  historyLength: number;
-  continueAsNewSuggested: boolean;
-  /** History size in bytes, as the server last reported it. */
-  historySize?: number;
-}
 
 export type Step =
   | { kind: 'end' }
@@ -54,11 +49,19 @@ export type Step =
 
 export const canEvaluate = (core: AgentCore): boolean => core.s.state === 'running' && !core.run.evaluating;
 
+/**
+ * The run is long enough to continue as new (run-limits.ts). Never while children are open: their
+ * results are awaited by this run. An external agent whose turns come back to back waits for a
+ * quiet moment; runs recorded before that rule continue at once.
+ */
 export function shouldContinueAsNew(ctx: AgentContext, h: HistoryInfo): boolean {
-  // Not while children are open: their results are awaited by this run.
-  const limits = ctx.core.run.runLimits;
-  const tooLong = h.historyLength >= limits.events || (h.historySize ?? 0) >= limits.bytes;
-  return openChildren(ctx) === 0 && (h.continueAsNewSuggested || tooLong);
+  if (openChildren(ctx) > 0) return false;
+  const { core } = ctx;
+  const waitsForQuiet = !core.spec.driver && core.s.state === 'running';
+  const pace = { lastTurnAt: core.s.lastTurnAt, lastGapMs: core.run.lastGapMs };
+  const decision = runLimitDecision(core.run.runLimits, h, pace, ctx.ports.now(), waitsForQuiet);
+  if (decision === 'defer') return !ctx.ports.patched('continue-at-quiet-moment');
+  return decision === 'now';
 }
 
 export function nextStep(ctx: AgentContext, h: HistoryInfo): Step {

@@ -62,7 +62,9 @@ export function validatedTurnSlot(): { put(updateId: string | undefined, turn: T
 export function reportTurn(ctx: AgentContext, input: unknown, validated?: Turn): ReportTurnResult {
   const { s } = ctx.core;
   const turn = validated ?? (TurnSchema.safeParse(input).data as Turn);
-  s.lastTurnAt = ctx.ports.now();
+  const now = ctx.ports.now();
+  ctx.core.run.lastGapMs = s.lastTurnAt === null ? null : now - s.lastTurnAt;
+  s.lastTurnAt = now;
   s.idleChecked = false;
   if (turn.generation !== undefined) {
     if (turn.generation < s.generation) return { ...reply(ctx, false, false, []), stale: true };

@@ -18,6 +18,7 @@ import type { DriverSession } from '../contract/activity-types.js';
 import { effectiveThreshold, initialLadder, type LadderState } from '../judgement/ladder.js';
 import type { AgentState } from '../contract/states.js';
 import { freshTeaching, type TeachingState } from './teaching-state.js';
+import { RUN_LIMITS, type RunLimits } from './run-limits.js';
 import { emptyEvaluatorSpend, type EvaluatorSpend } from '../judgement/tiered.js'; // evaluator spend, apart from the agent's
 
 export interface EvalJob {
@@ -137,21 +138,7 @@ export interface SpendBucket {
 }
 export const SPEND_BUCKET_MS = 60_000;
 export const SPEND_BUCKETS = 60;
-/**
- * A run continues as new at 250 events or 1 MiB of history, whichever
- * comes first (or at the server's suggestion). Why so short: a worker that restarts replays every
- * cached agent's whole current run before that agent answers again, and replay costs ~2–4 ms per
- * workflow task here (an update is one task, ~5.8 events; docs/operating/capacity.md; the rule is next-step.ts `shouldContinueAsNew`). 250 events are ~43
- * turns: ~0.15 s of replay per agent. A continue-as-new costs one workflow task and a start event
- * carrying the state (the window: ~20 turns), so runs this short add ~6 % history, nothing else.
- * The byte bound keeps runs of large turns (up to 64 KiB each) as cheap to replay.
- */
-export const RUN_LIMITS: RunLimits = { events: 250, bytes: 1024 * 1024 };
-export interface RunLimits {
-  events: number;
-  /** History size in bytes. */
-  bytes: number;
-}
+export { RUN_LIMITS, type RunLimits } from './run-limits.js';
 
 export interface RunState {
   turnRunning: boolean; // a driven turn is running (its cancellation scope is open)
@@ -162,6 +149,8 @@ export interface RunState {
   published: Published;
   /** When this run continues as new (RUN_LIMITS; tests may set others). */
   runLimits: RunLimits;
+  /** The gap before the latest turn this run saw (ms; run-limits.ts quietMoment). */
+  lastGapMs: number | null;
 }
 
 export interface AgentCore {
@@ -263,6 +252,7 @@ export function createCore(spec: AgentSpec, ids: { workflowId: string; runId: st
         ? { ...published, details: '' }
         : { state: '', step: -1, paused: false, details: '', spendBucket: 0, spendAt: Number.NEGATIVE_INFINITY },
       runLimits: { ...RUN_LIMITS },
+      lastGapMs: null,
     },
     ...ids,
   };
