@@ -4,7 +4,7 @@
  * running mesh holding task records, the tunables of the tick-rule tables, and a seeded PRNG for the
  * property tests. The git and workflow helpers for integration tests are in ./mesh.ts.
  */
-import { resolveTasks, TunablesSchema, type MeshTask } from '../../src/domain/mesh/config.js';
+import { resolveTasks, TunablesSchema, type MeshTask, type TaskMode } from '../../src/domain/mesh/config.js';
 import { initialGates } from '../../src/domain/mesh/gates.js';
 import { blankAttempt, type Attempt, type MeshStatus, type TaskRecord } from '../../src/domain/mesh/state.js';
 
@@ -12,7 +12,7 @@ import { blankAttempt, type Attempt, type MeshStatus, type TaskRecord } from '..
 export const TICK_TUNABLES = TunablesSchema.parse({ tickInterval: '1s', ackSla: '3s', patchDraftTimeout: '60s', checkpointInterval: '10s' });
 
 /** One resolved worker task titled `t` (slug `1-t`), not verified. */
-export function meshTask(mode: 'patch-first' | 'analysis-only' = 'patch-first', scope: string[] = []): MeshTask {
+export function meshTask(mode: TaskMode = 'patch-first', scope: string[] = []): MeshTask {
   const [task] = resolveTasks([{ title: 't', agent: 'worker', mode, skills: [], scope, verify: false }]);
   return task!;
 }
