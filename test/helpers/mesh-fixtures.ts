@@ -1,27 +1,27 @@
 /**
  * Pure mesh fixtures for unit tests (no git, no server): a worker task, an attempt and a task record
- * with every field as a fresh spawn leaves it (workflows/mesh/attempts.ts), a running mesh holding
- * task records, the tunables of the tick-rule tables, and a seeded PRNG for the property tests. The git and workflow helpers for
- * integration tests are in ./mesh.ts.
+ * with every field as a fresh spawn leaves it (blankAttempt, as workflows/mesh/attempts.ts spawns), a
+ * running mesh holding task records, the tunables of the tick-rule tables, and a seeded PRNG for the
+ * property tests. The git and workflow helpers for integration tests are in ./mesh.ts.
  */
-import { resolveTasks, TunablesSchema, type MeshTask } from '../../src/domain/mesh/config.js';
+import { resolveTasks, TunablesSchema, type MeshTask, type TaskMode } from '../../src/domain/mesh/config.js';
 import { initialGates } from '../../src/domain/mesh/gates.js';
-import type { Attempt, MeshStatus, TaskRecord } from '../../src/domain/mesh/state.js';
+import { blankAttempt, type Attempt, type MeshStatus, type TaskRecord } from '../../src/domain/mesh/state.js';
 
 /** The tick-rule tables' tunables: ticks every 1 s, ack SLA 3 s, patch draft timeout 60 s, checkpoint interval 10 s (stall time 2 s). */
 export const TICK_TUNABLES = TunablesSchema.parse({ tickInterval: '1s', ackSla: '3s', patchDraftTimeout: '60s', checkpointInterval: '10s' });
 
 /** One resolved worker task titled `t` (slug `1-t`), not verified. */
-export function meshTask(mode: 'patch-first' | 'analysis-only' = 'patch-first', scope: string[] = []): MeshTask {
+export function meshTask(mode: TaskMode = 'patch-first', scope: string[] = []): MeshTask {
   const [task] = resolveTasks([{ title: 't', agent: 'worker', mode, skills: [], scope, verify: false }]);
   return task!;
 }
 
 /** The first worker attempt at `task`, just spawned and not yet seen, with `over` on top. */
 export function freshAttempt(task: MeshTask, over: Partial<Attempt> = {}): Attempt {
-  return {
+  const start = {
     attempt: 1,
-    kind: 'worker',
+    kind: 'worker' as const,
     mode: task.mode,
     agentId: 'r.1-t.a1',
     workflowId: 'agent-r.1-t.a1',
@@ -31,31 +31,8 @@ export function freshAttempt(task: MeshTask, over: Partial<Attempt> = {}): Attem
     patchPath: '/p',
     diffBase: 'base',
     spawnedAt: 0,
-    lastTickAt: null,
-    lastSeenAt: null,
-    lastStatus: null,
-    statusSeen: 0,
-    lastPatchStat: null,
-    patchSeen: 0,
-    lastCheckpointMtime: null,
-    checkpointNudgedAt: null,
-    unrel: 0,
-    acked: false,
-    gates: initialGates(task, false),
-    state: 'spawned',
-    waitingFor: null,
-    reemits: 0,
-    draftNotBefore: 0,
-    outputWaits: 0,
-    turnsSeen: 0,
-    ready: false,
-    patchSha: null,
-    patchFiles: [],
-    agentEnded: null,
-    closed: false,
-    reason: null,
-    ...over,
   };
+  return { ...blankAttempt(start, initialGates(task, false)), ...over };
 }
 
 /** The record of `task`, spawned at 0 with `attempts`, with `over` on top. */

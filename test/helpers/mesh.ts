@@ -1,10 +1,14 @@
-/** Mesh test helpers: a real git repository in a temp dir, and a mesh input driven by the fixture worker. */
+/**
+ * Mesh test helpers: a real git repository in a temp dir, a mesh input driven by the fixture worker,
+ * the steers a workflow was sent, and the built CLI against a test stack.
+ */
 import { execFileSync } from 'node:child_process';
+import { execa } from 'execa';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { MeshInput, MeshTaskInput, TunablesInput } from '../../src/domain/mesh/config.js';
-import { ROOT } from './stack.js';
+import { ROOT, type Stack } from './stack.js';
 
 export const MESH_AGENT = join(ROOT, 'test/fixtures/mesh-agent.py');
 
@@ -37,3 +41,21 @@ export function meshInput(runId: string, repo: string, tasks: MeshTaskInput[], t
 /** The integration branch's commit subjects, oldest first (without the base). */
 export const integrated = (repo: string, runId: string) =>
   git(repo, 'log', '--reverse', '--format=%s', `main..mesh/${runId}/integration`).split('\n').filter(Boolean);
+
+/** The `steer` signals sent to workflow `workflowId`, their text, oldest first. */
+export async function steersTo(stack: Stack, workflowId: string): Promise<string[]> {
+  const history = await stack.warden.client.workflow.getHandle(workflowId).fetchHistory();
+  return (history.events ?? [])
+    .map((e) => e.workflowExecutionSignaledEventAttributes)
+    .filter((a) => a?.signalName === 'steer')
+    .map((a) => (JSON.parse(Buffer.from(a!.input!.payloads![0]!.data!).toString('utf8')) as { text: string }).text);
+}
+
+/** Runs the built `warden` CLI against `stack`'s server (never rejects: look at the exit code). */
+export const wardenCli =
+  (stack: Stack) =>
+  (...args: string[]) =>
+    execa('node', [join(ROOT, 'dist/src/cli/main.js'), '--address', stack.server.address, '--namespace', stack.server.namespace, ...args], {
+      reject: false,
+      env: { WARDEN_LOG_LEVEL: 'warn' },
+    });

@@ -11,27 +11,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { startMesh, waitForMesh } from '../../src/client/mesh.js';
-import { git, gitRepo, integrated, meshInput } from '../helpers/mesh.js';
+import { git, gitRepo, integrated, meshInput, steersTo, wardenCli } from '../helpers/mesh.js';
 import { recordHistory } from '../helpers/histories.js';
-import { ROOT, useStack, type Stack } from '../helpers/stack.js';
+import { useStack } from '../helpers/stack.js';
 
 process.env.WARDEN_HOME = mkdtempSync(join(tmpdir(), 'warden-home-'));
 
-async function steersTo(stack: Stack, workflowId: string): Promise<string[]> {
-  const history = await stack.warden.client.workflow.getHandle(workflowId).fetchHistory();
-  return (history.events ?? [])
-    .map((e) => e.workflowExecutionSignaledEventAttributes)
-    .filter((a) => a?.signalName === 'steer')
-    .map((a) => (JSON.parse(Buffer.from(a!.input!.payloads![0]!.data!).toString('utf8')) as { text: string }).text);
-}
-
 describe('mesh task checks', () => {
   const stack = useStack();
-  const warden = (...args: string[]) =>
-    execa('node', [join(ROOT, 'dist/src/cli/main.js'), '--address', stack.server.address, '--namespace', stack.server.namespace, ...args], {
-      reject: false,
-      env: { WARDEN_LOG_LEVEL: 'warn' },
-    });
+  const warden = wardenCli(stack);
 
   test('a failing check keeps the patch out and steers the worker; the fixed patch integrates; a check that keeps failing fails the task with gate V', async () => {
     const repo = gitRepo({ 'a.txt': 'a\n', 'b.txt': 'b\n' });

@@ -6,34 +6,21 @@
  * warning on the task, in the status JSON and the `warden mesh status` dashboard; nobody is
  * restarted; `warden mesh apply` brings both files to the user's branch.
  */
-import { execa } from 'execa';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { startMesh, waitForMesh } from '../../src/client/mesh.js';
 import type { MeshStatus } from '../../src/domain/mesh/state.js';
-import { git, gitRepo, integrated, meshInput } from '../helpers/mesh.js';
+import { git, gitRepo, integrated, meshInput, steersTo, wardenCli } from '../helpers/mesh.js';
 import { recordHistory } from '../helpers/histories.js';
-import { ROOT, useStack, type Stack } from '../helpers/stack.js';
+import { useStack } from '../helpers/stack.js';
 
 process.env.WARDEN_HOME = mkdtempSync(join(tmpdir(), 'warden-home-'));
 
-async function steersTo(stack: Stack, workflowId: string): Promise<string[]> {
-  const history = await stack.warden.client.workflow.getHandle(workflowId).fetchHistory();
-  return (history.events ?? [])
-    .map((e) => e.workflowExecutionSignaledEventAttributes)
-    .filter((a) => a?.signalName === 'steer')
-    .map((a) => (JSON.parse(Buffer.from(a!.input!.payloads![0]!.data!).toString('utf8')) as { text: string }).text);
-}
-
 describe('mesh gate O keeps correct work', () => {
   const stack = useStack();
-  const warden = (...args: string[]) =>
-    execa('node', [join(ROOT, 'dist/src/cli/main.js'), '--address', stack.server.address, '--namespace', stack.server.namespace, ...args], {
-      reject: false,
-      env: { WARDEN_LOG_LEVEL: 'warn' },
-    });
+  const warden = wardenCli(stack);
 
   test('a correct diff without the deliverable sections: one re-emit request at most, then integrated with a warning', async () => {
     const repo = gitRepo({ 'x.txt': 'x\n', 'y.txt': 'y\n' });

@@ -1,68 +1,21 @@
 /** The first edit target (src/domain/mesh/rules.ts), in tables on a fake clock: who it restarts, who it leaves alone, and when the patch draft timeout acts first. */
 import { describe, expect, test } from 'vitest';
-import { resolveTasks, TunablesSchema, type TunablesInput } from '../../src/domain/mesh/config.js';
-import { initialGates } from '../../src/domain/mesh/gates.js';
+import { TunablesSchema, type TunablesInput } from '../../src/domain/mesh/config.js';
 import { replacement, tickTask, type TaskAction } from '../../src/domain/mesh/policy.js';
 import { workerPrompt } from '../../src/domain/mesh/render.js';
 import type { Observation, PatchObservation } from '../../src/domain/mesh/rules.js';
 import type { Attempt, TaskRecord } from '../../src/domain/mesh/state.js';
+import { freshAttempt, meshTask, taskRecord } from '../helpers/mesh-fixtures.js';
 
 const S = 1_000;
 // Stall time 2s: every observation below moves its status each tick, so only the first edit target can act.
 const base: TunablesInput = { tickInterval: '1s', ackSla: '3s', patchDraftTimeout: '60s', checkpointInterval: '10s', firstEditTarget: '20s' };
 
+/** A task (scope a.txt) with its first attempt of `kind` in `mode`, spawned at `spawnedAt` (a take-over's task is patch-first). */
 function record(mode: 'patch-first' | 'analysis-only' | 'direct-edit', kind: Attempt['kind'] = 'worker', spawnedAt = 0): { r: TaskRecord; a: Attempt } {
-  const [task] = resolveTasks([{ title: 't', agent: 'worker', mode: kind === 'takeover' ? 'patch-first' : mode, skills: [], scope: ['a.txt'], verify: false }]);
-  const a: Attempt = {
-    attempt: 1,
-    kind,
-    mode,
-    agentId: 'r.t.a1',
-    workflowId: 'agent-r.t.a1',
-    branch: 'b',
-    worktree: '/w',
-    checkpointPath: '/c',
-    patchPath: '/p',
-    diffBase: 'base',
-    spawnedAt,
-    lastTickAt: null,
-    lastSeenAt: null,
-    lastStatus: null,
-    statusSeen: 0,
-    lastPatchStat: null,
-    patchSeen: 0,
-    lastCheckpointMtime: null,
-    checkpointNudgedAt: null,
-    unrel: 0,
-    acked: false,
-    gates: initialGates(task!, false),
-    state: 'spawned',
-    waitingFor: null,
-    reemits: 0,
-    draftNotBefore: 0,
-    outputWaits: 0,
-    turnsSeen: 0,
-    ready: false,
-    patchSha: null,
-    patchFiles: [],
-    agentEnded: null,
-    closed: false,
-    reason: null,
-  };
-  const r: TaskRecord = {
-    task: task!,
-    state: 'spawned',
-    attempts: [a],
-    ackRestarts: 0,
-    restarts: 0,
-    tookOver: kind === 'takeover',
-    firstSpawnAt: 0,
-    integratedCommit: null,
-    integratedAttempt: null,
-    next: '',
-    reason: null,
-  };
-  return { r, a };
+  const task = meshTask(kind === 'takeover' ? 'patch-first' : mode, ['a.txt']);
+  const a = freshAttempt(task, { kind, mode, agentId: 'r.t.a1', workflowId: 'agent-r.t.a1', spawnedAt });
+  return { r: taskRecord(task, [a], { tookOver: kind === 'takeover' }), a };
 }
 
 const NONE: PatchObservation = { exists: false, size: 0, mtimeMs: null, sha: null, unified: false, files: [], by: null };

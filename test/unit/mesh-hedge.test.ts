@@ -1,72 +1,22 @@
 /** Hedging in tables: what the end of a tick means for a task with a hedge budget, the winner and losers, and the helpers that count live attempts. */
 import { describe, expect, test } from 'vitest';
-import { resolveTasks, TunablesSchema } from '../../src/domain/mesh/config.js';
-import { initialGates } from '../../src/domain/mesh/gates.js';
+import { TunablesSchema } from '../../src/domain/mesh/config.js';
 import { losers, settleAttempt, type HedgeRoom } from '../../src/domain/mesh/hedge.js';
 import { liveCount, spawnCandidate } from '../../src/domain/mesh/next-step.js';
 import { MAX_RESTARTS, type TaskAction } from '../../src/domain/mesh/policy.js';
 import { renderDashboard } from '../../src/domain/mesh/render.js';
 import { taskState } from '../../src/domain/mesh/rules.js';
 import { rebaseTarget, removableAttempts, type Attempt, type MeshStatus, type TaskRecord } from '../../src/domain/mesh/state.js';
+import { freshAttempt, meshTask, taskRecord } from '../helpers/mesh-fixtures.js';
 
-const [TASK] = resolveTasks([{ title: 't', agent: 'worker', mode: 'patch-first', skills: [], scope: ['a.txt'], verify: false }]);
+const TASK = meshTask('patch-first', ['a.txt']);
 
-function attempt(n: number, over: Partial<Attempt> = {}): Attempt {
-  return {
-    attempt: n,
-    kind: 'worker',
-    mode: 'patch-first',
-    agentId: `r.t.a${n}`,
-    workflowId: `agent-r.t.a${n}`,
-    branch: `mesh/r/t-a${n}`,
-    worktree: `/w${n}`,
-    checkpointPath: '/c',
-    patchPath: '/p',
-    diffBase: 'base',
-    spawnedAt: 0,
-    lastTickAt: null,
-    lastSeenAt: null,
-    lastStatus: null,
-    statusSeen: 0,
-    lastPatchStat: null,
-    patchSeen: 0,
-    lastCheckpointMtime: null,
-    checkpointNudgedAt: null,
-    unrel: 0,
-    acked: false,
-    gates: initialGates(TASK!, false),
-    state: 'spawned',
-    waitingFor: null,
-    reemits: 0,
-    draftNotBefore: 0,
-    outputWaits: 0,
-    turnsSeen: 0,
-    ready: false,
-    patchSha: null,
-    patchFiles: [],
-    agentEnded: null,
-    closed: false,
-    reason: null,
-    ...over,
-  };
-}
+/** Worker attempt `n` at TASK, each in its own worktree and branch, with `over` on top. */
+const attempt = (n: number, over: Partial<Attempt> = {}): Attempt =>
+  freshAttempt(TASK, { attempt: n, agentId: `r.t.a${n}`, workflowId: `agent-r.t.a${n}`, branch: `mesh/r/t-a${n}`, worktree: `/w${n}`, ...over });
 
-function task(attempts: Attempt[], over: Partial<TaskRecord> = {}): TaskRecord {
-  return {
-    task: TASK!,
-    state: 'running',
-    attempts,
-    ackRestarts: 0,
-    restarts: 0,
-    tookOver: false,
-    firstSpawnAt: 0,
-    integratedCommit: null,
-    integratedAttempt: null,
-    next: '',
-    reason: null,
-    ...over,
-  };
-}
+/** TASK running with `attempts`, with `over` on top. */
+const task = (attempts: Attempt[], over: Partial<TaskRecord> = {}): TaskRecord => taskRecord(TASK, attempts, { state: 'running', ...over });
 
 const ACK: TaskAction[] = [
   { kind: 'log', text: 'ACK SLA MISSED: no checkpoint' },
@@ -223,7 +173,7 @@ describe('live attempts across the mesh', () => {
     const hedgedTask = task([attempt(1, { hedged: true }), attempt(2)]);
     const other = task([attempt(1)]);
     const queued = task([], { state: 'queued' });
-    queued.task = { ...TASK!, index: 3 };
+    queued.task = { ...TASK, index: 3 };
     expect(liveCount(s([hedgedTask, other, queued]))).toBe(3);
     expect(spawnCandidate(s([hedgedTask, other, queued]))).toBeNull();
     hedgedTask.attempts[0]!.closed = true;

@@ -22,6 +22,7 @@ import { gateFinished } from '../../src/domain/mesh/finished.js';
 import { workerSpec } from '../../src/domain/mesh/worker.js';
 import { AgentSpecSchema, DriverConfigSchema } from '../../src/domain/contract/schemas.js';
 import { rebaseRequest, renderDashboard, renderManifest, workerPrompt } from '../../src/domain/mesh/render.js';
+import { blankAttempt, type AttemptStart } from '../../src/domain/mesh/state.js';
 import { meshStatus, record, TICK_TUNABLES as tun } from '../helpers/mesh-fixtures.js';
 
 const TEMPLATE = `Use $mesh to parallelize (patch-first):
@@ -428,5 +429,43 @@ describe('rendering', () => {
     expect(d[5]).toMatch(/^task\s+agent\s+att\s+unrel\s+state\s+last_seen\s+last_tick\s+gates\s+next$/);
     expect(d[6]).toMatch(/^1 1-t\s+r\.1-t\.a1\s+1\s+0\s+spawned\s+00:55\s+19:22:00\s+A=-- C=-- O=-- D=-- P=-- S=na V=na\s+tick$/);
     expect(d.at(-1)).toBe('- 19:22:00 STALL DETECTED: x');
+  });
+});
+
+describe('a blank attempt', () => {
+  const start: AttemptStart = {
+    attempt: 2,
+    kind: 'takeover',
+    mode: 'direct-edit',
+    agentId: 'r.1-t.a2',
+    workflowId: 'agent-r.1-t.a2',
+    branch: 'mesh/r/1-t-a2',
+    worktree: '/w2',
+    checkpointPath: '/c2',
+    patchPath: '/p2',
+    diffBase: 'head',
+    spawnedAt: 7,
+  };
+  test('keeps who and where it is and the gates it was given; nothing is seen yet', () => {
+    const gates = initialGates(record().task.task, true);
+    const a = blankAttempt(start, gates);
+    expect(a).toMatchObject(start);
+    expect(a.gates).toBe(gates);
+    expect([a.state, a.acked, a.ready, a.closed, a.agentEnded, a.waitingFor, a.patchSha, a.lastStatus]).toEqual([
+      'spawned',
+      false,
+      false,
+      false,
+      null,
+      null,
+      null,
+      null,
+    ]);
+  });
+  test('two blank attempts share no array', () => {
+    const gates = initialGates(record().task.task, false);
+    const [a, b] = [blankAttempt(start, gates), blankAttempt(start, gates)];
+    a.patchFiles.push('a.txt');
+    expect(b.patchFiles).toEqual([]);
   });
 });

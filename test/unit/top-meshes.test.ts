@@ -16,12 +16,9 @@ import {
   taskCounts,
   type MeshEntry,
 } from '../../src/cli/top/meshes.js';
-import { buildRow, DEFAULT_ROW_OPTIONS, hideFinished, roster, rowJson, type RosterEntry } from '../../src/cli/top/rows.js';
+import { buildRow, hideFinished, roster, rowJson } from '../../src/cli/top/rows.js';
 import { renderText } from '../../src/cli/top/table.js';
-
-const NOW = Date.parse('2026-11-23T10:00:00Z');
-const opts = { ...DEFAULT_ROW_OPTIONS, nowMs: NOW };
-const iso = (msAgo: number) => new Date(NOW - msAgo).toISOString();
+import { iso, NOW, opts, rosterEntry as agent } from '../helpers/top.js';
 
 function mesh(runId: string, over: Partial<MeshEntry> = {}): MeshEntry {
   return { runId, workflowId: `mesh-${runId}`, status: 'RUNNING', phase: 'running', startTime: iso(300_000), closeTime: null, ...over };
@@ -38,24 +35,6 @@ function meshStatus(runId: string, phase: string, states: string[], over: Record
     ...over,
   });
 }
-function agent(agentId: string, over: Partial<RosterEntry> = {}): RosterEntry {
-  return {
-    agentId,
-    workflowId: `agent-${agentId}`,
-    runId: 'r',
-    status: 'RUNNING',
-    state: 'running',
-    parent: null,
-    escalationStep: 0,
-    paused: false,
-    costUsd: 0,
-    tokens: 0,
-    startTime: iso(600_000),
-    closeTime: null,
-    ...over,
-  };
-}
-
 describe('task counts', () => {
   test('integrated, done, failed and the rest open', () => {
     const c = taskCounts(['integrated', 'integrated', 'failed', 'running', 'queued']);

@@ -3,7 +3,6 @@ import {
   arrange,
   badge,
   buildRow,
-  DEFAULT_ROW_OPTIONS,
   DEFAULT_SORT,
   filterRows,
   fuzzyScore,
@@ -17,28 +16,7 @@ import {
   type TopStatus,
 } from '../../src/cli/top/rows.js';
 import { cells, fitMiddle, layoutColumns, longestId, renderText } from '../../src/cli/top/table.js';
-
-const NOW = Date.parse('2026-11-23T10:00:00Z');
-const opts = { ...DEFAULT_ROW_OPTIONS, nowMs: NOW };
-const iso = (msAgo: number) => new Date(NOW - msAgo).toISOString();
-
-function entry(agentId: string, over: Partial<RosterEntry> = {}): RosterEntry {
-  return {
-    agentId,
-    workflowId: `agent-${agentId}`,
-    runId: 'r',
-    status: 'RUNNING',
-    state: 'running',
-    parent: null,
-    escalationStep: 0,
-    paused: false,
-    costUsd: 0,
-    tokens: 0,
-    startTime: iso(600_000),
-    closeTime: null,
-    ...over,
-  };
-}
+import { iso, opts, rosterEntry as entry } from '../helpers/top.js';
 
 function status(agentId: string, over: Record<string, unknown> = {}): TopStatus {
   return parseTopStatus({

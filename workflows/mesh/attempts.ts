@@ -7,7 +7,7 @@ import { ActivityFailure, getExternalWorkflowHandle, ParentClosePolicy, patched,
 import type { MeshActivities } from '../../src/domain/mesh/activity-types.js';
 import { initialGates } from '../../src/domain/mesh/gates.js';
 import { markFailed } from '../../src/domain/mesh/policy.js';
-import { removableAttempts, type Attempt, type TaskRecord } from '../../src/domain/mesh/state.js';
+import { blankAttempt, removableAttempts, type Attempt, type TaskRecord } from '../../src/domain/mesh/state.js';
 import { rebaseWaitReason, workerSpec } from '../../src/domain/mesh/worker.js';
 import { agentWorkflow } from '../agent.js';
 import * as m from '../messages.js';
@@ -22,39 +22,19 @@ export async function spawn(sh: MeshShell, r: TaskRecord, kind: Attempt['kind'],
   const n = r.attempts.length + 1;
   const prep = await acts.meshPrepareAttempt({ repo: s.repo, runId: spec.runId, slug: r.task.slug, attempt: n, from });
   const agentId = `${spec.runId}.${r.task.slug}.a${n}`;
-  const a: Attempt = {
-    attempt: n,
-    kind,
-    mode: kind === 'takeover' ? 'direct-edit' : r.task.mode,
-    agentId,
-    workflowId: `agent-${agentId}`,
-    ...prep,
-    diffBase: from,
-    spawnedAt: now(),
-    lastTickAt: null,
-    lastSeenAt: null,
-    lastStatus: null,
-    statusSeen: 0,
-    lastPatchStat: null,
-    patchSeen: 0,
-    lastCheckpointMtime: null,
-    checkpointNudgedAt: null,
-    unrel: 0,
-    acked: false,
-    gates: initialGates(r.task, r.task.verify || !!r.task.check || spec.validate !== undefined),
-    state: 'spawned',
-    waitingFor: null,
-    reemits: 0,
-    draftNotBefore: 0,
-    outputWaits: 0,
-    turnsSeen: 0,
-    ready: false,
-    patchSha: null,
-    patchFiles: [],
-    agentEnded: null,
-    closed: false,
-    reason: null,
-  };
+  const a = blankAttempt(
+    {
+      attempt: n,
+      kind,
+      mode: kind === 'takeover' ? 'direct-edit' : r.task.mode,
+      agentId,
+      workflowId: `agent-${agentId}`,
+      ...prep,
+      diffBase: from,
+      spawnedAt: now(),
+    },
+    initialGates(r.task, r.task.verify || !!r.task.check || spec.validate !== undefined),
+  );
   r.attempts.push(a);
   r.firstSpawnAt ??= a.spawnedAt;
   r.state = 'spawned';

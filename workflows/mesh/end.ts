@@ -8,9 +8,9 @@ import { fitMeshCarried } from '../../src/domain/mesh/carried.js';
 import type { MeshInput } from '../../src/domain/mesh/config.js';
 import { readyReason } from '../../src/domain/mesh/policy.js';
 import { removableAttempts } from '../../src/domain/mesh/state.js';
+import { awaitAdoptedEnds } from './adopted.js';
 import { acts, removeReplaced } from './attempts.js';
 import { alert, closeAll, now, publish, record, type MeshShell } from './shell.js';
-import { awaitAdoptedEnds } from './tick.js';
 
 const validation = proxyActivities<Pick<MeshActivities, 'meshValidate'>>({ startToCloseTimeout: '11m', retry: { maximumAttempts: 1 } });
 

@@ -1,54 +1,20 @@
 /**
  * One tick: observe every live attempt, enforce the tick rules (src/domain/mesh/policy.ts, rules.ts,
  * hedge.ts) and run the actions they return; a gated patch's task check (check.ts). Integration in
- * task order is integrate.ts.
+ * task order is integrate.ts; adopted attempts (after continue-as-new) are adopted.ts.
  */
-import { patched, sleep } from '@temporalio/workflow';
-import { isTerminal, type AgentState } from '../../src/domain/contract/states.js';
-import type { ObserveTarget } from '../../src/domain/mesh/activity-types.js';
+import { patched } from '@temporalio/workflow';
 import { checkDue } from '../../src/domain/mesh/check.js';
 import { endsAttempt, settleAttempt } from '../../src/domain/mesh/hedge.js';
 import { liveCount } from '../../src/domain/mesh/next-step.js';
 import { lastOutputOf, tickTask } from '../../src/domain/mesh/policy.js';
 import { tickLine } from '../../src/domain/mesh/render.js';
 import { integrationTurn, taskState } from '../../src/domain/mesh/rules.js';
-import { activeAttempt, isOpen, liveAttempts, type Attempt } from '../../src/domain/mesh/state.js';
+import { activeAttempt, isOpen, liveAttempts } from '../../src/domain/mesh/state.js';
+import { learnEnds, target } from './adopted.js';
 import { acts, fail, spawn } from './attempts.js';
 import { taskCheck } from './check.js';
 import { close, hhmmss, now, record, steer, type MeshShell } from './shell.js';
-
-const target = (a: Attempt): ObserveTarget => ({
-  key: a.agentId,
-  checkpointPath: a.checkpointPath,
-  patchPath: a.patchPath,
-  worktree: a.worktree,
-  diffBase: a.diffBase,
-  draftFromWorktree: a.mode === 'analysis-only' ? 'never' : a.mode === 'direct-edit' ? 'always' : 'when-done',
-  draftNotBefore: a.draftNotBefore,
-  workflowId: a.workflowId,
-  kind: a.mode === 'analysis-only' ? 'explorer' : 'worker',
-});
-
-/** Attempts started by an earlier run of this mesh whose end this run cannot await (it asks their status). */
-const adoptedUnended = (sh: MeshShell): Attempt[] =>
-  sh.s.tasks.flatMap((r) => r.attempts.filter((a) => a.agentEnded === null && sh.loop.adopted.includes(a.agentId)));
-
-/** Continued runs only: learn which adopted attempts' agents ended; true when none is left running. */
-export async function learnEnds(sh: MeshShell): Promise<boolean> {
-  const open = adoptedUnended(sh);
-  if (!open.length) return true;
-  const seen = await acts.meshObserve({ targets: open.map(target) });
-  for (const a of open) {
-    const st = seen.find((x) => x.key === a.agentId)?.agentState ?? null;
-    if (st && isTerminal(st as AgentState)) a.agentEnded = st;
-  }
-  return adoptedUnended(sh).length === 0;
-}
-
-/** After apply or cancel, a continued run polls its adopted attempts (at most ~2 minutes). */
-export async function awaitAdoptedEnds(sh: MeshShell): Promise<void> {
-  for (let i = 0; i < 24 && !(await learnEnds(sh)); i++) await sleep('5s');
-}
 
 export async function tick(sh: MeshShell): Promise<void> {
   const { s } = sh;

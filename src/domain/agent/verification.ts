@@ -19,8 +19,8 @@
  * check runs, dropped when it fails. Pure.
  */
 import type { BaselineOutput, CheckResultOutput, ProtectedDiffInput, VerifyInput, VerifyOutput } from '../contract/activity-types.js';
-import { heuristicVerdict } from '../judgement/heuristic/index.js';
-import { describeChange, protectedTampering } from '../judgement/heuristic/protected.js';
+import { heuristicJudgement } from '../judgement/heuristic/index.js';
+import { describeChange } from '../judgement/heuristic/protected.js';
 import { applyOutcome } from '../judgement/ladder.js';
 import { VERIFY_WHISPER_TAIL_CHARS } from '../contract/limits.js';
 import type { AgentSpec, Verdict } from '../contract/schemas.js';
@@ -124,7 +124,11 @@ export function verificationFinished(ctx: AgentContext, out: VerifyOutput): void
   core.run.verifying = false;
   const claim = s.doneClaim;
   s.doneClaim = null;
-  const tampered = protectedTampering(out.protectedChanges);
+  // The heuristic over the window and the working tree's diff, run once: were tests weakened, skipped
+  // or deleted? `tampered` (what the protected paths' diff shows) fails the check even when the command
+  // passed; a failed check's verdict is REWARD_HACKING when either the diff or the window shows it.
+  const firstTurnNumber = s.turns - s.window.length + 1;
+  const { verdict: judged, tampered } = heuristicJudgement({ task: spec.task, turns: s.window, firstTurnNumber, protectedChanges: out.protectedChanges });
   const last: LastVerification = {
     command: spec.verify?.command ?? null,
     passed: out.passed && tampered === null,
@@ -148,9 +152,6 @@ export function verificationFinished(ctx: AgentContext, out: VerifyOutput): void
     return;
   }
   s.result = null; // a delegated child's held result is not delivered: the child goes on
-  // The heuristic over the window and the working tree's diff: were tests weakened, skipped or deleted?
-  const firstTurnNumber = s.turns - s.window.length + 1;
-  const judged = heuristicVerdict({ task: spec.task, turns: s.window, firstTurnNumber, protectedChanges: out.protectedChanges });
   const hacking = judged.pattern === 'REWARD_HACKING';
   const failed =
     spec.verify && !out.passed

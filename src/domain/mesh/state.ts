@@ -93,6 +93,42 @@ export interface Attempt {
   check?: TaskCheckResult | null;
 }
 
+/** What is known of an attempt when it is spawned: who it is, where it works, what its diff is taken against, and when. */
+export type AttemptStart = Pick<
+  Attempt,
+  'attempt' | 'kind' | 'mode' | 'agentId' | 'workflowId' | 'branch' | 'worktree' | 'checkpointPath' | 'patchPath' | 'diffBase' | 'spawnedAt'
+>;
+
+/** A just-spawned attempt: `start` with `gates` to pass and nothing seen yet (no status, no patch, not acked, not ready, open). */
+export function blankAttempt(start: AttemptStart, gates: Gates): Attempt {
+  return {
+    ...start,
+    lastTickAt: null,
+    lastSeenAt: null,
+    lastStatus: null,
+    statusSeen: 0,
+    lastPatchStat: null,
+    patchSeen: 0,
+    lastCheckpointMtime: null,
+    checkpointNudgedAt: null,
+    unrel: 0,
+    acked: false,
+    gates,
+    state: 'spawned',
+    waitingFor: null,
+    reemits: 0,
+    draftNotBefore: 0,
+    outputWaits: 0,
+    turnsSeen: 0,
+    ready: false,
+    patchSha: null,
+    patchFiles: [],
+    agentEnded: null,
+    closed: false,
+    reason: null,
+  };
+}
+
 /** One run of a task's check command in the attempt's worktree. */
 export interface TaskCheckResult {
   command: string;
