@@ -22,7 +22,7 @@ const here = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
 export const WORKFLOWS_PATH = here(`../workflows/index${ext}`);
 
 /** Shared by every workflow of a worker thread (workers/zod-preload and src/domain/contract/shared say why that is safe). */
-export const PRELOAD_MODULES: string[] = [here(`./zod-preload${ext}`), here(`../src/domain/contract/shared${ext}`)];
+export const PRELOAD_MODULES: string[] = [here(`./zod-preload${ext}`), here(`../src/domain/contract/shared${ext}`), here(`./domain-preload${ext}`)];
 
 /**
  * Options for `bundleWorkflowCode` (and the worker's own bundling): the same everywhere, tests
