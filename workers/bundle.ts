@@ -64,7 +64,7 @@ function newestMtimeMs(dir: string): number {
 
 /**
  * The prebuilt bundle's path when it is usable: it exists, and it is at least as new as every
- * compiled module it was built from (dist/workflows, dist/src/domain). `WARDEN_WORKFLOW_BUNDLE`
+ * compiled module it was built from (dist/workflows, dist/src/domain, dist/workers: the preload entries). `WARDEN_WORKFLOW_BUNDLE`
  * overrides: a path to use that bundle, or `0` to always bundle from source.
  */
 export function prebuiltBundlePath(env: NodeJS.ProcessEnv = process.env): string | null {
@@ -73,7 +73,7 @@ export function prebuiltBundlePath(env: NodeJS.ProcessEnv = process.env): string
   if (override) return override;
   if (ext !== '.js' || !existsSync(PREBUILT_BUNDLE_PATH)) return null;
   const built = statSync(PREBUILT_BUNDLE_PATH).mtimeMs;
-  const sources = Math.max(newestMtimeMs(here('../workflows')), newestMtimeMs(here('../src/domain')));
+  const sources = Math.max(newestMtimeMs(here('../workflows')), newestMtimeMs(here('../src/domain')), newestMtimeMs(here('.')));
   return built >= sources ? PREBUILT_BUNDLE_PATH : null;
 }
 
