@@ -1,16 +1,25 @@
 /**
  * The workflow bundle: how warden's workflow code is packaged for the worker.
  *
- * - `preloadModules`: evaluated once per worker thread, in the reusable V8 context, instead of once
- *   per cached workflow (docs/operating/capacity.md): zod itself (through workers/zod-preload), and
- *   src/domain/contract/shared, whose closure keeps warden's schemas built once per thread. The schema
- *   modules themselves are not preloaded: the SDK deep-freezes what preloaded modules export, and
- *   zod writes to a schema on first use ("Cannot define property …, object is not extensible").
+ * With the SDK's reusable V8 context, every cached workflow evaluates again the module scope of
+ * every module of the bundle that is not preloaded (the SDK keeps a module cache per workflow):
+ * each function object, each module-level constant, each module's exports object is rebuilt per
+ * agent (docs/operating/capacity.md, "Memory per cached agent"). Two options keep that small:
+ * - `preloadModules`: evaluated once per worker thread and shared by every workflow of it: zod
+ *   itself (workers/zod-preload), src/domain/contract/shared (whose closure keeps warden's schemas
+ *   built once per thread), and warden's pure domain code (workers/domain-preload: the agent core,
+ *   judgement, mesh logic). The SDK deep-freezes what preloaded modules export, so the modules that
+ *   export a zod schema are not preloaded (zod writes to a schema on first use: "Cannot define
+ *   property …, object is not extensible"); workers/domain-preload says what else must hold.
+ * - `concatenateModules` (webpack's scope hoisting, off in the SDK's development-mode config): the
+ *   per-workflow rest (workflows/, the schema modules) becomes one module, so a cached workflow
+ *   builds one exports object instead of one per module. Modules that the preload also loads stay
+ *   separate (webpack only inlines a module into the one group that imports it), so they stay shared.
  * - `npm run build` prebuilds the bundle into dist/workflow-bundle.js (`node dist/workers/bundle.js`),
  *   so a production worker starts without running webpack; the worker falls back to bundling from
  *   `workflowsPath` when the prebuilt file is missing or older than the compiled workflow code.
  */
-import { bundleWorkflowCode } from '@temporalio/worker';
+import { bundleWorkflowCode, type BundleOptions } from '@temporalio/worker';
 import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,15 +30,23 @@ const here = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
 
 export const WORKFLOWS_PATH = here(`../workflows/index${ext}`);
 
-/** Shared by every workflow of a worker thread (workers/zod-preload and src/domain/contract/shared say why that is safe). */
-export const PRELOAD_MODULES: string[] = [here(`./zod-preload${ext}`), here(`../src/domain/contract/shared${ext}`)];
+/** Shared by every workflow of a worker thread (workers/zod-preload, src/domain/contract/shared and workers/domain-preload say why that is safe). */
+export const PRELOAD_MODULES: string[] = [here(`./zod-preload${ext}`), here(`../src/domain/contract/shared${ext}`), here(`./domain-preload${ext}`)];
+
+type WebpackConfig = Parameters<NonNullable<BundleOptions['webpackConfigHook']>>[0];
+
+/** Scope hoisting: the per-workflow modules become one (see above). */
+export const webpackConfigHook = (config: WebpackConfig): WebpackConfig => ({ ...config, optimization: { ...config.optimization, concatenateModules: true } });
+
+/** What the worker passes when it bundles from source (workers/main.ts). */
+export const BUNDLER_OPTIONS = { preloadModules: PRELOAD_MODULES, webpackConfigHook };
 
 /**
  * Options for `bundleWorkflowCode` (and the worker's own bundling): the same everywhere, tests
  * included. The tolerant payload converter (src/converter) goes into the bundle, so an undecodable
  * signal or start reaches the workflow as a refusal instead of failing its task.
  */
-export const BUNDLE_OPTIONS = { workflowsPath: WORKFLOWS_PATH, preloadModules: PRELOAD_MODULES, payloadConverterPath: PAYLOAD_CONVERTER_PATH };
+export const BUNDLE_OPTIONS = { workflowsPath: WORKFLOWS_PATH, payloadConverterPath: PAYLOAD_CONVERTER_PATH, ...BUNDLER_OPTIONS };
 
 /** Where `npm run build` writes the prebuilt bundle (dist/workflow-bundle.js). */
 export const PREBUILT_BUNDLE_PATH = here('../workflow-bundle.js');
@@ -47,7 +64,7 @@ function newestMtimeMs(dir: string): number {
 
 /**
  * The prebuilt bundle's path when it is usable: it exists, and it is at least as new as every
- * compiled module it was built from (dist/workflows, dist/src/domain). `WARDEN_WORKFLOW_BUNDLE`
+ * compiled module it was built from (dist/workflows, dist/src/domain, dist/workers: the preload entries). `WARDEN_WORKFLOW_BUNDLE`
  * overrides: a path to use that bundle, or `0` to always bundle from source.
  */
 export function prebuiltBundlePath(env: NodeJS.ProcessEnv = process.env): string | null {
@@ -56,7 +73,7 @@ export function prebuiltBundlePath(env: NodeJS.ProcessEnv = process.env): string
   if (override) return override;
   if (ext !== '.js' || !existsSync(PREBUILT_BUNDLE_PATH)) return null;
   const built = statSync(PREBUILT_BUNDLE_PATH).mtimeMs;
-  const sources = Math.max(newestMtimeMs(here('../workflows')), newestMtimeMs(here('../src/domain')));
+  const sources = Math.max(newestMtimeMs(here('../workflows')), newestMtimeMs(here('../src/domain')), newestMtimeMs(here('.')));
   return built >= sources ? PREBUILT_BUNDLE_PATH : null;
 }
 

@@ -7,7 +7,7 @@ import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel, type L
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import { createActivities } from '../activities/index.js';
-import { PRELOAD_MODULES, WORKFLOWS_PATH, prebuiltBundlePath } from './bundle.js';
+import { BUNDLER_OPTIONS, WORKFLOWS_PATH, prebuiltBundlePath } from './bundle.js';
 import { connectionSettings, type ConnectionSettings } from '../src/config/connection.js';
 import { wardenDataConverter } from '../src/converter/path.js';
 import { workerConfig } from '../src/config/worker.js';
@@ -54,7 +54,7 @@ function workflowSource(
   const codePath = prebuiltBundlePath();
   if (codePath) return { workflowBundle: { codePath } };
   log.info({ workflowsPath: WORKFLOWS_PATH }, 'no current prebuilt workflow bundle: bundling from source');
-  return { workflowsPath: WORKFLOWS_PATH, bundlerOptions: { preloadModules: PRELOAD_MODULES } };
+  return { workflowsPath: WORKFLOWS_PATH, bundlerOptions: BUNDLER_OPTIONS };
 }
 
 /**

@@ -10,7 +10,8 @@
 import { ApplicationFailure, CancellationScope, condition, currentUpdateInfo, setDefaultSignalHandler, setHandler, workflowInfo } from '@temporalio/workflow';
 import { cancellationRequested, signal, unknownSignal } from '../src/domain/agent/controls.js';
 import type { AgentContext } from '../src/domain/agent/context.js';
-import { stopChildren, validateDelegation } from '../src/domain/agent/delegation.js';
+import { stopChildren } from '../src/domain/agent/delegation.js';
+import { validateDelegation } from '../src/domain/agent/delegation-spec.js';
 import { applyLink } from '../src/domain/agent/links.js';
 import { reportTurn, validateReport, validatedTurnSlot } from '../src/domain/agent/reporting.js';
 import { createCore, type CarriedState } from '../src/domain/agent/state.js';

@@ -1,7 +1,8 @@
 /** Delegation's Temporal side: a planned child becomes a child workflow; its end is reported to the core. */
 import { ParentClosePolicy, startChild } from '@temporalio/workflow';
 import type { AgentContext } from '../src/domain/agent/context.js';
-import { childEnded, planChild } from '../src/domain/agent/delegation.js';
+import { childEnded } from '../src/domain/agent/delegation.js';
+import { planChild } from '../src/domain/agent/delegation-spec.js';
 import { publish } from '../src/domain/agent/visibility.js';
 import type { AgentStatus } from '../src/domain/contract/status.js';
 import type { agentWorkflow } from './agent.js';

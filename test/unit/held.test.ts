@@ -8,7 +8,8 @@
 import { describe, expect, it } from 'vitest';
 import { retryAfterBlock, turnRateLimited } from '../../src/domain/agent/blocking.js';
 import { signal } from '../../src/domain/agent/controls.js';
-import { childEnded, planChild } from '../../src/domain/agent/delegation.js';
+import { childEnded } from '../../src/domain/agent/delegation.js';
+import { planChild } from '../../src/domain/agent/delegation-spec.js';
 import { turnFinished } from '../../src/domain/agent/driven.js';
 import { nextStep, watchPlan } from '../../src/domain/agent/next-step.js';
 import { rebaseWaitReason } from '../../src/domain/mesh/worker.js';

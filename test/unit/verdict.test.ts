@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { formatAnswer, formatVerdict, parseAnswer, type AnswerContext } from '../../src/domain/judgement/verdict.js';
+import { formatAnswer, parseAnswer, type AnswerContext } from '../../src/domain/judgement/verdict.js';
+import { formatVerdict } from '../../src/domain/judgement/verdict-text.js';
 import { evidenceFrame } from '../../src/domain/judgement/evidence.js';
 import { MAX_WHISPER_TEXT } from '../../src/domain/contract/limits.js';
 import type { Verdict } from '../../src/domain/contract/schemas.js';

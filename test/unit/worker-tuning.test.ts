@@ -66,9 +66,10 @@ describe('workflow bundle selection', () => {
     expect(prebuiltBundlePath({})).toBeNull();
   });
 
-  test('only zod and the shared-schema cache are preloaded (shared across workflows)', () => {
-    expect(PRELOAD_MODULES).toHaveLength(2);
+  test('zod, the shared-schema cache and the pure domain code are preloaded (shared across workflows)', () => {
+    expect(PRELOAD_MODULES).toHaveLength(3);
     expect(PRELOAD_MODULES[0]).toMatch(/zod-preload\.(ts|js)$/);
     expect(PRELOAD_MODULES[1]).toMatch(/domain[/\\]contract[/\\]shared\.(ts|js)$/);
+    expect(PRELOAD_MODULES[2]).toMatch(/domain-preload\.(ts|js)$/);
   });
 });

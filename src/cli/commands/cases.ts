@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import { writeFileSync } from 'node:fs';
-import { exportCases, toJsonl, type CaseLine } from '../../domain/judgement/cases.js';
+import { exportCases, toJsonl, type CaseLine } from '../../domain/judgement/case-export.js';
 import { globals, withClient } from '../context.js';
 import { print, printJson } from '../output.js';
 

@@ -1,7 +1,7 @@
 /** `warden status <agentId>` and `warden list`. */
 import type { Command } from 'commander';
 import type { AgentStatus } from '../../domain/contract/status.js';
-import { formatVerdict } from '../../domain/judgement/verdict.js';
+import { formatVerdict } from '../../domain/judgement/verdict-text.js';
 import { formatEvaluatorSpend } from '../../domain/judgement/tiered.js';
 import { withClient, globals } from '../context.js';
 import { print, printJson } from '../output.js';

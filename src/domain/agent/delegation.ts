@@ -5,10 +5,10 @@
  * subtree) and are stopped with their parent. A parent that reports a turn with `awaitChildren`
  * is `blocked` on its open children until the last one ends (or it reports again, or a human
  * steers or resumes it): no evaluation, no idle watchdog, no ladder step meanwhile. Child: it
- * waits `queued` until admitted.
+ * waits `queued` until admitted. The task spec's validation and the child's spec are in
+ * delegation-spec.ts (apart, so that this module holds no zod schema: the workflow bundle preloads it).
  */
-import { DELEGATION_CAPS, TaskSpecSchema, describeZodError, type AgentSpecInput, type TaskSpec } from '../contract/schemas.js';
-import { isTerminal } from '../contract/states.js';
+import { DELEGATION_CAPS } from '../contract/limits.js';
 import type { AgentContext } from './context.js';
 import { fire } from './core.js';
 import type { ChildRecord } from './state.js';
@@ -16,61 +16,6 @@ import { publish } from './visibility.js';
 
 export const liveChildren = (ctx: AgentContext): number => ctx.core.s.children.filter((c) => c.state === 'running').length;
 export const openChildren = (ctx: AgentContext): number => ctx.core.s.children.filter((c) => c.state === 'running' || c.state === 'queued').length;
-
-/** The delegate update's validator: throws (rejecting the update before it enters history) with the reason. */
-export function validateDelegation(ctx: AgentContext, input: unknown): void {
-  const { s, spec } = ctx.core;
-  const r = TaskSpecSchema.safeParse(input);
-  if (!r.success) throw new Error(`invalid task spec: ${describeZodError(r.error)}`);
-  if (isTerminal(s.state) || s.state === 'cancelling') throw new Error(`agent ${spec.agentId} is ${s.state}; it cannot delegate`);
-  const depth = spec.parent?.depth ?? 0;
-  if (depth >= spec.delegation.maxDepth) {
-    throw new Error(`spawn depth: agent ${spec.agentId} runs at depth ${depth} (max ${spec.delegation.maxDepth}); it may not delegate`);
-  }
-  if (DELEGATION_CAPS[spec.delegation.mode] === 0) throw new Error(`mode solo: agent ${spec.agentId} may not delegate`);
-  if (s.children.some((c) => c.agentId === `${spec.agentId}.${r.data.childId}`)) throw new Error(`childId ${r.data.childId} is already used`);
-}
-
-export interface PlannedChild {
-  rec: ChildRecord;
-  spec: AgentSpecInput;
-  queued: boolean;
-  summary: string;
-}
-
-/** A validated delegation: record the child (running, or queued past the cap) and build its spec. */
-export function planChild(ctx: AgentContext, input: unknown): PlannedChild {
-  const { core } = ctx;
-  const { spec } = core;
-  const t: TaskSpec = TaskSpecSchema.parse(input);
-  const childAgentId = `${spec.agentId}.${t.childId}`;
-  const queued = liveChildren(ctx) >= DELEGATION_CAPS[spec.delegation.mode];
-  const rec: ChildRecord = { agentId: childAgentId, workflowId: `agent-${childAgentId}`, state: queued ? 'queued' : 'running', reason: null };
-  core.s.children.push(rec);
-  const marker = t.driven?.doneMarker ?? spec.driven.doneMarker;
-  const child: AgentSpecInput = {
-    agentId: childAgentId,
-    task: [
-      t.objective,
-      `Definition of done: ${t.definitionOfDone}` +
-        (t.verify ? `\nwarden checks it by running \`${t.verify.command}\`; your result is accepted only when that passes.` : ''),
-      `When you are done, start your final message with "${marker}" followed by your result as JSON matching this schema:\n${JSON.stringify(t.resultSchema)}`,
-    ].join('\n\n'),
-    driver: t.driver,
-    driven: { ...t.driven },
-    budgets: t.budgets,
-    supervisor: spec.supervisor,
-    evaluator: spec.evaluator,
-    notify: spec.notify,
-    searchAttributes: spec.searchAttributes,
-    delegation: spec.delegation,
-    parent: { agentId: spec.agentId, workflowId: core.workflowId, depth: (spec.parent?.depth ?? 0) + 1 },
-    contract: { resultSchema: t.resultSchema, toolAllowlist: t.toolAllowlist, definitionOfDone: t.definitionOfDone },
-    startQueued: queued,
-    ...(t.verify ? { verify: t.verify } : {}),
-  };
-  return { rec, spec: child, queued, summary: `Delegated by ${spec.agentId}: ${t.objective.split('\n')[0]!.slice(0, 160)}` };
-}
 
 /** A child's workflow ended: record how, admit the next queued child, and a waiting parent runs once none is open. */
 export function childEnded(ctx: AgentContext, rec: ChildRecord, outcome: { state: 'done' | 'failed'; reason: string | null }): void {

@@ -8,7 +8,7 @@ import type { EvaluateInput, EvaluateResult } from '../contract/activity-types.j
 import { deliveriesInWindow, evidenceFrame } from '../judgement/evidence.js';
 import { applyOutcome } from '../judgement/ladder.js';
 import type { Verdict } from '../contract/schemas.js';
-import { formatVerdict } from '../judgement/verdict.js';
+import { formatVerdict } from '../judgement/verdict-text.js';
 import { EVAL_INPUT_MAX_BYTES } from '../contract/limits.js';
 import { evaluationDue } from '../judgement/window.js';
 import { boundedWindow } from './bytes.js';

@@ -7,7 +7,7 @@
 import { budgetReport } from './budgets.js';
 import { WardenCostUsd, WardenEscalationStep, WardenParent, WardenPaused, WardenState, WardenTokens } from '../contract/search-attributes.js';
 import type { AgentStatus } from '../contract/status.js';
-import { formatVerdict } from '../judgement/verdict.js';
+import { formatVerdict } from '../judgement/verdict-text.js';
 import { formatEvaluatorSpend } from '../judgement/tiered.js';
 import type { AgentContext, SearchAttributeUpdate } from './context.js';
 import { sessionEndDeadline } from './session-end-state.js';

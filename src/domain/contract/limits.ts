@@ -268,3 +268,6 @@ export function fitTurnToBudget<T extends TurnShape>(turn: T): { turn: T; trunca
   }
   return { turn: out, truncated };
 }
+
+/** How many children an agent may run at once, by delegation mode (the rest wait queued). */
+export const DELEGATION_CAPS = { solo: 0, tight: 1, orchestrator: 5 } as const;

@@ -170,7 +170,7 @@ export const SafetySchema = shared('contract/schemas:SafetySchema', () =>
 export type Safety = z.output<typeof SafetySchema>;
 
 /** The delegation modes: how many children may be in flight at once. */
-export const DELEGATION_CAPS = { solo: 0, tight: 1, orchestrator: 5 } as const;
+export { DELEGATION_CAPS } from './limits.js';
 export const DelegationSchema = shared('contract/schemas:DelegationSchema', () =>
   z
     .object({

@@ -92,9 +92,3 @@ const tidy = (m: string) => truncate(m.replace(/\s+/g, ' ').trim(), MAX_WHISPER_
 export function formatAnswer(v: Verdict): string {
   return JSON.stringify({ verdict: v.kind, pattern: v.pattern, message: v.message, evidence: v.evidence ?? [] });
 }
-
-/** A verdict as one human-readable line (status, web UI, notifications). Not a wire format. */
-export function formatVerdict(v: Verdict): string {
-  if (v.kind === 'OK') return 'OK';
-  return `${v.kind}${v.pattern ? ` ${v.pattern}:` : ''} ${v.message}`;
-}
