@@ -35,6 +35,7 @@ import '../src/domain/agent/next-step.js';
 import '../src/domain/agent/notify.js';
 import '../src/domain/agent/rails.js';
 import '../src/domain/agent/rate-limit.js';
+import '../src/domain/agent/run-limits.js';
 import '../src/domain/agent/session-end-state.js';
 import '../src/domain/agent/session-end.js';
 import '../src/domain/agent/state.js';
