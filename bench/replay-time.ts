@@ -99,6 +99,7 @@ async function main(): Promise<number> {
         // Warm: each replay worker replays the runs twice; the second pass, timed alone, is the
         // per-turn cost without the worker's start-up (bundle load, context creation).
         const warm: number[] = [];
+        const warmCpu: number[] = [];
         for (let k = 0; k < o.replays; k++) {
           const t0 = performance.now();
           const results = Worker.runReplayHistories(
@@ -107,17 +108,25 @@ async function main(): Promise<number> {
           );
           let n = 0;
           let firstPassAt = t0;
+          let cpuAt = process.cpuUsage();
           for await (const r of results) {
             if (r.error) throw r.error;
             n += 1;
-            if (n === histories.length) firstPassAt = performance.now();
+            if (n === histories.length) {
+              firstPassAt = performance.now();
+              cpuAt = process.cpuUsage();
+            }
           }
           const t1 = performance.now();
           times.push(firstPassAt - t0);
           warm.push(t1 - firstPassAt);
+          const cpu = process.cpuUsage(cpuAt);
+          warmCpu.push((cpu.user + cpu.system) / 1000);
         }
         times.sort((a, b) => a - b);
         warm.sort((a, b) => a - b);
+        warmCpu.sort((a, b) => a - b);
+        const warmCpuP50 = warmCpu[Math.floor(warmCpu.length / 2)]!;
         const warmP50 = warm[Math.floor(warm.length / 2)]!;
         const turnsInHistory = histories.reduce((n, h) => n + (h.events ?? []).filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes).length, 0);
         const p50 = times[Math.floor(times.length / 2)]!;
@@ -135,6 +144,9 @@ async function main(): Promise<number> {
             p50MsPerTurn: turnsInHistory > 0 ? round(p50 / turnsInHistory, 3) : null,
             warmReplayMs: { min: round(warm[0]!), p50: round(warmP50), max: round(warm.at(-1)!) },
             warmP50MsPerTurn: turnsInHistory > 0 ? round(warmP50 / turnsInHistory, 3) : null,
+            // CPU time of this process (all its threads) over the warm pass: steadier than wall time on a busy box.
+            warmCpuMs: { min: round(warmCpu[0]!), p50: round(warmCpuP50), max: round(warmCpu.at(-1)!) },
+            warmCpuP50MsPerTurn: turnsInHistory > 0 ? round(warmCpuP50 / turnsInHistory, 3) : null,
             bundle: codePath ? 'prebuilt' : 'bundled-from-source',
             loadavg: load0.map((x) => round(x, 2)),
             node: process.version,
