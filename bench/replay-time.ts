@@ -26,15 +26,22 @@ import { startWorker } from '../workers/main.js';
 
 const say = (msg: string) => process.stderr.write(`[replay-time] ${msg}\n`);
 
-function options(argv: string[]): { turns: number; replays: number; address: string | null; side: 'warden' | 'bare' } {
+function options(argv: string[]): { turns: number; replays: number; address: string | null; side: 'warden' | 'bare'; evalInterval: number | null } {
   const { values: v } = parseArgs({
     args: argv,
-    options: { turns: { type: 'string' }, replays: { type: 'string' }, address: { type: 'string' }, side: { type: 'string' } },
+    options: {
+      turns: { type: 'string' },
+      replays: { type: 'string' },
+      address: { type: 'string' },
+      side: { type: 'string' },
+      'eval-interval': { type: 'string' },
+    },
   });
   if (v.side !== undefined && v.side !== 'warden' && v.side !== 'bare') throw new Error('--side is warden or bare');
   return {
     side: v.side === 'bare' ? 'bare' : 'warden',
     turns: v.turns === undefined ? 450 : wholeArg('--turns', v.turns, 1, 5000),
+    evalInterval: v['eval-interval'] === undefined ? null : wholeArg('--eval-interval', v['eval-interval'], 1, 10000),
     replays: v.replays === undefined ? 5 : wholeArg('--replays', v.replays, 1, 100),
     address: v.address === undefined ? null : loopbackAddress(v.address),
   };
@@ -46,7 +53,7 @@ async function main(): Promise<number> {
     o = options(process.argv.slice(2));
   } catch (err) {
     process.stderr.write(
-      `replay-time: ${(err as Error).message}\nusage: node dist/bench/replay-time.js [--turns N] [--replays K] [--side warden|bare] [--address HOST:PORT]\n`,
+      `replay-time: ${(err as Error).message}\nusage: node dist/bench/replay-time.js [--turns N] [--replays K] [--side warden|bare] [--eval-interval N] [--address HOST:PORT]\n`,
     );
     return 2;
   }
@@ -69,8 +76,13 @@ async function main(): Promise<number> {
       const client = await WardenClient.connect({ address, taskQueue });
       const agentId = `replay-${Date.now().toString(36)}`;
       try {
-        if (o.side === 'warden') await client.start({ agentId, task: 'Replay benchmark: fix the parser and keep the tests green.' });
-        else await client.client.workflow.start('bareEntityWorkflow', { taskQueue, workflowId: workflowIdFor(agentId), args: [0] });
+        if (o.side === 'warden') {
+          await client.start({
+            agentId,
+            task: 'Replay benchmark: fix the parser and keep the tests green.',
+            ...(o.evalInterval !== null ? { supervisor: { evalInterval: o.evalInterval } } : {}),
+          });
+        } else await client.client.workflow.start('bareEntityWorkflow', { taskQueue, workflowId: workflowIdFor(agentId), args: [0] });
         say(`reporting ${o.turns} turns (${o.side})`);
         for (let t = 0; t < o.turns; t++) {
           const turn = {
@@ -134,6 +146,7 @@ async function main(): Promise<number> {
           `${JSON.stringify({
             bench: 'replay-time',
             side: o.side,
+            evalInterval: o.evalInterval,
             turns: o.turns,
             turnsInHistory,
             runs: runs.length,
