@@ -41,7 +41,7 @@ function options(argv: string[]): { turns: number; replays: number; address: str
   return {
     side: v.side === 'bare' ? 'bare' : 'warden',
     turns: v.turns === undefined ? 450 : wholeArg('--turns', v.turns, 1, 5000),
-    evalInterval: v['eval-interval'] === undefined ? null : wholeArg('--eval-interval', v['eval-interval'], 1, 10000),
+    evalInterval: v['eval-interval'] === undefined ? null : wholeArg('--eval-interval', v['eval-interval'], 1, 1000),
     replays: v.replays === undefined ? 5 : wholeArg('--replays', v.replays, 1, 100),
     address: v.address === undefined ? null : loopbackAddress(v.address),
   };
