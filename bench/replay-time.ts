@@ -17,6 +17,7 @@ import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import v8 from 'node:v8';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import { pino } from 'pino';
 import { WardenClient, workflowIdFor } from '../src/client/index.js';
@@ -140,6 +141,22 @@ async function main(): Promise<number> {
         warmCpu.sort((a, b) => a - b);
         const warmCpuP50 = warmCpu[Math.floor(warmCpu.length / 2)]!;
         const warmP50 = warm[Math.floor(warm.length / 2)]!;
+        // One more replay, counting the promises made in workflow context: the SDK captures a stack
+        // trace for each (its promise hook), so this count is a deterministic proxy for that cost.
+        let promises = 0;
+        const stopCounting = v8.promiseHooks.onInit((promise) => {
+          const fn = (promise as unknown as { constructor: { constructor: FunctionConstructor } }).constructor.constructor;
+          if (fn !== Function && fn('return globalThis.__TEMPORAL_ACTIVATOR__')()) promises += 1;
+        });
+        try {
+          const results = Worker.runReplayHistories(
+            { workflowBundle: bundle, replayName: 'replay-count' },
+            histories.map((history) => ({ workflowId: workflowIdFor(agentId), history })),
+          );
+          for await (const r of results) if (r.error) throw r.error;
+        } finally {
+          stopCounting();
+        }
         const turnsInHistory = histories.reduce((n, h) => n + (h.events ?? []).filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes).length, 0);
         const p50 = times[Math.floor(times.length / 2)]!;
         process.stdout.write(
@@ -160,6 +177,7 @@ async function main(): Promise<number> {
             // CPU time of this process (all its threads) over the warm pass: steadier than wall time on a busy box.
             warmCpuMs: { min: round(warmCpu[0]!), p50: round(warmCpuP50), max: round(warmCpu.at(-1)!) },
             warmCpuP50MsPerTurn: turnsInHistory > 0 ? round(warmCpuP50 / turnsInHistory, 3) : null,
+            workflowPromisesPerTurn: turnsInHistory > 0 ? round(promises / turnsInHistory, 2) : null,
             bundle: codePath ? 'prebuilt' : 'bundled-from-source',
             loadavg: load0.map((x) => round(x, 2)),
             node: process.version,
