@@ -12,7 +12,7 @@ import { finishStop } from '../src/domain/agent/controls.js';
 import { enforceBudgets } from '../src/domain/agent/rails.js';
 import { afterWatch, declareOrphaned, humanWake, nextStep, startDriven, watchPlan, watchWake, type HistoryInfo } from '../src/domain/agent/next-step.js';
 import { endIfSessionGone, withSessionEnd } from '../src/domain/agent/session-end.js';
-import { applyEvaluation, evaluationFailed, startEvaluation } from '../src/domain/agent/supervision.js';
+import { applyEvaluation, evaluationFailed, startEvaluation, type StartedEvaluation } from '../src/domain/agent/supervision.js';
 import { isTerminal } from '../src/domain/contract/states.js';
 import type { AgentSpecInput } from '../src/domain/contract/schemas.js';
 import type { Shell } from './ports.js';
@@ -98,19 +98,31 @@ export async function runLoop(ctx: AgentContext, shell: Shell, specInput: AgentS
  * workflow task that handled the turn, instead of an activity task and a second workflow task
  * (6 history events and two server round trips; docs/operating/capacity.md). Model and command evaluators
  * take seconds and stay ordinary activities, with the same 30 s start-to-close timeout.
+ *
+ * Promise chains, not async functions: this runs every few turns, and the SDK captures a stack
+ * trace for every promise made in workflow context (an async function adds its own promise and one
+ * per await).
  */
-async function evaluate(ctx: AgentContext, shell: Shell): Promise<void> {
+function evaluate(ctx: AgentContext, shell: Shell): Promise<void> {
   const started = startEvaluation(ctx);
-  await protectedEvidence(ctx, shell, started); // AgentSpec.protect only: the working tree's evidence
+  const evidence = protectedEvidence(ctx, shell, started); // AgentSpec.protect only: the working tree's evidence
+  return evidence !== null ? evidence.then(() => runEvaluator(ctx, shell, started)) : runEvaluator(ctx, shell, started);
+}
+
+function runEvaluator(ctx: AgentContext, shell: Shell, started: StartedEvaluation): Promise<void> {
   const local = ctx.core.spec.evaluator.kind === 'heuristic';
   const options = { startToCloseTimeout: ctx.core.spec.supervisor.evalTimeoutMs, retry: { maximumAttempts: 1 }, summary: started.summary };
-  let result: EvaluateResult;
+  let running: Promise<EvaluateResult>;
   try {
-    result = local
-      ? await shell.localActivities.evaluate.executeWithOptions(options, [started.input])
-      : await shell.activities.evaluate.executeWithOptions(options, [started.input]);
+    running = local
+      ? shell.localActivities.evaluate.executeWithOptions(options, [started.input])
+      : shell.activities.evaluate.executeWithOptions(options, [started.input]);
   } catch (err) {
-    result = evaluationFailed(ctx, err instanceof Error ? ((err as { cause?: Error }).cause?.message ?? err.message) : String(err));
+    running = Promise.reject(err); // the SDK can throw before scheduling: the same failure path
   }
-  applyEvaluation(ctx, result, started);
+  return running.then(
+    (result: EvaluateResult) => applyEvaluation(ctx, result, started),
+    (err: unknown) =>
+      applyEvaluation(ctx, evaluationFailed(ctx, err instanceof Error ? ((err as { cause?: Error }).cause?.message ?? err.message) : String(err)), started),
+  );
 }

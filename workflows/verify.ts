@@ -16,6 +16,7 @@ import {
   verificationFinished,
   verificationSkipped,
 } from '../src/domain/agent/verification.js';
+import type { ProtectedDiffInput } from '../src/domain/contract/activity-types.js';
 import type { Shell } from './ports.js';
 
 const message = (err: unknown): string => (err instanceof Error ? ((err as { cause?: Error }).cause?.message ?? err.message) : String(err));
@@ -58,11 +59,16 @@ export async function verifyClaim(ctx: AgentContext, shell: Shell): Promise<void
 
 /**
  * AgentSpec.protect: read the protected paths' changes right before an evaluation and hand them to
- * the evaluator. A failed read leaves the evaluation without the evidence.
+ * the evaluator. A failed read leaves the evaluation without the evidence. Null when there is
+ * nothing to read (no protect, or no start commit): the caller then awaits nothing, which spares
+ * every evaluation of an unprotected agent an async call and its promises.
  */
-export async function protectedEvidence(ctx: AgentContext, shell: Shell, started: StartedEvaluation): Promise<void> {
+export function protectedEvidence(ctx: AgentContext, shell: Shell, started: StartedEvaluation): Promise<void> | null {
   const input = protectedEvidenceInput(ctx.core);
-  if (!input) return;
+  return input ? readProtected(ctx, shell, started, input) : null;
+}
+
+async function readProtected(ctx: AgentContext, shell: Shell, started: StartedEvaluation, input: ProtectedDiffInput): Promise<void> {
   try {
     const out = await shell.activities.protectedDiff.executeWithOptions(
       { startToCloseTimeout: '1m', retry: { maximumAttempts: 2, initialInterval: '1s' }, summary: `protected paths of ${ctx.core.spec.agentId}` },

@@ -19,18 +19,21 @@ export class WatchTimer {
    * Waits until `wake()` holds (true) or the deadline `now + timeoutMs` passes (false); without a
    * timeout, only for `wake()`.
    */
-  async until(wake: () => boolean, now: number, timeoutMs: number | undefined): Promise<boolean> {
+  until(wake: () => boolean, now: number, timeoutMs: number | undefined): Promise<boolean> {
     const action = keptTimerAction(this.timer, now, timeoutMs);
     if (action === 'cancel' || action === 'start') this.cancel();
     if (action === 'start') this.start(now + timeoutMs!, timeoutMs!);
     const timer = this.timer;
     let woke = false;
-    await condition(() => {
+    // Not an async method: one `.then` instead of an async function's promise and its await (the
+    // SDK captures a stack trace for every promise made in workflow context; this runs every wake).
+    return condition(() => {
       if (wake()) return (woke = true);
       return timer !== null && timer.fired;
+    }).then(() => {
+      if (!woke && timer?.fired) this.timer = null;
+      return woke;
     });
-    if (!woke && timer?.fired) this.timer = null;
-    return woke;
   }
 
   private start(firesAt: number, timeoutMs: number): void {
