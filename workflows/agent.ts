@@ -82,12 +82,16 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
     cancelled = err;
     cancellationRequested(ctx);
   });
-  await CancellationScope.nonCancellable(async () => {
+  // A promise chain, not an async function: while the agent waits, one promise is pending here
+  // instead of an async function's and its await's, and every promise made in the loop carries a
+  // shorter async stack (the SDK keeps a captured stack trace for each pending promise made in
+  // workflow context). The callbacks run when the awaits they replace resumed: same commands.
+  await CancellationScope.nonCancellable(() => {
     publish(ctx);
-    await runLoop(ctx, shell, specInput);
-    stopChildren(ctx, `it ended ${s.state}`);
-    await condition(quiet(shell));
-    publish(ctx);
+    return runLoop(ctx, shell, specInput).then(() => {
+      stopChildren(ctx, `it ended ${s.state}`);
+      return condition(quiet(shell)).then(() => publish(ctx));
+    });
   });
   if (cancelled) throw cancelled; // the run ends CANCELED, with its state (done) visible
   const final = status(ctx);

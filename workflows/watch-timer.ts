@@ -40,12 +40,16 @@ export class WatchTimer {
     const scope = new CancellationScope();
     const timer = { firesAt, fired: false, scope };
     this.timer = timer;
-    scope
-      .run(() => sleep(Math.max(1, timeoutMs)))
-      .then(
+    // The sleep is started in the scope and handled there; `run` gets a settled promise to await, so
+    // its own settles at once and only the timer's promise and its handler stay pending while the
+    // agent waits (not also `run`'s async call and its await).
+    void scope.run(() => {
+      sleep(Math.max(1, timeoutMs)).then(
         () => (timer.fired = true),
         () => undefined, // cancelled: a later plan replaced it
       );
+      return Promise.resolve();
+    });
   }
 
   private cancel(): void {
