@@ -30,8 +30,23 @@ const here = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
 
 export const WORKFLOWS_PATH = here(`../workflows/index${ext}`);
 
-/** Shared by every workflow of a worker thread (workers/zod-preload, src/domain/contract/shared and workers/domain-preload say why that is safe). */
-export const PRELOAD_MODULES: string[] = [here(`./zod-preload${ext}`), here(`../src/domain/contract/shared${ext}`), here(`./domain-preload${ext}`)];
+/**
+ * `WARDEN_WORKFLOW_STACK_TRACES=1`: keep the SDK's stack traces in workflow code (the Web UI's
+ * "Stack Trace" tab, stacks on errors raised in workflow code) at the cost of worker CPU and
+ * memory per agent; workers/stack-preload says how much. Off by default.
+ */
+export function keepsStackTraces(env: NodeJS.ProcessEnv = process.env): boolean {
+  const v = env.WARDEN_WORKFLOW_STACK_TRACES;
+  return v === '1' || v === 'true';
+}
+
+/** Shared by every workflow of a worker thread (workers/stack-preload, zod-preload, src/domain/contract/shared and workers/domain-preload say why that is safe). */
+export function preloadModules(env: NodeJS.ProcessEnv = process.env): string[] {
+  const shared = [here(`./zod-preload${ext}`), here(`../src/domain/contract/shared${ext}`), here(`./domain-preload${ext}`)];
+  return keepsStackTraces(env) ? shared : [here(`./stack-preload${ext}`), ...shared];
+}
+
+export const PRELOAD_MODULES: string[] = preloadModules();
 
 type WebpackConfig = Parameters<NonNullable<BundleOptions['webpackConfigHook']>>[0];
 
@@ -65,12 +80,14 @@ function newestMtimeMs(dir: string): number {
 /**
  * The prebuilt bundle's path when it is usable: it exists, and it is at least as new as every
  * compiled module it was built from (dist/workflows, dist/src/domain, dist/workers: the preload entries). `WARDEN_WORKFLOW_BUNDLE`
- * overrides: a path to use that bundle, or `0` to always bundle from source.
+ * overrides: a path to use that bundle, or `0` to always bundle from source. With
+ * `WARDEN_WORKFLOW_STACK_TRACES=1` the worker bundles from source (the prebuilt bundle has them off).
  */
 export function prebuiltBundlePath(env: NodeJS.ProcessEnv = process.env): string | null {
   const override = env.WARDEN_WORKFLOW_BUNDLE;
   if (override === '0') return null;
   if (override) return override;
+  if (keepsStackTraces(env)) return null; // the prebuilt bundle turns stack traces off
   if (ext !== '.js' || !existsSync(PREBUILT_BUNDLE_PATH)) return null;
   const built = statSync(PREBUILT_BUNDLE_PATH).mtimeMs;
   const sources = Math.max(newestMtimeMs(here('../workflows')), newestMtimeMs(here('../src/domain')), newestMtimeMs(here('.')));

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { prebuiltBundlePath, PRELOAD_MODULES } from '../../workers/bundle.js';
+import { keepsStackTraces, prebuiltBundlePath, preloadModules, PRELOAD_MODULES } from '../../workers/bundle.js';
 import { metricsFromEnv, tuningFromEnv, WORKER_DEFAULTS } from '../../workers/main.js';
 
 describe('worker tuning from the environment', () => {
@@ -66,10 +66,24 @@ describe('workflow bundle selection', () => {
     expect(prebuiltBundlePath({})).toBeNull();
   });
 
-  test('zod, the shared-schema cache and the pure domain code are preloaded (shared across workflows)', () => {
-    expect(PRELOAD_MODULES).toHaveLength(3);
-    expect(PRELOAD_MODULES[0]).toMatch(/zod-preload\.(ts|js)$/);
-    expect(PRELOAD_MODULES[1]).toMatch(/domain[/\\]contract[/\\]shared\.(ts|js)$/);
-    expect(PRELOAD_MODULES[2]).toMatch(/domain-preload\.(ts|js)$/);
+  test('the stack-trace switch, zod, the shared-schema cache and the pure domain code are preloaded (shared across workflows)', () => {
+    expect(PRELOAD_MODULES).toHaveLength(4);
+    expect(PRELOAD_MODULES[0]).toMatch(/stack-preload\.(ts|js)$/);
+    expect(PRELOAD_MODULES[1]).toMatch(/zod-preload\.(ts|js)$/);
+    expect(PRELOAD_MODULES[2]).toMatch(/domain[/\\]contract[/\\]shared\.(ts|js)$/);
+    expect(PRELOAD_MODULES[3]).toMatch(/domain-preload\.(ts|js)$/);
+  });
+
+  test('WARDEN_WORKFLOW_STACK_TRACES=1 keeps the SDK stack traces: no stack preload, and never the prebuilt bundle (it has them off)', () => {
+    expect(keepsStackTraces({})).toBe(false);
+    expect(keepsStackTraces({ WARDEN_WORKFLOW_STACK_TRACES: '0' })).toBe(false);
+    expect(keepsStackTraces({ WARDEN_WORKFLOW_STACK_TRACES: '1' })).toBe(true);
+    expect(keepsStackTraces({ WARDEN_WORKFLOW_STACK_TRACES: 'true' })).toBe(true);
+    const kept = preloadModules({ WARDEN_WORKFLOW_STACK_TRACES: '1' });
+    expect(kept).toHaveLength(3);
+    expect(kept.some((m) => /stack-preload/.test(m))).toBe(false);
+    expect(prebuiltBundlePath({ WARDEN_WORKFLOW_STACK_TRACES: '1' })).toBeNull();
+    // An explicit bundle path still wins.
+    expect(prebuiltBundlePath({ WARDEN_WORKFLOW_STACK_TRACES: '1', WARDEN_WORKFLOW_BUNDLE: '/srv/b.js' })).toBe('/srv/b.js');
   });
 });
