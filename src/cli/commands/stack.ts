@@ -125,6 +125,20 @@ export function register(program: Command): void {
   program
     .command('worker')
     .description('only the warden worker (connects with TEMPORAL_ADDRESS / --address)')
+    .addHelpText(
+      'after',
+      `
+Tuning, by environment (docs/operating/capacity.md, "Worker tuning", says why each default):
+  WARDEN_MAX_CACHED_WORKFLOWS   agents kept cached (an evicted agent replays its run on its next turn)
+  WARDEN_STICKY_TIMEOUT_MS      sticky schedule-to-start timeout, default 5000
+  WARDEN_WFT_CONCURRENCY        workflow task slots;  WARDEN_WFT_POLLERS  workflow task pollers
+  WARDEN_NONSTICKY_POLL_RATIO   share of pollers on the task queue (new agents, continued runs)
+  WARDEN_WORKFLOW_THREADS       workflow threads
+  WARDEN_METRICS_ADDRESS        host:port to serve the SDK's Prometheus metrics
+  WARDEN_WORKFLOW_BUNDLE        a workflow bundle to load, or 0 to bundle from source
+  WARDEN_WORKFLOW_STACK_TRACES  1: keep the SDK's stack traces in workflow code (the Web UI's
+                                Stack Trace tab; off by default: it costs worker CPU per turn)`,
+    )
     .action(async (_o: unknown, cmd: Command) => {
       const g = globals(cmd);
       const worker = await startWorker({ address: g.address, namespace: g.namespace, taskQueue: g.taskQueue, log: createLogger('warden-worker') });
