@@ -5,7 +5,7 @@
  * The SDK keeps, for its stack-trace query (the Web UI's "Stack Trace" tab), the stack of every
  * pending promise of every cached workflow: a promise hook creates an Error for each promise and
  * formats its frames through the bundle's source map. Measured on warden's agent workflow, that is
- * about a quarter of the worker's CPU per turn and ~10 KiB of heap per cached agent
+ * about a quarter of the worker's CPU per replayed turn and ~17 KiB of heap per cached agent
  * (docs/operating/capacity.md, "Stack traces in workflow code"). With `Error.stackTraceLimit` at 0
  * in the workflow sandbox the hook still runs but captures no frame.
  *
