@@ -24,7 +24,7 @@ import { WardenClient, workflowIdFor } from '../src/client/index.js';
 import { wardenDataConverter } from '../src/converter/path.js';
 import { loopbackAddress, pool, round, wholeArg, withServer } from './common.js';
 import { createLogger } from '../src/logger.js';
-import { PRELOAD_MODULES, prebuiltBundlePath } from '../workers/bundle.js';
+import { ZOD_PRELOADS, prebuiltBundlePath } from '../workers/bundle.js';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -108,7 +108,7 @@ async function main(): Promise<number> {
           : await Worker.create({
               ...common,
               workflowsPath: o.workflows ? resolve(o.workflows) : fileURLToPath(new URL('./bare-workflow.js', import.meta.url)),
-              ...(o.preloadZod ? { bundlerOptions: { preloadModules: PRELOAD_MODULES } } : {}),
+              ...(o.preloadZod ? { bundlerOptions: { preloadModules: ZOD_PRELOADS } } : {}),
             });
       const running = worker.run();
       const ids = Array.from({ length: o.agents }, (_, i) => `mem-${o.side}-${i}`);

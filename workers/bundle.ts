@@ -3,21 +3,29 @@
  *
  * With the SDK's reusable V8 context, every cached workflow evaluates again the module scope of
  * every module of the bundle that is not preloaded (the SDK keeps a module cache per workflow):
- * each function object, each module-level constant, each module's exports object is rebuilt per
- * agent (docs/operating/capacity.md, "Memory per cached agent"). Two options keep that small:
- * - `preloadModules`: evaluated once per worker thread and shared by every workflow of it: zod
- *   itself (workers/zod-preload), src/domain/contract/shared (whose closure keeps warden's schemas
- *   built once per thread), and warden's pure domain code (workers/domain-preload: the agent core,
- *   judgement, mesh logic). The SDK deep-freezes what preloaded modules export, so the modules that
- *   export a zod schema are not preloaded (zod writes to a schema on first use: "Cannot define
- *   property …, object is not extensible"); workers/domain-preload says what else must hold.
- * - `concatenateModules` (webpack's scope hoisting, off in the SDK's development-mode config): the
- *   per-workflow rest (workflows/, the schema modules) becomes one module, so a cached workflow
- *   builds one exports object instead of one per module. Modules that the preload also loads stay
- *   separate (webpack only inlines a module into the one group that imports it), so they stay shared.
- * - `npm run build` prebuilds the bundle into dist/workflow-bundle.js (`node dist/workers/bundle.js`),
- *   so a production worker starts without running webpack; the worker falls back to bundling from
- *   `workflowsPath` when the prebuilt file is missing or older than the compiled workflow code.
+ * each function object, each module-level constant, each module's exports object would be rebuilt
+ * per agent (docs/operating/capacity.md, "Memory per cached agent"). So everything warden's
+ * workflows run is preloaded: `preloadModules` are evaluated once per worker thread and shared by
+ * every workflow of it:
+ * - zod itself (workers/zod-preload), src/domain/contract/shared (whose closure keeps warden's
+ *   schemas built once per thread), warden's pure domain code (workers/domain-preload: the agent
+ *   core, judgement, mesh logic);
+ * - last, the workflow entry itself (workflows/index: the workflow shells, their messages, and the
+ *   modules that validate with a zod schema). Nothing in it holds per-workflow state at module
+ *   level: every workflow's state lives in what its workflow function builds when it runs
+ *   (test/unit/domain-preload.test.ts holds that for every module the entry loads).
+ * The SDK deep-freezes what a preloaded module exports, and zod writes to a schema on first use
+ * ("Cannot define property …, object is not extensible"), so no zod schema may be reachable from a
+ * preloaded module's exports: the domain preload imports no schema module, and webpack's scope
+ * hoisting (`concatenateModules`, off in the SDK's development-mode config) makes the workflow
+ * entry and the schema modules one module whose only exports are the workflow functions; the
+ * schemas are variables inside it, which the freeze does not reach. Modules that an earlier
+ * preload also loads stay separate (webpack only inlines a module into the one group that imports
+ * it), so they stay shared. A unit test checks the prebuilt bundle for that shape.
+ *
+ * `npm run build` prebuilds the bundle into dist/workflow-bundle.js (`node dist/workers/bundle.js`),
+ * so a production worker starts without running webpack; the worker falls back to bundling from
+ * `workflowsPath` when the prebuilt file is missing or older than the compiled workflow code.
  */
 import { bundleWorkflowCode, type BundleOptions } from '@temporalio/worker';
 import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
@@ -40,9 +48,16 @@ export function keepsStackTraces(env: NodeJS.ProcessEnv = process.env): boolean 
   return v === '1' || v === 'true';
 }
 
-/** Shared by every workflow of a worker thread (workers/stack-preload, zod-preload, src/domain/contract/shared and workers/domain-preload say why that is safe). */
+/** zod and the schema cache: preloaded before any module that builds a schema (also the bare side of bench/agent-memory with --preload-zod). */
+export const ZOD_PRELOADS: string[] = [here(`./zod-preload${ext}`), here(`../src/domain/contract/shared${ext}`)];
+
+/**
+ * Shared by every workflow of a worker thread, in load order (workers/stack-preload, zod-preload,
+ * src/domain/contract/shared and workers/domain-preload say why that is safe; the workflow entry
+ * last, see above).
+ */
 export function preloadModules(env: NodeJS.ProcessEnv = process.env): string[] {
-  const shared = [here(`./zod-preload${ext}`), here(`../src/domain/contract/shared${ext}`), here(`./domain-preload${ext}`)];
+  const shared = [...ZOD_PRELOADS, here(`./domain-preload${ext}`), WORKFLOWS_PATH];
   return keepsStackTraces(env) ? shared : [here(`./stack-preload${ext}`), ...shared];
 }
 

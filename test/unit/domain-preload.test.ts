@@ -1,10 +1,15 @@
 /**
- * workers/domain-preload: the pure domain modules the worker loads once per thread and shares with
- * every cached workflow. Sharing is correct only while they hold no module-level mutable state,
- * nothing writes to what they export (the SDK deep-freezes it), and they import neither the
- * workflow API nor a zod schema (zod writes to a schema on first use). These tests hold that, and
- * that the list is complete: every domain module the workflow bundle uses is listed, or validates
- * with a schema.
+ * The preloaded code (workers/bundle.ts): the worker loads it once per thread and shares it with
+ * every cached workflow. First workers/domain-preload, the pure domain modules; then the workflow
+ * entry (workflows/index) with everything else it loads: the workflow shells and the modules that
+ * validate with a zod schema. Sharing is correct only while they hold no module-level mutable
+ * state and nothing writes to what they export (the SDK deep-freezes it). The domain preload
+ * imports neither the workflow API nor a zod schema (zod writes to a schema on first use, and
+ * what the domain preload exports is frozen); the workflow entry's schemas stay out of the
+ * freeze's reach because webpack's scope hoisting makes the entry one module that exports only the
+ * workflow functions, which the last test checks on the prebuilt bundle. These tests hold all of
+ * that, and that the domain list is complete: every domain module the workflow bundle uses is
+ * listed, or validates with a schema.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -54,6 +59,11 @@ function closure(roots: string[]): Set<string> {
 const LISTED = valueImports(ENTRY);
 const SHARED = [...closure(LISTED)];
 const SHARED_FILES = SHARED.filter((f) => f.startsWith('/'));
+/** The workflow entry and the modules only it loads (preloaded after the domain code). */
+const WORKFLOW_ENTRY = join(ROOT, 'workflows/index.ts');
+const WORKFLOW_FILES = [...closure([WORKFLOW_ENTRY])].filter((f) => f.startsWith('/') && !SHARED_FILES.includes(f));
+/** Every file of warden's that a worker thread shares between workflows. */
+const PRELOADED_FILES = [...SHARED_FILES, ...WORKFLOW_FILES];
 
 it('the preload list names src/domain modules that exist', () => {
   expect(LISTED.length).toBeGreaterThan(40);
@@ -84,9 +94,12 @@ it('the list is complete: a domain module the workflows use is listed, or loads 
 /** Module-level Maps/Sets/WeakMaps that are written, allowed because sharing them is harmless (the file says why). */
 const SANCTIONED_CACHES = ['src/domain/contract/shared.ts:built', 'src/domain/contract/window-budget.ts:turnBytesCache'];
 
-it('no module-level mutable state in the preloaded modules (it would be shared by every workflow of a thread)', () => {
+it("no module-level mutable state in the preloaded modules, the workflow entry's included (it would be shared by every workflow of a thread)", () => {
+  expect(WORKFLOW_FILES.map(rel)).toEqual(
+    expect.arrayContaining(['workflows/agent.ts', 'workflows/loop.ts', 'workflows/mesh/workflow.ts', 'src/domain/contract/schemas.ts']),
+  );
   const problems: string[] = [];
-  for (const f of SHARED_FILES) {
+  for (const f of PRELOADED_FILES) {
     const text = source(f);
     for (const m of text.matchAll(/^(?:export )?(let|var) (\w+)/gm)) problems.push(`${rel(f)}: module-level ${m[1]} ${m[2]}`);
     for (const m of text.matchAll(/^(?:export )?const (\w+)(?:\s*:[^=\n]+)? = new (Map|Set|WeakMap|WeakSet)\b/gm)) {
@@ -109,7 +122,7 @@ it('no module-level mutable state in the preloaded modules (it would be shared b
 });
 
 it('nothing writes to an exported object or array of a preloaded module (the SDK freezes them)', () => {
-  const exported = SHARED_FILES.flatMap((f) =>
+  const exported = PRELOADED_FILES.flatMap((f) =>
     [...source(f).matchAll(/^export const (\w+)(?:\s*:[^=\n]+)? = (?:\[|\{|new |Object\.)/gm)].map((m) => ({ name: m[1]!, file: rel(f) })),
   );
   expect(exported.map((e) => e.name)).toContain('RUN_LIMITS');
@@ -147,4 +160,27 @@ it('what the preloaded modules export survives the freeze: no Map or Set (left w
     expect(() => deepFreeze({ ...mod }), rel(f)).not.toThrow();
   }
   expect(problems).toEqual([]);
+});
+
+it('the prebuilt bundle preloads the workflow entry as one module whose exports are the workflow functions: no zod schema is frozen', () => {
+  const bundlePath = join(ROOT, 'dist/workflow-bundle.js');
+  expect(existsSync(bundlePath), 'dist/workflow-bundle.js is missing: run `npm run build`').toBe(true);
+  const code = source(bundlePath);
+  // The preload function requires the entry last, after the domain code.
+  const preload = /exports\.preloadModules = function preloadModules\(\) \{([\s\S]*?)\n\}/.exec(code)?.[1] ?? '';
+  const required = [...preload.matchAll(/__webpack_require__\([^)]*"([^"]+)"\)/g)].map((m) => m[1]);
+  expect(required.at(-1)).toBe('./dist/workflows/index.js');
+  expect(required).toContain('./dist/workers/domain-preload.js');
+  // Every module only the entry loads is inlined into it (a `;// path` section of the entry's
+  // concatenated module), never a webpack module of its own whose exports the SDK would freeze.
+  const own = new Set([...code.matchAll(/^\/\*\*\*\/ "([^"]+)"/gm)].map((m) => m[1]));
+  const inlined = new Set([...code.matchAll(/^;\/\/ (\.\/dist\/\S+\.js)$/gm)].map((m) => m[1]));
+  const asBundled = (f: string) => `./dist/${rel(f).replace(/\.ts$/, '.js')}`;
+  const separate = WORKFLOW_FILES.map(asBundled).filter((m) => m !== './dist/workflows/index.js' && (own.has(m) || !inlined.has(m)));
+  expect(separate).toEqual([]);
+  expect(own.has('./dist/workflows/index.js')).toBe(true);
+  // The entry exports workflow functions only (what the freeze reaches): one `export { x } from` line each.
+  const entryExports = [...source(WORKFLOW_ENTRY).matchAll(/^export (.*)$/gm)].map((m) => m[1]!);
+  expect(entryExports.length).toBeGreaterThan(0);
+  for (const e of entryExports) expect(e).toMatch(/^\{ \w+Workflow \} from '\.\/[\w/-]+\.js';$/);
 });

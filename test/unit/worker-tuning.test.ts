@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { keepsStackTraces, prebuiltBundlePath, preloadModules, PRELOAD_MODULES } from '../../workers/bundle.js';
+import { keepsStackTraces, prebuiltBundlePath, preloadModules, PRELOAD_MODULES, WORKFLOWS_PATH } from '../../workers/bundle.js';
 import { metricsFromEnv, tuningFromEnv, WORKER_DEFAULTS } from '../../workers/main.js';
 
 describe('worker tuning from the environment', () => {
@@ -66,12 +66,13 @@ describe('workflow bundle selection', () => {
     expect(prebuiltBundlePath({})).toBeNull();
   });
 
-  test('the stack-trace switch, zod, the shared-schema cache and the pure domain code are preloaded (shared across workflows)', () => {
-    expect(PRELOAD_MODULES).toHaveLength(4);
+  test('the stack-trace switch, zod, the shared-schema cache, the pure domain code and then the workflow entry are preloaded (shared across workflows)', () => {
+    expect(PRELOAD_MODULES).toHaveLength(5);
     expect(PRELOAD_MODULES[0]).toMatch(/stack-preload\.(ts|js)$/);
     expect(PRELOAD_MODULES[1]).toMatch(/zod-preload\.(ts|js)$/);
     expect(PRELOAD_MODULES[2]).toMatch(/domain[/\\]contract[/\\]shared\.(ts|js)$/);
     expect(PRELOAD_MODULES[3]).toMatch(/domain-preload\.(ts|js)$/);
+    expect(PRELOAD_MODULES[4]).toBe(WORKFLOWS_PATH);
   });
 
   test('WARDEN_WORKFLOW_STACK_TRACES=1 keeps the SDK stack traces: no stack preload, and never the prebuilt bundle (it has them off)', () => {
@@ -80,7 +81,7 @@ describe('workflow bundle selection', () => {
     expect(keepsStackTraces({ WARDEN_WORKFLOW_STACK_TRACES: '1' })).toBe(true);
     expect(keepsStackTraces({ WARDEN_WORKFLOW_STACK_TRACES: 'true' })).toBe(true);
     const kept = preloadModules({ WARDEN_WORKFLOW_STACK_TRACES: '1' });
-    expect(kept).toHaveLength(3);
+    expect(kept).toHaveLength(4);
     expect(kept.some((m) => /stack-preload/.test(m))).toBe(false);
     expect(prebuiltBundlePath({ WARDEN_WORKFLOW_STACK_TRACES: '1' })).toBeNull();
     // An explicit bundle path still wins.
