@@ -23,13 +23,21 @@ import { evaluatorFor, type Evaluator, type EvaluatorUsage } from './evaluators/
 /** Stop the evaluator this long before the activity's start-to-close timeout, so we report the skip. */
 const DEADLINE_MARGIN_MS = 1_000;
 
+/**
+ * The heuristic alone is synchronous pure code that nothing can interrupt: it gets this signal,
+ * which never aborts, instead of a deadline timer and the activity's cancellation (a timer of
+ * ~29 s per evaluation otherwise, on the worker's busiest path).
+ */
+const NEVER_ABORTED: AbortSignal = new AbortController().signal;
+
 export function makeEvaluate(log: Logger) {
   return async function evaluate(input: EvaluateInput): Promise<EvaluateResult> {
     const started = Date.now();
     const config = input.evaluator;
     const budget = Math.max(500, input.timeoutMs - DEADLINE_MARGIN_MS);
-    const deadline = AbortSignal.timeout(budget);
-    const cancelled = activityCancellationSignal();
+    const asksModel = config.kind !== 'heuristic'; // tiered may ask its model
+    const deadline = asksModel ? AbortSignal.timeout(budget) : NEVER_ABORTED;
+    const cancelled = asksModel ? activityCancellationSignal() : undefined;
     const signal = cancelled ? AbortSignal.any([deadline, cancelled]) : deadline;
     const elog = log.child({ agentId: input.agentId, evaluator: config.kind, reason: input.reason });
     const done = (r: { kind: 'verdict'; verdict: Verdict } | { kind: 'skipped'; reason: string }, extras: EvaluateResultExtras = {}): EvaluateResult =>
@@ -112,7 +120,8 @@ async function askEvaluator(
   const model = evaluator.name !== 'heuristic';
   let spend: EvaluationSpend = { ...NO_SPEND, calls: model ? 1 : 0 };
   try {
-    const prompt = buildEvaluationPrompt(input);
+    // Only a model reads the prompt; the heuristic judges the turns themselves.
+    const prompt = model ? buildEvaluationPrompt(input) : '';
     // Evaluators honour `signal` and clean up (kill subprocesses, remove temp dirs) before returning.
     const answer = await evaluator.evaluate({ ...input, prompt }, { signal: c.signal, timeoutMs: c.budget, log: elog });
     const raw = typeof answer === 'string' ? answer : answer.text;

@@ -10,7 +10,7 @@ export interface EvaluationRequest {
   reason: 'interval' | 'idle';
   idleMs?: number;
   model: string;
-  /** The full prompt (instructions + task + transcript) for evaluators that talk to a model. */
+  /** The full prompt (instructions + task + transcript) for evaluators that talk to a model; empty for the heuristic, which reads `turns`. */
   prompt: string;
   /** Index of the first turn that may serve as evidence (earlier turns are context only). */
   evidenceFrom?: number;
