@@ -135,7 +135,9 @@ async function askEvaluator(
       };
     }
     const verdict = parsed.verdict;
-    elog.info({ verdict }, 'evaluation verdict');
+    // A flag is worth a line at info; an OK (most evaluations, every few turns of every agent) at debug.
+    if (verdict.kind === 'OK') elog.debug({ verdict }, 'evaluation verdict');
+    else elog.info({ verdict }, 'evaluation verdict');
     return { outcome: { kind: 'verdict', verdict }, spend };
   } catch (err) {
     const reason = c.deadline.aborted

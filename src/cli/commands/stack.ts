@@ -137,7 +137,9 @@ Tuning, by environment (docs/operating/capacity.md, "Worker tuning", says why ea
   WARDEN_METRICS_ADDRESS        host:port to serve the SDK's Prometheus metrics
   WARDEN_WORKFLOW_BUNDLE        a workflow bundle to load, or 0 to bundle from source
   WARDEN_WORKFLOW_STACK_TRACES  1: keep the SDK's stack traces in workflow code (the Web UI's
-                                Stack Trace tab; off by default: it costs worker CPU per turn)`,
+                                Stack Trace tab; off by default: it costs worker CPU per turn)
+  WARDEN_LOG_LEVEL              level of the JSON log lines on stderr: info (default) logs every
+                                flagged verdict, debug also every OK one`,
     )
     .action(async (_o: unknown, cmd: Command) => {
       const g = globals(cmd);
