@@ -12,7 +12,9 @@
 import { execa } from 'execa';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { Writable } from 'node:stream';
 import { join } from 'node:path';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { makeEvaluate } from '../../activities/evaluate.js';
 import type { EvaluateInput } from '../../src/domain/contract/activity-types.js';
@@ -157,6 +159,25 @@ describe('the heuristic and a command judge, through the same activity', () => {
       kind: 'verdict',
       verdict: { kind: 'CORRECTION', pattern: 'SPIRALING', evidence: [21, 22, 23] },
     });
+  });
+
+  test('the verdict log line: a flag at info, an OK only at debug (an OK is most evaluations of every agent)', async () => {
+    const lines: { level: number; msg: string; verdict?: { kind: string } }[] = [];
+    const sink = new Writable({
+      write(chunk, _enc, done) {
+        for (const l of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(l));
+        done();
+      },
+    });
+    const logged = (level: string) => makeEvaluate(pino({ level }, sink));
+    const verdictLines = () =>
+      lines.filter((l) => l.msg === 'evaluation verdict').map((l) => `${l.level === 30 ? 'info' : l.level === 20 ? 'debug' : l.level}:${l.verdict?.kind}`);
+    await logged('info')(base());
+    await logged('info')(base({ evidenceFrom: 0, turns: window.slice(0, 3) }));
+    expect(verdictLines()).toEqual(['info:CORRECTION']);
+    lines.length = 0;
+    await logged('debug')(base());
+    expect(verdictLines()).toEqual(['debug:OK']);
   });
 
   test('a Python judge: the strict answer cites the last evidence turn; the old line format is skipped', async () => {
