@@ -140,6 +140,9 @@ export const REPORT_RETRY = { baseMs: 1_000, capMs: 10_000, maxElapsedMs: 180_00
  */
 export const UPDATES_IN_FLIGHT_PER_AGENT = 8;
 
+/** While some of warden's search attributes are missing, a client asks the namespace again at most this often. */
+export const SEARCH_ATTRIBUTES_RECHECK_MS = 60_000;
+
 /** At most `max` calls at once per key (an agent id); a key's limiter is dropped when it is idle. */
 class KeyedLimiter {
   private readonly limits = new Map<string, LimitFunction>();
@@ -242,14 +245,36 @@ export class WardenClient {
     return this.client.workflow.getHandle(workflowIdFor(agentId));
   }
 
-  /** Which of warden's search attributes the namespace has registered. */
+  /** The last answer to "which search attributes are registered", shared by concurrent callers. */
+  private searchAttributesLookup: { at: number; names: Promise<string[]> } | null = null;
+
+  /**
+   * Which of warden's search attributes the namespace has registered. Asked once per client while
+   * all of them are there, and again at most every SEARCH_ATTRIBUTES_RECHECK_MS while some are
+   * missing; concurrent callers share one call, and a failed call is not remembered. Every start
+   * used to ask: one operator call per agent, and the dev server of the Temporal CLI (1.9.1) keeps
+   * one connection to itself open per ListSearchAttributes call, so ten thousand starts exhausted
+   * its 20,000 file descriptors and it stopped answering.
+   */
   async registeredSearchAttributes(): Promise<string[]> {
-    try {
-      const res = await this.client.connection.operatorService.listSearchAttributes({ namespace: this.namespace });
-      return Object.keys(res.customAttributes ?? {}).filter((k) => k in SEARCH_ATTRIBUTES);
-    } catch {
-      return [];
+    const seen = this.searchAttributesLookup;
+    if (seen) {
+      const names = await seen.names;
+      if (names.length === Object.keys(SEARCH_ATTRIBUTES).length || Date.now() - seen.at < SEARCH_ATTRIBUTES_RECHECK_MS) return names;
+      if (this.searchAttributesLookup !== seen) return this.registeredSearchAttributes();
     }
+    const lookup = {
+      at: Date.now(),
+      names: this.client.connection.operatorService.listSearchAttributes({ namespace: this.namespace }).then(
+        (res) => Object.keys(res.customAttributes ?? {}).filter((k) => k in SEARCH_ATTRIBUTES),
+        () => {
+          if (this.searchAttributesLookup === lookup) this.searchAttributesLookup = null;
+          return [] as string[];
+        },
+      ),
+    };
+    this.searchAttributesLookup = lookup;
+    return lookup.names;
   }
 
   /**

@@ -2,12 +2,13 @@
  * The agent's lifecycle as the Temporal platform sees it, on a real dev server with the real
  * `temporal` CLI: a cancellation request is a stop (drain, then end, visibility true), a signal
  * name the workflow does not define is refused visibly, and a workflow id that does not match the
- * agent id is refused at start.
+ * agent id is refused at start. Starting many agents leaves no connections open on the server.
  */
+import { readdirSync } from 'node:fs';
 import { expect, test } from 'vitest';
 import { finalStatus, productiveTurn, waitForStatus } from '../helpers/agents.js';
 import { recordHistory } from '../helpers/histories.js';
-import { useStack } from '../helpers/stack.js';
+import { clientFor, useStack } from '../helpers/stack.js';
 import { temporalCli } from '../helpers/temporal-cli.js';
 
 const stack = useStack();
@@ -62,4 +63,24 @@ test('an aborted agent is a failed workflow (the Failures filter finds it); its 
   const failed = await temporalCli(stack.server.address, ['workflow', 'list', '--query', 'ExecutionStatus="Failed"', '-o', 'json']);
   expect(failed.stdout).toContain('agent-aborted');
   await recordHistory(stack.server.address, handle, 'lifecycle-aborted');
+});
+
+test('starting many agents keeps no connections open on the dev server (the client asks for search attributes once)', async () => {
+  // The dev server keeps one connection to itself open per ListSearchAttributes call; a client that
+  // asked at every start took two file descriptors of the server per agent, and 10,000 starts ran
+  // it out of them. A task queue no worker polls: only the starts are measured.
+  const pid = stack.server.process.pid!;
+  const openFiles = () => readdirSync(`/proc/${pid}/fd`).length;
+  const client = await clientFor(stack.server, 'nobody-polls');
+  try {
+    await client.start({ agentId: 'fd-first', task: 'x' });
+    const before = openFiles();
+    for (let i = 0; i < 60; i += 20) {
+      const started = await Promise.all(Array.from({ length: 20 }, (_, j) => client.start({ agentId: `fd-${i + j}`, task: 'x' })));
+      for (const s of started) expect(s.searchAttributes).toBe(true);
+    }
+    expect(openFiles() - before).toBeLessThan(20);
+  } finally {
+    await client.close();
+  }
 });

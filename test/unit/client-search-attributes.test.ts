@@ -1,0 +1,59 @@
+/**
+ * WardenClient asks the namespace which search attributes it has once, not once per start: every
+ * ListSearchAttributes call is an operator round trip, and the Temporal CLI's dev server keeps a
+ * connection to itself open per call (ten thousand starts exhausted its file descriptors). The
+ * operator service here is a stand-in that counts calls; the integration suites start agents
+ * against the real dev server through the same method.
+ */
+import type { Client } from '@temporalio/client';
+import { afterEach, expect, test, vi } from 'vitest';
+import { SEARCH_ATTRIBUTES_RECHECK_MS, WardenClient } from '../../src/client/index.js';
+import { SEARCH_ATTRIBUTES } from '../../src/domain/contract/search-attributes.js';
+
+function clientAnswering(answers: Array<string[] | Error>) {
+  const calls: number[] = [];
+  const listSearchAttributes = vi.fn(async () => {
+    calls.push(Date.now());
+    const next = answers.length > 1 ? answers.shift()! : answers[0]!;
+    if (next instanceof Error) throw next;
+    return { customAttributes: Object.fromEntries(next.map((k) => [k, 1])) };
+  });
+  const client = { options: { namespace: 'default' }, connection: { operatorService: { listSearchAttributes } } } as unknown as Client;
+  return { warden: new WardenClient(client, 'warden'), listSearchAttributes };
+}
+
+const ALL = Object.keys(SEARCH_ATTRIBUTES);
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+test('all registered: one call for the client, shared by concurrent callers', async () => {
+  const { warden, listSearchAttributes } = clientAnswering([[...ALL, 'SomethingElse']]);
+  const answers = await Promise.all(Array.from({ length: 50 }, () => warden.registeredSearchAttributes()));
+  for (const a of answers) expect(a.sort()).toEqual([...ALL].sort());
+  expect(await warden.registeredSearchAttributes()).toHaveLength(ALL.length);
+  expect(listSearchAttributes).toHaveBeenCalledTimes(1);
+});
+
+test('some missing: asked again only after the recheck interval, and then the new answer counts', async () => {
+  vi.useFakeTimers({ toFake: ['Date'] });
+  const { warden, listSearchAttributes } = clientAnswering([[ALL[0]!], ALL]);
+  expect(await warden.registeredSearchAttributes()).toEqual([ALL[0]]);
+  vi.advanceTimersByTime(SEARCH_ATTRIBUTES_RECHECK_MS - 1);
+  expect(await warden.registeredSearchAttributes()).toEqual([ALL[0]]);
+  expect(listSearchAttributes).toHaveBeenCalledTimes(1);
+  vi.advanceTimersByTime(2);
+  expect(await warden.registeredSearchAttributes()).toHaveLength(ALL.length);
+  expect(listSearchAttributes).toHaveBeenCalledTimes(2);
+  vi.advanceTimersByTime(SEARCH_ATTRIBUTES_RECHECK_MS * 10);
+  expect(await warden.registeredSearchAttributes()).toHaveLength(ALL.length);
+  expect(listSearchAttributes).toHaveBeenCalledTimes(2);
+});
+
+test('a failed call answers none registered and is not remembered', async () => {
+  const { warden, listSearchAttributes } = clientAnswering([new Error('UNAVAILABLE'), ALL]);
+  expect(await warden.registeredSearchAttributes()).toEqual([]);
+  expect(await warden.registeredSearchAttributes()).toHaveLength(ALL.length);
+  expect(listSearchAttributes).toHaveBeenCalledTimes(2);
+});
