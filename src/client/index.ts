@@ -261,8 +261,9 @@ export class WardenClient {
     if (seen) {
       const names = await seen.names;
       if (names.length === Object.keys(SEARCH_ATTRIBUTES).length || Date.now() - seen.at < SEARCH_ATTRIBUTES_RECHECK_MS) return names;
-      if (this.searchAttributesLookup !== seen) return this.registeredSearchAttributes();
     }
+    // Stale or never asked: ask, unless another caller already started the next lookup meanwhile.
+    if (this.searchAttributesLookup && this.searchAttributesLookup !== seen) return this.searchAttributesLookup.names;
     const lookup = {
       at: Date.now(),
       names: this.client.connection.operatorService.listSearchAttributes({ namespace: this.namespace }).then(

@@ -11,9 +11,7 @@ import { SEARCH_ATTRIBUTES_RECHECK_MS, WardenClient } from '../../src/client/ind
 import { SEARCH_ATTRIBUTES } from '../../src/domain/contract/search-attributes.js';
 
 function clientAnswering(answers: Array<string[] | Error>) {
-  const calls: number[] = [];
   const listSearchAttributes = vi.fn(async () => {
-    calls.push(Date.now());
     const next = answers.length > 1 ? answers.shift()! : answers[0]!;
     if (next instanceof Error) throw next;
     return { customAttributes: Object.fromEntries(next.map((k) => [k, 1])) };
@@ -44,7 +42,8 @@ test('some missing: asked again only after the recheck interval, and then the ne
   expect(await warden.registeredSearchAttributes()).toEqual([ALL[0]]);
   expect(listSearchAttributes).toHaveBeenCalledTimes(1);
   vi.advanceTimersByTime(2);
-  expect(await warden.registeredSearchAttributes()).toHaveLength(ALL.length);
+  const again = await Promise.all(Array.from({ length: 5 }, () => warden.registeredSearchAttributes()));
+  for (const a of again) expect(a).toHaveLength(ALL.length);
   expect(listSearchAttributes).toHaveBeenCalledTimes(2);
   vi.advanceTimersByTime(SEARCH_ATTRIBUTES_RECHECK_MS * 10);
   expect(await warden.registeredSearchAttributes()).toHaveLength(ALL.length);
