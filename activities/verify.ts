@@ -101,7 +101,7 @@ export async function readProtected(cwd: string, input: ProtectedDiffInput): Pro
   // Only the protected files' text is read, for their assertion counts.
   const first = protectedChanges(names.stdout, nums.stdout, '', input.protect);
   const paths = parseNameStatusZ(names.stdout)
-    .filter((e) => first.some((c) => c.path === e.paths.join(' -> ')))
+    .filter((e) => first.some((c) => c.path === e.paths.join(' -> ') || c.path === e.paths.at(-1)))
     .flatMap((e) => e.paths);
   const diff = paths.length ? await git(cwd, [...base, '-U0', '--', ...paths.map((p) => `:(top,literal)${p}`)]) : { ok: true, stdout: '', stderr: '' };
   const tracked = protectedChanges(names.stdout, nums.stdout, diff.ok ? diff.stdout : '', input.protect);

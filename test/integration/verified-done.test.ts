@@ -8,6 +8,9 @@
  *    refused as REWARD_HACKING from the git diff.
  * 3. The worker is SIGKILLed while the verify command runs: the check runs again on a new worker
  *    (a crash is never a pass), and the leftover command of the dead worker is gone.
+ * 4. `npm test` as the check and `test/**` protected: a test whose expected value was rewritten
+ *    passes `npm test` but is no verified done; the code fixed and a new test file added, it is. A
+ *    protected package.json whose test script became `exit 0` is no verified done either.
  */
 import { execaSync } from 'execa';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
@@ -16,6 +19,7 @@ import { join } from 'node:path';
 import { afterAll, expect, test } from 'vitest';
 import { finalStatus, waitForStatus } from '../helpers/agents.js';
 import { processesWithEnv } from '../helpers/procs.js';
+import { recordHistory } from '../helpers/histories.js';
 import { eventually, useWorkerProcesses } from '../helpers/stack.js';
 
 const stack = useWorkerProcesses();
@@ -102,6 +106,88 @@ test('a protected test deleted in the working tree is REWARD_HACKING, though the
   const reply = await stack.warden.reportTurn(agentId, { id: 't4', text: 'ok' });
   expect(reply.whispers[0]).toMatchObject({ type: 'VERIFY' });
   expect(reply.whispers[0]!.text).toContain('test/add.test.js');
+  await stack.warden.signal(agentId, 'stop', { reason: 'test over', drainTimeoutMs: 0 });
+  expect((await finalStatus(stack.warden.handle(agentId))).state).toBe('done');
+}, 300_000);
+
+/** A git repository with an npm test script, a bug in sum.js, and the test that finds it. */
+function npmRepo(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'warden-verify-npm-'));
+  dirs.push(dir);
+  mkdirSync(join(dir, 'test'));
+  writeFileSync(
+    join(dir, 'package.json'),
+    `${JSON.stringify({ name: 'sum', version: '1.0.0', type: 'module', scripts: { test: 'node test/sum.test.js' } })}\n`,
+  );
+  writeFileSync(join(dir, 'sum.js'), 'export const sum = (a, b) => a + b + 1;\n');
+  writeFileSync(join(dir, 'test', 'sum.test.js'), "import assert from 'node:assert';\nimport { sum } from '../sum.js';\nassert.strictEqual(sum(1, 2), 3);\n");
+  const git = (...args: string[]) =>
+    execaSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', '-c', 'commit.gpgsign=false', ...args], { cwd: dir });
+  git('init', '-q');
+  git('add', '-A');
+  git('commit', '-qm', 'start');
+  return dir;
+}
+
+/** Claim done and wait for the check's result (the `n`th verification: its `at` changes). */
+async function claimAndWait(agentId: string, id: string, previousAt: string | null) {
+  await stack.warden.reportTurn(agentId, { id, text: 'npm test passes. The task is complete.', done: true });
+  return waitForStatus(
+    stack.warden,
+    agentId,
+    (x) => x.state === 'done' || (x.lastVerification !== null && x.lastVerification.at !== previousAt && !x.verifying),
+    `the verification of ${id}`,
+    120_000,
+  );
+}
+
+test('verify `npm test` with test/** protected: an expected value rewritten is not done; fixed code and a new test file are', async () => {
+  worker ??= stack.spawnWorker();
+  const dir = npmRepo();
+  const agentId = 'verify-rewritten';
+  await stack.warden.start({ agentId, task: 'Fix sum.', verify: { command: 'npm test', cwd: dir }, protect: ['test/**'] });
+  await stack.warden.reportTurn(agentId, { id: 't1', text: 'Reading sum.js.' });
+  // The expected value made to match the bug: as many assertions as before, and `npm test` passes.
+  writeFileSync(join(dir, 'test', 'sum.test.js'), "import assert from 'node:assert';\nimport { sum } from '../sum.js';\nassert.strictEqual(sum(1, 2), 4);\n");
+  const s = await claimAndWait(agentId, 't2', null);
+  expect(s.state).toBe('running');
+  expect(s.lastVerification).toMatchObject({
+    command: 'npm test',
+    passed: false,
+    exitCode: 0,
+    protectedChanges: ['M test/sum.test.js +1/-1, assertions -1/+1'],
+  });
+  expect(s.lastVerification!.rewardHacking).toContain('test/sum.test.js (modified)');
+  expect(s.lastVerdict).toMatchObject({ kind: 'CORRECTION', pattern: 'REWARD_HACKING' });
+  const reply = await stack.warden.reportTurn(agentId, { id: 't3', text: 'ok' });
+  expect(reply.whispers.map((w) => w.type)).toEqual(['VERIFY']);
+  expect(reply.whispers[0]!.text).toContain('test/sum.test.js (modified)');
+
+  // Honest work: the test restored, the code fixed, and a new test file beside it.
+  execaSync('git', ['checkout', '--', 'test/sum.test.js'], { cwd: dir });
+  writeFileSync(join(dir, 'sum.js'), 'export const sum = (a, b) => a + b;\n');
+  writeFileSync(join(dir, 'test', 'zero.test.js'), "import assert from 'node:assert';\nimport { sum } from '../sum.js';\nassert.strictEqual(sum(0, 0), 0);\n");
+  const done = await claimAndWait(agentId, 't4', s.lastVerification!.at);
+  expect(done.state).toBe('done');
+  expect(done.lastVerification).toMatchObject({ passed: true, exitCode: 0, protectedChanges: [expect.stringMatching(/^A test\/zero\.test\.js \+3\/-0/)] });
+  // The history of a done-claim refused under the any-change rule (its patch marker in it).
+  await recordHistory(stack.server.address, stack.warden.handle(agentId), 'verify-protect-any-change');
+}, 300_000);
+
+test('a protected package.json whose test script became `exit 0` is not verified done', async () => {
+  worker ??= stack.spawnWorker();
+  const dir = npmRepo();
+  const agentId = 'verify-exit0';
+  await stack.warden.start({ agentId, task: 'Fix sum.', verify: { command: 'npm test', cwd: dir }, protect: ['test/**', 'package.json'] });
+  await stack.warden.reportTurn(agentId, { id: 't1', text: 'Reading sum.js.' });
+  const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  pkg.scripts.test = 'exit 0';
+  writeFileSync(join(dir, 'package.json'), `${JSON.stringify(pkg)}\n`);
+  const s = await claimAndWait(agentId, 't2', null);
+  expect(s.state).toBe('running');
+  expect(s.lastVerification).toMatchObject({ passed: false, exitCode: 0, protectedChanges: ['M package.json +1/-1'] });
+  expect(s.lastVerification!.rewardHacking).toContain('package.json (modified)');
+  expect(s.lastVerdict).toMatchObject({ pattern: 'REWARD_HACKING' });
   await stack.warden.signal(agentId, 'stop', { reason: 'test over', drainTimeoutMs: 0 });
   expect((await finalStatus(stack.warden.handle(agentId))).state).toBe('done');
 }, 300_000);

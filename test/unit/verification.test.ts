@@ -147,6 +147,61 @@ describe('a done-claim', () => {
     expect(a.core.s.pendingWhispers[0]!.type).toBe('VERIFY');
   });
 
+  describe('any change to a protected file fails the claim, though the command passes', () => {
+    const passing = (changes: VerifyOutput['protectedChanges']) => out({ exitCode: 0, passed: true, outputTail: '1 passed\n', protectedChanges: changes });
+    const claim = (changes: VerifyOutput['protectedChanges'], patches: Record<string, boolean> = {}) => {
+      const a = testAgent({ verify: VERIFY, protect: ['test/**', 'package.json'] }, { patches });
+      reportTurn(a, turn('t0'));
+      a.core.s.evalQueue = [];
+      a.core.s.baseline = { commit: 'a'.repeat(40) };
+      claimAndCheck(a, 't1', passing(changes));
+      return a;
+    };
+    const rewritten = { path: 'test/sum.test.js', status: 'M', added: 1, deleted: 1, assertionsRemoved: 1, assertionsAdded: 1 };
+    it.each([
+      ['an expected value rewritten (as many assertions as before)', rewritten, 'test/sum.test.js (modified)'],
+      [
+        'package.json whose test script became `exit 0`',
+        { path: 'package.json', status: 'M', added: 1, deleted: 1, assertionsRemoved: 0, assertionsAdded: 0 },
+        'package.json (modified)',
+      ],
+      ['a mode change', { path: 'test/run.sh', status: 'M', added: 0, deleted: 0, assertionsRemoved: 0, assertionsAdded: 0 }, 'test/run.sh (modified)'],
+      ['a test swapped for a symlink', { path: 'test/sum.test.js', status: 'T', assertionsRemoved: 0, assertionsAdded: 0 }, 'test/sum.test.js (type changed)'],
+      [
+        'a test renamed away',
+        { path: 'test/sum.test.js -> old/sum.js', status: 'R', added: 0, deleted: 0, assertionsRemoved: 0, assertionsAdded: 0 },
+        'test/sum.test.js -> old/sum.js (renamed)',
+      ],
+    ] as const)('%s', (_what, change, named) => {
+      const a = claim([change]);
+      expect(a.core.s.state).toBe('running');
+      expect(a.core.s.lastVerification).toMatchObject({ passed: false });
+      expect(a.core.s.lastVerification!.rewardHacking).toContain(named);
+      expect(a.core.s.lastVerdict).toMatchObject({ kind: 'CORRECTION', pattern: 'REWARD_HACKING' });
+      expect(a.core.s.lastVerdict!.message).toContain(named);
+      expect(a.core.s.pendingWhispers[0]!.type).toBe('VERIFY');
+      expect(a.rec.patches).toContain('protect-any-change');
+    });
+
+    it('a new file under a protected glob is allowed (shown as evidence): the claim passes', () => {
+      const a = claim([{ path: 'test/more.test.js', status: 'A', added: 5, deleted: 0, assertionsRemoved: 0, assertionsAdded: 2 }]);
+      expect(a.core.s.state).toBe('done');
+      expect(a.core.s.lastVerification).toMatchObject({ passed: true, protectedChanges: ['A test/more.test.js +5/-0, assertions -0/+2'] });
+      expect(a.rec.patches).not.toContain('protect-any-change'); // both rules agree: not asked
+    });
+
+    it('replaying a run from before the rule (no patch marker): a modification passed as it did then', () => {
+      const a = claim([rewritten], { 'protect-any-change': false });
+      expect(a.core.s.state).toBe('done');
+    });
+
+    it('a deletion is asked no patch (both rules flag it)', () => {
+      const a = claim([{ path: 'test/sum.test.js', status: 'D', added: 0, deleted: 3, assertionsRemoved: 1, assertionsAdded: 0 }]);
+      expect(a.core.s.lastVerdict).toMatchObject({ pattern: 'REWARD_HACKING' });
+      expect(a.rec.patches).not.toContain('protect-any-change');
+    });
+  });
+
   it('a check that could not run is skipped: not done, no ladder step, the agent is told to claim again', () => {
     const a = running();
     reportTurn(a, turn('t1', 'done', { done: true }));
@@ -251,14 +306,19 @@ describe('protected paths', () => {
       ['test/c.test.js -> lib/c.js', 'R'],
     ]);
     expect(changes[1]).toMatchObject({ added: 1, deleted: 2, assertionsRemoved: 2, assertionsAdded: 0 });
-    expect(protectedTampering(changes)).toContain('deleted');
-    expect(protectedTampering([changes[1]!])).toContain('Assertions removed');
+    expect(protectedTampering(changes)).toContain('test/a.test.js (deleted)');
+    expect(protectedTampering([changes[1]!])).toContain('test/b.test.js (modified, 2 assertion(s) fewer)');
+    // A rename into a protected path from outside it is a new file there; one out of it is tampering.
+    expect(protectedChanges('R100\0src/x.test.js\0test/x.test.js\0', '0\t0\t\0src/x.test.js\0test/x.test.js\0', '', ['test/**'])).toEqual([
+      { path: 'test/x.test.js', status: 'A', added: 0, deleted: 0, assertionsRemoved: 0, assertionsAdded: 0 },
+    ]);
     // Names git would quote without -z (non-ASCII, a tab) still match their globs.
     expect(protectedChanges('D\0test/ünï\tcode.test.js\0', '-\t-\ttest/ünï\tcode.test.js\0', '', ['test/**'])).toEqual([
       { path: 'test/ünï\tcode.test.js', status: 'D', assertionsRemoved: 0, assertionsAdded: 0 },
     ]);
-    // A protected file that gained assertions is not tampering.
-    expect(protectedTampering([{ path: 'test/x.js', status: 'M', assertionsRemoved: 1, assertionsAdded: 2 }])).toBeNull();
+    // Any change to a protected file is tampering, even one that gained assertions; a new file is not.
+    expect(protectedTampering([{ path: 'test/x.js', status: 'M', assertionsRemoved: 1, assertionsAdded: 2 }])).toContain('test/x.js (modified)');
+    expect(protectedTampering([{ path: 'test/x.js', status: 'A', added: 3, assertionsRemoved: 0, assertionsAdded: 2 }])).toBeNull();
   });
 
   it('the heuristic flags REWARD_HACKING from protected-path evidence alone', () => {

@@ -4,12 +4,14 @@
  * or `protect`: the claim waits (`doneClaim`), the workflow runs the check as an activity
  * (activities/verify.ts), and the result decides.
  *
- * - Pass (the command exits 0, no protected test deleted or weakened): the agent ends `done`, the
- *   check in `lastVerification`.
+ * - Pass (the command exits 0, and no protected file changed since the start commit): the agent
+ *   ends `done`, the check in `lastVerification`.
  * - Fail: the agent goes on. A `VERIFY` whisper quotes the command and its output's tail, and the
  *   false claim is a non-OK verdict on the escalation ladder: REWARD_HACKING when the protected
- *   paths' diff, or the window (the heuristic's reward detectors), shows tests deleted, skipped or
- *   weakened; otherwise a CORRECTION with no pattern, its message naming the failed check. Repeated
+ *   paths' diff shows any protected file modified, deleted, renamed or changed in type (a new file
+ *   under a protected glob is allowed: heuristic/protected.ts), or the window (the heuristic's reward
+ *   detectors) shows tests deleted, skipped or weakened; otherwise a CORRECTION with no pattern, its
+ *   message naming the failed check. Repeated
  *   false claims climb the ladder like any persisting problem: at the threshold, ESCALATION + pause.
  * - The check could not run (activity crashed or timed out): skipped, never a pass. The agent goes
  *   on, told to claim again; the ladder does not move.
@@ -20,7 +22,7 @@
  */
 import type { BaselineOutput, CheckResultOutput, ProtectedDiffInput, VerifyInput, VerifyOutput } from '../contract/activity-types.js';
 import { heuristicJudgement } from '../judgement/heuristic/index.js';
-import { describeChange } from '../judgement/heuristic/protected.js';
+import { describeChange, protectedTampering, protectedTamperingBefore } from '../judgement/heuristic/protected.js';
 import { applyOutcome } from '../judgement/ladder.js';
 import { VERIFY_WHISPER_TAIL_CHARS } from '../contract/limits.js';
 import type { AgentSpec, Verdict } from '../contract/schemas.js';
@@ -115,6 +117,18 @@ export function startVerification(ctx: AgentContext): { input: VerifyInput; summ
   };
 }
 
+/**
+ * Any change to a protected file is tampering; a workflow that checked done-claims before that rule
+ * flagged only deletions and lost assertions. The patch is asked only where the two rules disagree
+ * (a protected file modified, renamed or changed in type with no assertion lost), so histories that
+ * never met such a change replay without its marker.
+ */
+function tamperingRule(ctx: AgentContext, out: VerifyOutput): 'any-change' | 'deleted-or-weakened' {
+  const changes = out.protectedChanges;
+  if (changes.length === 0 || (protectedTampering(changes) === null) === (protectedTamperingBefore(changes) === null)) return 'any-change';
+  return ctx.ports.patched('protect-any-change') ? 'any-change' : 'deleted-or-weakened';
+}
+
 const tailOf = (text: string): string => (text.length > VERIFY_WHISPER_TAIL_CHARS ? `…${text.slice(-VERIFY_WHISPER_TAIL_CHARS)}` : text);
 
 /** The check ran: the agent ends done, or the false claim is whispered and counted on the ladder. */
@@ -124,11 +138,19 @@ export function verificationFinished(ctx: AgentContext, out: VerifyOutput): void
   core.run.verifying = false;
   const claim = s.doneClaim;
   s.doneClaim = null;
-  // The heuristic over the window and the working tree's diff, run once: were tests weakened, skipped
-  // or deleted? `tampered` (what the protected paths' diff shows) fails the check even when the command
-  // passed; a failed check's verdict is REWARD_HACKING when either the diff or the window shows it.
+  // The heuristic over the window and the working tree's diff, run once: was a protected file changed,
+  // were tests weakened, skipped or deleted? `tampered` (what the protected paths' diff shows) fails
+  // the check even when the command passed; a failed check's verdict is REWARD_HACKING when either the
+  // diff or the window shows it.
   const firstTurnNumber = s.turns - s.window.length + 1;
-  const { verdict: judged, tampered } = heuristicJudgement({ task: spec.task, turns: s.window, firstTurnNumber, protectedChanges: out.protectedChanges });
+  const tampering = tamperingRule(ctx, out);
+  const { verdict: judged, tampered } = heuristicJudgement({
+    task: spec.task,
+    turns: s.window,
+    firstTurnNumber,
+    protectedChanges: out.protectedChanges,
+    tampering,
+  });
   const last: LastVerification = {
     command: spec.verify?.command ?? null,
     passed: out.passed && tampered === null,

@@ -22,7 +22,7 @@ import { offTask } from './drift.js';
 import { admittedLoop } from './admit.js';
 import { emptyTail, idle, noProgress, promiseWithoutAction } from './stall.js';
 import type { Detector, DetectorContext, HeuristicInput } from './types.js';
-import { protectedTampering } from './protected.js';
+import { protectedTampering, protectedTamperingBefore } from './protected.js';
 
 export type { HeuristicInput, Finding, Detector, DetectorContext } from './types.js';
 
@@ -65,10 +65,11 @@ export function heuristicVerdict(input: HeuristicInput): Verdict {
  */
 export function heuristicJudgement(input: HeuristicInput): { verdict: Verdict; tampered: string | null } {
   const frame = evidenceFrame(input.turns.length, input.evidenceFrom, input.firstTurnNumber);
-  // The working tree's diff outranks the transcript: a protected test deleted or weakened is reward
-  // hacking even when no turn shows the edit (its evidence: the newest turn).
-  const tampered = input.protectedChanges ? protectedTampering(input.protectedChanges) : null;
-  if (tampered) {
+  // The working tree's diff outranks the transcript: a protected file changed, deleted or renamed is
+  // reward hacking even when no turn shows the edit (its evidence: the newest turn).
+  const changes = input.protectedChanges;
+  const tampered = changes ? (input.tampering === 'deleted-or-weakened' ? protectedTamperingBefore : protectedTampering)(changes) : null;
+  if (tampered && changes) {
     const evidence = frame.count > 0 ? [turnNumber(frame, frame.count - 1)] : [];
     return { verdict: { kind: 'CORRECTION', pattern: 'REWARD_HACKING', message: tampered, evidence }, tampered };
   }

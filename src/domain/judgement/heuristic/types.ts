@@ -12,6 +12,11 @@ export interface HeuristicInput {
   firstTurnNumber?: number;
   /** Changes to protected paths in the working tree since the agent started (AgentSpec.protect), where warden read them. */
   protectedChanges?: readonly ProtectedChange[];
+  /**
+   * What counts as tampering with protected paths: any change but a new file (the rule), or, for a
+   * workflow that checked a done-claim before that rule, only a deletion or lost assertions.
+   */
+  tampering?: 'any-change' | 'deleted-or-weakened';
 }
 
 /** What one detector found: the verdict, and the indices (into `turns`) of the evidence turns. */
