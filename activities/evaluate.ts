@@ -70,7 +70,7 @@ export function makeEvaluate(log: Logger) {
     // The same strict answer format and parser as the `heuristic` evaluator (evidence, message tidying).
     const judged = parseAnswer(formatAnswer(first.verdict), { frame, reason: input.reason });
     if (!judged.ok) return done({ kind: 'skipped', reason: `heuristic answer rejected: ${judged.error}` });
-    const heuristic = judged.verdict;
+    const heuristic = withFinding(judged.verdict, first.verdict.finding);
     const miss = heuristic.kind === 'OK' ? nearMiss(hin) : null;
     const lastTurn = frame.firstTurnNumber + frame.count - 1;
     const sampled = heuristic.kind === 'OK' && !miss && sampledOk(input.agentId, frame.firstTurnNumber, lastTurn, config.sampleOk);
@@ -97,6 +97,11 @@ export function makeEvaluate(log: Logger) {
     elog.warn({ asked: route.why, modelError: r.outcome.reason }, 'tiered: the model failed; the heuristic verdict stands');
     return done(heuristicOutcome, { tier: 'heuristic', asked: route.why, spend: { ...r.spend, failed: 1 }, modelError: r.outcome.reason });
   };
+}
+
+/** A non-OK heuristic verdict with its finding key (what a dismissal of it silences: judgement/finding.ts). */
+function withFinding(verdict: Verdict, finding: string | undefined): Verdict {
+  return finding && verdict.kind !== 'OK' ? { ...verdict, finding } : verdict;
 }
 
 const NO_SPEND: EvaluationSpend = { calls: 0, failed: 0, tokensIn: 0, tokensOut: 0, tokens: 0, costUsd: 0 };
@@ -134,7 +139,7 @@ async function askEvaluator(
         spend: model ? { ...spend, failed: 1 } : spend,
       };
     }
-    const verdict = parsed.verdict;
+    const verdict = withFinding(parsed.verdict, typeof answer !== 'string' && !model ? answer.finding : undefined);
     // A flag is worth a line at info; an OK (most evaluations, every few turns of every agent) at debug.
     if (verdict.kind === 'OK') elog.debug({ verdict }, 'evaluation verdict');
     else elog.info({ verdict }, 'evaluation verdict');

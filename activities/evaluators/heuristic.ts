@@ -7,17 +7,17 @@ export function heuristicEvaluator(): Evaluator {
   return {
     name: 'heuristic',
     async evaluate(req) {
-      // Answers in the same strict format as a model, and goes through the same parser.
-      return formatAnswer(
-        heuristicVerdict({
-          task: req.task,
-          turns: req.turns,
-          reason: req.reason,
-          evidenceFrom: req.evidenceFrom,
-          firstTurnNumber: req.firstTurnNumber,
-          protectedChanges: req.protectedChanges,
-        }),
-      );
+      // Answers in the same strict format as a model, and goes through the same parser; the
+      // finding's key (what a dismissal silences) rides beside the text.
+      const verdict = heuristicVerdict({
+        task: req.task,
+        turns: req.turns,
+        reason: req.reason,
+        evidenceFrom: req.evidenceFrom,
+        firstTurnNumber: req.firstTurnNumber,
+        protectedChanges: req.protectedChanges,
+      });
+      return { text: formatAnswer(verdict), ...(verdict.finding ? { finding: verdict.finding } : {}) };
     },
   };
 }

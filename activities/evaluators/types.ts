@@ -41,6 +41,11 @@ export interface EvaluatorUsage {
 export interface EvaluatorAnswer {
   text: string;
   usage?: EvaluatorUsage;
+  /**
+   * The heuristic's finding key (Verdict.finding), beside its answer text: only warden's own
+   * heuristic sets it (a model answers text, and its answer may not carry the key).
+   */
+  finding?: string;
 }
 
 export interface Evaluator {

@@ -14,10 +14,10 @@ import { status } from '../../src/domain/agent/visibility.js';
 import { capCase, labelOf, rememberCase, type CaseRecord } from '../../src/domain/judgement/cases.js';
 import { exportCases, toJsonl } from '../../src/domain/judgement/case-export.js';
 import { dismissOutcome } from '../../src/domain/contract/control.js';
-import { findingSignature, normaliseMessage } from '../../src/domain/judgement/finding.js';
+import { evidenceHash, findingSignature, legacySignature, normaliseMessage } from '../../src/domain/judgement/finding.js';
 import { heuristicVerdict } from '../../src/domain/judgement/heuristic/index.js';
 import { CARRIED_STATE_MAX_BYTES, CASE_WINDOW_MAX_BYTES, MAX_CASES, MAX_DISMISSED, jsonBytes } from '../../src/domain/contract/limits.js';
-import { rememberSignature } from '../../src/domain/agent/dismissal.js';
+import { isDismissed, rememberSignature } from '../../src/domain/agent/dismissal.js';
 import { parseCases } from '../../src/domain/judgement/scoring.js';
 import type { Turn, Verdict } from '../../src/domain/contract/schemas.js';
 import { failingTurn, testAgent, type TestAgent } from '../helpers/core.js';
@@ -71,6 +71,70 @@ describe('the finding signature', () => {
     expect(findingSignature(said)).not.toBe(findingSignature(three));
   });
 
+  /** Two commands that share their first 120 characters and differ after. */
+  const PREFIX = `cd /srv/app && npm ci --no-audit --prefer-offline && npm run lint -- --max-warnings 0 && npm run build && npm run typecheck`;
+  const longFailure = (tail: string) => (id: string) => ({
+    id,
+    text: 'Shipping it',
+    toolCalls: [{ name: 'shell', args: `${PREFIX} && ${tail}`, result: 'error: failed to push some refs', ok: false }],
+  });
+  const deleting = (path: string) => (id: string) => ({ id, text: 'Cleaning up', toolCalls: [{ name: 'shell', args: `rm ${path}`, ok: true }] });
+  const judge = (k: number, make: (id: string) => object) => heuristicVerdict({ task: 't', turns: Array.from({ length: k }, (_, i) => make(`y${i}`) as Turn) });
+
+  it('tells apart two long failing commands that share their first 120 characters', () => {
+    expect(PREFIX.length).toBeGreaterThan(120); // past what the message quotes
+    const test = judge(3, longFailure('npm test'));
+    const push = judge(3, longFailure('git push --force origin main'));
+    expect([test.pattern, push.pattern]).toEqual(['SPIRALING', 'SPIRALING']);
+    expect(legacySignature(test)).toBe(legacySignature(push)); // the clipped messages read the same …
+    expect(findingSignature(test)).not.toBe(findingSignature(push)); // … the finding keys do not
+    expect(test.finding).toMatch(/^repeatedFailure#[0-9a-f]{16}$/);
+  });
+
+  it('tells apart the deletion of tests/test1.js from that of tests/test2.js', () => {
+    const one = judge(1, deleting('tests/test1.js'));
+    const two = judge(1, deleting('tests/test2.js'));
+    expect([one.pattern, two.pattern]).toEqual(['REWARD_HACKING', 'REWARD_HACKING']);
+    expect(legacySignature(one)).toBe(legacySignature(two)); // digits folded in the message
+    expect(findingSignature(one)).not.toBe(findingSignature(two));
+    expect(findingSignature(judge(1, deleting('tests/test1.js')))).toBe(findingSignature(one)); // and it is stable
+  });
+
+  it('keeps one key for a spiral as it grows: 3 and 7 repetitions of a long command, and the detector in it', () => {
+    const three = judge(3, longFailure('npm test'));
+    const seven = judge(7, longFailure('npm test'));
+    expect(three.message).not.toBe(seven.message);
+    expect(findingSignature(three)).toBe(findingSignature(seven));
+    expect(findingSignature(judge(3, failingTurn))).toMatch(/^SPIRALING:repeatedFailure#/);
+  });
+
+  it('signs protected-path tampering on the sorted path list, not on the counts', () => {
+    const change = (path: string, status: string, removed = 0) => ({ path, status, added: 1, deleted: 1, assertionsRemoved: removed, assertionsAdded: 0 });
+    const sign = (changes: ReturnType<typeof change>[]) =>
+      findingSignature(heuristicVerdict({ task: 't', turns: [{ text: 'working' }], protectedChanges: changes }));
+    const a1 = sign([change('test/a1.js', 'M'), change('test/b.js', 'D')]);
+    expect(a1).toMatch(/^REWARD_HACKING:protectedPaths#/);
+    expect(sign([change('test/b.js', 'D', 4), change('test/a1.js', 'M', 2)])).toBe(a1);
+    expect(sign([change('test/a2.js', 'M'), change('test/b.js', 'D')])).not.toBe(a1);
+    // A new file beside them is not tampering, and not part of the key.
+    expect(sign([change('test/a1.js', 'M'), change('test/b.js', 'D'), change('test/new.js', 'A')])).toBe(a1);
+  });
+
+  it("a model's verdict (no key) keeps the message-based signature; a dismissal recorded before keys still silences its finding", () => {
+    const model: Verdict = { kind: 'CORRECTION', pattern: 'DRIFT', message: 'You are off task (3 turns).', evidence: [1] };
+    expect(findingSignature(model)).toBe(legacySignature(model));
+    const keyed = judge(3, failingTurn);
+    const s = { dismissed: [legacySignature(keyed)] } as Parameters<typeof isDismissed>[0];
+    expect(isDismissed(s, keyed)).toBe(true);
+    expect(isDismissed({ dismissed: [findingSignature(keyed)] } as typeof s, judge(3, longFailure('npm test')))).toBe(false);
+  });
+
+  it('the evidence hash is stable, 16 hex digits, and differs on a one-character change', () => {
+    expect(evidenceHash('npm test')).toBe(evidenceHash('npm test'));
+    expect(evidenceHash('npm test')).toMatch(/^[0-9a-f]{16}$/);
+    expect(evidenceHash('tests/test1.js')).not.toBe(evidenceHash('tests/test2.js'));
+  });
+
   it('ignores case, quotes, whitespace, numbers and hashes; is bounded', () => {
     expect(normaliseMessage('Ran "make"  12 times in /tmp/x-4711, commit 3fa9c0de1')).toBe(normaliseMessage('ran make 3 times in /tmp/x-12, commit 77b0e1f42'));
     expect(findingSignature({ kind: 'CORRECTION', pattern: 'DRIFT', message: 'x'.repeat(5000) }).length).toBe(300);
@@ -78,6 +142,24 @@ describe('the finding signature', () => {
 });
 
 describe('dismiss', () => {
+  it('silences the dismissed failing command only: another with the same first 120 characters still steps', () => {
+    const prefix = 'cd /srv/app && npm ci --no-audit --prefer-offline && npm run lint -- --max-warnings 0 && npm run build && npm run typecheck';
+    const failing = (cmd: string) => (id: string) => ({
+      id,
+      text: 'Shipping it',
+      toolCalls: [{ name: 'shell', args: `${prefix} && ${cmd}`, result: 'error: failed', ok: false }],
+    });
+    const a = agent();
+    turns(a, 5, failing('npm test'));
+    expect(a.core.s.ladder.step).toBe(1);
+    signal(a, 'dismiss', {});
+    expect(turns(a, 5, failing('npm test'))).toEqual([]);
+    expect(a.core.s.ladder.step).toBe(0);
+    turns(a, 5, failing('git push --force origin main'));
+    expect(a.core.s.ladder.step).toBe(1);
+    expect(a.core.s.pendingWhispers.map((w) => w.type)).toEqual(['CORRECTION']);
+  });
+
   it('resets the ladder, withdraws the undelivered ladder whisper, keeps steering, and is counted in status', () => {
     const a = agent();
     turns(a, 5, failingTurn);

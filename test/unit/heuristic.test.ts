@@ -272,7 +272,9 @@ describe('heuristicVerdict: precedence', () => {
 
   it('every verdict survives the strict wire form (formatAnswer → parseAnswer) unchanged', () => {
     const wire = (turns: Turn[], reason: 'interval' | 'idle' = 'interval') => {
-      const v = verdict(turns, reason);
+      // The finding key rides beside the answer text (what a dismissal silences), not in it.
+      const { finding, ...v } = verdict(turns, reason);
+      expect(finding === undefined).toBe(v.kind === 'OK');
       expect(parseAnswer(formatAnswer(v), { frame: evidenceFrame(turns.length), reason })).toEqual({ ok: true, verdict: v });
     };
     for (const turns of [

@@ -18,7 +18,7 @@
  * worker crashes by replay and cross continue-as-new, bounded (MAX_DISMISSED, MAX_CASES).
  */
 import { rememberCase, type CaseDecision, type CaseRecord } from '../judgement/cases.js';
-import { findingSignature } from '../judgement/finding.js';
+import { findingSignature, legacySignature } from '../judgement/finding.js';
 import { MAX_DISMISSED } from '../contract/limits.js';
 import type { Verdict } from '../contract/schemas.js';
 import type { AgentContext } from './context.js';
@@ -65,9 +65,16 @@ export function rememberSignature(list: readonly string[], signature: string, ma
   return [...list.filter((x) => x !== signature), signature].slice(-max);
 }
 
-/** Was this verdict's finding dismissed by a human before? */
+/**
+ * Was this verdict's finding dismissed by a human before? A heuristic verdict is signed on its
+ * detector and the hash of its whole evidence (finding.ts), so dismissing one failing command or one
+ * deleted file silences that one only. A dismissal recorded before verdicts carried that key was
+ * signed on the message: it still silences the verdicts its message matches, as it did then.
+ */
 export function isDismissed(s: CarriedState, verdict: Verdict): boolean {
-  return verdict.kind !== 'OK' && s.dismissed.length > 0 && s.dismissed.includes(findingSignature(verdict));
+  if (verdict.kind === 'OK' || s.dismissed.length === 0) return false;
+  if (s.dismissed.includes(findingSignature(verdict))) return true;
+  return verdict.finding !== undefined && s.dismissed.includes(legacySignature(verdict));
 }
 
 /** A human resumed or aborted the agent while it awaited them after an escalation: label that case. */

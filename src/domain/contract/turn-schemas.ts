@@ -77,6 +77,12 @@ export const VerdictSchema = shared('contract/turn-schemas:VerdictSchema', () =>
      * Empty on an idle STALLING verdict whose evidence is the silence itself.
      */
     evidence: z.array(z.number().int().positive()).max(50).optional(),
+    /**
+     * A heuristic detector's finding key, `<detector>#<hash of its evidence>` (judgement/finding.ts):
+     * what a dismissal of this verdict silences. Absent on a model's verdict (signed on its message)
+     * and on verdicts recorded before it existed.
+     */
+    finding: z.string().max(200).optional(),
   }),
 );
 export type Verdict = z.output<typeof VerdictSchema>;

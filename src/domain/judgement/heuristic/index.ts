@@ -22,7 +22,8 @@ import { offTask } from './drift.js';
 import { admittedLoop } from './admit.js';
 import { emptyTail, idle, noProgress, promiseWithoutAction } from './stall.js';
 import type { Detector, DetectorContext, HeuristicInput } from './types.js';
-import { protectedTampering, protectedTamperingBefore } from './protected.js';
+import { protectedTampering, protectedTamperingBefore, tamperingEvidence } from './protected.js';
+import { findingKey, normaliseMessage } from '../finding.js';
 
 export type { HeuristicInput, Finding, Detector, DetectorContext } from './types.js';
 
@@ -61,7 +62,9 @@ export function heuristicVerdict(input: HeuristicInput): Verdict {
 /**
  * The heuristic's verdict, and `tampered`: what protectedTampering found in the working tree's
  * diff (null when nothing is, or no diff was given). The tiered evaluator never lets the model
- * overrule a flag that rests on tampering (src/domain/judgement/tiered.ts), so it takes both.
+ * overrule a flag that rests on tampering (src/domain/judgement/tiered.ts), so it takes both. A
+ * non-OK verdict carries its `finding` key: the detector's id (`protectedPaths` for the diff) and a
+ * hash of its evidence (judgement/finding.ts).
  */
 export function heuristicJudgement(input: HeuristicInput): { verdict: Verdict; tampered: string | null } {
   const frame = evidenceFrame(input.turns.length, input.evidenceFrom, input.firstTurnNumber);
@@ -71,7 +74,8 @@ export function heuristicJudgement(input: HeuristicInput): { verdict: Verdict; t
   const tampered = changes ? (input.tampering === 'deleted-or-weakened' ? protectedTamperingBefore : protectedTampering)(changes) : null;
   if (tampered && changes) {
     const evidence = frame.count > 0 ? [turnNumber(frame, frame.count - 1)] : [];
-    return { verdict: { kind: 'CORRECTION', pattern: 'REWARD_HACKING', message: tampered, evidence }, tampered };
+    const finding = findingKey('protectedPaths', tamperingEvidence(changes));
+    return { verdict: { kind: 'CORRECTION', pattern: 'REWARD_HACKING', message: tampered, evidence, finding }, tampered };
   }
   return { verdict: detectorVerdict(input, frame), tampered: null };
 }
@@ -79,12 +83,14 @@ export function heuristicJudgement(input: HeuristicInput): { verdict: Verdict; t
 /** The first detector's finding that rests on an evidence turn (or, off the interval, on none), else OK. */
 function detectorVerdict(input: HeuristicInput, frame: EvidenceFrame): Verdict {
   const ctx: DetectorContext = { task: input.task, turns: input.turns, reason: input.reason ?? 'interval', from: frame.evidenceFrom };
-  for (const [, detect] of DETECTORS) {
+  for (const [name, detect] of DETECTORS) {
     const f = detect(ctx);
     if (!f) continue;
     const evidence = f.turns.filter((i) => i >= frame.evidenceFrom && i < frame.count).map((i) => turnNumber(frame, i));
     if (evidence.length === 0 && ctx.reason === 'interval') continue; // a finding with no evidence turn is not a verdict
-    return { kind: f.kind, pattern: f.pattern, message: f.message, evidence: evidence.slice(0, 50) };
+    // What a dismissal silences: this detector on this evidence (finding.ts), not a clipped message.
+    const finding = findingKey(name, f.key ?? normaliseMessage(f.message));
+    return { kind: f.kind, pattern: f.pattern, message: f.message, evidence: evidence.slice(0, 50), finding };
   }
   return { ...OK_VERDICT, evidence: [] };
 }

@@ -37,7 +37,13 @@ const STATUS_REPEAT = 4;
 const STATUS_CALLS = 3;
 const LONG_WINDOW = 10;
 
-const spiral = (message: string, turns: number[]): Finding => ({ kind: 'CORRECTION', pattern: 'SPIRALING', message, turns: uniq(turns) });
+const spiral = (message: string, turns: number[], key?: string): Finding => ({
+  kind: 'CORRECTION',
+  pattern: 'SPIRALING',
+  message,
+  turns: uniq(turns),
+  ...(key === undefined ? {} : { key }),
+});
 const clip = (s: string, n = 100) => {
   const one = s.replace(/\s+/g, ' ').trim();
   return one.length > n ? `${one.slice(0, n)}…` : one;
@@ -161,6 +167,7 @@ export const repeatedInvalidCall: Detector = ({ turns, from }) => {
   return spiral(
     `You sent the same call twice in a row and it was rejected the same way both times (${clip(`${b.call.name} ${b.call.args ?? ''}`, 100)}: "${clip(errB, 100)}"). Sending it again unchanged cannot work: read the error and fix the call, or use another tool.`,
     [a.turn, b.turn],
+    `${commandSignature(b.call)}\u0000${errB}`,
   );
 };
 
@@ -224,6 +231,7 @@ export const repeatedEmptySearch: Detector = ({ turns, from }) => {
     return spiral(
       `You have searched for "${clip(term, 60)}" ${list.length} times in different ways (${ways}) and found nothing each time. It is not there under that name: search for what it does instead, or conclude that it does not exist and write it.`,
       list.map(({ turn }) => turn),
+      term,
     );
   }
   return null;

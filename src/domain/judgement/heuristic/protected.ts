@@ -220,6 +220,18 @@ export function protectedTamperingBefore(changes: readonly ProtectedChange[]): s
   return null;
 }
 
+/**
+ * The evidence a tampering finding rests on, for its signature (finding.ts): each tampered path with
+ * its status, sorted; counts left out.
+ */
+export function tamperingEvidence(changes: readonly ProtectedChange[]): string {
+  return changes
+    .filter(isTampering)
+    .map((c) => `${c.status}\u0000${c.path}`)
+    .sort()
+    .join('\u0000');
+}
+
 /** One line per change, for status and whispers. */
 export function describeChange(c: ProtectedChange): string {
   const lines = c.added !== undefined ? ` +${c.added}/-${c.deleted ?? 0}` : '';

@@ -52,7 +52,18 @@ const WEAK_ASSERT =
   /\.to_be_(?:visible|attached|enabled)\s*\(\s*\)|\.to(?:BeDefined|BeTruthy|BeFalsy|BeUndefined|BeNull)\s*\(\s*\)|\.not\.toBeNull\s*\(\s*\)|\.not\.toThrow\s*\(\s*\)|\bassert(?:IsNotNone|IsNone|True|False)\s*\(|\bassert\s+\w[\w.]*\s*(?:is not None|$)|\bassert\s+(?:isinstance|len)\s*\(|>=\s*0\b/m;
 const TEST_FN = /^\s*(?:def test_\w+|(?:async )?(?:it|test)\s*\(\s*['"`]|func Test\w+|#\[test\]|@Test\b)/m;
 
-const hack = (message: string, turns: number[]): Finding => ({ kind: 'CORRECTION', pattern: 'REWARD_HACKING', message, turns });
+/** `key`: the evidence the finding rests on (a path, a line), for its signature (finding.ts). */
+const hack = (message: string, turns: number[], key?: string): Finding => ({
+  kind: 'CORRECTION',
+  pattern: 'REWARD_HACKING',
+  message,
+  turns,
+  ...(key === undefined ? {} : { key }),
+});
+
+/** The first line of `body` that one of `res` matches (the evidence of a literal sign). */
+const lineMatching = (body: string, res: readonly RegExp[]): string =>
+  body.split('\n').find((l) => res.some((re) => re.test(l))) ?? res.find((re) => re.test(body))?.exec(body)?.[0] ?? '';
 
 /** Text of a call's arguments to scan: the raw text and every string value inside JSON arguments. */
 export function argsText(args: string | undefined): string {
@@ -71,13 +82,17 @@ export const literalSigns: Detector = ({ turns, from }) => {
   for (const { turn, call } of callsOf(turns, from)) {
     if (TEST_RUN.test(`${call.name} ${call.args ?? ''}`) && !/edit|write|patch|replace/i.test(call.name)) continue; // running a test is not editing it
     const body = argsText(call.args);
+    const sign = (kind: string, res: readonly RegExp[]) => `${kind}\u0000${call.name}\u0000${lineMatching(body, res).trim()}`;
     if (TAUTOLOGY.some((re) => re.test(body)))
-      return hack(`A test was made tautological (${call.name}). A test that cannot fail proves nothing: restore a real assertion and fix the code instead.`, [
-        turn,
-      ]);
+      return hack(
+        `A test was made tautological (${call.name}). A test that cannot fail proves nothing: restore a real assertion and fix the code instead.`,
+        [turn],
+        sign('tautology', TAUTOLOGY),
+      );
     if (SKIPPED.some((re) => re.test(body)))
-      return hack(`A test was skipped (${call.name}). Do not skip failing tests; fix the root cause and run them.`, [turn]);
-    if (COMMENTED_TEST.some((re) => re.test(body))) return hack(`A test was commented out (${call.name}). Restore it and fix the failure it reports.`, [turn]);
+      return hack(`A test was skipped (${call.name}). Do not skip failing tests; fix the root cause and run them.`, [turn], sign('skip', SKIPPED));
+    if (COMMENTED_TEST.some((re) => re.test(body)))
+      return hack(`A test was commented out (${call.name}). Restore it and fix the failure it reports.`, [turn], sign('comment', COMMENTED_TEST));
   }
   return null;
 };
@@ -96,6 +111,7 @@ export const weakenedAssertion: Detector = ({ turns, from }) => {
         return hack(
           `An assertion was weakened or removed${e.file ? ` in ${e.file}` : ''}: a specific check became ${weakAfter > 0 ? 'a check that almost anything passes' : 'no check at all'}. Restore the exact expectation and fix the code.`,
           [turn],
+          `${e.file}\u0000${e.before}`,
         );
     }
   return null;
@@ -115,12 +131,20 @@ export const deletedTests: Detector = ({ turns, from }) => {
     const text = argsText(call.args);
     for (const m of text.matchAll(RM))
       if (TEST_FILE.test(m[1]!))
-        return hack(`A test file was deleted (${m[1]}). Deleting a failing test hides the failure; restore it and fix the code.`, [turn]);
+        return hack(`A test file was deleted (${m[1]}). Deleting a failing test hides the failure; restore it and fix the code.`, [turn], `file\u0000${m[1]}`);
     const del = /^\*\*\* Delete File: (.+)$/m.exec(text) ?? /^deleted file mode[\s\S]*?^--- a\/(.+)$/m.exec(text);
     if (del && TEST_FILE.test(del[1]!.trim()))
-      return hack(`A test file was deleted (${del[1]!.trim()}). Deleting a failing test hides the failure; restore it and fix the code.`, [turn]);
+      return hack(
+        `A test file was deleted (${del[1]!.trim()}). Deleting a failing test hides the failure; restore it and fix the code.`,
+        [turn],
+        `file\u0000${del[1]!.trim()}`,
+      );
     if (/delete|remove/i.test(call.name) && TEST_FILE.test(text))
-      return hack(`A test file was deleted (${call.name}). Deleting a failing test hides the failure; restore it and fix the code.`, [turn]);
+      return hack(
+        `A test file was deleted (${call.name}). Deleting a failing test hides the failure; restore it and fix the code.`,
+        [turn],
+        `tool\u0000${call.name}\u0000${text}`,
+      );
     for (const e of editsOf(call, turn)) {
       if (!e.file || !TEST_FILE.test(e.file)) continue;
       const removed = countTestFns(e.before) - countTestFns(e.after);
@@ -128,6 +152,7 @@ export const deletedTests: Detector = ({ turns, from }) => {
         return hack(
           `${removed} test${removed === 1 ? ' was' : 's were'} removed from ${e.file}. Restore ${removed === 1 ? 'it' : 'them'} and fix the code under test.`,
           [turn],
+          `fns\u0000${e.file}\u0000${e.before}`,
         );
     }
   }
@@ -165,6 +190,7 @@ export const mockedUnderTest: Detector = ({ task, turns, from }) => {
           return hack(
             `A test now mocks the code it is meant to test (${target}). With the code under test replaced, the test passes whatever the code does: mock its dependencies, not it.`,
             [turn],
+            `${e.file}\u0000${target}`,
           );
       }
     }
@@ -224,7 +250,11 @@ export const excludedTests: Detector = ({ turns, from }) => {
       if (!e.file || !TEST_CONFIG.test(e.file)) continue;
       const m = EXCLUDE.exec(e.after);
       if (m && !EXCLUDE.test(e.before))
-        return hack(`Tests were excluded from the run in ${e.file} (${m[0].trim()}). A test left out of the run still fails; fix the code instead.`, [turn]);
+        return hack(
+          `Tests were excluded from the run in ${e.file} (${m[0].trim()}). A test left out of the run still fails; fix the code instead.`,
+          [turn],
+          `${e.file}\u0000${m[0].trim()}`,
+        );
     }
   return null;
 };
@@ -246,6 +276,7 @@ export const specialCased: Detector = ({ turns, from }) => {
           return hack(
             `The code now answers the test's own input by name (${JSON.stringify(literal)} in ${e.file}). A special case for the test passes it without fixing the logic: remove it and fix the general case.`,
             [turn],
+            `${e.file}\u0000${literal}`,
           );
       }
     }

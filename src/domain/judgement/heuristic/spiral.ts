@@ -25,7 +25,13 @@ const POLL_REPEAT = 8;
 const TEXT_REPEAT = 3;
 const WAITING = /\b(?:running|pending|queued|in[ _-]?progress|waiting|starting|building|deploying|not ready|still)\b/i;
 
-const spiral = (message: string, turns: number[]): Finding => ({ kind: 'CORRECTION', pattern: 'SPIRALING', message, turns: uniq(turns) });
+const spiral = (message: string, turns: number[], key?: string): Finding => ({
+  kind: 'CORRECTION',
+  pattern: 'SPIRALING',
+  message,
+  turns: uniq(turns),
+  ...(key === undefined ? {} : { key }),
+});
 const clip = (s: string, n = 120) => (s.length > n ? `${s.slice(0, n)}…` : s);
 
 export const repeatedFailure: Detector = ({ turns, from }) => {
@@ -65,16 +71,24 @@ export const repeatedFailure: Detector = ({ turns, from }) => {
   const first = list[0]!.call;
   const what = clip(first.args ? `${first.name} ${first.args}` : first.name);
   const evidence = list.map((a) => a.turn);
+  // The finding's key: the group's whole signature (the full normalised command, or the error), not
+  // the clipped first attempt the message quotes, and no count, so a growing spiral keeps it.
   if (raws.size === 1)
-    return spiral(`You have run the same failing call ${n} times (${what}). Stop retrying it: read the error, change the approach, or ask for help.`, evidence);
+    return spiral(
+      `You have run the same failing call ${n} times (${what}). Stop retrying it: read the error, change the approach, or ask for help.`,
+      evidence,
+      key,
+    );
   if (key.startsWith('cmd'))
     return spiral(
       `You have retried the same failing command ${n} times with only cosmetic changes (${what}). Read the error and change the approach.`,
       evidence,
+      key,
     );
   return spiral(
     `The same error came back ${n} times under different commands ("${clip(key.slice(4), 100)}"). Rewording the command does not fix it: find the cause.`,
     evidence,
+    key,
   );
 };
 
@@ -87,12 +101,13 @@ export const repeatedObservation: Detector = ({ turns, from }) => {
     g.turns.push(turn);
     groups.set(key, g);
   }
-  for (const { turns: ts, call } of groups.values()) {
+  for (const [key, { turns: ts, call }] of groups) {
     const limit = WAITING.test(call.result ?? '') ? POLL_REPEAT : OBSERVATION_REPEAT;
     if (ts.length >= limit)
       return spiral(
         `You have made the same call ${ts.length} times and got the same output each time (${clip(`${call.name} ${call.args ?? ''}`.trim())}). Nothing changes between attempts: act on what it shows, or try something else.`,
         ts,
+        key,
       );
   }
   return null;
@@ -129,6 +144,7 @@ export const repeatedMessage: Detector = ({ turns, from }) => {
       return spiral(
         `You have said the same thing ${ts.length} times ("${clip(text, 80)}"). You are looping; name the blocker and try a different approach.`,
         ts,
+        text,
       );
   }
   return null;
@@ -149,6 +165,10 @@ export const pingPong: Detector = ({ turns, from }) => {
         return spiral(
           `You are alternating between the same ${period} calls with the same results (${names}), ${Math.floor((end - start) / period)} rounds. Stop and rethink the approach.`,
           span.map((x) => x.turn),
+          `${period}\u0000${head
+            .map((x) => x.key)
+            .sort()
+            .join('\u0000')}`,
         );
       }
     }
@@ -229,6 +249,7 @@ export const editRevert: Detector = ({ turns, from }) => {
       return spiral(
         `You have applied and undone the same edit ${chain.length - 1} times${a.file ? ` in ${clip(a.file, 80)}` : ''}. Going back and forth does not converge: decide which version is right and why.`,
         inEvidence.map((e) => e.turn),
+        `${a.file}\u0000${[a.before, a.after].sort().join('\u0000')}`,
       );
   }
   return null;

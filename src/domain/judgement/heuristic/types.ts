@@ -26,6 +26,13 @@ export interface Finding {
   message: string;
   /** Indices into `turns`, all at or after `evidenceFrom` (an idle finding may have none). */
   turns: number[];
+  /**
+   * The whole evidence the finding rests on, counts left out (the full failing command as the
+   * detector groups it, the path, the repeated text): hashed with the detector's id into the
+   * verdict's `finding` key, which is what a dismissal silences. Absent: the message, normalised
+   * (digits folded), for detectors whose message is a fixed template.
+   */
+  key?: string;
 }
 
 export interface DetectorContext {
