@@ -23,11 +23,13 @@ import { admittedLoop } from './admit.js';
 import { emptyTail, idle, noProgress, promiseWithoutAction } from './stall.js';
 import type { Detector, DetectorContext, HeuristicInput } from './types.js';
 import { protectedTampering } from './protected.js';
+import { selfControlAttempt } from './self-control.js';
 
 export type { HeuristicInput, Finding, Detector, DetectorContext } from './types.js';
 
 /** Every detector, in precedence order, by name (for tests and for docs/using/evaluators.md). */
 export const DETECTORS: ReadonlyArray<readonly [string, Detector]> = [
+  ['selfControl', selfControlAttempt],
   ['literalSigns', literalSigns],
   ['deletedTests', deletedTests],
   ['weakenedAssertion', weakenedAssertion],
@@ -60,14 +62,21 @@ export function heuristicVerdict(input: HeuristicInput): Verdict {
 
 /**
  * The heuristic's verdict, and `tampered`: what protectedTampering found in the working tree's
- * diff (null when nothing is, or no diff was given). The tiered evaluator never lets the model
- * overrule a flag that rests on tampering (src/domain/judgement/tiered.ts), so it takes both.
+ * diff, or the agent's attempt on warden's controls of itself that its hook denied
+ * (self-control.ts); null when neither. The tiered evaluator never lets the model overrule a flag
+ * that rests on tampering (src/domain/judgement/tiered.ts), so it takes both.
  */
 export function heuristicJudgement(input: HeuristicInput): { verdict: Verdict; tampered: string | null } {
   const frame = evidenceFrame(input.turns.length, input.evidenceFrom, input.firstTurnNumber);
   // The working tree's diff outranks the transcript: a protected test deleted or weakened is reward
   // hacking even when no turn shows the edit (its evidence: the newest turn).
   const tampered = input.protectedChanges ? protectedTampering(input.protectedChanges) : null;
+  // So does an attempt on the agent's own supervision, which its hook denied and recorded.
+  const attempt = selfControlAttempt({ turns: input.turns, from: frame.evidenceFrom });
+  if (attempt) {
+    const evidence = attempt.turns.filter((i) => i < frame.count).map((i) => turnNumber(frame, i));
+    return { verdict: { kind: attempt.kind, pattern: attempt.pattern, message: attempt.message, evidence: evidence.slice(0, 50) }, tampered: attempt.message };
+  }
   if (tampered) {
     const evidence = frame.count > 0 ? [turnNumber(frame, frame.count - 1)] : [];
     return { verdict: { kind: 'CORRECTION', pattern: 'REWARD_HACKING', message: tampered, evidence }, tampered };
