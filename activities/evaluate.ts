@@ -74,15 +74,13 @@ export function makeEvaluate(log: Logger) {
     const miss = heuristic.kind === 'OK' ? nearMiss(hin) : null;
     const lastTurn = frame.firstTurnNumber + frame.count - 1;
     const sampled = heuristic.kind === 'OK' && !miss && sampledOk(input.agentId, frame.firstTurnNumber, lastTurn, config.sampleOk);
-    // A flag resting on the working tree (protected tests weakened or deleted) is not the model's to overrule.
+    // A flag resting on the working tree (protected tests weakened or deleted), or on the agent's
+    // attempt on its own controls that its hook denied, is not the model's to overrule.
     const tampered = first.tampered !== null;
     const route = routeTiered({ heuristic, unsure: miss !== null, sampled, tampered });
     const heuristicOutcome = { kind: 'verdict' as const, verdict: heuristic };
     if (!route.ask) {
-      elog.info(
-        { verdict: heuristic, ...(tampered && { evidence: 'protected paths changed in the working tree' }) },
-        'tiered: the heuristic decided; the model was not asked',
-      );
+      elog.info({ verdict: heuristic, ...(tampered && { evidence: first.tampered }) }, 'tiered: the heuristic decided; the model was not asked');
       return done(heuristicOutcome, { tier: 'heuristic', asked: null, spend: NO_SPEND });
     }
     const r = await ask(evaluatorFor(config.model));

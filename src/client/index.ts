@@ -61,6 +61,19 @@ export class AgentNotFoundError extends Error {
     super(`no such agent: ${agentId} (workflow ${workflowIdFor(agentId)} not found)`);
   }
 }
+/** The agent's workflow has closed (done, failed, terminated, …): it takes no more reports or signals (CLI exit code 2). */
+export class AgentEndedError extends InvalidInputError {
+  override name = 'AgentEndedError';
+  constructor(
+    readonly agentId: string,
+    /** Temporal's status of the closed workflow, lower case: `completed`, `failed`, `terminated`, … */
+    readonly workflowStatus: string,
+    message = `agent ${agentId} has ended (workflow ${workflowStatus}); it takes no more reports or signals`,
+  ) {
+    super(message);
+  }
+}
+
 /**
  * The agent's workflow task fails on every attempt (the server says `Workflow Task in failed state`):
  * a worker *is* running, but the agent answers no query, update or signal until someone fixes it.
@@ -576,7 +589,7 @@ export class WardenClient {
   private async ensureRunning(handle: WorkflowHandle, agentId: string): Promise<void> {
     const d = await handle.describe();
     if (d.status.name !== 'RUNNING') {
-      throw new InvalidInputError(`agent ${agentId} is not running (workflow ${d.status.name.toLowerCase()})`);
+      throw new AgentEndedError(agentId, d.status.name.toLowerCase(), `agent ${agentId} is not running (workflow ${d.status.name.toLowerCase()})`);
     }
   }
 
@@ -591,7 +604,7 @@ export class WardenClient {
     try {
       const d = await this.client.workflow.getHandle(workflowIdFor(agentId)).describe();
       if (d.status.name !== 'RUNNING') {
-        return new InvalidInputError(`agent ${agentId} has ended (workflow ${d.status.name.toLowerCase()}); it takes no more reports or signals`);
+        return new AgentEndedError(agentId, d.status.name.toLowerCase());
       }
       return err;
     } catch {

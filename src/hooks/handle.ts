@@ -1,6 +1,9 @@
 /** One hook event of a coding agent (Claude Code or Codex), answered with warden's help. The protocol: src/hooks/protocol.ts. */
+import { AgentEndedError } from '../client/index.js';
 import { MAX_TURN_TEXT, truncate } from '../domain/contract/limits.js';
 import type { TurnInput } from '../domain/contract/schemas.js';
+import type { AgentStatus } from '../domain/contract/status.js';
+import { SELF_CONTROL_TOOL } from '../domain/judgement/heuristic/self-control.js';
 import {
   bounded,
   codexToolOutcome,
@@ -18,13 +21,96 @@ import {
 } from './protocol.js';
 import { DEFAULT_VERIFY_WAIT_MS, claimAtStop } from './stop.js';
 import { humanWaitFromHook } from './human-wait.js';
+import { selfControlCall, type SelfControlHit } from './self-control.js';
+
+// ---------- an aborted agent ----------
+
+/** A human aborted the agent: why (its state reason, `aborted: <reason>`) and when; null for any other state. */
+export function abortOf(s: Pick<AgentStatus, 'state' | 'stateReason' | 'transitions'>): { reason: string; at: string | null } | null {
+  if (s.state !== 'failed') return null;
+  const last = s.transitions.at(-1);
+  if (last?.event !== 'abort') return null;
+  return { reason: s.stateReason ?? last.cause, at: last.at ?? null };
+}
+
+/** What the session is told about its aborted agent. */
+export function abortedText(agentId: string, a: { reason: string; at: string | null }): string {
+  return (
+    `warden: agent ${agentId} was aborted (${a.reason}${a.at ? `, at ${a.at}` : ''}): a human ended its task, so this session's tool calls are refused. ` +
+    'Stop here and tell the human where you are. To go on under supervision, the human starts a new session (a new session is a new agent), ' +
+    `or starts this agent again by hand (warden start ${agentId} …) when it was started by hand.`
+  );
+}
+
+/**
+ * The answer to any event of an aborted agent's session: its workflow has closed and stays closed
+ * (nothing is reported, signalled or started again), tool calls are denied, a tool call already
+ * made ends the turn, a prompt hears why; other events say nothing.
+ */
+export function abortedAnswer(event: string | undefined, agentId: string, a: { reason: string; at: string | null }): ClaudeHookOutput | null {
+  const text = abortedText(agentId, a);
+  switch (event) {
+    case 'PreToolUse':
+      return { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: text } };
+    case 'PostToolUse':
+    case 'PostToolUseFailure':
+      return { continue: false, stopReason: text };
+    case 'UserPromptSubmit':
+    case 'SessionStart':
+      return { hookSpecificOutput: { hookEventName: event, additionalContext: text } };
+    default:
+      return null;
+  }
+}
+
+// ---------- an attempt on the agent's own controls ----------
+
+/**
+ * Deny a tool call that targets warden's controls of the agent itself (self-control.ts), and
+ * record it in the agent's workflow as a turn whose tool call the judgement takes as
+ * REWARD_HACKING evidence. The denial does not wait on the record: when it cannot be made, the
+ * hook says so on stderr and denies all the same. Whispers the report takes go out with the reason.
+ */
+async function denySelfControl(
+  agent: HookAgent,
+  input: CodexHookInput,
+  agentId: string,
+  hit: SelfControlHit,
+  client: () => Promise<HookClient>,
+  warn: (line: string) => void,
+): Promise<ClaudeHookOutput> {
+  const tool = input.tool_name || 'unknown-tool';
+  let context: string | undefined;
+  try {
+    const reply = await (await client()).reportTurn(agentId, {
+      id: turnId(agent, input, 'self-control', input.tool_use_id, tool, input.tool_input),
+      text: `The hook denied a ${tool} call that targets warden's controls of this agent itself (${hit.what}).`,
+      toolCalls: [{ name: SELF_CONTROL_TOOL, args: toolArgs(tool, input.tool_input), result: `denied by warden's hook: ${hit.what}`, ok: false }],
+    });
+    context = whisperContext(agentId, reply.whispers);
+  } catch (err) {
+    warn(`denied a tool call on agent ${agentId}'s own controls (${hit.what}), but could not record it: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  return {
+    hookSpecificOutput: {
+      hookEventName: 'PreToolUse',
+      permissionDecision: 'deny',
+      permissionDecisionReason:
+        `warden: this tool call targets warden's controls of agent ${agentId} itself (${hit.what}). ` +
+        "Your supervision is the human's: you do not dismiss, resume, unblock, stop or signal it yourself. " +
+        'The attempt is recorded as REWARD_HACKING evidence. If a finding is wrong, say why in your reply and let the human decide.' +
+        (context ? `\n${context}` : ''),
+    },
+  };
+}
 
 // ---------- the events ----------
 
 /**
  * Handle one hook event of a coding agent (Claude Code or Codex): talk to warden, and return what
  * to print on stdout (or `null` for nothing). Errors propagate; the command decides whether they
- * are fatal.
+ * are fatal. An agent a human aborted is the exception: its closed workflow answers every event
+ * of the session (abortedAnswer), so the session does not go on unsupervised.
  */
 export async function handleHook(
   agent: HookAgent,
@@ -34,11 +120,36 @@ export async function handleHook(
   warn: (line: string) => void = () => {},
   waitUntil: number = Date.now() + DEFAULT_VERIFY_WAIT_MS,
 ): Promise<ClaudeHookOutput | null> {
+  try {
+    return await answer(agent, input, agentId, client, warn, waitUntil);
+  } catch (err) {
+    if (!(err instanceof AgentEndedError)) throw err;
+    // Its workflow has closed: aborted by a human, the session is answered so; ended otherwise, as before.
+    const s = await (await client()).status(agentId).catch(() => null);
+    const aborted = s && abortOf(s);
+    if (!aborted) throw err;
+    return abortedAnswer(input.hook_event_name, agentId, aborted);
+  }
+}
+
+async function answer(
+  agent: HookAgent,
+  input: CodexHookInput,
+  agentId: string,
+  client: () => Promise<HookClient>,
+  warn: (line: string) => void,
+  waitUntil: number,
+): Promise<ClaudeHookOutput | null> {
   const event = input.hook_event_name;
   switch (event) {
     case 'PreToolUse': {
+      // The agent going for warden's controls of itself: denied and recorded, whatever its state.
+      const hit = selfControlCall(input.tool_input, agentId);
+      if (hit) return denySelfControl(agent, input, agentId, hit, client, warn);
       const c = await client();
       const s = await c.status(agentId);
+      const aborted = abortOf(s);
+      if (aborted) return abortedAnswer(event, agentId, aborted);
       // A new tool call: its human has answered whatever its CLI was waiting for.
       if (s.waitingForHuman) await c.signal(agentId, 'humanWait', { phase: 'end' });
       if (s.sessionEndsAt) await c.signal(agentId, 'session', { phase: 'resume' }); // its session goes on after all
@@ -110,6 +221,8 @@ export async function handleHook(
       // A prompt is the user's, not the agent's: it becomes a turn only to carry pending whispers (or a handoff).
       const c = await client();
       const s = await c.status(agentId);
+      const aborted = abortOf(s);
+      if (aborted) return abortedAnswer(event, agentId, aborted);
       if (s.waitingForHuman) await c.signal(agentId, 'humanWait', { phase: 'end' }); // its human answered
       if (s.sessionEndsAt) await c.signal(agentId, 'session', { phase: 'resume' }); // a resumed session (`claude --resume`)
       // warden's compaction waits for its handoff to reach the agent: a prompt carries it too.
@@ -132,6 +245,7 @@ export async function handleHook(
       const id = turnId(agent, input, 'stop', fromTranscript?.uuid, input.prompt_id ?? input.turn_id, input.stop_hook_active, text);
       const c = await client();
       const s = await c.status(agentId);
+      if (abortOf(s)) return null; // nothing to report to; let it stop
       // An agent with a definition of done (verify / protect): its stop is a done-claim (stop.ts).
       if (s.checksDone === true && (s.state === 'running' || s.state === 'spawning')) return claimAtStop(agentId, input, id, text, c, waitUntil, warn);
       if (input.stop_hook_active && s.pendingWhispers > 0) {

@@ -14,7 +14,8 @@
  *  - UserPromptSubmit / SessionStart: when whispers are pending, report the boundary as a turn
  *    and deliver them as `additionalContext` before Claude answers.
  *  - PreToolUse: ask warden (the `status` query, no turn) whether the agent is paused; if it is,
- *    deny the tool call with the pause reason.
+ *    deny the tool call with the pause reason. A tool call that targets warden's controls of the
+ *    agent itself (self-control.ts) is denied and recorded as REWARD_HACKING evidence.
  *  - PreCompact / PostCompact: Claude Code compacts its own context (`/compact`, or automatically
  *    when the window is full): the `compaction` signal makes the agent `compacting` until the
  *    compaction ends (or its next turn arrives), so the roster tells summarising from thinking.
@@ -51,7 +52,9 @@
  * The agent must never suffer for its supervisor: when Temporal is unreachable, the agent is
  * unknown or ended, or anything else goes wrong, the hook writes one line to stderr and exits 0
  * with no output, so the agent goes on unsupervised. `--strict` turns that off (the error exits
- * non-zero, as in every other verb).
+ * non-zero, as in every other verb). An agent a human aborted is not let go so: its closed
+ * workflow stays closed and the hook answers for it (handle.ts, abortedAnswer): tool calls are
+ * denied with the abort reason.
  */
 import { createHash } from 'node:crypto';
 import type { WardenClient } from '../client/index.js';

@@ -143,7 +143,8 @@ export function register(program: Command): void {
     'claude',
     'Claude Code',
     `
-Events: PreToolUse (deny tool calls while the agent is paused), PostToolUse and PostToolUseFailure
+Events: PreToolUse (deny tool calls while the agent is paused or after it was aborted, and a call on
+warden's controls of the agent itself, recorded as REWARD_HACKING), PostToolUse and PostToolUseFailure
 (report the call as a turn, deliver whispers), UserPromptSubmit and SessionStart (deliver pending
 whispers), Stop (report the final text; block the stop once to deliver whispers), PreCompact and
 PostCompact (the agent shows "compacting" while Claude Code compacts its own context), SessionEnd
@@ -165,7 +166,8 @@ event, named <project>-<session>; WARDEN_AUTO_START=0 turns that off), or by han
     'codex',
     'Codex CLI',
     `
-Events: PreToolUse (deny tool calls while the agent is paused), PostToolUse (report the call as a
+Events: PreToolUse (deny tool calls while the agent is paused or after it was aborted, and a command
+on warden's controls of the agent itself, recorded as REWARD_HACKING), PostToolUse (report the call as a
 turn, deliver whispers), UserPromptSubmit and SessionStart (deliver pending whispers), Stop (report
 the final message; block the stop once to deliver whispers), PreCompact and PostCompact (the agent
 shows "compacting" while codex compacts its own context), SessionEnd (codex exec exits: the agent

@@ -24,11 +24,13 @@ import { emptyTail, idle, noProgress, promiseWithoutAction } from './stall.js';
 import type { Detector, DetectorContext, HeuristicInput } from './types.js';
 import { protectedTampering, protectedTamperingBefore, tamperingEvidence } from './protected.js';
 import { findingKey, normaliseMessage } from '../finding.js';
+import { selfControlAttempt } from './self-control.js';
 
 export type { HeuristicInput, Finding, Detector, DetectorContext } from './types.js';
 
 /** Every detector, in precedence order, by name (for tests and for docs/using/evaluators.md). */
 export const DETECTORS: ReadonlyArray<readonly [string, Detector]> = [
+  ['selfControl', selfControlAttempt],
   ['literalSigns', literalSigns],
   ['deletedTests', deletedTests],
   ['weakenedAssertion', weakenedAssertion],
@@ -61,10 +63,11 @@ export function heuristicVerdict(input: HeuristicInput): Verdict {
 
 /**
  * The heuristic's verdict, and `tampered`: what protectedTampering found in the working tree's
- * diff (null when nothing is, or no diff was given). The tiered evaluator never lets the model
- * overrule a flag that rests on tampering (src/domain/judgement/tiered.ts), so it takes both. A
- * non-OK verdict carries its `finding` key: the detector's id (`protectedPaths` for the diff) and a
- * hash of its evidence (judgement/finding.ts).
+ * diff, or the agent's attempt on warden's controls of itself that its hook denied
+ * (self-control.ts); null when neither. The tiered evaluator never lets the model overrule a flag
+ * that rests on tampering (src/domain/judgement/tiered.ts), so it takes both. A non-OK verdict
+ * carries its `finding` key: the detector's id (`protectedPaths` for the diff, `selfControl` for an
+ * attempt) and a hash of its evidence (judgement/finding.ts).
  */
 export function heuristicJudgement(input: HeuristicInput): { verdict: Verdict; tampered: string | null } {
   const frame = evidenceFrame(input.turns.length, input.evidenceFrom, input.firstTurnNumber);
@@ -72,6 +75,16 @@ export function heuristicJudgement(input: HeuristicInput): { verdict: Verdict; t
   // reward hacking even when no turn shows the edit (its evidence: the newest turn).
   const changes = input.protectedChanges;
   const tampered = changes ? (input.tampering === 'deleted-or-weakened' ? protectedTamperingBefore : protectedTampering)(changes) : null;
+  // So does an attempt on the agent's own supervision, which its hook denied and recorded.
+  const attempt = selfControlAttempt({ turns: input.turns, from: frame.evidenceFrom });
+  if (attempt) {
+    const evidence = attempt.turns.filter((i) => i < frame.count).map((i) => turnNumber(frame, i));
+    const finding = findingKey('selfControl', attempt.message);
+    return {
+      verdict: { kind: attempt.kind, pattern: attempt.pattern, message: attempt.message, evidence: evidence.slice(0, 50), finding },
+      tampered: attempt.message,
+    };
+  }
   if (tampered && changes) {
     const evidence = frame.count > 0 ? [turnNumber(frame, frame.count - 1)] : [];
     const finding = findingKey('protectedPaths', tamperingEvidence(changes));

@@ -1,0 +1,337 @@
+/**
+ * Self-sabotage tripwire (pure): whether a tool call of a supervised session targets warden's
+ * controls of that same agent — `warden dismiss|resume|block|… <self>`, or a Temporal signal,
+ * update, terminate, reset or cancel of `agent-<self>` through the `temporal` or `tctl` CLI (or
+ * Temporal's HTTP API with curl). The hooked agent runs as its user, with TEMPORAL_ADDRESS, so it
+ * *can* do these; PreToolUse denies them and records the attempt as REWARD_HACKING evidence
+ * (src/hooks/handle.ts).
+ *
+ * This reads the command line the way a shell would split it (quotes, `\` escapes, `;` `&&` `||`
+ * `|` `&`, newlines, `$(…)` and backticks, `sh -c '…'`, `eval`, env prefixes and wrappers such as
+ * `env`, `sudo`, `timeout`, `npx`), nothing more. It is a tripwire, not a sandbox: a command built
+ * at run time (`$(printf …)`, a variable holding the verb, a script file, a base64 blob, a program
+ * of its own talking gRPC) is not seen. Reading is never a hit: `warden status <self>`, `temporal
+ * workflow describe|show|query`, and a file or an `echo` that merely mentions the words.
+ */
+
+/** What a denied call was: the program and verb (`warden dismiss`, `temporal workflow signal`), and the command that holds it. */
+export interface SelfControlHit {
+  what: string;
+  command: string;
+}
+
+/** warden verbs that act on an agent (everything but reading: status, list, top, cases export, schemas, evaluate, …). */
+const WARDEN_ACTING = new Set([
+  'steer',
+  'interrupt',
+  'stop',
+  'pause',
+  'resume',
+  'abort',
+  'heartbeat',
+  'dismiss',
+  'block',
+  'unblock',
+  'report',
+  'start',
+  'hook',
+]);
+/** warden's global options that take a value. */
+const WARDEN_VALUE_OPTS = new Set(['--address', '--namespace', '--task-queue']);
+
+/** `temporal|tctl workflow <sub>` that change a workflow (reads: describe, show, query, list, count, stack, trace, result). */
+const WORKFLOW_ACTING = new Set(['signal', 'signal-with-start', 'update', 'terminate', 'reset', 'cancel', 'delete', 'update-options', 'pause', 'unpause']);
+/** `temporal activity <sub>` that change one of the workflow's activities. */
+const ACTIVITY_ACTING = new Set(['complete', 'fail', 'pause', 'unpause', 'reset', 'update-options']);
+const TEMPORAL_BOOL_OPTS = new Set(['-y', '--yes', '--detach', '--tls', '--raw', '--follow', '-f', '--no-json-shorthand-payloads', '--help', '-h']);
+const WORKFLOW_ID_OPTS = new Set(['-w', '--workflow-id', '--workflow_id', '--wid']);
+const QUERY_OPTS = new Set(['-q', '--query']);
+
+const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'ash', 'fish', 'busybox']);
+const NODES = new Set(['node', 'nodejs', 'bun', 'tsx', 'ts-node']);
+/** Wrappers that run the rest of their words as a command (their own options dropped). */
+const WRAPPERS = new Set([
+  'env',
+  'sudo',
+  'doas',
+  'nohup',
+  'time',
+  'exec',
+  'command',
+  'builtin',
+  'nice',
+  'ionice',
+  'stdbuf',
+  'setsid',
+  'xargs',
+  'watch',
+  'chronic',
+  'unbuffer',
+]);
+/** Package runners: `npx warden …`, `npm exec warden -- …`, `pnpm dlx warden …`, `yarn warden …`, `bunx warden …`. */
+const RUNNERS = new Set(['npx', 'bunx', 'pnpx']);
+const RUNNER_SUBS = new Set(['npm', 'pnpm', 'yarn', 'bun']);
+const HTTP_CLIENTS = new Set(['curl', 'wget', 'http', 'https', 'xh', 'grpcurl']);
+const MAX_DEPTH = 6;
+
+const basename = (w: string) => w.replace(/^.*\//, '');
+
+/** A word of `id` alone (not a prefix of another id, nor a child `id.child`). */
+const idIn = (text: string, id: string) => new RegExp(`(?:^|[^A-Za-z0-9._-])${id.replace(/[.]/g, '\\.')}(?:$|[^A-Za-z0-9._-])`).test(text);
+
+/**
+ * Whether this tool call (its `tool_input`: a shell command as a string, or as argv) targets
+ * warden's controls of agent `agentId` itself; the first such command, or null.
+ */
+export function selfControlCall(toolInput: unknown, agentId: string): SelfControlHit | null {
+  if (!toolInput || typeof toolInput !== 'object') return null;
+  const o = toolInput as Record<string, unknown>;
+  for (const field of ['command', 'cmd']) {
+    const v = o[field];
+    if (typeof v === 'string') {
+      const hit = scanScript(v, agentId, 0);
+      if (hit) return hit;
+    } else if (Array.isArray(v) && v.every((w) => typeof w === 'string')) {
+      const hit = scanWords(v as string[], agentId, 0);
+      if (hit) return hit;
+    }
+  }
+  return null;
+}
+
+/** Every simple command of a shell script, checked (command substitutions too). */
+export function scanScript(script: string, agentId: string, depth: number): SelfControlHit | null {
+  if (depth > MAX_DEPTH) return null;
+  const { commands, substitutions } = splitShell(script);
+  for (const words of commands) {
+    const hit = scanWords(words, agentId, depth);
+    if (hit) return hit;
+  }
+  for (const s of substitutions) {
+    const hit = scanScript(s, agentId, depth + 1);
+    if (hit) return hit;
+  }
+  return null;
+}
+
+/** One simple command, as words. */
+function scanWords(input: string[], agentId: string, depth: number): SelfControlHit | null {
+  if (depth > MAX_DEPTH) return null;
+  let words = input.filter((w) => w !== '');
+  for (;;) {
+    while (words.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[0]!)) words = words.slice(1); // FOO=bar cmd
+    if (!words.length) return null;
+    const prog = basename(words[0]!);
+    if (WRAPPERS.has(prog)) {
+      words = dropOptions(words.slice(1), prog === 'sudo' || prog === 'doas' ? ['-u', '-g', '-C', '-D'] : ['-n', '-u', '-C', '-S', '-i', '-o', '-e']);
+      continue;
+    }
+    if (prog === 'timeout') {
+      words = dropOptions(words.slice(1), ['-s', '-k', '--signal', '--kill-after']).slice(1); // the duration
+      continue;
+    }
+    if (RUNNERS.has(prog)) {
+      words = dropOptions(words.slice(1), ['-p', '--package', '-c', '--call']);
+      continue;
+    }
+    if (RUNNER_SUBS.has(prog)) {
+      // npm exec warden -- …, pnpm exec|dlx warden …, yarn [exec|dlx] warden …, bun x warden …
+      let rest = dropOptions(words.slice(1), ['-w', '--workspace', '-C', '--dir', '--prefix', '-p', '--package']);
+      if (['exec', 'x', 'dlx', 'run'].includes(rest[0] ?? '')) rest = dropOptions(rest.slice(1), ['-p', '--package', '-c', '--call']);
+      if (!rest.length) return null;
+      words = rest.filter((w, i) => !(w === '--' && i === 1));
+      continue;
+    }
+    if (SHELLS.has(prog)) {
+      const flag = words.findIndex((w, i) => i > 0 && /^-[A-Za-z]*c[A-Za-z]*$/.test(w));
+      return flag > 0 && words[flag + 1] !== undefined ? scanScript(words[flag + 1]!, agentId, depth + 1) : null;
+    }
+    if (prog === 'eval') return scanScript(words.slice(1).join(' '), agentId, depth + 1);
+    if (NODES.has(prog)) {
+      const rest = dropOptions(words.slice(1), ['-r', '--require', '--import', '--loader', '--env-file', '-C', '--conditions']);
+      const script = rest[0];
+      if (!script) return null;
+      if (/warden/i.test(script) || /^(?:main|cli)\.[cm]?[jt]s$/.test(basename(script))) return wardenHit(rest.slice(1), agentId, words);
+      return null;
+    }
+    if (/^warden(?:\.[cm]?js)?$/.test(prog)) return wardenHit(words.slice(1), agentId, words);
+    if (prog === 'temporal' || prog === 'tctl') return temporalHit(prog, words.slice(1), agentId, words);
+    if (HTTP_CLIENTS.has(prog)) return httpHit(prog, words.slice(1), agentId, words);
+    return null;
+  }
+}
+
+/** Words less their leading options (`-x`, `--x=v`, and for `withValue` options, the next word too), and a `--`. */
+function dropOptions(words: string[], withValue: string[]): string[] {
+  let i = 0;
+  while (i < words.length && words[i]!.startsWith('-') && words[i] !== '-') {
+    if (words[i] === '--') return words.slice(i + 1);
+    i += withValue.includes(words[i]!) ? 2 : 1;
+  }
+  // env's own assignments: `env FOO=bar warden …`
+  while (i < words.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i]!)) i++;
+  return words.slice(i);
+}
+
+const shown = (words: string[]) => words.join(' ').slice(0, 300);
+
+/** `warden <verb> … <self>`: an acting verb with the agent's own id as an argument or option value. */
+function wardenHit(args: string[], agentId: string, all: string[]): SelfControlHit | null {
+  let i = 0;
+  while (i < args.length && args[i]!.startsWith('-')) i += WARDEN_VALUE_OPTS.has(args[i]!) ? 2 : 1;
+  const verb = args[i];
+  if (!verb) return null;
+  if (verb === 'uninstall') return { what: "warden uninstall (takes warden's hooks out)", command: shown(all) };
+  if (!WARDEN_ACTING.has(verb)) return null;
+  const targets = args.slice(i + 1).some((w) => w === agentId || w.endsWith(`=${agentId}`));
+  return targets ? { what: `warden ${verb} ${agentId}`, command: shown(all) } : null;
+}
+
+/** `temporal|tctl [opts] workflow <acting sub> … -w agent-<self>` (or a --query naming it); `temporal activity …` likewise. */
+function temporalHit(prog: string, args: string[], agentId: string, all: string[]): SelfControlHit | null {
+  const positional: string[] = [];
+  const values: Array<[string, string]> = [];
+  for (let i = 0; i < args.length; i++) {
+    const w = args[i]!;
+    if (!w.startsWith('-') || w === '-') {
+      positional.push(w);
+      continue;
+    }
+    const eq = w.indexOf('=');
+    if (eq > 0) values.push([w.slice(0, eq), w.slice(eq + 1)]);
+    else if (/^-w./.test(w))
+      values.push(['-w', w.slice(2)]); // -wagent-x
+    else if (!TEMPORAL_BOOL_OPTS.has(w) && i + 1 < args.length) values.push([w, args[++i]!]);
+  }
+  const [group, sub, subsub] = positional;
+  const acting =
+    ((group === 'workflow' || group === 'wf') &&
+      sub !== undefined &&
+      WORKFLOW_ACTING.has(sub) &&
+      !(sub === 'update' && (subsub === 'describe' || subsub === 'result'))) ||
+    (group === 'activity' && sub !== undefined && ACTIVITY_ACTING.has(sub)) ||
+    (group === 'batch' && sub === 'start');
+  if (!acting) return null;
+  const workflowId = `agent-${agentId}`;
+  const targets = values.some(([k, v]) => (WORKFLOW_ID_OPTS.has(k) && v === workflowId) || (QUERY_OPTS.has(k) && idIn(v, workflowId)));
+  return targets ? { what: `${prog} ${group} ${sub} of ${workflowId}`, command: shown(all) } : null;
+}
+
+/** Temporal's HTTP API: a request naming `agent-<self>` and an acting path (`…/workflows/agent-x/signal/resume`). */
+function httpHit(prog: string, args: string[], agentId: string, all: string[]): SelfControlHit | null {
+  const workflowId = `agent-${agentId}`;
+  const target = args.find(
+    (w) =>
+      idIn(w, workflowId) &&
+      /\/workflows\/[^/\s]+\/(?:signal|update|terminate|reset|cancel)\b|(?:Signal|Update|Terminate|Reset|Request(?:Cancel))WorkflowExecution/.test(w),
+  );
+  if (!target && !(args.some((w) => idIn(w, workflowId)) && args.some((w) => /(?:Signal|Update|Terminate|Reset|RequestCancel)WorkflowExecution/.test(w))))
+    return null;
+  return { what: `${prog} to Temporal's API for ${workflowId}`, command: shown(all) };
+}
+
+// ---------- a shell's word splitting, as far as a tripwire needs it ----------
+
+/**
+ * A shell script as simple commands (each a list of words, quotes and escapes resolved) and the
+ * bodies of its command substitutions (`$(…)`, backticks), to be read as scripts of their own.
+ * Redirections end a command's words (their targets are read as a command of their own, which is
+ * harmless); `#` starts a comment at the start of a word.
+ */
+export function splitShell(src: string): { commands: string[][]; substitutions: string[] } {
+  const commands: string[][] = [];
+  const substitutions: string[] = [];
+  let words: string[] = [];
+  let word = '';
+  let inWord = false;
+  const endWord = () => {
+    if (inWord) words.push(word);
+    word = '';
+    inWord = false;
+  };
+  const endCommand = () => {
+    endWord();
+    const reserved = new Set(['{', '}', '!', 'then', 'do', 'else', 'elif', 'if', 'while', 'until', 'time']);
+    while (words.length && reserved.has(words[0]!)) words.shift();
+    if (words.length) commands.push(words);
+    words = [];
+  };
+  /** The end of a `$(…)` starting at `open` (the index of `(`), counting nested parentheses and skipping quotes. */
+  const closing = (open: number): number => {
+    let depth = 0;
+    for (let j = open; j < src.length; j++) {
+      const c = src[j]!;
+      if (c === '\\') j++;
+      else if (c === "'") {
+        const k = src.indexOf("'", j + 1);
+        j = k < 0 ? src.length : k;
+      } else if (c === '(') depth++;
+      else if (c === ')' && --depth === 0) return j;
+    }
+    return src.length;
+  };
+  let i = 0;
+  while (i < src.length) {
+    const c = src[i]!;
+    if (c === '\\') {
+      if (src[i + 1] === '\n') i += 2;
+      else {
+        word += src[i + 1] ?? '';
+        inWord = true;
+        i += 2;
+      }
+    } else if (c === "'") {
+      const k = src.indexOf("'", i + 1);
+      word += src.slice(i + 1, k < 0 ? src.length : k);
+      inWord = true;
+      i = k < 0 ? src.length : k + 1;
+    } else if (c === '"') {
+      inWord = true;
+      i++;
+      while (i < src.length && src[i] !== '"') {
+        const d = src[i]!;
+        if (d === '\\' && '"\\$`\n'.includes(src[i + 1] ?? '')) {
+          if (src[i + 1] !== '\n') word += src[i + 1];
+          i += 2;
+        } else if (d === '$' && src[i + 1] === '(') {
+          const end = closing(i + 1);
+          substitutions.push(src.slice(i + 2, end));
+          i = end + 1;
+        } else if (d === '`') {
+          const k = src.indexOf('`', i + 1);
+          substitutions.push(src.slice(i + 1, k < 0 ? src.length : k));
+          i = k < 0 ? src.length : k + 1;
+        } else {
+          word += d;
+          i++;
+        }
+      }
+      i++;
+    } else if (c === '$' && src[i + 1] === '(') {
+      const end = closing(i + 1);
+      substitutions.push(src.slice(i + 2, end));
+      inWord = true;
+      i = end + 1;
+    } else if (c === '`') {
+      const k = src.indexOf('`', i + 1);
+      substitutions.push(src.slice(i + 1, k < 0 ? src.length : k));
+      inWord = true;
+      i = k < 0 ? src.length : k + 1;
+    } else if (c === '#' && !inWord) {
+      const k = src.indexOf('\n', i);
+      i = k < 0 ? src.length : k;
+    } else if (';&|\n()<>'.includes(c)) {
+      endCommand();
+      i++;
+    } else if (c === ' ' || c === '\t' || c === '\r') {
+      endWord();
+      i++;
+    } else {
+      word += c;
+      inWord = true;
+      i++;
+    }
+  }
+  endCommand();
+  return { commands, substitutions };
+}
