@@ -47,6 +47,13 @@ import { agentSignals, casesQuery, delegateUpdate, pendingWhispersQuery, reportT
 import { GENERIC_SDK_MESSAGES, backoffMs, describeTemporalError, type TemporalErrorKind } from './errors.js';
 
 export const WORKFLOW_TYPE = 'agentWorkflow';
+
+/**
+ * The visibility filter for agents: warden's workflow type, and only the runs that are the agent —
+ * not the closed runs an agent left behind when it continued as new (visibility lists every run of
+ * a workflow id, each with the search attributes it had when it closed).
+ */
+export const AGENT_RUNS_QUERY = `WorkflowType = '${WORKFLOW_TYPE}' AND ExecutionStatus != 'ContinuedAsNew'`;
 export const workflowIdFor = (agentId: string) => `agent-${agentId}`;
 export const agentIdFrom = (workflowId: string) => workflowId.replace(/^agent-/, '');
 
@@ -539,12 +546,13 @@ export class WardenClient {
   }
 
   /**
-   * Agents known to the namespace, newest first (by start time), from visibility. SQL visibility
+   * Agents known to the namespace (each one's live or last run: not the runs it continued as new
+   * from), newest first (by start time), from visibility. SQL visibility
    * has no ORDER BY, so up to `scan` (default 10000) matching workflows are read and sorted here.
    * A query the server refuses is invalid input, with the server's reason.
    */
   async list(opts: { query?: string; limit?: number; scan?: number } = {}): Promise<AgentSummary[]> {
-    const q = [`WorkflowType = '${WORKFLOW_TYPE}'`, opts.query ? `(${opts.query})` : ''].filter(Boolean).join(' AND ');
+    const q = [AGENT_RUNS_QUERY, opts.query ? `(${opts.query})` : ''].filter(Boolean).join(' AND ');
     const out: AgentSummary[] = [];
     try {
       await this.collect(q, out, opts.scan ?? 10_000);

@@ -186,6 +186,92 @@ describe('install and uninstall on real files', () => {
   });
 });
 
+describe('what install keeps that the user wrote', () => {
+  const project = (name: string, settings?: string) => {
+    const h = home(name);
+    const dir = join(h.dir, 'app');
+    mkdirSync(join(dir, '.claude'), { recursive: true });
+    if (settings !== undefined) writeFileSync(join(dir, '.claude', 'settings.json'), settings);
+    return { ...h, project: dir, settings: join(dir, '.claude', 'settings.json') };
+  };
+
+  test('a settings file that is a symlink to nothing is refused, naming the link and its target; the link stays', async () => {
+    const p = project('keep-dangling');
+    const target = join(p.dir, 'dotfiles', 'claude-settings.json'); // not checked out yet
+    symlinkSync(target, p.settings);
+    const r = await warden(['install', 'claude', '--project', p.project], p.env);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain(`${p.settings} is a symlink to ${target}, which does not exist`);
+    expect(lstatSync(p.settings).isSymbolicLink()).toBe(true);
+    expect(existsSync(target)).toBe(false);
+    const un = await warden(['uninstall', 'claude', '--project', p.project, '--json'], p.env);
+    expect(un.exitCode, un.stderr).toBe(0);
+    expect(JSON.parse(un.stdout)).toMatchObject({ changed: false });
+    expect(lstatSync(p.settings).isSymbolicLink()).toBe(true);
+  });
+
+  test("a hand-tuned Stop hook keeps its timeouts; a handler wrapping warden's hook is left alone by install and uninstall", async () => {
+    const tuned = { type: 'command', command: 'warden hook claude --timeout 300000', timeout: 310 };
+    const wrapped = { type: 'command', command: '~/bin/audit-log.sh; warden hook claude' };
+    const before = `${JSON.stringify({ hooks: { Stop: [{ hooks: [tuned] }], Notification: [{ hooks: [wrapped] }] } }, null, 2)}\n`;
+    const p = project('keep-tuned', before);
+    const r = await warden(['install', 'claude', '--project', p.project], p.env);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).toContain("kept your handler on Notification that runs warden's hook inside");
+    const s = JSON.parse(readFileSync(p.settings, 'utf8'));
+    const stop = s.hooks.Stop[0].hooks[0];
+    expect(stop.command).toMatch(/ hook claude --timeout 300000$/);
+    expect(stop.timeout).toBe(310);
+    expect(s.hooks.Notification).toEqual([{ hooks: [wrapped] }]);
+    expect(s.hooks.PreToolUse).toHaveLength(1);
+    // With the file changed by hand since (so no record to restore), uninstall takes out only warden's own.
+    writeFileSync(p.settings, readFileSync(p.settings, 'utf8').replace('{\n', '{\n  "model": "opus",\n'));
+    const un = await warden(['uninstall', 'claude', '--project', p.project], p.env);
+    expect(un.exitCode, un.stderr).toBe(0);
+    expect(un.stdout).toMatch(/left your handler on Notification as it is/);
+    expect(JSON.parse(readFileSync(p.settings, 'utf8'))).toEqual({ model: 'opus', hooks: { Notification: [{ hooks: [wrapped] }] } });
+  });
+
+  test("install, a user edit, install again, uninstall: exactly warden's hooks come out, the edit stays", async () => {
+    const p = project('keep-edit', '{\n  "permissions": {"allow": ["Bash(npm test)"]}\n}\n');
+    expect((await warden(['install', 'claude', '--project', p.project], p.env)).exitCode).toBe(0);
+    const edited = JSON.parse(readFileSync(p.settings, 'utf8'));
+    edited.model = 'opus';
+    delete edited.hooks.Stop; // the user took one of warden's hooks out by hand
+    writeFileSync(p.settings, `${JSON.stringify(edited, null, 2)}\n`);
+    const again = await warden(['install', 'claude', '--project', p.project], p.env);
+    expect(again.stdout).toContain("added warden's hook to Stop");
+    expect(readFileSync(p.settings, 'utf8').match(/hook claude/g)).toHaveLength(9);
+    const un = await warden(['uninstall', 'claude', '--project', p.project], p.env);
+    expect(un.exitCode, un.stderr).toBe(0);
+    expect(un.stdout).not.toContain('restored');
+    expect(un.stdout).toContain("removed warden's hook from Stop");
+    const after = readFileSync(p.settings, 'utf8');
+    expect(after).not.toContain('hook claude');
+    expect(JSON.parse(after)).toEqual({ permissions: { allow: ['Bash(npm test)'] }, model: 'opus' });
+  });
+
+  test('a settings file nested 200,000 deep is refused naming the file (exit 2), not a stack overflow', async () => {
+    const n = 200_000;
+    const deep = `{"hooks": {"Stop": ${'['.repeat(n)}${']'.repeat(n)}}}`;
+    const p = project('keep-deep', deep);
+    for (const verb of ['install', 'uninstall']) {
+      const r = await warden([verb, 'claude', '--project', p.project], p.env);
+      expect(r.exitCode, r.stderr).toBe(2);
+      expect(r.stderr).toContain(`${p.settings} nests arrays and objects deeper than 512 levels`);
+      expect(r.stderr).not.toMatch(/call stack/);
+    }
+    expect(readFileSync(p.settings, 'utf8')).toBe(deep);
+    const codexHome = join(p.dir, 'codex-home');
+    mkdirSync(codexHome, { recursive: true });
+    writeFileSync(join(codexHome, 'hooks.json'), deep);
+    writeFileSync(join(codexHome, 'config.toml'), `x = ${'['.repeat(n)}${']'.repeat(n)}\n`);
+    const cx = await warden(['install', 'codex', '--user'], { ...p.env, CODEX_HOME: codexHome });
+    expect(cx.exitCode, cx.stderr).toBe(2);
+    expect(cx.stderr).toContain(`${join(codexHome, 'hooks.json')} nests arrays and objects deeper than 512 levels`);
+  });
+});
+
 describe('auto-start with the real binaries, no `warden start`', () => {
   test('Claude Code: the session is supervised from its first prompt; a whisper reaches it; its warden.yaml applies', async () => {
     const h = home('claude-auto');

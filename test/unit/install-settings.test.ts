@@ -9,7 +9,8 @@ import { planInstall, planUninstall } from '../../src/hooks/install/change.js';
 import { unifiedDiff } from '../../src/hooks/install/diff.js';
 import { SettingsError } from '../../src/hooks/install/json-edit.js';
 import { sha256 } from '../../src/hooks/install/record.js';
-import { HOOK_EVENTS, installHooks, isWardenHookCommand, uninstallHooks, type HookPlan } from '../../src/hooks/install/settings.js';
+import { HOOK_EVENTS, installHooks, isOnlyWardenHookCommand, isWardenHookCommand, uninstallHooks, type HookPlan } from '../../src/hooks/install/settings.js';
+import { jsonTooDeep, MAX_JSON_DEPTH } from '../../src/json-depth.js';
 
 const CMD = "'/usr/bin/node' '/opt/warden/dist/src/cli/main.js' hook claude";
 const claude: HookPlan = { agent: 'claude', command: CMD };
@@ -427,4 +428,181 @@ test('the diff is a unified diff of the change', () => {
   const a = Array.from({ length: 20 }, (_, i) => `l${i}`).join('\n') + '\n';
   const b = a.replace('l1\n', 'L1\n').replace('l18\n', 'L18\n');
   expect(unifiedDiff(a, b, 'f').match(/^@@/gm)).toHaveLength(2);
+});
+
+describe('what the user wrote around warden is kept', () => {
+  const stopOnly = (handler: Record<string, unknown>) => JSON.stringify({ hooks: { Stop: [{ hooks: [handler] }] } }, null, 2);
+
+  test('a hand-tuned Stop hook keeps its --timeout and its longer timeout; a second install changes nothing', () => {
+    const before = stopOnly({ type: 'command', command: 'warden hook claude --timeout 300000', timeout: 310 });
+    const same = installHooks(before, { agent: 'claude', command: 'warden hook claude' });
+    expect(value(same.text).hooks!.Stop).toEqual([{ hooks: [{ type: 'command', command: 'warden hook claude --timeout 300000', timeout: 310 }] }]);
+    expect(same.actions.filter((a) => /Stop/.test(a))).toEqual([]);
+    // Another CLI path: the command is updated, the user's tuning goes along.
+    const moved = installHooks(before, claude);
+    expect(moved.actions).toContain('updated an older warden hook on Stop');
+    expect(value(moved.text).hooks!.Stop).toEqual([{ hooks: [{ type: 'command', command: `${CMD} --timeout 300000`, timeout: 310 }] }]);
+    expect(installHooks(moved.text, claude).changed).toBe(false);
+    expect(
+      planUninstall(
+        '/p/s.json',
+        ...(() => {
+          const i = planInstall('/p/s.json', before, null, claude);
+          return [i.after, i.record] as const;
+        })(),
+        'claude',
+      ).after,
+    ).toBe(before);
+  });
+
+  test('a timeout shorter than warden needs is still raised; a codex SessionEnd stays at the 3 s codex allows', () => {
+    const r = installHooks(stopOnly({ type: 'command', command: 'warden hook claude', timeout: 5 }), { agent: 'claude', command: 'warden hook claude' });
+    expect(value(r.text).hooks!.Stop![0]!.hooks[0]!.timeout).toBe(30);
+    const cx = value(installHooks(null, codex).text);
+    cx.hooks!.SessionEnd = [{ hooks: [{ type: 'command', command: 'warden hook codex --timeout 2500', timeout: 600 }] }];
+    const s = value(installHooks(JSON.stringify(cx), codex).text).hooks!.SessionEnd!;
+    expect(s).toEqual([{ hooks: [{ type: 'command', command: 'warden hook codex --timeout 2500', timeout: 3 }] }]);
+  });
+
+  test("a handler that runs warden's hook inside a larger command is the user's: install and uninstall leave it alone", () => {
+    const mine = { type: 'command', command: '~/bin/audit-log.sh; warden hook claude', timeout: 60 };
+    const before = stopOnly(mine);
+    const i = installHooks(before, claude);
+    expect(i.changed).toBe(true);
+    const s = value(i.text);
+    expect(s.hooks!.Stop, 'no second warden hook next to it').toEqual([{ hooks: [mine] }]);
+    expect(s.hooks!.PreToolUse).toHaveLength(1); // the other events are installed
+    expect(i.kept).toEqual([`kept your handler on Stop that runs warden's hook inside ${JSON.stringify(mine.command)}; warden adds none of its own there`]);
+    expect(installHooks(i.text, claude).changed).toBe(false);
+    const u = uninstallHooks(i.text, 'claude');
+    expect(u.text).toBe(before);
+    expect(u.kept[0]).toMatch(/^left your handler on Stop as it is: .*audit-log\.sh; warden hook claude.* take it out by hand$/);
+    expect(planUninstall('/p/s.json', i.text, null, 'claude').actions.at(-1)).toMatch(/left your handler on Stop/);
+  });
+
+  test('a shared group: the wrapped handler stays, a bare warden handler beside it is still managed', () => {
+    const before = JSON.stringify({
+      hooks: {
+        Stop: [
+          {
+            hooks: [
+              { type: 'command', command: 'say done && warden hook claude' },
+              { type: 'command', command: 'warden hook claude', timeout: 9 },
+            ],
+          },
+        ],
+      },
+    });
+    const r = installHooks(before, claude);
+    expect(value(r.text).hooks!.Stop).toEqual([
+      {
+        hooks: [
+          { type: 'command', command: 'say done && warden hook claude' },
+          { type: 'command', command: CMD, timeout: 30 },
+        ],
+      },
+    ]);
+    expect(value(uninstallHooks(r.text, 'claude').text).hooks!.Stop).toEqual([{ hooks: [{ type: 'command', command: 'say done && warden hook claude' }] }]);
+  });
+
+  test('whole warden hook commands, and commands that only contain one', () => {
+    for (const c of [
+      'warden hook claude',
+      'warden hook claude --agent fixer',
+      '/usr/local/bin/warden hook claude',
+      '~/bin/warden hook claude',
+      '"$HOME/bin/warden" hook claude',
+      "'/usr/bin/node' '/x/dist/src/cli/main.js' hook claude",
+      'node /x/dist/src/cli/main.js --address 127.0.0.1:7233 hook claude --timeout 20000',
+      'WARDEN_AUTO_START=0 warden hook claude',
+      'warden hook claude 2>>/tmp/log',
+      'warden hook claude >/tmp/log 2>&1',
+    ])
+      expect(isOnlyWardenHookCommand(c, 'claude'), c).toBe(true);
+    for (const c of [
+      '~/bin/audit-log.sh; warden hook claude',
+      'warden hook claude; ~/bin/after.sh',
+      'warden hook claude && say done',
+      'warden hook claude || true',
+      'tee -a /tmp/in | warden hook claude',
+      'warden hook claude &',
+      "sh -c 'warden hook claude'",
+      'warden hook claude `date`',
+      'warden hook claude $(cat flags)',
+      'lint.sh',
+      'warden hook codex',
+    ])
+      expect(isOnlyWardenHookCommand(c, 'claude'), c).toBe(false);
+  });
+});
+
+describe('a user edit between two installs', () => {
+  const path = '/p/.claude/settings.json';
+  const count = (text: string | null) => (text ?? '').match(/hook claude/g)?.length ?? 0;
+
+  for (const [what, edit, second] of [
+    [
+      'an unrelated key, then an install with other connection flags',
+      (t: string) => t.replace('{\n', '{\n  "model": "opus",\n'),
+      { agent: 'claude', command: 'warden --namespace other hook claude' },
+    ],
+    [
+      "an unrelated key and warden's Stop hook deleted by hand, then the same install",
+      (t: string) => {
+        const s = JSON.parse(t);
+        s.model = 'opus';
+        delete s.hooks.Stop;
+        return JSON.stringify(s, null, 2);
+      },
+      claude,
+    ],
+  ] as Array<[string, (t: string) => string, HookPlan]>) {
+    test(`${what}: uninstall takes out exactly warden's hooks, keeps the edit, and says so`, () => {
+      const original = '{\n  "permissions": {"allow": ["Bash(npm test)"]}\n}\n';
+      const first = planInstall(path, original, null, claude);
+      const edited = edit(first.after!);
+      const again = planInstall(path, edited, first.record, second);
+      expect(again.changed).toBe(true);
+      expect(count(again.after)).toBe(9);
+      const u = planUninstall(path, again.after, again.record, 'claude');
+      expect(count(u.after), u.after!).toBe(0);
+      expect(value(u.after!)).toEqual({ permissions: { allow: ['Bash(npm test)'] }, model: 'opus' });
+      expect(u.actions.join('\n')).not.toMatch(/restored/);
+      expect(u.actions).toContain("removed warden's hook from UserPromptSubmit");
+    });
+  }
+
+  test('an older hand-written warden hook put back by uninstall is named in what it says', () => {
+    const old = '{\n  "hooks": {\n    "Stop": [{"hooks": [{"type": "command", "command": "warden hook claude --agent fixer"}]}]\n  }\n}\n';
+    const i = planInstall(path, old, null, claude);
+    expect(planUninstall(path, i.after, i.record, 'claude').actions).toEqual([
+      'restored the file as it was before warden install (with the warden hooks it had then)',
+    ]);
+  });
+});
+
+describe('nesting too deep to read', () => {
+  const deep = (n: number) => `{"hooks": {"x": ${'['.repeat(n)}${']'.repeat(n)}}}`;
+
+  test('a 200,000-deep settings file is refused naming the file, for install and uninstall', () => {
+    for (const f of [
+      () => installHooks(deep(200_000), claude, '/p/.claude/settings.json'),
+      () => uninstallHooks(deep(200_000), 'claude', '/p/.claude/settings.json'),
+    ]) {
+      expect(f).toThrow(SettingsError);
+      expect(f).toThrow(/^\/p\/\.claude\/settings\.json nests arrays and objects deeper than 512 levels \(at line 1, column 527\)/);
+    }
+    // At the limit it is read (and merged) as usual.
+    expect(installHooks(deep(510), claude).changed).toBe(true);
+  });
+
+  test('brackets in strings and comments do not count; the line and column are where the limit is crossed', () => {
+    expect(jsonTooDeep(`{"a": "${'['.repeat(1000)}", "b": "\\"[[[["}`, 'x')).toBeNull();
+    expect(jsonTooDeep(`// ${'{'.repeat(1000)}\n/* ${'['.repeat(1000)} */ {}`, 'x')).toBeNull();
+    expect(jsonTooDeep('[[[\n  [[', 'the turn', 4)).toBe(
+      'the turn nests arrays and objects deeper than 4 levels (at line 2, column 4); warden reads JSON nested at most 4 deep',
+    );
+    expect(jsonTooDeep('[[]][[]][[]]', 'x', 2)).toBeNull();
+    expect(MAX_JSON_DEPTH).toBe(512);
+  });
 });

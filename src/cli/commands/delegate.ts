@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import { withClient, globals } from '../context.js';
 import { UsageError } from '../exit.js';
+import { jsonTooDeep } from '../../json-depth.js';
 import { print, printJson, readStdin } from '../output.js';
 
 export function register(program: Command): void {
@@ -29,6 +30,8 @@ with "verify", it is accepted only once that command passes (a failed check keep
         throw new UsageError(`cannot read ${o.spec}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
       }
       let spec: unknown;
+      const deep = jsonTooDeep(text, 'the task spec');
+      if (deep) throw new UsageError(deep);
       try {
         spec = JSON.parse(text);
       } catch (err) {

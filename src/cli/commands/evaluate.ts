@@ -28,6 +28,7 @@ import { addEvaluatorSpend, emptyEvaluatorSpend } from '../../domain/judgement/t
 import { globals } from '../context.js';
 import { openaiEvaluatorFromFlags, sampleOkFlag, tieredEvaluatorFromFlags } from './start.js';
 import { UsageError } from '../exit.js';
+import { jsonTooDeep } from '../../json-depth.js';
 import { print, printJson } from '../output.js';
 
 export const TranscriptSchema = z
@@ -119,7 +120,10 @@ export function register(program: Command): void {
       if (o.cases) return runCases(o.cases, o.split, o.by, evaluate, evaluator, o.model, timeoutMs, globals(cmd).json === true);
       let raw: unknown;
       try {
-        raw = JSON.parse(readFileSync(o.transcript!, 'utf8'));
+        const text = readFileSync(o.transcript!, 'utf8');
+        const deep = jsonTooDeep(text, 'the transcript');
+        if (deep) throw new Error(deep);
+        raw = JSON.parse(text);
       } catch (err) {
         throw new UsageError(`cannot read transcript ${o.transcript}: ${(err as Error).message}`);
       }
@@ -176,6 +180,8 @@ async function runCases(
   } catch (err) {
     throw new UsageError(`cannot read cases ${file}: ${(err as Error).message}`);
   }
+  const deep = jsonTooDeep(text, file);
+  if (deep) throw new UsageError(deep);
   let cases;
   try {
     cases = parseCases(text);

@@ -14,6 +14,7 @@ import { sessionAgentId } from '../../hooks/session.js';
 import type { ClaudeHookOutput, CodexHookInput, HookAgent } from '../../hooks/protocol.js';
 import { globals } from '../context.js';
 import { UsageError } from '../exit.js';
+import { jsonTooDeep } from '../../json-depth.js';
 import { visible } from '../sanitize.js';
 
 const DEFAULT_TIMEOUT_MS = 10_000;
@@ -80,6 +81,8 @@ function bridge(agent: HookAgent) {
         const raw = await readStdinBounded(HOOK_STDIN_MAX_BYTES);
         phase = 'warden';
         let input: CodexHookInput;
+        const deep = jsonTooDeep(raw, 'the hook input on stdin');
+        if (deep) throw new UsageError(deep);
         try {
           input = JSON.parse(raw) as CodexHookInput;
         } catch (err) {

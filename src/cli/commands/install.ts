@@ -16,10 +16,12 @@ import {
   constants,
   existsSync,
   fstatSync,
+  lstatSync,
   mkdirSync,
   openSync,
   readFileSync,
   readSync,
+  readlinkSync,
   closeSync,
   realpathSync,
   renameSync,
@@ -98,13 +100,41 @@ export function hookCommand(
   return [program, 'hook', agent, ...flags].join(' ');
 }
 
-/** The settings file's text, or null when there is none. Refuses what is not a regular file, or too big. */
-function readSettings(path: string): string | null {
+/** Where `path` points when it is a symlink (at any depth) to nothing, else null. */
+function danglingLinkTarget(path: string): string | null {
+  try {
+    if (!lstatSync(path).isSymbolicLink()) return null;
+  } catch {
+    return null;
+  }
+  let target = path;
+  for (let i = 0; i < 40; i++) {
+    try {
+      if (!lstatSync(target).isSymbolicLink()) break;
+      target = resolve(dirname(target), readlinkSync(target));
+    } catch {
+      break;
+    }
+  }
+  return target;
+}
+
+/**
+ * The settings file's text, or null when there is none. Refuses what is not a regular file, or too
+ * big; for install, also a symlink to nothing (writing the file would replace the link).
+ */
+function readSettings(path: string, verb: 'install' | 'uninstall'): string | null {
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+      // A symlink to nothing (dotfiles not checked out yet): writing a file here would replace the link.
+      const target = verb === 'install' ? danglingLinkTarget(path) : null;
+      if (target !== null)
+        throw new UsageError(`${path} is a symlink to ${target}, which does not exist; create it (or remove the link) first — warden leaves the link as it is`);
+      return null;
+    }
     throw new UsageError(`cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
   }
   try {
@@ -127,6 +157,7 @@ function writeSettings(path: string, text: string | null, existed: boolean): voi
     return;
   }
   // A settings file that is a symlink (dotfiles) is written where it points, and stays a symlink.
+  if (!existed && danglingLinkTarget(path) !== null) throw new UsageError(`${path} became a symlink while warden read it; run install again`);
   const target = existed ? realpathSync(path) : path;
   mkdirSync(dirname(target), { recursive: true });
   const mode = existed ? fstatMode(target) : 0o644;
@@ -183,7 +214,7 @@ function run(verb: 'install' | 'uninstall') {
     const agent: HookAgent = agentArg;
     const g = globals(cmd);
     const path = settingsPath(agent, o);
-    const before = readSettings(path);
+    const before = readSettings(path, verb);
     const record = readRecord(path);
     const command = hookCommand(agent, g);
     let change: FileChange;
@@ -240,8 +271,9 @@ export function register(program: Command): void {
         verb === 'install'
           ? `
 The user's other hooks and settings stay byte for byte; a second run changes nothing; an older
-warden hook is updated in place. A settings file that is not valid JSON is refused (exit 2) and
-left as it is. Connection flags given here (--address, --namespace, --task-queue) go into the
+warden hook is updated in place, keeping its own --timeout and a longer timeout. A handler that
+runs warden's hook inside a larger command is the user's and left alone. A settings file that is
+not valid JSON, or a symlink to nothing, is refused (exit 2) and left as it is. Connection flags given here (--address, --namespace, --task-queue) go into the
 hook command; otherwise the hooks use the agent's environment (TEMPORAL_ADDRESS, …).
 Examples:
   warden install claude --project ~/src/app --dry-run

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import { withClient, globals } from '../context.js';
 import { UsageError } from '../exit.js';
+import { jsonTooDeep } from '../../json-depth.js';
 import { print, printJson, readStdin } from '../output.js';
 import { whisperLine } from '../../domain/agent/turn-input.js';
 
@@ -30,6 +31,8 @@ Example:
       }
       if (!text.trim()) throw new UsageError('no turn given: pipe a Turn as JSON on stdin or use --file');
       let turn: unknown;
+      const deep = jsonTooDeep(text, 'the turn');
+      if (deep) throw new UsageError(deep);
       try {
         turn = JSON.parse(text);
       } catch (err) {

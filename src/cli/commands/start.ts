@@ -7,6 +7,7 @@ import type { AgentSpecInput } from '../../domain/contract/schemas.js';
 import { parseDuration } from '../../domain/contract/schemas.js';
 import { withClient, globals } from '../context.js';
 import { UsageError } from '../exit.js';
+import { jsonTooDeep } from '../../json-depth.js';
 import { print, printJson } from '../output.js';
 import { codexEndpointOverrides, missingCredentials, resolveCommandPaths, resolveWorkDir, type CredentialProbe, type FsProbe } from '../driver-setup.js';
 
@@ -92,7 +93,10 @@ export function driverFromFlags(o: StartOptions, probe?: FsProbe): Pick<AgentSpe
       if (!o.script) throw new UsageError('--driver scripted needs --script FILE (a JSON array of turns)');
       let turns: unknown;
       try {
-        turns = JSON.parse(readFileSync(o.script, 'utf8'));
+        const text = readFileSync(o.script, 'utf8');
+        const deep = jsonTooDeep(text, `--script ${o.script}`);
+        if (deep) throw new Error(deep);
+        turns = JSON.parse(text);
       } catch (err) {
         throw new UsageError(`cannot read --script ${o.script}: ${(err as Error).message}`);
       }

@@ -6,7 +6,7 @@
  * static summary (fetched once per agent) unless `status.task` carries it.
  */
 import type { WardenClient } from '../../client/index.js';
-import { agentIdFrom, WORKFLOW_TYPE } from '../../client/index.js';
+import { AGENT_RUNS_QUERY, agentIdFrom } from '../../client/index.js';
 import pLimit from 'p-limit';
 import { z } from 'zod';
 import type { Turn, Whisper } from '../../domain/contract/schemas.js';
@@ -17,9 +17,9 @@ import { MESH_WORKFLOW_TYPE } from '../../client/mesh.js';
 import { meshStatusQuery } from '../../../workflows/mesh/messages.js';
 import { parseTopMeshStatus, type MeshEntry, type TopMeshStatus } from './meshes.js';
 
-/** Every agent on the namespace, newest first, read from visibility page by page. */
+/** Every agent on the namespace (its live or last run, not the runs it continued as new from), read from visibility page by page. */
 export async function listRoster(client: WardenClient, opts: { pageSize?: number; limit?: number; query?: string } = {}): Promise<RosterEntry[]> {
-  const q = [`WorkflowType = '${WORKFLOW_TYPE}'`, opts.query ? `(${opts.query})` : ''].filter(Boolean).join(' AND ');
+  const q = [AGENT_RUNS_QUERY, opts.query ? `(${opts.query})` : ''].filter(Boolean).join(' AND ');
   const out: RosterEntry[] = [];
   const limit = opts.limit ?? 10_000;
   for await (const wf of client.client.workflow.list({ query: q, pageSize: opts.pageSize ?? 500 })) {

@@ -16,13 +16,26 @@ export interface FileChange {
   record: InstallRecord | null;
 }
 
-/** Install: merge the hooks; remember the text from before warden's first change. */
+/**
+ * Install: merge the hooks; remember the text from before warden's first change. When the user
+ * changed the file since install wrote it (the record is for other bytes) and warden's hooks are
+ * still in it, the file as it is now is not what it was without warden: no record is kept then,
+ * and uninstall takes the hooks out (keeping the user's edit).
+ */
 export function planInstall(path: string, before: string | null, record: InstallRecord | null, plan: HookPlan): FileChange {
   const r = installHooks(before, plan, path);
   // The record still describes this file when the file is what warden last wrote.
   const current = record && before !== null && sha256(before) === record.after ? record : null;
-  if (!r.changed) return { after: before, changed: false, actions: ['already installed; nothing to change'], record: current };
-  return { after: r.text, changed: true, actions: r.actions, record: { path, before: current ? current.before : before, after: sha256(r.text) } };
+  // A record for other bytes, and warden hooks in the file: they are (most likely) that install's,
+  // kept through the user's edits — not something to put back. No record: uninstall takes them out.
+  const stale = record !== null && current === null && before !== null && uninstallHooks(before, plan.agent, path).changed;
+  if (!r.changed) return { after: before, changed: false, actions: ['already installed; nothing to change', ...r.kept], record: current };
+  return {
+    after: r.text,
+    changed: true,
+    actions: [...r.actions, ...r.kept],
+    record: stale ? null : { path, before: current ? current.before : before, after: sha256(r.text) },
+  };
 }
 
 /**
@@ -31,14 +44,20 @@ export function planInstall(path: string, before: string | null, record: Install
  */
 export function planUninstall(path: string, before: string | null, record: InstallRecord | null, agent: HookAgent): FileChange {
   if (record && before !== null && sha256(before) === record.after) {
+    // What install found there may have had warden hooks of its own (written by hand): say so.
+    const hadHooks = record.before !== null && uninstallHooks(record.before, agent, path).changed;
     return {
       after: record.before,
       changed: record.before !== before,
-      actions: [record.before === null ? 'removed the file (warden install created it)' : 'restored the file as it was before warden install'],
+      actions: [
+        record.before === null
+          ? 'removed the file (warden install created it)'
+          : `restored the file as it was before warden install${hadHooks ? ' (with the warden hooks it had then)' : ''}`,
+      ],
       record: null,
     };
   }
   const r = uninstallHooks(before, agent, path);
-  if (!r.changed) return { after: before, changed: false, actions: ['no warden hooks there; nothing to change'], record: null };
-  return { after: r.text, changed: true, actions: r.actions, record: null };
+  if (!r.changed) return { after: before, changed: false, actions: ['no warden hooks there; nothing to change', ...r.kept], record: null };
+  return { after: r.text, changed: true, actions: [...r.actions, ...r.kept], record: null };
 }

@@ -6,6 +6,7 @@
  * text that was there before (jsonc-parser's own `modify` re-formats neighbouring elements).
  */
 import { parseTree, printParseErrorCode, type Node, type ParseError } from 'jsonc-parser';
+import { jsonTooDeep } from '../../json-depth.js';
 
 /** A settings file warden will not touch (not JSON, or not the shape it must have). */
 export class SettingsError extends Error {
@@ -32,6 +33,8 @@ function lineCol(text: string, offset: number): string {
  */
 export function parseSettings(text: string, source: string): Node | null {
   if (!text.trim()) return null;
+  const deep = jsonTooDeep(text, source);
+  if (deep) throw new SettingsError(`${deep}; fix it first — warden leaves it as it is`);
   const errors: ParseError[] = [];
   const root = parseTree(text, errors, { allowTrailingComma: false, disallowComments: false });
   if (errors.length) {

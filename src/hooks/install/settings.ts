@@ -7,9 +7,12 @@
  *  - The user's other hooks and settings are kept byte for byte: every change is a small text edit
  *    (json-edit.ts) at one place; nothing is re-serialised.
  *  - Idempotent: a file that already has warden's hooks as planned is returned unchanged.
- *  - warden's handlers are recognised by their command (`… warden … hook claude …`, or the built
- *    `…/main.js hook claude`): an older one (another path, `--agent`, another timeout or matcher)
- *    is updated in place; a second one on the same event is removed.
+ *  - warden's handlers are recognised by their command: the whole command runs `warden hook claude`
+ *    (`warden` or a path to it, or the built `…/main.js` after node; flags, a redirection). An older
+ *    one (another path, `--agent`, a shorter timeout, another matcher) is updated in place, keeping
+ *    its own `--timeout` and a timeout longer than warden's; a second one on the same event is removed.
+ *  - A handler that runs warden's hook inside a larger command (`audit.sh; warden hook claude`) is
+ *    the user's: never changed or removed, and warden adds no hook of its own on that event.
  *  - Uninstall removes every warden handler of that agent kind, and the group, event list and
  *    `hooks` object that held only it.
  */
@@ -75,12 +78,27 @@ interface Handler {
   timeout: number;
 }
 
-const handlerFor = (plan: HookPlan, e: PlannedEvent): Handler => ({
-  type: 'command',
-  command: plan.command,
-  timeout: e.timeout ?? plan.timeout ?? HOOK_TIMEOUT_S,
+/** The hook's own `--timeout <ms>` in a warden hook command (the user's tuning, e.g. for a long `verify`). */
+function hookTimeoutFlag(command: string): string | null {
+  return /\s--timeout(?:=|\s+)(\d+)(?=$|[\s;|&>])/.exec(command)?.[1] ?? null;
+}
+
+/**
+ * The handler warden wants on an event: the planned command and timeout — but a handler already
+ * there keeps its own `--timeout` flag, and a timeout longer than the planned one (unless the
+ * agent's CLI caps that event, as Codex does SessionEnd's).
+ */
+function handlerFor(plan: HookPlan, e: PlannedEvent, existing?: unknown): Handler {
+  const old = existing && typeof existing === 'object' ? (existing as { command?: unknown; timeout?: unknown }) : {};
+  const flag = typeof old.command === 'string' && !hookTimeoutFlag(plan.command) ? hookTimeoutFlag(old.command) : null;
+  const planned = plan.timeout ?? HOOK_TIMEOUT_S;
+  const timeout = e.timeout ?? (typeof old.timeout === 'number' && Number.isFinite(old.timeout) && old.timeout > planned ? old.timeout : planned);
+  return { type: 'command', command: flag ? `${plan.command} --timeout ${flag}` : plan.command, timeout };
+}
+const groupFor = (plan: HookPlan, e: PlannedEvent, existing?: unknown) => ({
+  ...(e.matcher !== undefined && { matcher: e.matcher }),
+  hooks: [handlerFor(plan, e, existing)],
 });
-const groupFor = (plan: HookPlan, e: PlannedEvent) => ({ ...(e.matcher !== undefined && { matcher: e.matcher }), hooks: [handlerFor(plan, e)] });
 
 /**
  * Whether a hook command runs `warden hook <agent>`: the program is `warden` (or a path ending in
@@ -93,12 +111,97 @@ export function isWardenHookCommand(command: unknown, agent: HookAgent): boolean
   return new RegExp(`${program}${flags}\\s+hook\\s+${agent}(?=$|[\\s;|&>])`).test(command);
 }
 
+/** A shell command's words (quotes and backslashes undone), and whether it has more than one command in it. */
+function shellWords(command: string): { words: string[]; compound: boolean } {
+  const words: string[] = [];
+  let word: string | null = null;
+  let compound = false;
+  for (let i = 0; i < command.length; i++) {
+    const c = command[i]!;
+    if (c === "'") {
+      const close = command.indexOf("'", i + 1);
+      if (close < 0) return { words, compound: true };
+      word = (word ?? '') + command.slice(i + 1, close);
+      i = close;
+    } else if (c === '"') {
+      let j = i + 1;
+      let w = '';
+      for (; j < command.length && command[j] !== '"'; j++) {
+        if (command[j] === '\\' && j + 1 < command.length) w += command[++j];
+        else if (command[j] === '`' || (command[j] === '$' && command[j + 1] === '(')) compound = true;
+        else w += command[j];
+      }
+      if (j >= command.length) return { words, compound: true };
+      word = (word ?? '') + w;
+      i = j;
+    } else if (c === '\\') {
+      word = (word ?? '') + (command[++i] ?? '');
+    } else if (c === ' ' || c === '\t') {
+      if (word !== null) words.push(word);
+      word = null;
+    } else if (c === '&' && (command[i - 1] === '>' || command[i + 1] === '>')) {
+      word = (word ?? '') + c; // a redirection: 2>&1, &>file
+    } else if (c === ';' || c === '|' || c === '&' || c === '\n' || c === '`' || c === '(' || c === ')' || (c === '$' && command[i + 1] === '(')) {
+      compound = true;
+      word = (word ?? '') + c;
+    } else {
+      word = (word ?? '') + c;
+    }
+  }
+  if (word !== null) words.push(word);
+  return { words, compound };
+}
+
+const base = (w: string) => w.slice(w.lastIndexOf('/') + 1);
+
+/**
+ * Whether a hook command is, as a whole, a warden hook command — what install manages: one simple
+ * command whose program is `warden` (or a path to it), or node (or another path to an executable)
+ * running warden's `main.js`, with `hook <agent>` among its words. Not a command that runs warden's
+ * hook next to something else (`audit.sh; warden hook claude`, a pipe, `&&`): that is the user's.
+ */
+export function isOnlyWardenHookCommand(command: unknown, agent: HookAgent): boolean {
+  if (!isWardenHookCommand(command, agent)) return false;
+  const { words, compound } = shellWords(command as string);
+  if (compound) return false;
+  let i = 0;
+  while (i < words.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i]!)) i++; // FOO=1 warden hook …
+  const program = words[i];
+  if (program === undefined) return false;
+  const isWarden = (w: string | undefined) => w !== undefined && (base(w) === 'warden' || base(w) === 'main.js');
+  return isWarden(program) || (/^node(js)?[\d.]*$/.test(base(program)) && isWarden(words[i + 1])) || (program.startsWith('/') && isWarden(words[i + 1]));
+}
+
 export interface MergeResult {
   /** The new text (the input itself when nothing changed). */
   text: string;
   changed: boolean;
   /** What was done, one line each ("added to PreToolUse", "updated an older warden hook on Stop"). */
   actions: string[];
+  /** What was left alone on purpose, one line each (the user's handlers that wrap warden's hook). */
+  kept: string[];
+}
+
+/** One line per handler that runs warden's hook inside a larger command: left as the user wrote it. */
+function wrappedNotes(text: string, agent: HookAgent, source: string, verb: 'install' | 'uninstall'): string[] {
+  const root = parseSettings(text, source);
+  const hooks = root && hooksObject(root, source);
+  if (!hooks) return [];
+  const out: string[] = [];
+  for (const p of hooks.children ?? []) {
+    const list = p.children?.[1];
+    const event = String(p.children?.[0]?.value);
+    if (list?.type !== 'array') continue;
+    for (const f of hookHandlers(list, event, agent).filter((h) => h.wrapped)) {
+      const command = JSON.stringify(prop(f.handler, 'command')?.value);
+      out.push(
+        verb === 'install'
+          ? `kept your handler on ${event} that runs warden's hook inside ${command}; warden adds none of its own there`
+          : `left your handler on ${event} as it is: ${command} runs warden's hook inside a larger command; take it out by hand`,
+      );
+    }
+  }
+  return out;
 }
 
 /** A JSON value's canonical form, for comparing what a user wrote with what warden plans. */
@@ -132,24 +235,32 @@ function eventList(hooks: Node, event: string, source: string): Node | undefined
   return list;
 }
 
-/** warden's handlers on one event's list, in order. */
-function wardenHandlers(list: Node, event: string, agent: HookAgent): Found[] {
-  const out: Found[] = [];
+/**
+ * The handlers on one event's list, in order, whose command runs warden's hook: as a whole
+ * (`wrapped` false: install's own) or inside a larger command (`wrapped` true: the user's).
+ */
+function hookHandlers(list: Node, event: string, agent: HookAgent): Array<Found & { wrapped: boolean }> {
+  const out: Array<Found & { wrapped: boolean }> = [];
   for (const group of list.children ?? []) {
     if (group.type !== 'object') continue;
     const groupHooks = prop(group, 'hooks');
     if (groupHooks?.type !== 'array') continue;
     for (const handler of groupHooks.children ?? []) {
       if (handler.type !== 'object') continue;
-      if (isWardenHookCommand(prop(handler, 'command')?.value, agent)) out.push({ event, eventList: list, group, groupHooks, handler });
+      const command = prop(handler, 'command')?.value;
+      if (isWardenHookCommand(command, agent))
+        out.push({ event, eventList: list, group, groupHooks, handler, wrapped: !isOnlyWardenHookCommand(command, agent) });
     }
   }
   return out;
 }
 
+/** warden's own handlers on one event's list (the whole command a warden hook command), in order. */
+const wardenHandlers = (list: Node, event: string, agent: HookAgent): Found[] => hookHandlers(list, event, agent).filter((f) => !f.wrapped);
+
 /** Whether a group holds nothing but warden handlers. */
 const onlyWarden = (f: Found, agent: HookAgent) =>
-  (f.groupHooks.children ?? []).every((h) => h.type === 'object' && isWardenHookCommand(prop(h, 'command')?.value, agent));
+  (f.groupHooks.children ?? []).every((h) => h.type === 'object' && isOnlyWardenHookCommand(prop(h, 'command')?.value, agent));
 
 /** The one edit that brings `text` a step closer to the plan, or null when it is there. */
 function nextInstallEdit(text: string, plan: HookPlan, source: string): { edit: Edit; action: string } | null {
@@ -163,7 +274,10 @@ function nextInstallEdit(text: string, plan: HookPlan, source: string): { edit: 
   for (const e of events) {
     const list = eventList(hooks, e.event, source);
     if (!list) return { edit: appendEdit(text, hooks, [groupFor(plan, e)], e.event), action: `added warden's hook to ${e.event}` };
-    const found = wardenHandlers(list, e.event, plan.agent);
+    const all = hookHandlers(list, e.event, plan.agent);
+    const found = all.filter((f) => !f.wrapped);
+    // The user runs warden's hook inside a command of their own here: theirs, and enough.
+    if (!found.length && all.length) continue;
     if (!found.length)
       return {
         edit: appendEdit(text, list, groupFor(plan, e)),
@@ -175,13 +289,14 @@ function nextInstallEdit(text: string, plan: HookPlan, source: string): { edit: 
       const edit = (dup.groupHooks.children?.length ?? 0) === 1 ? removeEdit(dup.eventList, dup.group) : removeEdit(dup.groupHooks, dup.handler);
       return { edit, action: `removed a second warden hook on ${e.event}` };
     }
+    const existing = getNodeValue(first!.handler);
     if (onlyWarden(first!, plan.agent)) {
-      const want = groupFor(plan, e);
+      const want = groupFor(plan, e, existing);
       if (canonical(getNodeValue(first!.group)) !== canonical(want))
         return { edit: replaceEdit(text, first!.group, want), action: `updated an older warden hook on ${e.event}` };
     } else {
-      const want = handlerFor(plan, e);
-      if (canonical(getNodeValue(first!.handler)) !== canonical(want))
+      const want = handlerFor(plan, e, existing);
+      if (canonical(existing) !== canonical(want))
         return { edit: replaceEdit(text, first!.handler, want), action: `updated an older warden hook on ${e.event}` };
     }
   }
@@ -202,13 +317,14 @@ export function installHooks(text: string | null, plan: HookPlan, source = 'sett
       text: `${render(body, '  ', '')}\n`,
       changed: true,
       actions: [`${text === null ? 'created the file with' : 'wrote'} warden's hooks on ${events.map((e) => e.event).join(', ')}`],
+      kept: [],
     };
   }
   let current = text;
   const actions: string[] = [];
   for (let i = 0; i < MAX_STEPS; i++) {
     const step = nextInstallEdit(current, plan, source);
-    if (!step) return { text: current, changed: current !== text, actions };
+    if (!step) return { text: current, changed: current !== text, actions, kept: wrappedNotes(current, plan.agent, source, 'install') };
     current = applyEdit(current, step.edit);
     actions.push(step.action);
   }
@@ -225,7 +341,7 @@ function removalFor(root: Node, hooks: Node, f: Found): Edit {
 
 /** Remove every warden hook of this agent kind from a settings file's text. */
 export function uninstallHooks(text: string | null, agent: HookAgent, source = 'settings'): MergeResult {
-  if (text === null) return { text: '', changed: false, actions: [] };
+  if (text === null) return { text: '', changed: false, actions: [], kept: [] };
   let current = text;
   const actions: string[] = [];
   for (let i = 0; i < MAX_STEPS; i++) {
@@ -244,5 +360,5 @@ export function uninstallHooks(text: string | null, agent: HookAgent, source = '
     current = applyEdit(current, removalFor(root, hooks, found));
     actions.push(`removed warden's hook from ${found.event}`);
   }
-  return { text: current, changed: current !== text, actions };
+  return { text: current, changed: current !== text, actions, kept: wrappedNotes(current, agent, source, 'uninstall') };
 }
