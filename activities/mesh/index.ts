@@ -348,6 +348,16 @@ async function clearStaleIndexLock(place: GitPlace, dir: string, log: Logger): P
   await rm(lock, { force: true });
 }
 
+/** Remove a worktree warden made (a check's) and git's record of it; nothing is followed through a symlink. */
+async function removeWorktree(repo: string, dir: string): Promise<void> {
+  const st = await lstat(dir).catch(() => null);
+  if (st) {
+    const dirOk = st.isDirectory();
+    if (!dirOk || !(await git(repo, ['worktree', 'remove', '--force', '--force', dir])).ok) await rm(dir, { recursive: dirOk, force: true });
+  }
+  await gitOk(repo, ['worktree', 'prune']);
+}
+
 export function makeMeshActivities(log: Logger): MeshActivities {
   const mlog = log.child({ component: 'mesh' });
   return {
@@ -486,6 +496,51 @@ export function makeMeshActivities(log: Logger): MeshActivities {
       }
     },
 
+    async meshTaskCheck(input) {
+      // Never in the worker's worktree (it can change tests, scripts and runners outside its patch):
+      // a worktree warden makes from the integration head with exactly the gated patch bytes applied.
+      const repo = repoOfIntegration(input.integrationDir);
+      const cantRun = (why: string) => ({
+        exitCode: null,
+        passed: false,
+        timedOut: false,
+        outputTail: `warden could not run the check: ${why}`,
+        checkedOn: null,
+      });
+      const read = await readUntrusted(input.patchPath, MESH_PATCH_MAX_BYTES, 'the patch draft');
+      if (read.kind !== 'ok') return cantRun(read.kind === 'missing' ? 'the patch draft does not exist' : read.reason);
+      if (input.expectSha && sha(read.bytes) !== input.expectSha) return cantRun('the patch draft changed after its gates passed');
+      const pf = await patchFiles(repo, read.bytes);
+      if (!pf.ok) return cantRun('refused' in pf ? pf.refused : pf.error);
+      const marker = `WARDEN_MESH_CHECK=${input.key}`;
+      await killMarked([marker]); // a check left running by a dead worker
+      const dir = join(input.integrationDir, '..', 'checks', input.key.replace(/[^A-Za-z0-9._-]/g, '_'));
+      await removeWorktree(repo, dir);
+      const activity = currentActivity();
+      const beat = setInterval(() => activity?.heartbeat(), 1_000);
+      try {
+        const integrationHead = input.head ?? (await gitOk(await worktreePlace(repo, input.integrationDir), ['rev-parse', 'HEAD']));
+        let on: string | null = null;
+        for (const base of [integrationHead, input.diffBase]) {
+          await removeWorktree(repo, dir);
+          await gitOk(repo, ['worktree', 'add', '--detach', '-q', dir, base]);
+          const place = await worktreePlace(repo, dir);
+          if ((await git(place, ['apply', '--index', '-'], { input: read.bytes })).ok) {
+            on = base;
+            break;
+          }
+        }
+        if (on === null)
+          return cantRun(`the gated patch applies neither on the integration head ${integrationHead.slice(0, 12)} nor on ${input.diffBase.slice(0, 12)}`);
+        mlog.info({ key: input.key, dir, on }, 'task check on the integration head plus the gated patch');
+        const r = await runCheck({ command: input.command, cwd: dir, timeoutMs: input.timeoutMs, marker, env: { WARDEN_MESH_CHECK: input.key } });
+        return { ...r, checkedOn: on };
+      } finally {
+        clearInterval(beat);
+        await removeWorktree(repo, dir).catch((err: unknown) => mlog.warn({ err: String(err), dir }, 'could not remove a check worktree'));
+      }
+    },
+
     async meshApply(input) {
       // The only step that runs the user's own config and hooks: in the user's checkout, on their command.
       const current = (await git(input.repo, ['symbolic-ref', '--short', 'HEAD'])).stdout.trim();
@@ -542,7 +597,7 @@ export function makeMeshActivities(log: Logger): MeshActivities {
         worktrees.push(p);
       }
       // Directories git no longer lists (a removal interrupted between its steps), then git's records of them.
-      for (const d of ['worktrees', 'integration']) await rm(join(dir, d), { recursive: true, force: true });
+      for (const d of ['worktrees', 'integration', 'checks']) await rm(join(dir, d), { recursive: true, force: true });
       await gitOk(root, ['worktree', 'prune']);
       const refs = (await gitOk(root, ['for-each-ref', '--format=%(refname)', `refs/heads/mesh/${input.runId}/`])).split('\n').filter(Boolean);
       for (const ref of refs) await gitOk(root, ['update-ref', '-d', ref]);
