@@ -9,8 +9,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import { createHash } from 'node:crypto';
 import { constants, type Stats } from 'node:fs';
 import { appendFile, lstat, mkdir, mkdtemp, open, readdir, readFile, readlink, realpath, rename, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { dirname, join, relative, resolve } from 'node:path';
+import { homedir, tmpdir } from 'node:os';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { parseCheckpoint, type CheckpointParse } from '../../src/domain/mesh/checkpoint.js';
 import { artifactPaths } from '../../src/domain/mesh/checkpoint.js';
@@ -348,6 +348,42 @@ async function clearStaleIndexLock(place: GitPlace, dir: string, log: Logger): P
   await rm(lock, { force: true });
 }
 
+/**
+ * What `mesh apply` must not merge, as a phrase naming it, or null: a file the integration changes
+ * (since its merge base with HEAD) that is under, or is a parent of, the configured
+ * `core.hooksPath` when that lies in the work tree, or that is a config file git reads (an
+ * `include.path` into the work tree). Config is read as the user's git reads it.
+ */
+export async function hookOrConfigChanges(repo: string, head: string): Promise<string | null> {
+  const root = (await gitOk(repo, ['rev-parse', '--show-toplevel'])).trim();
+  const inTree = (abs: string): string | null => {
+    const rel = relative(root, abs);
+    return rel === '' ? '.' : rel.startsWith('..') || isAbsolute(rel) ? null : rel;
+  };
+  const guarded: Array<{ rel: string; what: string }> = [];
+  const hooks = await userGit(repo, ['config', '--get', 'core.hooksPath']);
+  const hooksPath = hooks.ok ? hooks.stdout.trim() : '';
+  if (hooksPath) {
+    const abs = hooksPath.startsWith('~/') ? join(homedir(), hooksPath.slice(2)) : resolve(root, hooksPath);
+    const rel = inTree(abs);
+    if (rel) guarded.push({ rel, what: `the hooks path (core.hooksPath=${hooksPath})` });
+  }
+  const origins = await userGit(repo, ['config', '--list', '--show-origin', '-z']);
+  if (origins.ok)
+    for (const [i, field] of origins.stdout.split('\0').entries()) {
+      if (i % 2 !== 0 || !field.startsWith('file:')) continue;
+      const rel = inTree(resolve(root, field.slice('file:'.length)));
+      if (rel && rel !== '.' && !rel.split('/').includes('.git') && !guarded.some((g) => g.rel === rel))
+        guarded.push({ rel, what: 'a git config file in the work tree' });
+    }
+  if (guarded.length === 0) return null;
+  const base = (await gitOk(repo, ['merge-base', 'HEAD', head])).trim();
+  const changed = (await gitOk(repo, ['diff', '--name-only', '-z', '--no-renames', base, head])).split('\0').filter(Boolean);
+  for (const f of changed)
+    for (const g of guarded) if (g.rel === '.' || f === g.rel || f.startsWith(`${g.rel}/`) || g.rel.startsWith(`${f}/`)) return `${f} (${g.what})`;
+  return null;
+}
+
 /** Remove a worktree warden made (a check's) and git's record of it; nothing is followed through a symlink. */
 async function removeWorktree(repo: string, dir: string): Promise<void> {
   const st = await lstat(dir).catch(() => null);
@@ -552,6 +588,15 @@ export function makeMeshActivities(log: Logger): MeshActivities {
       const head = await gitOk(input.repo, ['rev-parse', input.integrationBranch]);
       if ((await git(input.repo, ['merge-base', '--is-ancestor', head, 'HEAD'])).ok)
         return { commit: await gitOk(input.repo, ['rev-parse', 'HEAD']), branch: current };
+      // The merge runs the hooks (and reads the config) in the checkout: never ones the run's patches
+      // wrote. An integration that changes a file under core.hooksPath, or a config file that lies in
+      // the work tree (an include.path), is refused before anything changes.
+      const touched = await hookOrConfigChanges(input.repo, head);
+      if (touched)
+        throw ApplicationFailure.nonRetryable(
+          `${input.integrationBranch} changes ${touched}, whose hooks or config would run in your checkout at the merge; not merged, nothing changed. Review the change and merge ${input.integrationBranch} yourself if you trust it`,
+          'MeshApplyError',
+        );
       const merge = await userGit(input.repo, [
         '-c',
         'user.name=warden-mesh',
