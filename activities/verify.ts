@@ -16,7 +16,7 @@ import { matchesProtect, parseNameStatusZ, protectedChanges, withUntracked } fro
 import { MAX_PROTECTED_CHANGES } from '../src/domain/contract/limits.js';
 import { VERIFY_OUTPUT_TAIL_BYTES, utf8Bytes } from '../src/domain/contract/limits.js';
 import { subprocessEnv } from '../src/config/worker.js';
-import { killMarked, runInGroup } from './process-group.js';
+import { checkContainment, killMarked, runInGroup } from './process-group.js';
 import { agentDirs } from './turn.js';
 import { git as hardenedGit } from './mesh/git.js';
 
@@ -128,6 +128,8 @@ export interface CheckInput {
   /** `NAME=value` in the command's environment, by which leftovers of a dead attempt are found. */
   marker: string;
   env: Record<string, string>;
+  /** `auto` (the default): the best this host offers (process-group.ts checkContainment); `track`: the /proc fallback only. */
+  containment?: 'auto' | 'track';
 }
 
 export interface CheckOutput {
@@ -138,10 +140,13 @@ export interface CheckOutput {
 }
 
 /**
- * Run a check command the way every check runs (a done-claim's `verify`, the mesh's gate V): its
- * own process group, killed as a group (SIGTERM, then SIGKILL) at its timeout or when the
- * activity is cancelled; stdout and stderr interleaved, the tail kept within the byte budget.
- * Passes only on exit 0 within the time.
+ * Run a check command the way every check runs (a done-claim's `verify`, the mesh's gate V and task
+ * checks): its own process group, killed as a group (SIGTERM, then SIGKILL) at its timeout or when
+ * the activity is cancelled, and contained (process-group.ts checkContainment): in its own PID
+ * namespace where the host allows one, else with its descendants tracked through /proc, so that
+ * nothing it started outlives it, not even a process that left its group and session (`setsid`).
+ * stdout and stderr interleaved, the tail kept within the byte budget. Passes only on exit 0 within
+ * the time.
  */
 export async function runCheck(input: CheckInput): Promise<CheckOutput> {
   const ctx = currentActivity();
@@ -154,11 +159,16 @@ export async function runCheck(input: CheckInput): Promise<CheckOutput> {
   const cancel = () => abort.abort();
   ctx?.cancellationSignal.addEventListener('abort', cancel, { once: true });
   try {
+    const contain = input.containment === 'track' ? ({ kind: 'track' } as const) : await checkContainment();
+    // In a PID namespace the first process is its init, which ignores a SIGTERM it has no handler
+    // for: the command runs as its child, so that the timeout's SIGTERM ends it as anywhere else.
+    const [file, ...args] =
+      contain.kind === 'pid-namespace' ? [...contain.prefix, 'sh', '-c', 'sh -c "$1"; exit $?', 'sh', input.command] : ['sh', '-c', input.command];
     const r = await runInGroup(
-      'sh',
-      ['-c', input.command],
+      file!,
+      args,
       { cwd: input.cwd, all: true, stdin: 'ignore', env: subprocessEnv(input.env), maxBuffer: 64 * 1024 * 1024 },
-      { signal: abort.signal, killGraceMs: KILL_GRACE_MS, marker: input.marker },
+      { signal: abort.signal, killGraceMs: KILL_GRACE_MS, marker: input.marker, track: true },
     );
     const exitCode = typeof r.exitCode === 'number' ? r.exitCode : null;
     const all = typeof r.all === 'string' ? r.all : `${String(r.stdout ?? '')}${String(r.stderr ?? '')}`;

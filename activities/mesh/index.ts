@@ -9,8 +9,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import { createHash } from 'node:crypto';
 import { constants, type Stats } from 'node:fs';
 import { appendFile, lstat, mkdir, mkdtemp, open, readdir, readFile, readlink, realpath, rename, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { dirname, join, relative, resolve } from 'node:path';
+import { homedir, tmpdir } from 'node:os';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { parseCheckpoint, type CheckpointParse } from '../../src/domain/mesh/checkpoint.js';
 import { artifactPaths } from '../../src/domain/mesh/checkpoint.js';
@@ -348,6 +348,52 @@ async function clearStaleIndexLock(place: GitPlace, dir: string, log: Logger): P
   await rm(lock, { force: true });
 }
 
+/**
+ * What `mesh apply` must not merge, as a phrase naming it, or null: a file the integration changes
+ * (since its merge base with HEAD) that is under, or is a parent of, the configured
+ * `core.hooksPath` when that lies in the work tree, or that is a config file git reads (an
+ * `include.path` into the work tree). Config is read as the user's git reads it.
+ */
+export async function hookOrConfigChanges(repo: string, head: string): Promise<string | null> {
+  const root = (await gitOk(repo, ['rev-parse', '--show-toplevel'])).trim();
+  const inTree = (abs: string): string | null => {
+    const rel = relative(root, abs);
+    return rel === '' ? '.' : rel.startsWith('..') || isAbsolute(rel) ? null : rel;
+  };
+  const guarded: Array<{ rel: string; what: string }> = [];
+  const hooks = await userGit(repo, ['config', '--get', 'core.hooksPath']);
+  const hooksPath = hooks.ok ? hooks.stdout.trim() : '';
+  if (hooksPath) {
+    const abs = hooksPath.startsWith('~/') ? join(homedir(), hooksPath.slice(2)) : resolve(root, hooksPath);
+    const rel = inTree(abs);
+    if (rel) guarded.push({ rel, what: `the hooks path (core.hooksPath=${hooksPath})` });
+  }
+  const origins = await userGit(repo, ['config', '--list', '--show-origin', '-z']);
+  if (origins.ok)
+    for (const [i, field] of origins.stdout.split('\0').entries()) {
+      if (i % 2 !== 0 || !field.startsWith('file:')) continue;
+      const rel = inTree(resolve(root, field.slice('file:'.length)));
+      if (rel && rel !== '.' && !rel.split('/').includes('.git') && !guarded.some((g) => g.rel === rel))
+        guarded.push({ rel, what: 'a git config file in the work tree' });
+    }
+  if (guarded.length === 0) return null;
+  const base = (await gitOk(repo, ['merge-base', 'HEAD', head])).trim();
+  const changed = (await gitOk(repo, ['diff', '--name-only', '-z', '--no-renames', base, head])).split('\0').filter(Boolean);
+  for (const f of changed)
+    for (const g of guarded) if (g.rel === '.' || f === g.rel || f.startsWith(`${g.rel}/`) || g.rel.startsWith(`${f}/`)) return `${f} (${g.what})`;
+  return null;
+}
+
+/** Remove a worktree warden made (a check's) and git's record of it; nothing is followed through a symlink. */
+async function removeWorktree(repo: string, dir: string): Promise<void> {
+  const st = await lstat(dir).catch(() => null);
+  if (st) {
+    const dirOk = st.isDirectory();
+    if (!dirOk || !(await git(repo, ['worktree', 'remove', '--force', '--force', dir])).ok) await rm(dir, { recursive: dirOk, force: true });
+  }
+  await gitOk(repo, ['worktree', 'prune']);
+}
+
 export function makeMeshActivities(log: Logger): MeshActivities {
   const mlog = log.child({ component: 'mesh' });
   return {
@@ -486,6 +532,51 @@ export function makeMeshActivities(log: Logger): MeshActivities {
       }
     },
 
+    async meshTaskCheck(input) {
+      // Never in the worker's worktree (it can change tests, scripts and runners outside its patch):
+      // a worktree warden makes from the integration head with exactly the gated patch bytes applied.
+      const repo = repoOfIntegration(input.integrationDir);
+      const cantRun = (why: string) => ({
+        exitCode: null,
+        passed: false,
+        timedOut: false,
+        outputTail: `warden could not run the check: ${why}`,
+        checkedOn: null,
+      });
+      const read = await readUntrusted(input.patchPath, MESH_PATCH_MAX_BYTES, 'the patch draft');
+      if (read.kind !== 'ok') return cantRun(read.kind === 'missing' ? 'the patch draft does not exist' : read.reason);
+      if (input.expectSha && sha(read.bytes) !== input.expectSha) return cantRun('the patch draft changed after its gates passed');
+      const pf = await patchFiles(repo, read.bytes);
+      if (!pf.ok) return cantRun('refused' in pf ? pf.refused : pf.error);
+      const marker = `WARDEN_MESH_CHECK=${input.key}`;
+      await killMarked([marker]); // a check left running by a dead worker
+      const dir = join(input.integrationDir, '..', 'checks', input.key.replace(/[^A-Za-z0-9._-]/g, '_'));
+      await removeWorktree(repo, dir);
+      const activity = currentActivity();
+      const beat = setInterval(() => activity?.heartbeat(), 1_000);
+      try {
+        const integrationHead = input.head ?? (await gitOk(await worktreePlace(repo, input.integrationDir), ['rev-parse', 'HEAD']));
+        let on: string | null = null;
+        for (const base of [integrationHead, input.diffBase]) {
+          await removeWorktree(repo, dir);
+          await gitOk(repo, ['worktree', 'add', '--detach', '-q', dir, base]);
+          const place = await worktreePlace(repo, dir);
+          if ((await git(place, ['apply', '--index', '-'], { input: read.bytes })).ok) {
+            on = base;
+            break;
+          }
+        }
+        if (on === null)
+          return cantRun(`the gated patch applies neither on the integration head ${integrationHead.slice(0, 12)} nor on ${input.diffBase.slice(0, 12)}`);
+        mlog.info({ key: input.key, dir, on }, 'task check on the integration head plus the gated patch');
+        const r = await runCheck({ command: input.command, cwd: dir, timeoutMs: input.timeoutMs, marker, env: { WARDEN_MESH_CHECK: input.key } });
+        return { ...r, checkedOn: on };
+      } finally {
+        clearInterval(beat);
+        await removeWorktree(repo, dir).catch((err: unknown) => mlog.warn({ err: String(err), dir }, 'could not remove a check worktree'));
+      }
+    },
+
     async meshApply(input) {
       // The only step that runs the user's own config and hooks: in the user's checkout, on their command.
       const current = (await git(input.repo, ['symbolic-ref', '--short', 'HEAD'])).stdout.trim();
@@ -497,6 +588,15 @@ export function makeMeshActivities(log: Logger): MeshActivities {
       const head = await gitOk(input.repo, ['rev-parse', input.integrationBranch]);
       if ((await git(input.repo, ['merge-base', '--is-ancestor', head, 'HEAD'])).ok)
         return { commit: await gitOk(input.repo, ['rev-parse', 'HEAD']), branch: current };
+      // The merge runs the hooks (and reads the config) in the checkout: never ones the run's patches
+      // wrote. An integration that changes a file under core.hooksPath, or a config file that lies in
+      // the work tree (an include.path), is refused before anything changes.
+      const touched = await hookOrConfigChanges(input.repo, head);
+      if (touched)
+        throw ApplicationFailure.nonRetryable(
+          `${input.integrationBranch} changes ${touched}, whose hooks or config would run in your checkout at the merge; not merged, nothing changed. Review the change and merge ${input.integrationBranch} yourself if you trust it`,
+          'MeshApplyError',
+        );
       const merge = await userGit(input.repo, [
         '-c',
         'user.name=warden-mesh',
@@ -542,7 +642,7 @@ export function makeMeshActivities(log: Logger): MeshActivities {
         worktrees.push(p);
       }
       // Directories git no longer lists (a removal interrupted between its steps), then git's records of them.
-      for (const d of ['worktrees', 'integration']) await rm(join(dir, d), { recursive: true, force: true });
+      for (const d of ['worktrees', 'integration', 'checks']) await rm(join(dir, d), { recursive: true, force: true });
       await gitOk(root, ['worktree', 'prune']);
       const refs = (await gitOk(root, ['for-each-ref', '--format=%(refname)', `refs/heads/mesh/${input.runId}/`])).split('\n').filter(Boolean);
       for (const ref of refs) await gitOk(root, ['update-ref', '-d', ref]);

@@ -65,7 +65,12 @@ export async function applyMesh(w: WardenClient, runId: string): Promise<{ commi
   try {
     return await handle.executeUpdate(meshApplyUpdate, { args: [] });
   } catch (err) {
-    if (err instanceof WorkflowUpdateFailedError) throw new MeshApplyRefusedError((err.cause as Error | undefined)?.message ?? err.message);
+    if (err instanceof WorkflowUpdateFailedError) {
+      // The innermost cause: an activity's refusal (MeshApplyError) arrives wrapped in "Activity task failed".
+      let cause: unknown = err.cause;
+      while (cause instanceof Error && cause.cause instanceof Error) cause = cause.cause;
+      throw new MeshApplyRefusedError(cause instanceof Error ? cause.message : err.message);
+    }
     if (notFound(err)) {
       const d = await handle.describe().catch(() => null);
       if (!d) throw new MeshNotFoundError(runId);

@@ -34,3 +34,17 @@ export function cmdline(pid: number): string[] {
     return [];
   }
 }
+
+/** Running processes whose command line contains `needle` (e.g. a unique tag in a daemon's script). */
+export function processesWithArg(needle: string): number[] {
+  const pids: number[] = [];
+  for (const e of readdirSync('/proc')) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      if (readFileSync(`/proc/${e}/cmdline`, 'utf8').includes(needle) && running(Number(e))) pids.push(Number(e));
+    } catch {
+      /* gone or not readable */
+    }
+  }
+  return pids;
+}

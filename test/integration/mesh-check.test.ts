@@ -1,6 +1,8 @@
 /**
- * A task's own definition of done: its `verify` command runs in the attempt's worktree on the
- * gated patch, before integration. A failing check keeps the patch out, sends the worker a
+ * A task's own definition of done: its `verify` command runs on the gated patch, before
+ * integration, in a worktree warden makes from the integration head plus exactly the gated patch
+ * bytes (a worker that rigs the test runner in its own worktree, outside its patch, gains nothing),
+ * and nothing the check starts outlives it. A failing check keeps the patch out, sends the worker a
  * `[VERIFY]` steer with the command and its output, and waits for a new patch; the fixed patch is
  * checked again and integrated. A task whose check keeps failing fails with gate V after the
  * bound (the `checkAttempts` tunable), its check's output in the status and on the dashboard.
@@ -10,10 +12,11 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { startMesh, waitForMesh } from '../../src/client/mesh.js';
+import { applyMesh, startMesh, waitForMesh } from '../../src/client/mesh.js';
 import { git, gitRepo, integrated, meshInput, steersTo, wardenCli } from '../helpers/mesh.js';
 import { recordHistory } from '../helpers/histories.js';
 import { useStack } from '../helpers/stack.js';
+import { processesWithArg as withArg } from '../helpers/procs.js';
 
 process.env.WARDEN_HOME = mkdtempSync(join(tmpdir(), 'warden-home-'));
 
@@ -79,6 +82,51 @@ describe('mesh task checks', () => {
     await handle.signal('cancel', { reason: 'test over' });
     await handle.result();
     await recordHistory(stack.server.address, handle, process.env.WARDEN_HISTORY_NAME ?? 'mesh-task-check');
+  });
+
+  test("the check runs on the integration head plus the gated patch, not in the worker's worktree; nothing it starts outlives it", async () => {
+    // Task 1's patch (a.txt, within its scope) is wrong; in its own worktree the worker also makes
+    // the test runner pass, outside its patch. Task 2's check leaves a daemon in a session of its own.
+    const repo = gitRepo({ 'a.txt': 'a\n', 'b.txt': 'b\n', 'check.sh': 'echo "a.txt says: $(cat a.txt)"; grep -qx right a.txt\n' });
+    const tag = `warden-check-daemon-${process.pid}-${Date.now()}`;
+    const tasks = [
+      { title: 'Fix a.txt {edit a.txt:1:wrong} {unpatched check.sh:1:exit 0}', slug: 'rigged', scope: ['a.txt'], verify: 'sh check.sh' },
+      {
+        title: 'Change b.txt {edit b.txt:1:B}',
+        slug: 'daemon',
+        scope: ['b.txt'],
+        verify: `setsid env -i sh -c 'while sleep 1; do :; done # ${tag}' >/dev/null 2>&1 & echo started`,
+      },
+    ];
+    await startMesh(stack.warden, meshInput('vhead', repo, tasks, { cap: 2, checkAttempts: 1 }));
+    const done = await waitForMesh(stack.warden, 'vhead', (s) => s.phase !== 'running' && s.phase !== 'setting-up', 150_000);
+    const log = done.log.map((e) => e.text);
+    expect(done.phase, log.slice(-30).join('\n')).toBe('ready');
+    // Both at once: where each check ran, and what its processes left.
+    expect({
+      tasks: done.tasks.map((t) => [t.task.slug, t.state, t.failedGate ?? null]),
+      daemons: withArg(tag),
+    }).toEqual({
+      tasks: [
+        ['rigged', 'failed', 'V'],
+        ['daemon', 'integrated', null],
+      ],
+      daemons: [],
+    });
+    const [rigged, daemon] = done.tasks;
+    // The worker's own worktree passes its rigged runner; warden's check ran the committed one on the patch.
+    expect(readFileSync(join(rigged!.attempts[0]!.worktree, 'check.sh'), 'utf8')).toBe('exit 0\n');
+    expect(rigged!.attempts[0]!.check).toMatchObject({ command: 'sh check.sh', passed: false, exitCode: 1 });
+    expect(rigged!.attempts[0]!.check!.outputTail).toContain('a.txt says: wrong');
+    expect(daemon!.attempts[0]!.check).toMatchObject({ passed: true, exitCode: 0, outputTail: 'started' });
+    expect(integrated(repo, 'vhead')).toEqual(['mesh vhead: task 2 daemon (attempt 1)']);
+    // The check worktrees are gone once each check ended.
+    expect(git(repo, 'worktree', 'list')).not.toContain('/checks/');
+
+    await applyMesh(stack.warden, 'vhead');
+    expect(readFileSync(join(repo, 'b.txt'), 'utf8')).toBe('B\n');
+    expect(readFileSync(join(repo, 'a.txt'), 'utf8')).toBe('a\n');
+    expect(withArg(tag)).toEqual([]);
   });
 
   test('a cancel during a slow check cancels it: its process group is killed, nothing is integrated', async () => {

@@ -77,7 +77,7 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 }
 
 describe('mesh against hostile workers', () => {
-  test('a hook the patch adds (core.hooksPath in the tree) never runs in warden; the user branch is untouched until apply', async () => {
+  test('a hook the patch adds (core.hooksPath in the tree) never runs; apply refuses to merge a change to the hooks path, changing nothing', async () => {
     const m = markerDir();
     const repo = gitRepo({ 'a.txt': 'a\n' });
     git(repo, 'config', 'core.hooksPath', '.githooks');
@@ -85,13 +85,21 @@ describe('mesh against hostile workers', () => {
     const s = await runToEnd('hook', repo, [{ title: `Hook {probe hook-in-patch} {marker ${m}} {edit a.txt:A}`, slug: 'hook' }]);
     expect(s.phase).toBe('ready');
     expect(reasons(s)).toEqual([['hook', 'integrated', null]]);
-    expect(git(repo, 'show', 'mesh/hook/integration:.githooks/pre-commit')).toContain('hook-in-patch.ran');
+    expect(git(repo, 'show', 'mesh/hook/integration:.githooks/pre-merge-commit')).toContain('hook-in-patch-pre-merge-commit.ran');
     expect(ran(m)).toEqual([]);
     untouched(repo, base, { 'a.txt': 'a\n' });
-    // apply merges it (the merge runs no pre-commit hook); still nothing ran.
-    await applyMesh(stack.warden, 'hook');
-    expect(readFileSync(join(repo, 'a.txt'), 'utf8')).toBe('A\n');
+    // The merge would run the patch's pre-merge-commit, commit-msg and post-merge in the checkout: refused.
+    const refused = await applyMesh(stack.warden, 'hook').then(
+      () => null,
+      (err: unknown) => String(err instanceof Error ? err.message : err),
+    );
     expect(ran(m)).toEqual([]);
+    expect(refused).toContain('mesh/hook/integration changes .githooks/commit-msg (the hooks path (core.hooksPath=.githooks))');
+    expect(refused).toContain('not merged, nothing changed');
+    untouched(repo, base, { 'a.txt': 'a\n' });
+    expect(existsSync(join(repo, '.githooks'))).toBe(false);
+    expect((await meshStatus(stack.warden, 'hook')).phase).toBe('ready');
+    await cancelMesh(stack.warden, 'hook', 'test over');
   });
 
   test("the user's own hooks run only at mesh apply, in the user's checkout, without the worker's secrets", async () => {

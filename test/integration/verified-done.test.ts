@@ -11,6 +11,8 @@
  * 4. `npm test` as the check and `test/**` protected: a test whose expected value was rewritten
  *    passes `npm test` but is no verified done; the code fixed and a new test file added, it is. A
  *    protected package.json whose test script became `exit 0` is no verified done either.
+ * 5. A verify command that starts a daemon in a session of its own with an empty environment
+ *    (`setsid env -i …&`) and exits: once the check is over, the daemon is gone (the check is contained).
  */
 import { execaSync } from 'execa';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
@@ -18,8 +20,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, test } from 'vitest';
 import { finalStatus, waitForStatus } from '../helpers/agents.js';
-import { processesWithEnv } from '../helpers/procs.js';
 import { recordHistory } from '../helpers/histories.js';
+import { processesWithArg, processesWithEnv } from '../helpers/procs.js';
 import { eventually, useWorkerProcesses } from '../helpers/stack.js';
 
 const stack = useWorkerProcesses();
@@ -261,4 +263,19 @@ test('a stop during the check cancels it: its process group is killed and the ag
   expect(final.state).toBe('done');
   expect(final.lastVerification).toMatchObject({ passed: false, skipped: 'cancelled: the agent became cancelling' });
   await eventually(async () => processesWithEnv(`WARDEN_VERIFY_AGENT=${agentId}`).length === 0, { timeoutMs: 60_000, what: 'the verify command to be killed' });
+}, 300_000);
+
+test('a verify command that leaves a daemon in a session of its own (setsid, env -i): nothing is left after the check', async () => {
+  worker ??= stack.spawnWorker();
+  const dir = repo();
+  const agentId = 'verify-daemon';
+  const tag = `warden-verify-daemon-${process.pid}-${Date.now()}`;
+  const command = `setsid env -i sh -c 'while sleep 1; do :; done # ${tag}' >/dev/null 2>&1 & echo checked`;
+  await stack.warden.start({ agentId, task: 'Fix the build.', verify: { command, cwd: dir } });
+  await stack.warden.reportTurn(agentId, { id: 't1', text: 'Done.', done: true });
+  const final = await finalStatus(stack.warden.handle(agentId));
+  const left = processesWithArg(tag);
+  for (const p of left) process.kill(p, 'SIGKILL'); // never leave it to the next test
+  expect(final).toMatchObject({ state: 'done', lastVerification: { command, passed: true, exitCode: 0 } });
+  expect(left).toEqual([]);
 }, 300_000);

@@ -35,6 +35,8 @@ export type PatchId =
   | 'mesh-task-check'
   /** Any change to a protected file (not only a deletion or lost assertions) fails a done-claim (src/domain/agent/verification.ts). */
   | 'protect-any-change'
+  /** A mesh task's check runs in a worktree warden makes from the integration head plus the gated patch (meshTaskCheck), not in the worker's (workflows/mesh/check.ts). */
+  | 'mesh-check-on-integration'
   /** A mesh attempt with no real change in its patch draft by the first edit target is restarted (src/domain/mesh/rules.ts, asked when it would fire). */
   | 'mesh-first-edit-target'
   /** A mesh with a hedge budget over 1 keeps an attempt that misses the ack SLA or stalls and starts a hedge beside it (workflows/mesh/tick.ts). */

@@ -93,6 +93,32 @@ export interface ValidateOutput {
   output: string;
 }
 
+/**
+ * A task's check on a gated patch: in a worktree warden makes for it (never the worker's), from the
+ * integration head plus exactly the gated patch bytes (`expectSha`), removed afterwards.
+ */
+export interface TaskCheckInput {
+  integrationDir: string;
+  patchPath: string;
+  /** The sha of the draft whose gates passed: a draft changed since is not checked (the check fails). */
+  expectSha: string | null;
+  /** The integration head the workflow recorded; when the patch does not apply there, `diffBase` (the commit the worker started from). */
+  head: string | null;
+  diffBase: string;
+  /** The attempt (`<run>.<slug>.a<n>`): names the check's worktree and marks its processes. */
+  key: string;
+  command: string;
+  timeoutMs: number;
+}
+export interface TaskCheckOutput {
+  exitCode: number | null;
+  passed: boolean;
+  timedOut: boolean;
+  outputTail: string;
+  /** The commit the patch was applied on for the check (null: the check could not run). */
+  checkedOn: string | null;
+}
+
 export interface ApplyInput {
   repo: string;
   runId: string;
@@ -129,6 +155,7 @@ export interface MeshActivities {
   meshObserve(input: { targets: ObserveTarget[] }): Promise<ObserveResult[]>;
   meshIntegrate(input: IntegrateInput): Promise<IntegrateOutput>;
   meshValidate(input: ValidateInput): Promise<ValidateOutput>;
+  meshTaskCheck(input: TaskCheckInput): Promise<TaskCheckOutput>;
   meshApply(input: ApplyInput): Promise<{ commit: string; branch: string }>;
   meshCleanup(input: CleanupInput): Promise<CleanupOutput>;
   meshRemoveAttempt(input: RemoveAttemptInput): Promise<RemoveAttemptOutput>;

@@ -1,12 +1,14 @@
 /**
  * A task's own check (its `verify` command, src/domain/mesh/config.ts TaskCheck), pure: when it is
- * due, what the verifyDone activity is asked, and what its result means. It runs on an attempt
- * whose patch passed the other gates, in the attempt's worktree, before integration. A pass lets
+ * due, what the meshTaskCheck activity is asked, and what its result means. It runs on an attempt
+ * whose patch passed the other gates, before integration, on the integration head plus exactly the
+ * gated patch bytes in a worktree warden makes (never the worker's own worktree). A pass lets
  * the patch go on to integration; a failure sends the worker a `[VERIFY]` steer with the command and
  * its output and waits for a new patch; after `checkAttempts` failures (over all attempts) the task
  * fails with gate V.
  */
 import type { VerifyInput, VerifyOutput } from '../contract/activity-types.js';
+import type { TaskCheckInput } from './activity-types.js';
 import { VERIFY_WHISPER_TAIL_CHARS } from '../contract/limits.js';
 import type { Tunables } from './config.js';
 import type { Attempt, TaskRecord } from './state.js';
@@ -23,7 +25,25 @@ export function checkDue(r: TaskRecord, a: Attempt): boolean {
   return !(a.check?.passed && a.check.sha === checkedSha(a));
 }
 
-/** The verifyDone input: the command in the attempt's worktree, no protected paths. */
+/**
+ * The meshTaskCheck input: the command on the integration head plus the gated patch bytes, in a
+ * worktree warden makes for the check (the attempt's own worktree is the worker's to change).
+ */
+export function taskCheckInput(r: TaskRecord, a: Attempt, integrationDir: string, head: string | null): TaskCheckInput {
+  const c = r.task.check!;
+  return {
+    integrationDir,
+    patchPath: a.patchPath,
+    expectSha: checkedSha(a),
+    head,
+    diffBase: a.diffBase,
+    key: a.agentId,
+    command: c.command,
+    timeoutMs: c.timeoutMs,
+  };
+}
+
+/** The verifyDone input (runs recorded before `mesh-check-on-integration`): the command in the attempt's worktree, no protected paths. */
 export function checkInput(r: TaskRecord, a: Attempt): VerifyInput {
   const c = r.task.check!;
   // Its own marker: never the agent's own done-claim checks.
