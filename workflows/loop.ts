@@ -12,6 +12,8 @@ import { finishStop } from '../src/domain/agent/controls.js';
 import { enforceBudgets } from '../src/domain/agent/rails.js';
 import { afterWatch, declareOrphaned, humanWake, nextStep, startDriven, watchPlan, watchWake, type HistoryInfo } from '../src/domain/agent/next-step.js';
 import { endIfSessionGone, withSessionEnd } from '../src/domain/agent/session-end.js';
+import { expireHold } from '../src/domain/agent/held.js';
+import { holdDeadline } from '../src/domain/agent/hold-state.js';
 import { applyEvaluation, evaluationFailed, startEvaluation, type StartedEvaluation } from '../src/domain/agent/supervision.js';
 import { isTerminal } from '../src/domain/contract/states.js';
 import type { AgentSpecInput } from '../src/domain/contract/schemas.js';
@@ -71,8 +73,16 @@ export async function runLoop(ctx: AgentContext, shell: Shell, specInput: AgentS
         if (enforceBudgets(ctx)) continue; // hard ceilings, before every turn
         await runDrivenTurn(ctx, shell);
         continue;
-      case 'await-human':
-        await condition(() => humanWake(ctx, history()));
+      case 'await-human': {
+        // A bounded hold (held.ts) wakes the wait at its deadline; nothing else sets a timer here.
+        const holdAt = holdDeadline(ctx.core);
+        const wake = () => humanWake(ctx, history(), holdAt);
+        if (holdAt === null) await condition(wake);
+        else await condition(wake, Math.max(1, holdAt - ctx.ports.now()));
+        continue;
+      }
+      case 'hold-expired':
+        expireHold(ctx);
         continue;
       case 'watch': {
         // An ended session's deadline (session-end.ts) shortens the wait; none unless a session ended.

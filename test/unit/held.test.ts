@@ -1,7 +1,7 @@
 /**
  * Held by the system (src/domain/agent/held.ts): a `block` signal makes a running agent `blocked`
  * with the caller's reason (a mesh holding a worker until its rebase turn). While held a driven
- * agent runs no turn and nothing is evaluated; a steer (the rebase request) or a `block` end runs
+ * agent runs no turn, so nothing is evaluated; a steer (the rebase request) or a `block` end runs
  * it again; a stop ends it as from any live state. Together with a rate-limit backoff or a wait on
  * children, it stays blocked until every wait is over.
  */
@@ -17,7 +17,9 @@ import { SIGNAL_SCHEMAS } from '../../src/domain/contract/schemas.js';
 import { transition, type AgentEvent, type AgentState } from '../../src/domain/contract/states.js';
 import { testAgent } from '../helpers/core.js';
 
-const driven = { driver: { kind: 'scripted' as const, turns: [{ text: 'x' }] } };
+const TOKEN = 'the-holders-token-0123456789';
+/** A driven agent its holder (a mesh) may hold: started with the holder's token. */
+const driven = { driver: { kind: 'scripted' as const, turns: [{ text: 'x' }] }, safety: { holdToken: TOKEN } };
 const calm = { historyLength: 10, continueAsNewSuggested: false };
 const REASON = 'waiting for its rebase turn (mesh m1 task 2): the mesh waits for a human (conflict budget spent (0))';
 
@@ -49,7 +51,7 @@ describe('the table rows a hold uses', () => {
 describe('a block signal', () => {
   it('makes a running driven agent blocked with the reason: no turn, no evaluation, no idle count', () => {
     const a = running();
-    signal(a, 'block', { reason: REASON });
+    signal(a, 'block', { token: TOKEN, reason: REASON });
     expect(a.core.s).toMatchObject({ state: 'blocked', stateReason: REASON, heldBy: REASON });
     expect(a.core.s.transitions.at(-1)).toMatchObject({ from: 'running', to: 'blocked', event: 'block', cause: REASON });
     expect(nextStep(a, calm)).toEqual({ kind: 'await-human' });
@@ -59,17 +61,18 @@ describe('a block signal', () => {
   });
 
   it('an external (reported) agent held: the idle watchdog is not armed', () => {
-    const a = testAgent({ supervisor: { idleAfterMs: 60_000 } });
+    const a = testAgent({ supervisor: { idleAfterMs: 60_000 }, safety: { holdToken: TOKEN } });
     a.core.s.state = 'running';
     expect(watchPlan(a.core, a.clock.now)).toMatchObject({ kind: 'wait', armed: true });
-    signal(a, 'block', { reason: REASON });
+    signal(a, 'block', { token: TOKEN, reason: REASON });
     expect(a.core.s.state).toBe('blocked');
-    expect(watchPlan(a.core, a.clock.now)).toEqual({ kind: 'wait', timeoutMs: undefined, armed: false });
+    // The hold's bound is the one deadline left (safety.maxHeldMs, 4 h by default).
+    expect(watchPlan(a.core, a.clock.now)).toEqual({ kind: 'wait', timeoutMs: 14_400_000, armed: false, holdAt: a.clock.now + 14_400_000 });
   });
 
   it('a steer (the rebase request) ends it: running with the new input, silence counted from now', () => {
     const a = running();
-    signal(a, 'block', { reason: REASON });
+    signal(a, 'block', { token: TOKEN, reason: REASON });
     a.clock.advance(600_000);
     signal(a, 'steer', { text: 'Your patch did not apply cleanly. Please rebase.' });
     expect(a.core.s).toMatchObject({ state: 'running', stateReason: `steered while blocked (${REASON}): it runs with the new input` });
@@ -81,18 +84,18 @@ describe('a block signal', () => {
 
   it('a block end ends it; an end with nothing held is refused with the reason', () => {
     const a = running();
-    signal(a, 'block', { phase: 'end', reason: 'nothing' });
+    signal(a, 'block', { token: TOKEN, phase: 'end', reason: 'nothing' });
     expect(a.core.s.state).toBe('running');
     expect(a.core.s.refused.at(-1)).toMatchObject({ what: 'block', reason: 'end of a block, but nothing holds the agent (it is running)' });
-    signal(a, 'block', { reason: REASON });
-    signal(a, 'block', { phase: 'end', reason: 'the mesh was resumed' });
+    signal(a, 'block', { token: TOKEN, reason: REASON });
+    signal(a, 'block', { token: TOKEN, phase: 'end', reason: 'the mesh was resumed' });
     expect(a.core.s).toMatchObject({ state: 'running', stateReason: 'its wait ended: the mesh was resumed' });
     expect(a.core.s.heldBy).toBeUndefined();
   });
 
   it('a stop (the mesh closed the attempt) drains it from blocked: it ends normally', () => {
     const a = running();
-    signal(a, 'block', { reason: REASON });
+    signal(a, 'block', { token: TOKEN, reason: REASON });
     signal(a, 'stop', { reason: 'mesh m1: task failed', drainTimeoutMs: 0 });
     expect(a.core.s.state).toBe('cancelling');
     expect(nextStep(a, calm)).toEqual({ kind: 'finish-stop' });
@@ -102,7 +105,7 @@ describe('a block signal', () => {
     for (const st of ['paused-by-user', 'awaiting-input', 'done'] as const) {
       const a = testAgent(driven);
       a.core.s.state = st;
-      signal(a, 'block', { reason: REASON });
+      signal(a, 'block', { token: TOKEN, reason: REASON });
       expect(a.core.s.state).toBe(st);
       expect(a.core.s.heldBy).toBeUndefined();
       expect(a.core.s.refused.at(-1)).toMatchObject({ what: 'block' });
@@ -124,12 +127,12 @@ describe('a block signal', () => {
 
   it('a human interrupt or resume takes over from the hold', () => {
     const a = running();
-    signal(a, 'block', { reason: REASON });
+    signal(a, 'block', { token: TOKEN, reason: REASON });
     signal(a, 'interrupt', { reason: 'let me look' });
     expect(a.core.s).toMatchObject({ state: 'awaiting-input', awaitingCause: 'interrupt' });
     expect(a.core.s.heldBy).toBeUndefined();
     const b = running();
-    signal(b, 'block', { reason: REASON });
+    signal(b, 'block', { token: TOKEN, reason: REASON });
     signal(b, 'pause', { reason: 'lunch' });
     expect(b.core.s.state).toBe('paused-by-user');
     signal(b, 'resume', {});
@@ -139,7 +142,7 @@ describe('a block signal', () => {
 
   it('is carried across continue-as-new', () => {
     const a = running();
-    signal(a, 'block', { reason: REASON });
+    signal(a, 'block', { token: TOKEN, reason: REASON });
     const b = testAgent(driven, { carried: structuredClone(a.core.s) });
     expect(b.core.s).toMatchObject({ state: 'blocked', heldBy: REASON });
     expect(nextStep(b, calm)).toEqual({ kind: 'await-human' });
@@ -153,7 +156,7 @@ describe('a hold on top of another wait', () => {
     const a = running();
     const wait = turnRateLimited(a, { turnNumber: 2, whispers: [], cause: 'exit 75', limit: { reason: 'model rate-limited (429)', retryAfterMs: 5_000 } });
     expect(wait).toBeGreaterThan(0);
-    signal(a, 'block', { reason: REASON });
+    signal(a, 'block', { token: TOKEN, reason: REASON });
     expect(a.core.s.state).toBe('blocked');
     expect(a.core.s.stateReason).toMatch(/^model rate-limited \(429\); retrying at .*; then waiting for its rebase turn/);
     retryAfterBlock(a); // the backoff timer fired
@@ -165,7 +168,7 @@ describe('a hold on top of another wait', () => {
   });
 
   it('waiting on children, then held: the last child ends, still held; the end runs it', () => {
-    const a = running({ delegation: { mode: 'tight', maxDepth: 1 } });
+    const a = running({ delegation: { mode: 'tight', maxDepth: 1 }, safety: { holdToken: TOKEN } });
     const c = planChild(a, {
       childId: 'a',
       objective: 'do a',
@@ -175,10 +178,10 @@ describe('a hold on top of another wait', () => {
     });
     turnFinished(a, { turn: { text: 'waiting', awaitChildren: true }, session: null, done: false }, 1);
     expect(a.core.s).toMatchObject({ state: 'blocked', waitingOnChildren: true });
-    signal(a, 'block', { reason: REASON });
+    signal(a, 'block', { token: TOKEN, reason: REASON });
     childEnded(a, c.rec, { state: 'done', reason: null });
     expect(a.core.s).toMatchObject({ state: 'blocked', stateReason: REASON, waitingOnChildren: false });
-    signal(a, 'block', { phase: 'end', reason: 'resumed' });
+    signal(a, 'block', { token: TOKEN, phase: 'end', reason: 'resumed' });
     expect(a.core.s.state).toBe('running');
   });
 });

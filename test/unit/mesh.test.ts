@@ -22,7 +22,7 @@ import { gateFinished } from '../../src/domain/mesh/finished.js';
 import { workerSpec } from '../../src/domain/mesh/worker.js';
 import { AgentSpecSchema, DriverConfigSchema } from '../../src/domain/contract/schemas.js';
 import { rebaseRequest, renderDashboard, renderManifest, workerPrompt } from '../../src/domain/mesh/render.js';
-import { blankAttempt, type AttemptStart } from '../../src/domain/mesh/state.js';
+import { blankAttempt, publicState, type AttemptStart } from '../../src/domain/mesh/state.js';
 import { meshStatus, record, TICK_TUNABLES as tun } from '../helpers/mesh-fixtures.js';
 
 const TEMPLATE = `Use $mesh to parallelize (patch-first):
@@ -394,6 +394,19 @@ describe('worker spec', () => {
     });
     expect(child).toMatchObject({ agentId: 'r.1-t.a1', driven: { workDir: '/w' }, parent: { agentId: 'mesh-r', depth: 1 }, delegation: { mode: 'solo' } });
     expect(DriverConfigSchema.safeParse({ kind: 'command', command: ['x'], env: { PATH: '/evil' } }).success).toBe(false);
+  });
+
+  test("the attempt's holder token goes into the worker's spec (the mesh alone may hold it), and not into the status query", () => {
+    const { task, a } = record();
+    const spec = MeshInputSchema.parse({ runId: 'r', repo: '/repo', tasks: [{ title: 't' }], driver: { kind: 'command', command: ['x'] } });
+    const plain = AgentSpecSchema.parse(workerSpec({ spec, task: task.task, attempt: a, base: 'abc', parentWorkflowId: 'mesh-r' }));
+    expect(plain.safety.holdToken).toBeUndefined(); // meshes started before the token
+    a.holdToken = 'mesh-holder-token-0123456789';
+    const child = AgentSpecSchema.parse(workerSpec({ spec, task: task.task, attempt: a, base: 'abc', parentWorkflowId: 'mesh-r' }));
+    expect(child.safety.holdToken).toBe(a.holdToken);
+    const st = meshStatus([task]);
+    expect(JSON.stringify(publicState(st))).not.toContain(a.holdToken);
+    expect(st.tasks[0]!.attempts[0]!.holdToken).toBe(a.holdToken); // the mesh keeps it
   });
 });
 

@@ -8,7 +8,8 @@ import { EVENTS, STATES, isTerminal, transition, type AgentEvent, type AgentStat
  *
  * Reading of the seed behind it:
  *  - spawning → running when the first turn/heartbeat arrives; queued must pass through spawning.
- *  - running is the only state where evaluations run, so only running escalates; interrupt
+ *  - evaluations run while running, so running escalates; so does blocked, when a hold runs past
+ *    its bound or a held external agent's own turns reach the ladder's threshold; interrupt
  *    abandons the current turn, or the wait of a blocked agent (which then takes the human's
  *    input instead of waiting out its backoff); only running finishes (complete). A compacting
  *    agent refuses interrupt (it is moving to a fresh context), with a reason that says so.
@@ -66,6 +67,7 @@ const EXPECTED: Record<AgentState, Partial<Record<AgentEvent, AgentState>>> = {
   blocked: {
     unblock: 'running',
     interrupt: 'awaiting-input',
+    escalate: 'awaiting-input',
     pause: 'paused-by-user',
     stop: 'cancelling',
     fail: 'failed',

@@ -3,7 +3,7 @@
  * (restart, take-over or give up: src/domain/mesh/policy.ts), failing a task, and sending a held
  * rebase request to the same agent or a new attempt.
  */
-import { ActivityFailure, getExternalWorkflowHandle, ParentClosePolicy, patched, proxyActivities, startChild, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, getExternalWorkflowHandle, ParentClosePolicy, patched, proxyActivities, startChild, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { MeshActivities } from '../../src/domain/mesh/activity-types.js';
 import { initialGates } from '../../src/domain/mesh/gates.js';
 import { markFailed } from '../../src/domain/mesh/policy.js';
@@ -35,6 +35,9 @@ export async function spawn(sh: MeshShell, r: TaskRecord, kind: Attempt['kind'],
     },
     initialGates(r.task, r.task.verify || !!r.task.check || spec.validate !== undefined),
   );
+  // The worker's holder token: only the mesh may hold it (a `block` until its rebase turn). Meshes
+  // started before it give none, and their workers take a block without one.
+  if (patched('mesh-holder-token')) a.holdToken = uuid4();
   r.attempts.push(a);
   r.firstSpawnAt ??= a.spawnedAt;
   r.state = 'spawned';
@@ -100,7 +103,9 @@ export function holdForRebase(sh: MeshShell, r: TaskRecord, a: Attempt, why: str
   sh.holds ??= new Map();
   sh.holds.set(
     a.agentId,
-    signalSent(sh, a.workflowId, () => getExternalWorkflowHandle(a.workflowId).signal(m.blockSignal, { reason })),
+    signalSent(sh, a.workflowId, () =>
+      getExternalWorkflowHandle(a.workflowId).signal(m.blockSignal, { reason, ...(a.holdToken ? { token: a.holdToken } : {}) }),
+    ),
   );
 }
 

@@ -1,6 +1,6 @@
 /** The mesh's message handlers: status, cancel, resume, child spend, and the `apply` update. */
 import { setHandler } from '@temporalio/workflow';
-import { isOpen } from '../../src/domain/mesh/state.js';
+import { isOpen, publicState } from '../../src/domain/mesh/state.js';
 import * as m from '../messages.js';
 import { acts } from './attempts.js';
 import * as mm from './messages.js';
@@ -8,7 +8,7 @@ import { now, publish, record, type MeshShell } from './shell.js';
 
 export function installHandlers(sh: MeshShell): void {
   const { s, loop, spec } = sh;
-  setHandler(mm.meshStatusQuery, () => s);
+  setHandler(mm.meshStatusQuery, () => publicState(s));
   setHandler(mm.meshCancelSignal, (p) => {
     loop.cancel ??= p?.reason ?? 'cancelled by a human';
   });

@@ -40,7 +40,11 @@ export type PatchId =
   /** A mesh attempt with no real change in its patch draft by the first edit target is restarted (src/domain/mesh/rules.ts, asked when it would fire). */
   | 'mesh-first-edit-target'
   /** A mesh with a hedge budget over 1 keeps an attempt that misses the ack SLA or stalls and starts a hedge beside it (workflows/mesh/tick.ts). */
-  | 'mesh-hedging';
+  | 'mesh-hedging'
+  /** A `block` needs the holder's token (safety.holdToken), a hold ends after safety.maxHeldMs, and a held external agent's turns are judged (src/domain/agent/held.ts). */
+  | 'block-holder'
+  /** A mesh gives each worker a holder token and sends it with its `block` (workflows/mesh/attempts.ts). */
+  | 'mesh-holder-token';
 
 /** Signals one agent sends another (delegation). */
 export type AgentSignal =

@@ -49,6 +49,7 @@ export function resumeAgent(ctx: AgentContext, cause: string): boolean {
   s.pauseReason = null;
   s.waitingOnChildren = false; // a human took over from the wait
   s.heldBy = undefined;
+  s.heldSince = undefined;
   s.turnsSinceEval = 0;
   s.idleChecked = false;
   publish(ctx);
@@ -87,6 +88,7 @@ const controls: { [N in SignalName]: (ctx: AgentContext, p: Payload<N>) => void 
     if (!fire(ctx, 'interrupt', p.reason ?? 'interrupted by a human')) return;
     s.waitingOnChildren = false; // a human took over from a wait on delegated children, or a hold
     s.heldBy = undefined;
+    s.heldSince = undefined;
     startEpoch(ctx);
     ctx.ports.cancelTurn(); // driven: abandon the running turn; the session is kept
     s.interruptPending = true;

@@ -2,36 +2,80 @@
  * Held by the system: a `block` signal says something other than a human holds the agent (a mesh
  * holds a worker whose patch conflicts until its rebase turn). Like a rate limit or a wait on
  * delegated children, the agent is `blocked` with the caller's reason: a driven agent starts no
- * turn, nothing is evaluated (the ladder does not move, the idle watchdog does not count), until
- * the wait ends: a `block` signal with phase `end`, or a steer (new input: the mesh's rebase
- * request is one). A human's interrupt or resume takes over from the wait; a stop or an abort ends
- * the agent as from any live state.
+ * turn and the idle watchdog does not count, until the wait ends: a `block` signal with phase
+ * `end`, or a steer (new input: the mesh's rebase request is one). A human's interrupt or resume
+ * takes over from the wait; a stop or an abort ends the agent as from any live state.
+ *
+ * Only the holder may hold: a `block` (start or end) is accepted only with the token the agent was
+ * started with (AgentSpec `safety.holdToken`; a mesh sets one per worker). An agent started without
+ * one refuses every `block`. The token keeps an agent from holding itself by accident or on a whim
+ * (its own shell can reach the Temporal server its hooks use); it is no secret from anyone who can
+ * read the workflow's history (the spec is its input). A refused `block` is recorded in
+ * `status.refused`, with a reason that never repeats a token.
+ *
+ * A hold is bounded: after `safety.maxHeldMs` it ends and the agent awaits a human (escalated),
+ * and every notification channel hears. A held external agent (hooked, or reporting through the
+ * API) still runs elsewhere: the turns it reports are judged on the ladder as if it were running.
  */
 import type { AgentContext } from './context.js';
 import { fire, refuse } from './core.js';
 import { childrenWaitReason } from './delegation.js';
+import { heldBySignal as heldBySignalCore, holdDeadline } from './hold-state.js';
+import { notify } from './notify.js';
+import { spanText } from './blocking.js';
+import { startEpoch } from './supervision.js';
 import { publish } from './visibility.js';
 
 /** Blocked because a `block` signal holds it (it may wait on something else too: a rate limit, children). */
-export const heldBySignal = (ctx: AgentContext): boolean => ctx.core.s.state === 'blocked' && ctx.core.s.heldBy !== undefined;
+export const heldBySignal = (ctx: AgentContext): boolean => heldBySignalCore(ctx.core);
+
+/**
+ * Why a `block` carrying `given` is refused by an agent whose holder's token is `expected`, or
+ * null when it is the holder's. Never repeats either token.
+ */
+export function holderProblem(expected: string | undefined, given: string | undefined): string | null {
+  if (expected === undefined) return 'no holder: this agent was started without safety.holdToken, so no block holds it';
+  if (given === undefined) return "a block needs its holder's token (token): none was given";
+  if (!sameToken(expected, given)) return "token: not this agent's holder's token";
+  return null;
+}
+
+/** Compares every character, whatever the first difference (no early exit on a near guess). */
+function sameToken(a: string, b: string): boolean {
+  let diff = a.length ^ b.length;
+  for (let i = 0; i < a.length; i += 1) diff |= a.charCodeAt(i) ^ b.charCodeAt(i % Math.max(1, b.length));
+  return diff === 0;
+}
 
 /** The `block` signal (validated). */
-export function blockSignal(ctx: AgentContext, p: { phase?: 'start' | 'end'; reason: string }): void {
-  const { s } = ctx.core;
+export function blockSignal(ctx: AgentContext, p: { phase?: 'start' | 'end'; reason: string; token?: string }): void {
+  const { s, spec } = ctx.core;
+  // Runs recorded before the holder's token accepted any block, and their holds had no bound.
+  const bounded = ctx.ports.patched('block-holder');
+  if (bounded) {
+    const problem = holderProblem(spec.safety.holdToken, p.token);
+    if (problem) return refuse(ctx, 'block', `${p.phase === 'end' ? 'end of a block' : 'block'} refused: ${problem}`);
+  }
   if (p.phase === 'end') {
     if (!heldBySignal(ctx)) return refuse(ctx, 'block', `end of a block, but nothing holds the agent (it is ${s.state})`);
     endHold(ctx, `its wait ended: ${p.reason}`);
     return;
   }
+  // A new hold starts its bound; a block while already held changes the reason, not the bound.
+  const startsHold = !heldBySignal(ctx);
   if (s.state === 'blocked') {
     // Already blocked (a rate-limit backoff, its children): it stays blocked until both waits end.
     if (s.heldBy === undefined) s.stateReason = `${s.stateReason ?? 'blocked'}; then ${p.reason}`;
     else s.stateReason = p.reason;
     s.heldBy = p.reason;
+    if (bounded && startsHold) s.heldSince = ctx.ports.now();
     publish(ctx);
     return;
   }
-  if (fire(ctx, 'block', p.reason)) s.heldBy = p.reason;
+  if (fire(ctx, 'block', p.reason)) {
+    s.heldBy = p.reason;
+    if (bounded) s.heldSince = ctx.ports.now();
+  }
 }
 
 /**
@@ -43,9 +87,11 @@ export function endHold(ctx: AgentContext, cause: string): void {
   const { s } = ctx.core;
   if (!heldBySignal(ctx)) {
     s.heldBy = undefined;
+    s.heldSince = undefined;
     return;
   }
   s.heldBy = undefined;
+  s.heldSince = undefined;
   if (s.waitingOnChildren) {
     s.stateReason = childrenWaitReason(ctx);
     publish(ctx);
@@ -54,4 +100,31 @@ export function endHold(ctx: AgentContext, cause: string): void {
   s.idleFrom = ctx.ports.now();
   s.idleChecked = false;
   fire(ctx, 'unblock', cause);
+}
+
+/** The hold has run past its bound (safety.maxHeldMs). */
+export const holdExpired = (ctx: AgentContext): boolean => {
+  const deadline = holdDeadline(ctx.core);
+  return deadline !== null && ctx.ports.now() >= deadline;
+};
+
+/**
+ * The hold ran past its bound: whoever holds the agent is stuck or gone. The agent awaits a human
+ * (escalated, like the ladder's last step: `warden resume` or a steer-and-resume runs it again,
+ * `warden abort` ends it) and every channel hears; it does not run on by itself, since its holder
+ * had a reason to stop it.
+ */
+export function expireHold(ctx: AgentContext): void {
+  const { s, spec } = ctx.core;
+  const heldFor = ctx.ports.now() - (s.heldSince ?? ctx.ports.now());
+  const reason = `held for ${spanText(heldFor)}, past safety.maxHeldMs (${spanText(spec.safety.maxHeldMs)}): ${s.heldBy ?? 'a block signal'}`;
+  s.heldBy = undefined;
+  s.heldSince = undefined;
+  s.waitingOnChildren = false; // a human takes over from every wait
+  startEpoch(ctx);
+  s.awaitingCause = 'escalation';
+  s.pauseReason = reason;
+  if (!fire(ctx, 'escalate', reason)) return;
+  ctx.ports.log.warn('hold past its bound: the agent awaits a human', { event: 'escalation', agentId: spec.agentId, reason });
+  notify(ctx, { event: 'escalation', reason });
 }

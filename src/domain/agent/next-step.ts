@@ -17,6 +17,8 @@ import type { AgentCore } from './state.js';
 import { baselineDue, verificationDue } from './verification.js';
 import { pendingCompaction } from './compaction.js';
 import { sessionEndMoved } from './session-end-state.js';
+import { holdDeadline, judging } from './hold-state.js';
+import { holdExpired } from './held.js';
 
 import { runLimitDecision, type HistoryInfo } from './run-limits.js';
 
@@ -33,6 +35,8 @@ export type Step =
   /** External: wait for a turn boundary at most `timeoutMs`, then end. */
   | { kind: 'drain'; timeoutMs: number }
   | { kind: 'evaluate' }
+  /** A hold ran past safety.maxHeldMs (held.ts): it ends, the agent awaits a human. */
+  | { kind: 'hold-expired' }
   /** AgentSpec.protect: read the start commit once (verification.ts). */
   | { kind: 'baseline' }
   /** A done-claim waits: check it (verification.ts). */
@@ -47,7 +51,7 @@ export type Step =
   /** External: watch for idleness and silence (see `watchPlan`). */
   | { kind: 'watch' };
 
-export const canEvaluate = (core: AgentCore): boolean => core.s.state === 'running' && !core.run.evaluating;
+export const canEvaluate = (core: AgentCore): boolean => judging(core) && !core.run.evaluating;
 
 /**
  * The run is long enough to continue as new (run-limits.ts). Never while children are open: their
@@ -73,6 +77,7 @@ export function nextStep(ctx: AgentContext, h: HistoryInfo): Step {
     if (spec.driver) return { kind: 'finish-stop' };
     return { kind: 'drain', timeoutMs: Math.max(0, (s.stopDeadline ?? ports.now()) - ports.now()) };
   }
+  if (holdExpired(ctx)) return { kind: 'hold-expired' };
   if (baselineDue(core)) return { kind: 'baseline' };
   if (verificationDue(core)) return { kind: 'verify' };
   if (s.evalQueue.length > 0 && canEvaluate(core)) return { kind: 'evaluate' };
@@ -91,10 +96,13 @@ export function startDriven(ctx: AgentContext): void {
   fire(ctx, 'started', `driven by warden (${ctx.core.spec.driver!.kind})`);
 }
 
-/** Driven, waiting for a human: wake when it may run, stops, ends, or should continue as new. */
-export function humanWake(ctx: AgentContext, h: HistoryInfo): boolean {
+/**
+ * Driven, waiting for a human: wake when it may run, stops, ends, or should continue as new, or
+ * when a hold's deadline moved from `holdAt` (the one the wait's timer was set for).
+ */
+export function humanWake(ctx: AgentContext, h: HistoryInfo, holdAt: number | null = null): boolean {
   const { s } = ctx.core;
-  return isTerminal(s.state) || s.state === 'running' || s.state === 'cancelling' || shouldContinueAsNew(ctx, h);
+  return isTerminal(s.state) || s.state === 'running' || s.state === 'cancelling' || shouldContinueAsNew(ctx, h) || holdDeadline(ctx.core) !== holdAt;
 }
 
 /** The idle watchdog is armed: running, enabled, and this silence not yet evaluated. */
@@ -102,8 +110,8 @@ export const idleArmed = (core: AgentCore): boolean => core.spec.supervisor.idle
 
 export type WatchPlan =
   | { kind: 'orphaned'; reason: string }
-  /** Wait until `wake` (no timer when `timeoutMs` is undefined), then `afterWatch`. */
-  | { kind: 'wait'; timeoutMs: number | undefined; armed: boolean; sessionEndAt?: number };
+  /** Wait until `wake` (no timer when `timeoutMs` is undefined), then `afterWatch`. `holdAt`: a hold's deadline the timer covers. */
+  | { kind: 'wait'; timeoutMs: number | undefined; armed: boolean; sessionEndAt?: number; holdAt?: number };
 
 /**
  * When the agent's current silence began: its last turn or heartbeat, and no earlier than its last
@@ -120,6 +128,15 @@ export function silentSince(core: AgentCore, now: number): number {
  * heartbeat); with heartbeats configured, twice the interval of silence makes the agent orphaned.
  */
 export function watchPlan(core: AgentCore, now: number): WatchPlan {
+  const plan = watchPlanUnheld(core, now);
+  const holdAt = holdDeadline(core);
+  if (plan.kind !== 'wait' || holdAt === null) return plan;
+  // A bounded hold (held.ts): the wait ends at its deadline at the latest.
+  const untilHold = Math.max(1, holdAt - now);
+  return { ...plan, timeoutMs: plan.timeoutMs === undefined ? untilHold : Math.min(plan.timeoutMs, untilHold), holdAt };
+}
+
+function watchPlanUnheld(core: AgentCore, now: number): WatchPlan {
   const { s, spec } = core;
   const armed = idleArmed(core);
   const idleAfter = spec.supervisor.idleAfterMs;
@@ -160,7 +177,7 @@ export function keptTimerAction(timer: KeptTimer | null, now: number, timeoutMs:
 }
 
 /** While watching: wake on an end, a stop, a runnable evaluation, continue-as-new, an idle timer to (re)arm, or a session's deadline that moved. */
-export function watchWake(ctx: AgentContext, h: HistoryInfo, plan: { armed: boolean; sessionEndAt?: number }): boolean {
+export function watchWake(ctx: AgentContext, h: HistoryInfo, plan: { armed: boolean; sessionEndAt?: number; holdAt?: number }): boolean {
   const { core } = ctx;
   const { s } = core;
   return (
@@ -170,7 +187,8 @@ export function watchWake(ctx: AgentContext, h: HistoryInfo, plan: { armed: bool
     verificationDue(core) ||
     shouldContinueAsNew(ctx, h) ||
     idleArmed(core) !== plan.armed ||
-    sessionEndMoved(core, plan)
+    sessionEndMoved(core, plan) ||
+    (holdDeadline(core) ?? undefined) !== plan.holdAt
   );
 }
 

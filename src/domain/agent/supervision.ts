@@ -17,14 +17,15 @@ import { fire, queueWhisper } from './core.js';
 import { lastResortOf, startCompaction } from './compaction.js';
 import { isDismissed, recordCase } from './dismissal.js';
 import { notify } from './notify.js';
+import { judging } from './hold-state.js';
 import { iso, type EvalJob } from './state.js';
 import { publish } from './visibility.js';
 import { addEvaluatorSpend } from '../judgement/tiered.js';
 
-/** After a turn was recorded: every `evalInterval` turns while running, queue an evaluation of the window. */
+/** After a turn was recorded: every `evalInterval` turns while running (or held, reporting: hold-state.ts), queue an evaluation of the window. */
 export function countTurnForEvaluation(ctx: AgentContext): void {
   const { s, spec } = ctx.core;
-  if (s.state !== 'running') return;
+  if (!judging(ctx.core)) return;
   s.turnsSinceEval += 1;
   if (evaluationDue(s.turnsSinceEval, spec.supervisor.evalInterval)) {
     s.turnsSinceEval = 0;
@@ -143,7 +144,7 @@ export function applyEvaluation(
   // The model call was paid for whether or not its verdict is applied. (Only evaluators that can
   // call a model report spend; the plain heuristic's results count in neither tier.)
   if (result.spend) s.evaluatorSpend = addEvaluatorSpend(s.evaluatorSpend, result.spend, undefined);
-  if (result.kind === 'skipped' || started.epoch !== core.run.epoch || s.state !== 'running') {
+  if (result.kind === 'skipped' || started.epoch !== core.run.epoch || !judging(core)) {
     skip(ctx, result.kind === 'skipped' ? result.reason : `superseded: the agent became ${s.state} during the evaluation`);
     return;
   }
@@ -201,6 +202,9 @@ export function escalate(ctx: AgentContext, verdict: Verdict, text: string): voi
   queueWhisper(ctx, 'ESCALATION', text);
   s.awaitingCause = 'escalation';
   s.pauseReason = `escalated: ${verdict.pattern ?? verdict.kind} — ${verdict.message}`;
+  // A held external agent escalated by its own turns: the human takes over from the hold.
+  s.heldBy = undefined;
+  s.heldSince = undefined;
   dropQueuedEvaluations(ctx);
   fire(ctx, 'escalate', s.pauseReason);
   ctx.ports.log.warn('agent escalated to humans', {

@@ -11,6 +11,7 @@ import { formatVerdict } from '../judgement/verdict-text.js';
 import { formatEvaluatorSpend } from '../judgement/tiered.js';
 import type { AgentContext, SearchAttributeUpdate } from './context.js';
 import { sessionEndDeadline } from './session-end-state.js';
+import { holdDeadline } from './hold-state.js';
 import { SPEND_BUCKET_MS, isPaused, iso, spendOf, type AgentCore } from './state.js';
 
 /** Publish spend as search attributes at most every this many turns (bounded history). */
@@ -90,6 +91,7 @@ export function status(ctx: AgentContext): AgentStatus {
     pauseReason: paused ? s.pauseReason : null,
     waitingForHuman: s.state === 'awaiting-input' && s.awaitingCause === 'human',
     ...sessionEndsAt(core),
+    ...heldUntil(core),
     escalationStep: s.ladder.step,
     escalationThreshold: threshold,
     escalations: s.ladder.escalations,
@@ -158,6 +160,12 @@ export function finalOutcome(core: AgentCore): { kind: 'completed' } | { kind: '
   if (s.state !== 'failed') return { kind: 'completed' };
   const aborted = s.transitions.at(-1)?.event === 'abort';
   return { kind: 'failed', type: aborted ? 'AgentAborted' : 'AgentFailed', message: `agent ${spec.agentId} ${s.stateReason ?? 'failed'}` };
+}
+
+/** The status's `heldUntil`, only while a bounded hold runs (held.ts). */
+function heldUntil(core: AgentCore): { heldUntil?: string } {
+  const at = holdDeadline(core);
+  return at === null ? {} : { heldUntil: iso(at) };
 }
 
 /** The status's `sessionEndsAt`, only while an ended session's deadline runs. */

@@ -7,6 +7,11 @@ export interface WaitingState {
    * worker until its rebase turn): what it waits for. Absent when no such wait is open.
    */
   heldBy?: string;
+  /**
+   * When the current hold began (workflow time), for its bound (safety.maxHeldMs). Absent for a
+   * hold taken by a run recorded before the bound: such a hold has none.
+   */
+  heldSince?: number;
 }
 
 export const freshWaiting = (): WaitingState => ({ waitingOnChildren: false });

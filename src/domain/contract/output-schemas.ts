@@ -38,6 +38,8 @@ const AgentStatusShape = z.object({
   waitingForHuman: z.boolean().optional(),
   /** Its CLI's session ended: when the agent ends `done` unless the session resumes first. Absent when no session ended (and on older agents). */
   sessionEndsAt: z.string().optional(),
+  /** A `block` signal holds it: when the hold runs out (safety.maxHeldMs). Absent otherwise (and on older agents). */
+  heldUntil: z.string().optional(),
   escalationStep: count,
   escalationThreshold: count,
   escalations: count,

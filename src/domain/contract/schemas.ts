@@ -162,6 +162,10 @@ export const SafetySchema = shared('contract/schemas:SafetySchema', () =>
        * since the last finished turn) opens the circuit: the agent fails and every channel hears.
        */
       maxBlockedMs: DurationSchema.pipe(z.number().int().min(1000, 'safety.maxBlockedMs: at least 1s')).default(3_600_000),
+      /** Who may hold the agent (a mesh sets it per worker): a `block` without it is refused; unset, every one is. Readable in the history. */
+      holdToken: z.string().min(16, 'safety.holdToken: at least 16 characters').max(200, 'safety.holdToken: at most 200 characters').optional(),
+      /** A hold (`block` signal) longer than this ends: the agent awaits a human (escalated) and every channel hears. */
+      maxHeldMs: DurationSchema.pipe(z.number().int().min(1000, 'safety.maxHeldMs: at least 1s')).default(14_400_000),
       /** External agents: expected heartbeat interval; silence for twice as long makes the agent `orphaned`. Unset: off. */
       heartbeatIntervalMs: DurationSchema.pipe(z.number().int().min(100)).optional(),
     })

@@ -47,6 +47,8 @@ export const BlockSchema = shared('contract/signal-schemas:BlockSchema', () =>
       .string()
       .min(1, 'reason must not be empty: say what the agent waits for')
       .transform((t) => truncate(t, MAX_REASON_TEXT)),
+    /** The holder's token (AgentSpec safety.holdToken): a block without it is refused. */
+    token: z.string().max(200, 'token: at most 200 characters').optional(),
   }),
 );
 export const HeartbeatSchema = shared('contract/signal-schemas:HeartbeatSchema', () =>

@@ -79,7 +79,9 @@ export const TRANSITIONS: Table = merge(
   { 'awaiting-input': { input: 'running', resume: 'running', 'human-answered': 'running', fail: 'failed', 'heartbeat-lost': 'orphaned' } },
   // interrupt while blocked: the wait (a rate-limit backoff, delegated children) is given up for a
   // human's input; the agent's next turn (a retried one) starts once it is steered or resumed.
-  { blocked: { unblock: 'running', interrupt: 'awaiting-input', fail: 'failed', 'heartbeat-lost': 'orphaned' } },
+  // escalate while blocked: a hold ran past its bound, or the turns a held external agent reports
+  // reached the ladder's threshold (held.ts).
+  { blocked: { unblock: 'running', interrupt: 'awaiting-input', escalate: 'awaiting-input', fail: 'failed', 'heartbeat-lost': 'orphaned' } },
   { 'paused-by-user': { resume: 'running' } }, // never paused-by-user -> done: a paused agent did not finish
   // Never compacting -> done directly. A hooked agent's CLI can die while it compacts: heartbeat-lost.
   { compacting: { compacted: 'running', fail: 'failed', 'heartbeat-lost': 'orphaned' } },

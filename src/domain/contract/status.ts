@@ -27,6 +27,8 @@ export interface AgentStatus {
   waitingForHuman: boolean;
   /** Its CLI's session ended (a hook said so): when the agent ends `done` unless the session resumes first. */
   sessionEndsAt?: string;
+  /** A `block` signal holds it: when the hold runs out and the agent awaits a human (safety.maxHeldMs). */
+  heldUntil?: string;
   escalationStep: number;
   escalationThreshold: number;
   escalations: number;

@@ -91,6 +91,11 @@ export interface Attempt {
   hedged?: boolean;
   /** The task's own check (its `verify` command) on this attempt's last gated patch (absent otherwise). */
   check?: TaskCheckResult | null;
+  /**
+   * The holder's token the mesh gave this attempt's agent (its AgentSpec safety.holdToken): the mesh
+   * sends it with its `block`. Left out of the status query (`publicState`); absent in older runs.
+   */
+  holdToken?: string;
 }
 
 /** What is known of an attempt when it is spawned: who it is, where it works, what its diff is taken against, and when. */
@@ -221,3 +226,9 @@ export const liveAttempts = (t: TaskRecord): Attempt[] => t.attempts.filter((a) 
 export const readyAttempt = (t: TaskRecord): Attempt | undefined => t.attempts.find((a) => !a.closed && a.ready);
 /** The live attempt a held rebase request goes to: the one whose patch did not apply (else the newest live one). */
 export const rebaseTarget = (t: TaskRecord): Attempt | undefined => t.attempts.find((a) => !a.closed && a.state === 'needs_rebase') ?? activeAttempt(t);
+
+/** The state as the status query shows it: without the attempts' holder tokens (the mesh's alone to send). */
+export function publicState(s: MeshStatus): MeshStatus {
+  if (!s.tasks.some((r) => r.attempts.some((a) => a.holdToken !== undefined))) return s;
+  return { ...s, tasks: s.tasks.map((r) => ({ ...r, attempts: r.attempts.map(({ holdToken: _token, ...a }) => a) })) };
+}

@@ -26,6 +26,8 @@ export function workerSpec(args: {
     // Workers do not spawn sub-agents; the mesh is their parent (WardenParent, spend).
     delegation: { mode: 'solo', maxDepth: 1 },
     parent: { agentId: `mesh-${spec.runId}`, workflowId: args.parentWorkflowId, depth: 1 },
+    // The mesh alone may hold the worker (a `block` until its rebase turn): it keeps the token.
+    ...(a.holdToken ? { safety: { holdToken: a.holdToken } } : {}),
   };
 }
 
