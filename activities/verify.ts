@@ -170,7 +170,9 @@ export async function runCheck(input: CheckInput): Promise<CheckOutput> {
       { cwd: input.cwd, all: true, stdin: 'ignore', env: subprocessEnv(input.env), maxBuffer: 64 * 1024 * 1024 },
       { signal: abort.signal, killGraceMs: KILL_GRACE_MS, marker: input.marker, track: true },
     );
-    const exitCode = typeof r.exitCode === 'number' ? r.exitCode : null;
+    // Killed at its timeout, a check has no exit code of its own: in a PID namespace the wrapper
+    // shell would report the killed command's 143 instead.
+    const exitCode = !timedOut && typeof r.exitCode === 'number' ? r.exitCode : null;
     const all = typeof r.all === 'string' ? r.all : `${String(r.stdout ?? '')}${String(r.stderr ?? '')}`;
     const note = timedOut ? `\n[warden: killed after ${Math.round(input.timeoutMs / 1000)} s]` : r.signal ? `\n[warden: ended by ${r.signal}]` : '';
     return { exitCode, passed: !timedOut && exitCode === 0, timedOut, outputTail: tailBytes(`${all}${note}`) };

@@ -10,7 +10,7 @@ import { worktreePlace } from '../../activities/mesh/git.js';
 import { renderCheckpoint } from '../../src/domain/mesh/checkpoint.js';
 import { resolveTasks, TunablesSchema } from '../../src/domain/mesh/config.js';
 import { git, gitRepo } from '../helpers/mesh.js';
-import { running } from '../helpers/procs.js';
+import { processesWithArg } from '../helpers/procs.js';
 
 const acts = makeMeshActivities(pino({ level: 'silent' }));
 const cp = (code: string) =>
@@ -75,13 +75,12 @@ describe('mesh activities', () => {
     });
     // Gate V runs like a done-claim's verify: at its timeout the command's whole process group is
     // killed (a background child too, which would otherwise hold the output open), and it says so.
-    const pidFile = join(setup.integrationDir, '.validate.pid');
-    const slow = await acts.meshValidate({ integrationDir: setup.integrationDir, command: `sleep 60 & echo $! > ${pidFile}; wait`, timeoutMs: 500 });
+    // A unique argument finds the background child in /proc: in a PID namespace its `$!` is not a host pid.
+    const tag = `warden-validate-child-${process.pid}-${Date.now()}`;
+    const slow = await acts.meshValidate({ integrationDir: setup.integrationDir, command: `sh -c 'sleep 60; :' ${tag} & wait`, timeoutMs: 500 });
     expect(slow).toMatchObject({ ok: false, exitCode: null });
     expect(slow.output).toMatch(/killed after/);
-    const child = Number(readFileSync(pidFile, 'utf8'));
-    expect(running(child)).toBe(false);
-    rmSync(pidFile);
+    expect(processesWithArg(tag)).toEqual([]);
     expect(await acts.meshApply({ repo: setup.repo, runId: 'u', integrationBranch: setup.integrationBranch, userBranch: 'main' })).toMatchObject({
       branch: 'main',
     });
