@@ -111,7 +111,41 @@ test('the command definitions (main.ts, program.ts) reach nothing heavy by stati
 test('the hook loads only what a hook needs: no terminal UI, no other verb', () => {
   const graph = staticGraph('src/cli/commands/hook.ts');
   const bad = [...graph]
-    .filter(([mod]) => ['ink', 'react', 'execa', 'pino', 'irc-framework', '@temporalio/worker'].includes(mod) || /^src\/cli\/(commands\/(?!hook\.ts)|top\/)/.test(mod))
+    .filter(
+      ([mod]) =>
+        ['ink', 'react', 'execa', 'pino', 'irc-framework', '@temporalio/worker'].includes(mod) || /^src\/cli\/(commands\/(?!hook\.ts)|top\/)/.test(mod),
+    )
     .map(([, chain]) => chain.join(' → '));
   expect(bad).toEqual([]);
+});
+
+test('verbOf finds the verb after the global options, and nothing for help, version or an unknown word', async () => {
+  const { verbOf } = await import('../../src/cli/program.js');
+  const argv = (...a: string[]) => ['node', 'warden', ...a];
+  expect(verbOf(argv('hook', 'claude'))).toBe('hook');
+  expect(verbOf(argv('--address', '127.0.0.1:7233', '--task-queue=q', 'status', 'x'))).toBe('status');
+  expect(verbOf(argv('--namespace', 'hook', 'report', 'x'))).toBe('report');
+  expect(verbOf(argv('steer', 'a', 'text'))).toBe('steer');
+  expect(verbOf(argv('--help'))).toBeUndefined();
+  expect(verbOf(argv('--version'))).toBeUndefined();
+  expect(verbOf(argv('help', 'start'))).toBeUndefined();
+  expect(verbOf(argv('statsu', 'x'))).toBeUndefined();
+  expect(verbOf(argv())).toBeUndefined();
+});
+
+test('a program built for one verb defines that verb exactly as the whole program does', async () => {
+  const { buildProgram } = await import('../../src/cli/program.js');
+  const { renderCliReference } = await import('../../src/cli/reference.js');
+  const whole = buildProgram();
+  for (const c of whole.commands) {
+    const one = buildProgram(c.name());
+    expect(one.commands.map((x) => x.name())).toContain(c.name());
+    const section = (text: string) =>
+      text
+        .slice(text.indexOf(`\n## warden ${c.name()}\n`))
+        .split('\n## warden ')
+        .slice(0, 1 + c.commands.length)
+        .join('\n## warden ');
+    expect(section(renderCliReference(one))).toBe(section(renderCliReference(whole)));
+  }
 });
