@@ -11,7 +11,7 @@ import { expect, test } from 'vitest';
 const ROOT = join(import.meta.dirname, '..', '..');
 
 /** The modules a source file imports statically and at run time (`import type` and type-only specifier lists are erased by tsc). */
-export function staticImports(source: string): string[] {
+function staticImports(source: string): string[] {
   const out: string[] = [];
   const text = source.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
   const re = /^\s*(import|export)\s+([^;'"]*?)\s*from\s*['"]([^'"]+)['"]|^\s*import\s*['"]([^'"]+)['"]/gm;
