@@ -1,12 +1,9 @@
 /** Exit codes (DESIGN.md): 0 ok, 1 failure, 2 bad usage or invalid input, 3 no such agent. */
 import { AgentAlreadyRunningError, AgentNotFoundError, InvalidInputError } from '../client/index.js';
 import { ConfigError } from '../config/file.js';
+import { EXIT, UsageError } from './errors.js';
 
-export const EXIT = { OK: 0, FAILURE: 1, USAGE: 2, NO_SUCH_AGENT: 3 } as const;
-
-export class UsageError extends Error {
-  override name = 'UsageError';
-}
+export { EXIT, UsageError };
 
 export function exitCodeFor(err: unknown): number {
   if (err instanceof AgentNotFoundError) return EXIT.NO_SUCH_AGENT;

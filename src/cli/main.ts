@@ -1,15 +1,18 @@
 #!/usr/bin/env node
-/** The `warden` command. Each verb lives in src/cli/commands/. */
+/**
+ * The `warden` command. Each verb is defined in src/cli/verbs/ and implemented in src/cli/commands/,
+ * which is loaded only when the verb runs: this file and what it imports statically stay cheap.
+ */
 import { CommanderError } from 'commander';
-import { EXIT, exitCodeFor } from './exit.js';
+import { EXIT } from './errors.js';
 import { printError } from './output.js';
-import { buildProgram } from './program.js';
+import { buildProgram, verbOf } from './program.js';
 import { visibleBlock } from './sanitize.js';
 
 export { buildProgram };
 
 export async function main(argv = process.argv): Promise<number> {
-  const program = buildProgram();
+  const program = buildProgram(verbOf(argv));
   const json = argv.includes('--json');
   try {
     await program.parseAsync(argv);
@@ -19,6 +22,7 @@ export async function main(argv = process.argv): Promise<number> {
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return EXIT.OK;
       return EXIT.USAGE; // commander already printed the message
     }
+    const { exitCodeFor } = await import('./exit.js'); // the error classes of the client and the config file
     const code = exitCodeFor(err);
     printError(err instanceof Error ? err.message : String(err), json, code);
     if (process.env.WARDEN_DEBUG && err instanceof Error) process.stderr.write(`${visibleBlock(err.stack ?? '')}\n`);

@@ -2,7 +2,7 @@
  * `warden evaluate --transcript FILE`: run one evaluation offline (no Temporal needed).
  * `warden evaluate --cases FILE.jsonl`: score an evaluator on labelled `{task, turns, label}` lines.
  */
-import { Command, Option } from 'commander';
+import type { Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { makeEvaluate } from '../../../activities/evaluate.js';
@@ -11,7 +11,6 @@ import { loadConfigFile, specFromConfig } from '../../config/file.js';
 import { EvaluatorConfigSchema, SupervisorConfigSchema, TurnSchema, type EvaluatorConfig, type Verdict } from '../../domain/contract/schemas.js';
 import {
   CaseFileError,
-  GROUP_BY,
   formatGroups,
   formatScore,
   groupOf,
@@ -26,7 +25,7 @@ import {
 import { createLogger } from '../../logger.js';
 import { addEvaluatorSpend, emptyEvaluatorSpend } from '../../domain/judgement/tiered.js';
 import { globals } from '../context.js';
-import { openaiEvaluatorFromFlags, sampleOkFlag, tieredEvaluatorFromFlags } from './start.js';
+import { openaiEvaluatorFromFlags, tieredEvaluatorFromFlags } from './start.js';
 import { UsageError } from '../exit.js';
 import { jsonTooDeep } from '../../json-depth.js';
 import { print, printJson } from '../output.js';
@@ -56,101 +55,6 @@ interface EvaluateOptions {
   model: string;
   config?: string;
   timeout: string;
-}
-
-export function register(program: Command): void {
-  program
-    .command('evaluate')
-    .description('evaluate a transcript offline and print the verdict (no Temporal needed)')
-    .option('--transcript <file>', 'JSON file: {"task": "…", "turns": [Turn, …]}')
-    .option('--cases <file>', 'JSONL file, one {"task", "turns", "label"} per line: score the evaluator on it')
-    .option('--split <name>', 'with --cases: only the cases whose "split" is this')
-    .addOption(new Option('--by <key>', 'with --cases: also score each group of cases: by the repository of "source", or by "split"').choices([...GROUP_BY]))
-    .addOption(
-      new Option('--evaluator <kind>', 'who judges (tiered: the heuristic, and a model only where it pays)')
-        .choices(['heuristic', 'codex', 'command', 'openai', 'tiered'])
-        .default('heuristic'),
-    )
-    .addOption(
-      new Option('--tier-model <kind>', 'for --evaluator tiered: the model asked where the heuristic flags, is unsure, or samples an OK').choices([
-        'openai',
-        'codex',
-        'command',
-      ]),
-    )
-    .option('--sample-ok <fraction>', 'for --evaluator tiered: fraction of OK windows also sent to the model (default 0.05)', sampleOkFlag)
-    .option('--evaluator-command <argv>', 'for --evaluator command (or --tier-model command): program and args')
-    .option('--openai-base-url <url>', 'for --evaluator openai (or --tier-model openai): an OpenAI-compatible server, e.g. http://127.0.0.1:11434/v1')
-    .option('--openai-api-key-env <name>', 'for --evaluator openai (or --tier-model openai): env var holding the API key (omit for keyless servers)')
-    .option(
-      '--codex-config <key=value>',
-      'for --evaluator codex (or --tier-model codex): a `-c` override passed to codex exec (repeatable)',
-      (v: string, prev: string[] = []) => [...prev, v],
-    )
-    .option('--model <name>', 'evaluator model', 'gpt-5.4')
-    .option('--config <file>', 'take the evaluator from a config file')
-    .option('--timeout <ms>', 'evaluation timeout in ms', '30000')
-    .option(
-      '--json',
-      'print {kind, pattern, message, evidence} or {skipped: true, reason}; with --cases, one score object (with model calls and, per window, the tier that decided)',
-    )
-    .action(async (o: EvaluateOptions, cmd: Command) => {
-      if (!o.transcript === !o.cases) throw new UsageError('give exactly one of --transcript FILE or --cases FILE.jsonl');
-      if (o.split && !o.cases) throw new UsageError('--split goes with --cases');
-      if (o.by && !o.cases) throw new UsageError('--by goes with --cases');
-      let evaluator: EvaluatorConfig = { kind: 'heuristic' };
-      if (o.config) evaluator = parseOrThrow(EvaluatorConfigSchema, specFromConfig(loadConfigFile(o.config)).evaluator ?? evaluator, 'evaluator');
-      if (o.evaluator === 'tiered' || (evaluator.kind === 'tiered' && o.evaluator === 'heuristic')) {
-        // --evaluator tiered --tier-model …, or a tiered evaluator from the config file (flags override it).
-        evaluator = parseOrThrow(EvaluatorConfigSchema, tieredEvaluatorFromFlags(o, evaluator), 'evaluator');
-      } else {
-        if (o.tierModel !== undefined || o.sampleOk !== undefined) throw new UsageError('--tier-model and --sample-ok only go with --evaluator tiered');
-        if (o.codexConfig && o.evaluator !== 'codex') throw new UsageError('--codex-config goes with --evaluator codex (or --tier-model codex)');
-        if (o.evaluator === 'command') {
-          if (!o.evaluatorCommand) throw new UsageError('--evaluator command needs --evaluator-command "program args…"');
-          evaluator = { kind: 'command', command: o.evaluatorCommand.split(/\s+/).filter(Boolean) };
-        } else if (o.evaluator === 'codex') evaluator = { kind: 'codex', config: o.codexConfig ?? [] };
-        else if (!o.config) evaluator = { kind: 'heuristic' };
-        // --evaluator openai, or its flags over an openai evaluator from the config file.
-        const openai = openaiEvaluatorFromFlags(o, evaluator);
-        if (openai !== evaluator) evaluator = parseOrThrow(EvaluatorConfigSchema, openai, 'evaluator');
-      }
-      const timeoutMs = SupervisorConfigSchema.shape.evalTimeoutMs.parse(Number(o.timeout));
-      const evaluate = makeEvaluate(createLogger('warden-evaluate', process.env.WARDEN_LOG_LEVEL ?? 'warn'));
-      if (o.cases) return runCases(o.cases, o.split, o.by, evaluate, evaluator, o.model, timeoutMs, globals(cmd).json === true);
-      let raw: unknown;
-      try {
-        const text = readFileSync(o.transcript!, 'utf8');
-        const deep = jsonTooDeep(text, 'the transcript');
-        if (deep) throw new Error(deep);
-        raw = JSON.parse(text);
-      } catch (err) {
-        throw new UsageError(`cannot read transcript ${o.transcript}: ${(err as Error).message}`);
-      }
-      const transcript = parseOrThrow(TranscriptSchema, raw, 'transcript');
-      const result = await evaluate({
-        agentId: 'offline',
-        task: transcript.task,
-        turns: transcript.turns,
-        reason: transcript.reason ?? 'interval',
-        evidenceFrom: transcript.evidenceFrom,
-        firstTurnNumber: transcript.firstTurnNumber,
-        evaluator,
-        model: o.model,
-        timeoutMs,
-      });
-      if (globals(cmd).json) {
-        return printJson(result.kind === 'verdict' ? result.verdict : { skipped: true, reason: result.reason });
-      }
-      if (result.kind === 'skipped') return print(`skipped: ${result.reason}`);
-      const v = result.verdict;
-      const on = v.evidence?.length ? ` (turns ${v.evidence.join(', ')})` : '';
-      print(v.kind === 'OK' ? 'OK' : `${v.kind}${v.pattern ? ` ${v.pattern}` : ''}: ${v.message}${on}`);
-      if (evaluator.kind === 'tiered') {
-        const why = result.asked ? `the model was asked (${result.asked})` : 'the model was not asked';
-        print(`  decided by the ${result.tier}; ${why}${result.modelError ? `; the model failed: ${result.modelError}` : ''}`);
-      }
-    });
 }
 
 type EvaluateFn = ReturnType<typeof makeEvaluate>;
@@ -268,3 +172,61 @@ async function runCases(
       );
   }
 }
+
+export const evaluateAction = async (o: EvaluateOptions, cmd: Command) => {
+  if (!o.transcript === !o.cases) throw new UsageError('give exactly one of --transcript FILE or --cases FILE.jsonl');
+  if (o.split && !o.cases) throw new UsageError('--split goes with --cases');
+  if (o.by && !o.cases) throw new UsageError('--by goes with --cases');
+  let evaluator: EvaluatorConfig = { kind: 'heuristic' };
+  if (o.config) evaluator = parseOrThrow(EvaluatorConfigSchema, specFromConfig(loadConfigFile(o.config)).evaluator ?? evaluator, 'evaluator');
+  if (o.evaluator === 'tiered' || (evaluator.kind === 'tiered' && o.evaluator === 'heuristic')) {
+    // --evaluator tiered --tier-model …, or a tiered evaluator from the config file (flags override it).
+    evaluator = parseOrThrow(EvaluatorConfigSchema, tieredEvaluatorFromFlags(o, evaluator), 'evaluator');
+  } else {
+    if (o.tierModel !== undefined || o.sampleOk !== undefined) throw new UsageError('--tier-model and --sample-ok only go with --evaluator tiered');
+    if (o.codexConfig && o.evaluator !== 'codex') throw new UsageError('--codex-config goes with --evaluator codex (or --tier-model codex)');
+    if (o.evaluator === 'command') {
+      if (!o.evaluatorCommand) throw new UsageError('--evaluator command needs --evaluator-command "program args…"');
+      evaluator = { kind: 'command', command: o.evaluatorCommand.split(/\s+/).filter(Boolean) };
+    } else if (o.evaluator === 'codex') evaluator = { kind: 'codex', config: o.codexConfig ?? [] };
+    else if (!o.config) evaluator = { kind: 'heuristic' };
+    // --evaluator openai, or its flags over an openai evaluator from the config file.
+    const openai = openaiEvaluatorFromFlags(o, evaluator);
+    if (openai !== evaluator) evaluator = parseOrThrow(EvaluatorConfigSchema, openai, 'evaluator');
+  }
+  const timeoutMs = SupervisorConfigSchema.shape.evalTimeoutMs.parse(Number(o.timeout));
+  const evaluate = makeEvaluate(createLogger('warden-evaluate', process.env.WARDEN_LOG_LEVEL ?? 'warn'));
+  if (o.cases) return runCases(o.cases, o.split, o.by, evaluate, evaluator, o.model, timeoutMs, globals(cmd).json === true);
+  let raw: unknown;
+  try {
+    const text = readFileSync(o.transcript!, 'utf8');
+    const deep = jsonTooDeep(text, 'the transcript');
+    if (deep) throw new Error(deep);
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new UsageError(`cannot read transcript ${o.transcript}: ${(err as Error).message}`);
+  }
+  const transcript = parseOrThrow(TranscriptSchema, raw, 'transcript');
+  const result = await evaluate({
+    agentId: 'offline',
+    task: transcript.task,
+    turns: transcript.turns,
+    reason: transcript.reason ?? 'interval',
+    evidenceFrom: transcript.evidenceFrom,
+    firstTurnNumber: transcript.firstTurnNumber,
+    evaluator,
+    model: o.model,
+    timeoutMs,
+  });
+  if (globals(cmd).json) {
+    return printJson(result.kind === 'verdict' ? result.verdict : { skipped: true, reason: result.reason });
+  }
+  if (result.kind === 'skipped') return print(`skipped: ${result.reason}`);
+  const v = result.verdict;
+  const on = v.evidence?.length ? ` (turns ${v.evidence.join(', ')})` : '';
+  print(v.kind === 'OK' ? 'OK' : `${v.kind}${v.pattern ? ` ${v.pattern}` : ''}: ${v.message}${on}`);
+  if (evaluator.kind === 'tiered') {
+    const why = result.asked ? `the model was asked (${result.asked})` : 'the model was not asked';
+    print(`  decided by the ${result.tier}; ${why}${result.modelError ? `; the model failed: ${result.modelError}` : ''}`);
+  }
+};

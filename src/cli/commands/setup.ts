@@ -5,16 +5,10 @@ import { execa } from 'execa';
 import { globals } from '../context.js';
 import { print, printJson } from '../output.js';
 
-export function register(program: Command): void {
-  program
-    .command('setup')
-    .description('find the Temporal CLI ($TEMPORAL_CLI_PATH, PATH, warden cache) or install a pinned copy')
-    .option('--json', 'print {temporalCli, version} as JSON')
-    .action(async (_o: unknown, cmd: Command) => {
-      const cli = await ensureTemporalCli((m) => process.stderr.write(`${m}\n`));
-      const version = String((await execa(cli, ['--version'])).stdout).trim();
-      if (globals(cmd).json) return printJson({ temporalCli: cli, version });
-      print(`temporal CLI: ${cli}`);
-      print(version);
-    });
-}
+export const setupAction = async (_o: unknown, cmd: Command) => {
+  const cli = await ensureTemporalCli((m) => process.stderr.write(`${m}\n`));
+  const version = String((await execa(cli, ['--version'])).stdout).trim();
+  if (globals(cmd).json) return printJson({ temporalCli: cli, version });
+  print(`temporal CLI: ${cli}`);
+  print(version);
+};

@@ -3,7 +3,6 @@ import type { Command } from 'commander';
 import type { SignalName } from '../../domain/contract/schemas.js';
 import { withClient, globals } from '../context.js';
 import { CONTROL_VERBS, type ControlVerb } from '../../domain/contract/control.js';
-import { UsageError } from '../exit.js';
 import { print, printJson } from '../output.js';
 
 /** The workflow refused the signal (the state table or the payload): exit 1 with its reason. */
@@ -11,72 +10,22 @@ export class SignalRefusedError extends Error {
   override name = 'SignalRefusedError';
 }
 
-const VERBS: { name: SignalName; description: string; build: (o: Record<string, string | undefined>, rest: string[]) => Record<string, unknown> }[] = [
-  {
-    name: 'steer',
-    description: 'queue a [steering] message for the agent, delivered at its next turn boundary',
-    build: (o, rest) => {
-      const text = o.text ?? rest.join(' ');
-      if (!text.trim()) throw new UsageError('steer needs text: warden steer <agentId> "text" (or --text)');
-      return { text };
-    },
-  },
-  {
-    name: 'interrupt',
-    description: 'abandon the current turn, keep the session, wait for input (steer or resume continues)',
-    build: (o) => ({ ...(o.reason && { reason: o.reason }) }),
-  },
-  {
-    name: 'stop',
-    description: 'graceful drain: let the current turn finish (up to --drain-timeout), then end',
-    build: (o) => {
-      const out: Record<string, unknown> = { ...(o.reason && { reason: o.reason }) };
-      if (o.drainTimeout !== undefined) {
-        const n = Number(o.drainTimeout);
-        if (!Number.isInteger(n) || n < 0) throw new UsageError('--drain-timeout must be a whole number of milliseconds');
-        out.drainTimeoutMs = n;
-      }
-      return out;
-    },
-  },
-  {
-    name: 'pause',
-    description: 'freeze the agent (paused-by-user): no evaluations, reports answer paused',
-    build: (o) => ({ ...(o.reason && { reason: o.reason }) }),
-  },
-  { name: 'resume', description: 'thaw a paused or escalated agent; resets the escalation ladder', build: (o) => ({ ...(o.note && { note: o.note }) }) },
-  { name: 'abort', description: "end the agent's task now (state failed)", build: (o) => ({ ...(o.reason && { reason: o.reason }) }) },
-  { name: 'heartbeat', description: 'tell warden the agent is alive', build: () => ({}) },
-];
-
-export function register(program: Command): void {
-  for (const verb of VERBS) {
-    const c = program.command(verb.name).description(verb.description).argument('<agentId>');
-    if (verb.name === 'steer') c.argument('[text...]', 'the steering text').option('--text <text>', 'the steering text');
-    if (verb.name === 'resume') c.option('--note <text>', 'a note for the record');
-    else if (verb.name !== 'steer' && verb.name !== 'heartbeat') c.option('--reason <text>', 'why (recorded in history)');
-    if (verb.name === 'stop') c.option('--drain-timeout <ms>', 'how long the current turn may take to finish (default 30000)');
-    c.option('--json', 'print the result as JSON').action(async (agentId: string, ...args: unknown[]) => {
-      const cmd = args.at(-1) as Command;
-      const opts = args.at(-2) as Record<string, string | undefined>;
-      const rest = verb.name === 'steer' ? ((args[0] as string[]) ?? []) : [];
-      const payload = verb.build(opts, rest);
-      const json = globals(cmd).json;
-      if (!(CONTROL_VERBS as readonly string[]).includes(verb.name)) {
-        await withClient(cmd, (client) => client.signal(agentId, verb.name, payload as never));
-        if (json) return printJson({ agentId, signal: verb.name, payload, sent: true });
-        return print(`${verb.name} sent to agent-${agentId}`);
-      }
-      // Control verbs: send, then wait (up to 3 s) to see the workflow apply or refuse it.
-      const outcome = await withClient(cmd, (client) => client.control(agentId, verb.name as ControlVerb, payload as never));
-      if (outcome.kind === 'refused') {
-        // Exit 1; with --json the error object ({error, exitCode}) is what stdout gets.
-        throw new SignalRefusedError(`${verb.name} refused by agent-${agentId} (state ${outcome.state}): ${outcome.reason}`);
-      }
-      if (json) return printJson({ agentId, signal: verb.name, payload, sent: true, outcome });
-      if (outcome.kind === 'applied') print(`${verb.name} applied to agent-${agentId}: ${outcome.detail} (now ${outcome.state})`);
-      else if (outcome.kind === 'pending') print(`${verb.name} sent to agent-${agentId}; not applied yet after 3 s (state ${outcome.state})`);
-      else print(`${verb.name} sent to agent-${agentId} (${outcome.reason})`);
-    });
+/** Send `verb` with its payload (built and checked by the definition in ../verbs/signals.ts); print what happened. */
+export async function send(verb: SignalName, agentId: string, payload: Record<string, unknown>, cmd: Command): Promise<void> {
+  const json = globals(cmd).json;
+  if (!(CONTROL_VERBS as readonly string[]).includes(verb)) {
+    await withClient(cmd, (client) => client.signal(agentId, verb, payload as never));
+    if (json) return printJson({ agentId, signal: verb, payload, sent: true });
+    return print(`${verb} sent to agent-${agentId}`);
   }
+  // Control verbs: send, then wait (up to 3 s) to see the workflow apply or refuse it.
+  const outcome = await withClient(cmd, (client) => client.control(agentId, verb as ControlVerb, payload as never));
+  if (outcome.kind === 'refused') {
+    // Exit 1; with --json the error object ({error, exitCode}) is what stdout gets.
+    throw new SignalRefusedError(`${verb} refused by agent-${agentId} (state ${outcome.state}): ${outcome.reason}`);
+  }
+  if (json) return printJson({ agentId, signal: verb, payload, sent: true, outcome });
+  if (outcome.kind === 'applied') print(`${verb} applied to agent-${agentId}: ${outcome.detail} (now ${outcome.state})`);
+  else if (outcome.kind === 'pending') print(`${verb} sent to agent-${agentId}; not applied yet after 3 s (state ${outcome.state})`);
+  else print(`${verb} sent to agent-${agentId} (${outcome.reason})`);
 }

@@ -5,17 +5,10 @@ import { pino } from 'pino';
 import { startDevServer, type DevServer } from '../../devserver/server.js';
 import { createLogger } from '../../logger.js';
 import { startWorker } from '../../../workers/main.js';
-import { UsageError } from '../exit.js';
 import { print } from '../output.js';
 import { globals } from '../context.js';
 import { runDemo } from '../demo.js';
 import { commandFor, wardenCommand } from '../invocation.js';
-
-const port = (name: string) => (v: string) => {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1 || n > 65535) throw new UsageError(`${name} must be a port number, got ${JSON.stringify(v)}`);
-  return n;
-};
 
 interface ServerFlags {
   port: number;
@@ -24,15 +17,6 @@ interface ServerFlags {
   ip: string;
   headless?: boolean;
   ui?: boolean;
-}
-
-function addServerFlags(c: Command): Command {
-  return c
-    .option('--port <port>', 'Temporal frontend (gRPC) port', port('--port'), 7233)
-    .option('--ui-port <port>', 'Temporal Web UI port', port('--ui-port'), 8233)
-    .option('--db <file>', 'SQLite file; state survives restarts', '.warden/temporal.db')
-    .option('--ip <ip>', 'address to bind', '127.0.0.1')
-    .option('--headless', 'no Web UI');
 }
 
 async function startServer(o: ServerFlags): Promise<DevServer> {
@@ -58,93 +42,65 @@ function untilSignal(): Promise<NodeJS.Signals> {
   });
 }
 
-export function register(program: Command): void {
-  addServerFlags(
-    program
-      .command('dev')
-      .description('the embedded stack: Temporal dev server (with Web UI) + warden worker, then a short demo of supervision')
-      .option('--no-demo', 'skip the demo agent'),
-  ).action(async (o: ServerFlags & { demo: boolean }, cmd: Command) => {
-    const server = await startServer(o);
-    // The worker's JSON log lines go to a file beside server.log, not into the terminal, where
-    // they would land in the middle of the demo's text.
-    const workerLog = join(resolve(server.dbFile, '..'), 'worker.log');
-    const log = pino(
-      { name: 'warden-worker', level: process.env.WARDEN_LOG_LEVEL ?? 'info', base: { pid: process.pid } },
-      pino.destination({ dest: workerLog, mkdir: true, sync: true }),
-    );
-    let worker;
-    try {
-      worker = await startWorker({ address: server.address, namespace: server.namespace, taskQueue: globals(cmd).taskQueue, log });
-    } catch (err) {
-      await server.stop();
-      throw err;
-    }
-    // Printed commands work as pasted: the real paths of warden and temporal unless PATH has them.
-    const w = `${server.address === '127.0.0.1:7233' ? '' : `TEMPORAL_ADDRESS=${server.address} `}${wardenCommand()}`;
-    const temporal = commandFor('temporal', server.temporalCli);
-    print('');
-    print(`warden is up: Temporal at ${server.address}, worker on task queue ${worker.settings.taskQueue}`);
-    if (server.uiUrl) print(`Web UI: ${server.uiUrl}/namespaces/${server.namespace}/workflows`);
-    print(`server log: ${join(resolve(server.dbFile, '..'), 'server.log')}`);
-    print(`worker log: ${workerLog} (JSON lines; escalations are logged there too)`);
-    print('');
-    print('Try, in another terminal:');
-    print(`  ${w} start my-agent --task "make the failing build pass"`);
-    print(`  echo '{"id":"t1","text":"retrying","toolCalls":[{"name":"shell","args":"npm run build","ok":false}]}' | ${w} report my-agent`);
-    print(`  ${w} status my-agent`);
-    print(`  ${temporal} workflow list --address ${server.address}`);
-    print('');
-    const stopping = untilSignal();
-    if (o.demo) {
-      try {
-        await runDemo(server, worker.settings.taskQueue, stopping);
-      } catch (err) {
-        print(`demo failed: ${err instanceof Error ? err.message : String(err)}`);
-      }
-    }
-    print('Ctrl-C stops the worker and the server.');
-    await stopping;
-    print('\nshutting down: worker …');
-    await worker.shutdown();
-    print('shutting down: Temporal dev server …');
-    await server.stop();
-    print('stopped.');
-  });
-
-  addServerFlags(program.command('server').description('only the Temporal dev server (with Web UI and warden search attributes)')).action(
-    async (o: ServerFlags) => {
-      const server = await startServer(o);
-      print(`Temporal dev server at ${server.address}${server.uiUrl ? `, Web UI ${server.uiUrl}` : ''}; Ctrl-C stops it.`);
-      await untilSignal();
-      await server.stop();
-      print('stopped.');
-    },
+export const devAction = async (o: ServerFlags & { demo: boolean }, cmd: Command) => {
+  const server = await startServer(o);
+  // The worker's JSON log lines go to a file beside server.log, not into the terminal, where
+  // they would land in the middle of the demo's text.
+  const workerLog = join(resolve(server.dbFile, '..'), 'worker.log');
+  const log = pino(
+    { name: 'warden-worker', level: process.env.WARDEN_LOG_LEVEL ?? 'info', base: { pid: process.pid } },
+    pino.destination({ dest: workerLog, mkdir: true, sync: true }),
   );
+  let worker;
+  try {
+    worker = await startWorker({ address: server.address, namespace: server.namespace, taskQueue: globals(cmd).taskQueue, log });
+  } catch (err) {
+    await server.stop();
+    throw err;
+  }
+  // Printed commands work as pasted: the real paths of warden and temporal unless PATH has them.
+  const w = `${server.address === '127.0.0.1:7233' ? '' : `TEMPORAL_ADDRESS=${server.address} `}${wardenCommand()}`;
+  const temporal = commandFor('temporal', server.temporalCli);
+  print('');
+  print(`warden is up: Temporal at ${server.address}, worker on task queue ${worker.settings.taskQueue}`);
+  if (server.uiUrl) print(`Web UI: ${server.uiUrl}/namespaces/${server.namespace}/workflows`);
+  print(`server log: ${join(resolve(server.dbFile, '..'), 'server.log')}`);
+  print(`worker log: ${workerLog} (JSON lines; escalations are logged there too)`);
+  print('');
+  print('Try, in another terminal:');
+  print(`  ${w} start my-agent --task "make the failing build pass"`);
+  print(`  echo '{"id":"t1","text":"retrying","toolCalls":[{"name":"shell","args":"npm run build","ok":false}]}' | ${w} report my-agent`);
+  print(`  ${w} status my-agent`);
+  print(`  ${temporal} workflow list --address ${server.address}`);
+  print('');
+  const stopping = untilSignal();
+  if (o.demo) {
+    try {
+      await runDemo(server, worker.settings.taskQueue, stopping);
+    } catch (err) {
+      print(`demo failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  print('Ctrl-C stops the worker and the server.');
+  await stopping;
+  print('\nshutting down: worker …');
+  await worker.shutdown();
+  print('shutting down: Temporal dev server …');
+  await server.stop();
+  print('stopped.');
+};
 
-  program
-    .command('worker')
-    .description('only the warden worker (connects with TEMPORAL_ADDRESS / --address)')
-    .addHelpText(
-      'after',
-      `
-Tuning, by environment (docs/operating/capacity.md, "Worker tuning", says why each default):
-  WARDEN_MAX_CACHED_WORKFLOWS   agents kept cached (an evicted agent replays its run on its next turn)
-  WARDEN_STICKY_TIMEOUT_MS      sticky schedule-to-start timeout, default 5000
-  WARDEN_WFT_CONCURRENCY        workflow task slots;  WARDEN_WFT_POLLERS  workflow task pollers
-  WARDEN_NONSTICKY_POLL_RATIO   share of pollers on the task queue (new agents, continued runs)
-  WARDEN_WORKFLOW_THREADS       workflow threads
-  WARDEN_METRICS_ADDRESS        host:port to serve the SDK's Prometheus metrics
-  WARDEN_WORKFLOW_BUNDLE        a workflow bundle to load, or 0 to bundle from source
-  WARDEN_WORKFLOW_STACK_TRACES  1: keep the SDK's stack traces in workflow code (the Web UI's
-                                Stack Trace tab; off by default: it costs worker CPU per turn)
-  WARDEN_LOG_LEVEL              level of the JSON log lines on stderr: info (default) logs every
-                                flagged verdict, debug also every OK one`,
-    )
-    .action(async (_o: unknown, cmd: Command) => {
-      const g = globals(cmd);
-      const worker = await startWorker({ address: g.address, namespace: g.namespace, taskQueue: g.taskQueue, log: createLogger('warden-worker') });
-      print(`worker running on task queue ${worker.settings.taskQueue} at ${worker.settings.connectionOptions.address}; Ctrl-C stops it.`);
-      await worker.done; // the SDK shuts the worker down gracefully on SIGINT/SIGTERM
-    });
-}
+export const serverAction = async (o: ServerFlags) => {
+  const server = await startServer(o);
+  print(`Temporal dev server at ${server.address}${server.uiUrl ? `, Web UI ${server.uiUrl}` : ''}; Ctrl-C stops it.`);
+  await untilSignal();
+  await server.stop();
+  print('stopped.');
+};
+
+export const workerAction = async (_o: unknown, cmd: Command) => {
+  const g = globals(cmd);
+  const worker = await startWorker({ address: g.address, namespace: g.namespace, taskQueue: g.taskQueue, log: createLogger('warden-worker') });
+  print(`worker running on task queue ${worker.settings.taskQueue} at ${worker.settings.connectionOptions.address}; Ctrl-C stops it.`);
+  await worker.done; // the SDK shuts the worker down gracefully on SIGINT/SIGTERM
+};

@@ -69,41 +69,28 @@ export function formatStatus(status: AgentStatus): string[] {
   return lines;
 }
 
-export function register(program: Command): void {
-  program
-    .command('status')
-    .description("show an agent's supervision state (the workflow's status query)")
-    .argument('<agentId>')
-    .option('--json', 'print the status as JSON')
-    .action(async (agentId: string, _o: unknown, cmd: Command) => {
-      const s = await withClient(cmd, (c) => c.status(agentId));
-      if (globals(cmd).json) return printJson(s);
-      for (const l of formatStatus(s)) print(l);
-    });
+export const statusAction = async (agentId: string, _o: unknown, cmd: Command) => {
+  const s = await withClient(cmd, (c) => c.status(agentId));
+  if (globals(cmd).json) return printJson(s);
+  for (const l of formatStatus(s)) print(l);
+};
 
-  program
-    .command('list')
-    .description('list supervised agents (newest first)')
-    .option('--query <visibility query>', `extra filter, e.g. "WardenState = 'awaiting-input'"`)
-    .option('--limit <n>', 'at most this many', '100')
-    .option('--json', 'print the list as JSON')
-    .action(async (o: { query?: string; limit: string }, cmd: Command) => {
-      let rows = await withClient(cmd, (c) => c.list({ query: o.query, limit: Number(o.limit) || 100 }));
-      if (globals(cmd).json) return printJson(rows);
-      if (!rows.length) return print('no agents');
-      rows = visibleDeep(rows);
-      print(['AGENT'.padEnd(24), 'WORKFLOW'.padEnd(10), 'STATE'.padEnd(16), 'STEP', 'PAUSED', 'COST'.padEnd(9), 'STARTED'].join(' '));
-      for (const r of rows)
-        print(
-          [
-            r.agentId.padEnd(24),
-            r.status.toLowerCase().padEnd(10),
-            (r.state ?? '?').padEnd(16),
-            String(r.escalationStep ?? '?').padEnd(4),
-            String(r.paused ?? '?').padEnd(6),
-            (r.costUsd === null ? '?' : `$${r.costUsd.toFixed(4)}`).padEnd(9),
-            r.startTime,
-          ].join(' '),
-        );
-    });
-}
+export const listAction = async (o: { query?: string; limit: string }, cmd: Command) => {
+  let rows = await withClient(cmd, (c) => c.list({ query: o.query, limit: Number(o.limit) || 100 }));
+  if (globals(cmd).json) return printJson(rows);
+  if (!rows.length) return print('no agents');
+  rows = visibleDeep(rows);
+  print(['AGENT'.padEnd(24), 'WORKFLOW'.padEnd(10), 'STATE'.padEnd(16), 'STEP', 'PAUSED', 'COST'.padEnd(9), 'STARTED'].join(' '));
+  for (const r of rows)
+    print(
+      [
+        r.agentId.padEnd(24),
+        r.status.toLowerCase().padEnd(10),
+        (r.state ?? '?').padEnd(16),
+        String(r.escalationStep ?? '?').padEnd(4),
+        String(r.paused ?? '?').padEnd(6),
+        (r.costUsd === null ? '?' : `$${r.costUsd.toFixed(4)}`).padEnd(9),
+        r.startTime,
+      ].join(' '),
+    );
+};

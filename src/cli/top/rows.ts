@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { STATES, isTerminal, type AgentState } from '../../domain/contract/states.js';
 import type { MeshInfo } from './meshes.js';
+import { SORT_KEYS, type SortKey } from './sort-keys.js';
 import { burnSeries, isRunaway, sparkline, SPARK_BUCKETS, type RunawayOptions, DEFAULT_RUNAWAY } from './sparkline.js';
 
 /** One agent as visibility lists it (search attributes; no query needed). */
@@ -260,8 +261,7 @@ export function buildRow(e: RosterEntry, st: TopStatus | null, intent: string | 
 
 // ---------- sorting ----------
 
-export const SORT_KEYS = ['priority', 'id', 'state', 'intent', 'model', 'tokens', 'cost', 'tool', 'burn', 'elapsed', 'step'] as const;
-export type SortKey = (typeof SORT_KEYS)[number];
+export { SORT_KEYS, type SortKey };
 export interface Sort {
   key: SortKey;
   desc: boolean;

@@ -5,7 +5,10 @@
  */
 import { z } from 'zod';
 import { MAX_REASON_TEXT, MAX_TOOL_CALLS, MAX_TOOL_FIELD, MAX_TURN_COST_USD, MAX_TURN_TEXT, MAX_TURN_TOKENS, truncate } from './limits.js';
+import { parseDuration } from './duration.js';
 import { shared } from './shared.js';
+
+export { parseDuration };
 
 /** A string truncated (with a marker) to `max` characters. */
 export const cut = (max: number) => z.string().transform((s) => truncate(s, max));
@@ -97,13 +100,6 @@ export const DurationSchema = shared('contract/turn-schemas:DurationSchema', () 
       .transform((s) => parseDuration(s)),
   ]),
 );
-export function parseDuration(s: string): number {
-  const m = /^(\d+)(ms|s|m|h)$/.exec(s);
-  if (!m) throw new Error(`not a duration: ${s}`);
-  const n = Number(m[1]);
-  const unit = m[2] as 'ms' | 's' | 'm' | 'h';
-  return n * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[unit];
-}
 
 /** An IRC channel name (RFC 2812: starts with # & + !, no spaces, commas or ^G, at most 50). */
 export const IRC_CHANNEL_RE = /^[#&+!][^\s,\x07]{1,49}$/;

@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { PATTERNS, TurnSchema, type Turn, type Verdict } from '../contract/schemas.js';
 import { shared } from '../contract/shared.js';
+import { GROUP_BY, type GroupBy } from './group-by.js';
 
 export const CASE_LABELS = ['OK', ...PATTERNS] as const;
 export type CaseLabel = (typeof CASE_LABELS)[number];
@@ -116,8 +117,7 @@ export function score(pairs: ReadonlyArray<{ label: CaseLabel; predicted: Predic
 }
 
 /** What `evaluate --cases --by` groups on. */
-export const GROUP_BY = ['source', 'split'] as const;
-export type GroupBy = (typeof GROUP_BY)[number];
+export { GROUP_BY, type GroupBy };
 
 /**
  * The group of a case: its split, or its source's repository — `owner/name` of a GitHub address

@@ -1,0 +1,297 @@
+/**
+ * What a supervised tool call costs the agent: the hook commands `warden install` writes for Claude
+ * Code and for Codex, run as their CLIs run them (a shell command, the event as JSON on stdin), one
+ * process per event, against a do-nothing hook (`true`) run the same way, in turn, in the same run.
+ *
+ *   npm run build && node dist/bench/hook-latency.js --calls 20 > result.json
+ *
+ * Starts its own headless dev server (or uses `--address`) and a worker process on a task queue of
+ * its own; each agent CLI's session starts its own agent at its first event (auto-start, as after
+ * `warden install`), then `--warmup` tool calls (not measured), then `--calls` tool calls: each a
+ * PreToolUse and a PostToolUse event, each followed by the same event given to `true`. Every run
+ * goes through `/usr/bin/time -f %M` (peak RSS) and `bash` (its `times` builtin: the CPU of the
+ * command, to the millisecond), the same wrappers for both sides. One JSON object on stdout.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { hookCommand } from '../src/cli/commands/install.js';
+import { WardenClient } from '../src/client/index.js';
+import { freePort } from '../src/devserver/ports.js';
+import { startDevServer, type DevServer } from '../src/devserver/server.js';
+import { sessionAgentId } from '../src/hooks/session.js';
+import type { HookAgent } from '../src/hooks/protocol.js';
+import { loopbackAddress, round, wholeArg } from './common.js';
+
+const USAGE = `usage: node dist/bench/hook-latency.js [--calls N] [--warmup N] [--address HOST:PORT] [--namespace NS] [--main PATH]
+  --calls N      measured tool calls per agent CLI (a PreToolUse and a PostToolUse each; default 20, max 1000)
+  --warmup N     tool calls before measuring (default 3)
+  --address      a running Temporal server (loopback) instead of a dev server of its own
+  --main PATH    the warden CLI to run (default: this build's dist/src/cli/main.js), e.g. another build to compare`;
+
+const say = (msg: string) => process.stderr.write(`[hook-latency ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+
+interface Options {
+  calls: number;
+  warmup: number;
+  address: string | null;
+  namespace: string;
+  main: string;
+}
+
+function parseArgs(argv: string[]): Options {
+  const o: Options = {
+    calls: 20,
+    warmup: 3,
+    address: null,
+    namespace: 'default',
+    main: fileURLToPath(new URL('../src/cli/main.js', import.meta.url)),
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const v = argv[i + 1];
+    if (a === '--calls') o.calls = wholeArg(a, v, 1, 1000);
+    else if (a === '--warmup') o.warmup = wholeArg(a, v, 0, 100);
+    else if (a === '--address') o.address = loopbackAddress(v);
+    else if (a === '--namespace' && v) o.namespace = v;
+    else if (a === '--main' && v) o.main = resolve(v);
+    else throw new Error(`unknown or incomplete option ${a}\n${USAGE}`);
+    i++;
+  }
+  return o;
+}
+
+/** One run of a shell command: wall ms (spawn to exit, as the agent CLI waits), CPU ms of the command, its peak RSS. */
+interface Run {
+  wallMs: number;
+  cpuMs: number;
+  peakKiB: number;
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** bash's `times`: the second line is the children's user and system time, e.g. `0m0.123s 0m0.010s`. */
+function childCpuMs(times: string): number {
+  const line = times.trim().split('\n')[1] ?? '';
+  const parts = [...line.matchAll(/(\d+)m([\d.]+)s/g)].map((m) => Number(m[1]) * 60_000 + Number(m[2]) * 1000);
+  return parts.reduce((a, b) => a + b, 0);
+}
+
+function runShell(command: string, stdin: string, env: NodeJS.ProcessEnv, cwd: string, rssFile: string): Promise<Run> {
+  return new Promise((resolveRun, reject) => {
+    const t0 = performance.now();
+    // The agent CLI runs `sh -c COMMAND`; bash around it reports the CPU of that shell and its children on fd 3.
+    const child: ChildProcess = spawn('/usr/bin/time', ['-f', '%M', '-o', rssFile, 'bash', '-c', 'sh -c "$1"; s=$?; times >&3; exit $s', 'bash', command], {
+      env,
+      cwd,
+      stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    let times = '';
+    child.stdout!.on('data', (d: Buffer) => (stdout += d));
+    child.stderr!.on('data', (d: Buffer) => (stderr += d));
+    (child.stdio[3] as NodeJS.ReadableStream).on('data', (d: Buffer) => (times += d));
+    child.once('error', reject);
+    child.once('close', (code) => {
+      const wallMs = performance.now() - t0;
+      const peakKiB = Number(readFileSync(rssFile, 'utf8').trim().split('\n').at(-1));
+      resolveRun({ wallMs, cpuMs: childCpuMs(times), peakKiB, code, stdout, stderr });
+    });
+    child.stdin!.end(stdin);
+  });
+}
+
+const pct = (xs: number[], p: number): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
+};
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+function summary(runs: Run[]) {
+  const wall = runs.map((r) => r.wallMs);
+  return {
+    wallMs: { p50: round(pct(wall, 50)), p99: round(pct(wall, 99)), mean: round(mean(wall)) },
+    cpuMsPerCall: {
+      p50: round(
+        pct(
+          runs.map((r) => r.cpuMs),
+          50,
+        ),
+      ),
+      mean: round(mean(runs.map((r) => r.cpuMs))),
+    },
+    peakRssMiB: round(Math.max(...runs.map((r) => r.peakKiB)) / 1024),
+  };
+}
+
+/** The events Claude Code and Codex send around one tool call (the fields warden reads; Codex adds its turn and model). */
+function events(agent: HookAgent, session: string, cwd: string, transcript: string, n: number): { pre: string; post: string } {
+  const base = {
+    session_id: session,
+    transcript_path: transcript,
+    cwd,
+    ...(agent === 'codex' && { turn_id: `turn-${n}`, model: 'gpt-5.4', permission_mode: 'default' }),
+  };
+  const tool = { tool_name: 'Bash', tool_input: { command: `npm test -- --grep case-${n}` }, tool_use_id: `toolu_${n}` };
+  return {
+    pre: JSON.stringify({ ...base, hook_event_name: 'PreToolUse', ...tool }),
+    post: JSON.stringify({
+      ...base,
+      hook_event_name: 'PostToolUse',
+      ...tool,
+      tool_response: { stdout: `ok ${n} tests passed\n`, stderr: '', interrupted: false },
+    }),
+  };
+}
+
+function startWorker(address: string, namespace: string, taskQueue: string): { child: ChildProcess; ready: Promise<void>; exited: Promise<unknown> } {
+  const script = fileURLToPath(new URL('../workers/main.js', import.meta.url));
+  const child = spawn(process.execPath, [script], {
+    env: { ...process.env, TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: namespace, WARDEN_TASK_QUEUE: taskQueue },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const exited = new Promise((res) => child.once('exit', res));
+  const ready = new Promise<void>((res) => {
+    createInterface({ input: child.stderr! }).on('line', (line) => {
+      if (line.includes('"worker started"')) res();
+      else if (/"level":(4|5)\d/.test(line)) process.stderr.write(`[worker] ${line}\n`);
+    });
+  });
+  return { child, ready, exited };
+}
+
+async function main(): Promise<number> {
+  let o: Options;
+  try {
+    o = parseArgs(process.argv.slice(2));
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n`);
+    return 2;
+  }
+  const tag = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+  const taskQueue = `warden-hookbench-${tag}`;
+  const tmp = mkdtempSync(join(tmpdir(), 'warden-hook-latency-'));
+  let server: DevServer | null = null;
+  let worker: ReturnType<typeof startWorker> | null = null;
+  let client: WardenClient | null = null;
+  try {
+    let address = o.address;
+    if (!address) {
+      const port = await freePort();
+      say(`starting a dev server on 127.0.0.1:${port}`);
+      server = await startDevServer({ port, uiPort: false, dbFile: join(tmp, 'temporal.db'), namespace: o.namespace, say });
+      address = server.address;
+    }
+    say(`starting the worker on task queue ${taskQueue}`);
+    worker = startWorker(address, o.namespace, taskQueue);
+    await Promise.race([worker.ready, worker.exited.then((c) => Promise.reject(new Error(`worker exited (${String(c)}) before it was ready`)))]);
+    client = await WardenClient.connect({ address, namespace: o.namespace, taskQueue });
+
+    // The hooks' world: a project directory (the session's cwd), their own cache and config dirs.
+    const project = join(tmp, 'project');
+    const home = join(tmp, 'home');
+    mkdirSync(project, { recursive: true });
+    mkdirSync(home, { recursive: true });
+    const transcript = join(tmp, 'transcript.jsonl');
+    writeFileSync(transcript, '');
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      HOME: home,
+      XDG_CONFIG_HOME: join(home, '.config'),
+      WARDEN_CACHE_DIR: join(tmp, 'cache'),
+      CLAUDE_PROJECT_DIR: project,
+    };
+    const rssFile = join(tmp, 'rss');
+    const result: Record<string, unknown> = {};
+    let ok = true;
+    for (const agent of ['claude', 'codex'] as const) {
+      // Exactly the command `warden install <agent> --address … --task-queue …` writes.
+      const command = hookCommand(agent, { address, namespace: o.namespace, taskQueue }, env, o.main);
+      const session = `bench-${tag}-${agent}`;
+      const agentId = sessionAgentId(project, session);
+      say(`${agent}: ${command}`);
+      // The first event starts the session's agent (auto-start); the warm-up calls are not measured.
+      const start = await runShell(command, events(agent, session, project, transcript, 0).pre, env, project, rssFile);
+      if (start.code !== 0 || start.stderr) throw new Error(`${agent}: the first hook failed (exit ${start.code}): ${start.stderr}`);
+      for (let i = 1; i <= o.warmup; i++) {
+        const e = events(agent, session, project, transcript, i);
+        await runShell(command, e.pre, env, project, rssFile);
+        await runShell(command, e.post, env, project, rssFile);
+      }
+      const hook: Record<'pre' | 'post', Run[]> = { pre: [], post: [] };
+      const bare: Record<'pre' | 'post', Run[]> = { pre: [], post: [] };
+      for (let i = 0; i < o.calls; i++) {
+        const e = events(agent, session, project, transcript, 1000 + i);
+        for (const kind of ['pre', 'post'] as const) {
+          hook[kind].push(await runShell(command, e[kind], env, project, rssFile));
+          bare[kind].push(await runShell('true', e[kind], env, project, rssFile));
+        }
+      }
+      const all = [...hook.pre, ...hook.post];
+      const failed = all.filter((r) => r.code !== 0 || r.stderr);
+      const denied = hook.pre.filter((r) => r.stdout.includes('"deny"')).length;
+      const status = await client.status(agentId);
+      // Every PostToolUse reports one turn: warm-up and measured ones.
+      const turnsOk = status.turns >= o.warmup + o.calls;
+      if (failed.length || denied || !turnsOk) ok = false;
+      const p50 = (runs: Run[]) =>
+        pct(
+          runs.map((r) => r.wallMs),
+          50,
+        );
+      result[agent] = {
+        command,
+        agentId,
+        turnsRecorded: status.turns,
+        failedCalls: failed.length,
+        ...(failed[0] && { firstFailure: failed[0].stderr.trim().slice(0, 300) }),
+        deniedPreToolUse: denied,
+        preToolUse: { hook: summary(hook.pre), true: summary(bare.pre) },
+        postToolUse: { hook: summary(hook.post), true: summary(bare.post) },
+        addedWallMsPerEventP50: {
+          preToolUse: round(p50(hook.pre) - p50(bare.pre)),
+          postToolUse: round(p50(hook.post) - p50(bare.post)),
+        },
+      };
+      await client.signal(agentId, 'abort', { reason: 'benchmark over' }).catch(() => undefined);
+    }
+    process.stdout.write(
+      `${JSON.stringify({
+        bench: 'hook-latency',
+        calls: o.calls,
+        warmup: o.warmup,
+        main: o.main,
+        ...result,
+        node: process.version,
+        cpus: cpus().length,
+        loadavg1m: round(loadavg()[0]!, 2),
+      })}\n`,
+    );
+    return ok ? 0 : 1;
+  } finally {
+    await client?.close().catch(() => undefined);
+    if (worker && worker.child.exitCode === null) {
+      worker.child.kill('SIGTERM');
+      const killer = setTimeout(() => worker?.child.kill('SIGKILL'), 15_000);
+      await worker.exited;
+      clearTimeout(killer);
+    }
+    await server?.stop().catch(() => undefined);
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`hook-latency: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  },
+);
