@@ -228,6 +228,8 @@ describe('warden evaluate (offline, no Temporal)', () => {
       pattern: 'SPIRALING',
       message: expect.stringContaining('same failing call 3 times'),
       evidence: [1, 2, 3],
+      // The finding's key (what a dismissal matches): the detector and a hash of its evidence.
+      finding: expect.stringMatching(/^repeatedFailure#[0-9a-f]{16}$/),
     });
   });
 

@@ -38,7 +38,7 @@ export function register(program: Command): void {
     .option('--timeout <ms>', 'evaluation timeout in ms', '30000')
     .option(
       '--json',
-      'print {kind, pattern, message, evidence} or {skipped: true, reason}; with --cases, one score object (with model calls and, per window, the tier that decided)',
+      'print {kind, pattern, message, evidence, finding?} (finding: the detector and a hash of its evidence, what dismiss matches) or {skipped: true, reason}; with --cases, one score object (with model calls and, per window, the tier that decided)',
     )
     .action(
       lazy(
