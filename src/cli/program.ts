@@ -18,6 +18,7 @@ import { register as registerStart } from './commands/start.js';
 import { register as registerStatus } from './commands/status.js';
 import { register as registerTop } from './commands/top.js';
 import { register as registerMesh } from './commands/mesh.js';
+import { register as registerTrust } from './commands/trust.js';
 
 const pkg = JSON.parse(readFileSync(packageJsonUrl(), 'utf8')) as { version: string };
 
@@ -66,5 +67,6 @@ Quick start:
   registerIrc(program);
   registerServe(program);
   registerMesh(program);
+  registerTrust(program);
   return program;
 }
