@@ -22,6 +22,7 @@ import { register as registerStart } from './verbs/start.js';
 import { register as registerStatus } from './verbs/status.js';
 import { register as registerTop } from './verbs/top.js';
 import { register as registerMesh } from './verbs/mesh.js';
+import { register as registerTrust } from './verbs/trust.js';
 
 const pkg = JSON.parse(readFileSync(packageJsonUrl(), 'utf8')) as { version: string };
 
@@ -53,6 +54,7 @@ const VERBS: [names: readonly string[], register: (program: Command) => void][] 
   [['irc'], registerIrc],
   [['serve'], registerServe],
   [['mesh'], registerMesh],
+  [['trust'], registerTrust],
 ];
 
 const GLOBAL_OPTIONS_WITH_VALUE = ['--address', '--namespace', '--task-queue'];

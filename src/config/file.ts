@@ -156,6 +156,14 @@ export function parseConfig(text: string, source = 'config'): ConfigFile {
  * checked before a byte is read; a FIFO or a device is refused without waiting on it).
  */
 export function loadConfigFile(path: string): ConfigFile {
+  return parseConfig(readConfigText(path), path);
+}
+
+/**
+ * A config file's text, read as loadConfigFile reads it (a regular file of at most
+ * CONFIG_MAX_BYTES). For a caller that must parse exactly the bytes it judged (trust.ts hashes them).
+ */
+export function readConfigText(path: string): string {
   let fd: number | undefined;
   let text: string;
   try {
@@ -175,7 +183,7 @@ export function loadConfigFile(path: string): ConfigFile {
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
-  return parseConfig(text, path);
+  return text;
 }
 
 /** The AgentSpec fields a config file sets (camelCase, as the workflow takes them). */
@@ -246,11 +254,18 @@ export function userConfigDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(env.XDG_CONFIG_HOME || join(env.HOME || homedir(), '.config'), 'warden');
 }
 
-/**
- * The config file an auto-started session uses: `warden.yaml` in the project directory, else in
- * the user's config directory (see userConfigDir); `null` when there is neither.
- */
-export function findSessionConfig(projectDir: string, env: NodeJS.ProcessEnv = process.env): string | null {
-  for (const path of [join(projectDir, 'warden.yaml'), join(userConfigDir(env), 'warden.yaml')]) if (existsSync(path)) return path;
-  return null;
+/** The user's own config file (userConfigDir()/warden.yaml): trusted, as the user wrote it. */
+export function userConfigFile(env: NodeJS.ProcessEnv = process.env): string {
+  return join(userConfigDir(env), 'warden.yaml');
+}
+
+/** A project's config file: `warden.yaml` in its directory. Untrusted until the user trusts it (trust.ts). */
+export function projectConfigFile(projectDir: string): string {
+  return join(projectDir, 'warden.yaml');
+}
+
+/** The user's config file when there is one. */
+export function findUserConfig(env: NodeJS.ProcessEnv = process.env): string | null {
+  const path = userConfigFile(env);
+  return existsSync(path) ? path : null;
 }

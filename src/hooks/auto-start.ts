@@ -1,8 +1,9 @@
 /**
  * Auto-start: a hook event of a session warden has not seen starts supervising it (after
  * `warden install`, whose hooks name no agent). The agent id and task come from the session
- * (session.ts), the rest of the spec from the config file (`warden.yaml` in the project, else in
- * the user's config directory).
+ * (session.ts), the rest of the spec from the config (src/config/trust.ts): the project's
+ * `warden.yaml` when the user trusts it as it is (`warden trust`), else the user's own config with
+ * only the project file's stricter thresholds; the session hears once which keys were ignored.
  *
  * Starting is lazy and idempotent: the hook talks to the agent as usual, and only when warden says
  * there is no such agent does it start one — with the workflow id as the lock (conflict policy
@@ -18,7 +19,8 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { AgentNotFoundError } from '../client/index.js';
-import { findSessionConfig, loadConfigFile, specFromConfig, type ConfigFile } from '../config/file.js';
+import { specFromConfig } from '../config/file.js';
+import { sessionConfig } from '../config/trust.js';
 import type { AgentSpecInput, TurnInput } from '../domain/contract/schemas.js';
 import type { CodexHookInput, HookAgent, HookClient } from './protocol.js';
 import { autoStartOffByEnv, sessionAgentId, sessionTask } from './session.js';
@@ -30,6 +32,8 @@ export interface SessionPlan {
   agentId: string;
   /** Why this session is not supervised (auto-start off), or undefined. */
   off?: string;
+  /** The project's warden.yaml is not trusted and set more than it may: what to say once, or undefined. */
+  untrusted?: string;
   spec: AgentSpecInput;
 }
 
@@ -48,11 +52,11 @@ export function sessionProjectDir(agent: HookAgent, input: CodexHookInput, env: 
  */
 export function planSession(agent: HookAgent, input: CodexHookInput, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): SessionPlan {
   const sessionId = input.session_id;
+  if (sessionId !== undefined && typeof sessionId !== 'string') throw new Error(`the hook event's session_id must be a string, not ${describeType(sessionId)}`);
   if (!sessionId) throw new Error('the hook event has no session_id, so there is no session to supervise; pass --agent <id> or set WARDEN_AGENT_ID');
   const projectDir = sessionProjectDir(agent, input, env, cwd);
   const agentId = sessionAgentId(projectDir, sessionId);
-  const configPath = findSessionConfig(projectDir, env);
-  const cfg: ConfigFile | null = configPath ? loadConfigFile(configPath) : null;
+  const { cfg, source: configPath, untrusted } = sessionConfig(projectDir, env);
   const fromFile = cfg ? specFromConfig(cfg) : {};
   const spec: AgentSpecInput = { ...fromFile, agentId, task: sessionTask(agent, input.prompt, projectDir, sessionId) };
   // A check of "done" runs where the agent works, unless the file says where.
@@ -62,7 +66,16 @@ export function planSession(agent: HookAgent, input: CodexHookInput, env: NodeJS
     : cfg?.hooks?.auto_start === false
       ? `auto-start is off (hooks.auto_start: false in ${configPath})`
       : undefined;
-  return { agentId, spec, ...(off && { off }) };
+  const said = untrusted
+    ? `${untrusted.file} is not trusted, so warden ignored ${untrusted.ignored.join(', ')}; to use the whole file, review it and run: ${untrusted.trust}`
+    : undefined;
+  return { agentId, spec, ...(off && { off }), ...(said && { untrusted: said }) };
+}
+
+/** A JSON value's type in words, for an error naming a field of the wrong type. */
+export function describeType(v: unknown): string {
+  if (v === null) return 'null';
+  return Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : `a ${typeof v}`;
 }
 
 /**
@@ -107,14 +120,15 @@ export function sessionMarkerDir(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 /**
- * Say `line` unless it was said for this agent before: true when this call said it. The marker is
+ * Say `line` unless it was said for this agent before (on this `topic`: each topic is said once,
+ * apart from the others): true when this call said it. The marker is
  * created with O_EXCL, so of hooks racing each other exactly one speaks. If the marker cannot be
  * written at all, the line is said (better twice than never).
  */
-export function sayOnce(dir: string, agentId: string, line: string, say: (line: string) => void): boolean {
+export function sayOnce(dir: string, agentId: string, line: string, say: (line: string) => void, topic = 'off'): boolean {
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    closeSync(openSync(join(dir, `${agentId}.off`), 'wx', 0o600));
+    closeSync(openSync(join(dir, `${agentId}.${topic}`), 'wx', 0o600));
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
   }

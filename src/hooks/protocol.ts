@@ -58,7 +58,9 @@
  */
 import { createHash } from 'node:crypto';
 import type { WardenClient } from '../client/index.js';
+import { z } from 'zod';
 import { MAX_TOOL_FIELD, truncate } from '../domain/contract/limits.js';
+import { describeZodError } from '../domain/contract/schemas.js';
 import type { Whisper } from '../domain/contract/schemas.js';
 import type { ReportTurnResult } from '../domain/contract/status.js';
 import { TRANSCRIPT_TAIL_BYTES, readFileTail } from './bounded-read.js';
@@ -99,6 +101,54 @@ export interface CodexHookInput extends ClaudeHookInput {
   turn_id?: string;
   model?: string;
   permission_mode?: string;
+}
+
+/** The fields of a hook event that are text, when present (the rest warden reads as any JSON). */
+const TEXT_FIELDS = [
+  'hook_event_name',
+  'session_id',
+  'transcript_path',
+  'cwd',
+  'prompt_id',
+  'tool_name',
+  'tool_use_id',
+  'error',
+  'prompt',
+  'source',
+  'reason',
+  'trigger',
+  'last_assistant_message',
+  'notification_type',
+  'message',
+  'turn_id',
+  'model',
+  'permission_mode',
+] as const;
+
+const HookInputSchema = z
+  .object({
+    ...Object.fromEntries(TEXT_FIELDS.map((f) => [f, z.string({ error: (i) => `must be a string, not ${jsonType(i.input)}` }).optional()])),
+    is_interrupt: z.boolean({ error: (i) => `must be true or false, not ${jsonType(i.input)}` }).optional(),
+    stop_hook_active: z.boolean({ error: (i) => `must be true or false, not ${jsonType(i.input)}` }).optional(),
+  })
+  .passthrough();
+
+function jsonType(v: unknown): string {
+  if (v === null || v === undefined) return String(v);
+  return Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : `a ${typeof v}`;
+}
+
+/**
+ * A hook event as warden reads it: a JSON object whose text fields (session_id, cwd, …) are strings
+ * and whose flags are booleans when present; anything else is an Error naming the field. A field
+ * that is null is taken as absent.
+ */
+export function checkHookInput(raw: unknown): CodexHookInput {
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new Error('the hook input on stdin is not a JSON object');
+  const obj = Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== null));
+  const r = HookInputSchema.safeParse(obj);
+  if (!r.success) throw new Error(`the hook input is not a hook event: ${describeZodError(r.error)}`);
+  return obj as CodexHookInput;
 }
 
 /** The coding agents whose hooks warden bridges. */

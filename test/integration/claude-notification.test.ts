@@ -53,6 +53,9 @@ test('interactive Claude Code asks to run a command: its Notification makes the 
   const base = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, WARDEN_CACHE_DIR: join(home, 'cache'), XDG_CONFIG_HOME: join(home, 'config') };
   const inst = await execa(process.execPath, [WARDEN, 'install', 'claude', '--project', work], { env: base, extendEnv: false, reject: false, stdin: 'ignore' });
   expect(inst.exitCode, inst.stderr).toBe(0);
+  // The project's warden.yaml configures its sessions once the user trusts it.
+  const trust = await execa(process.execPath, [WARDEN, 'trust', work], { env: base, extendEnv: false, reject: false, stdin: 'ignore' });
+  expect(trust.exitCode, trust.stderr).toBe(0);
 
   model = await startAnthropicServer({
     script: async (_req, i) =>

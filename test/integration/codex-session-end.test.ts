@@ -30,6 +30,9 @@ test('codex exec ends its session: a deadline; exec resume cancels it; the last 
   const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, CODEX_HOME: codexHome, WARDEN_CACHE_DIR: join(home, 'cache') };
   const inst = await execa(process.execPath, [WARDEN, 'install', 'codex', '--user'], { env, extendEnv: false, reject: false, stdin: 'ignore' });
   expect(inst.exitCode, inst.stderr).toBe(0);
+  // The project's warden.yaml configures its sessions once the user trusts it.
+  const trust = await execa(process.execPath, [WARDEN, 'trust', work], { env, extendEnv: false, reject: false, stdin: 'ignore' });
+  expect(trust.exitCode, trust.stderr).toBe(0);
   expect(JSON.parse(readFileSync(join(codexHome, 'hooks.json'), 'utf8')).hooks.SessionEnd).toEqual([
     { hooks: [{ type: 'command', command: expect.stringMatching(/hook codex$/), timeout: 3 }] },
   ]);

@@ -281,6 +281,9 @@ describe('auto-start with the real binaries, no `warden start`', () => {
     writeFileSync(join(work, 'warden.yaml'), 'supervisor:\n  eval_interval: 1000\n  idle_after: 0\nverify: test -f marker.txt\n');
     const inst = await warden(['install', 'claude', '--project', work], h.env);
     expect(inst.exitCode, inst.stderr).toBe(0);
+    // A project's warden.yaml configures its sessions only once the user trusts it.
+    const trust = await warden(['trust', work], h.env);
+    expect(trust.exitCode, trust.stderr).toBe(0);
 
     const sessionId = randomUUID();
     const agentId = `autoproj-${sessionId.replace(/-/g, '').slice(-12)}`;
@@ -340,6 +343,7 @@ describe('auto-start with the real binaries, no `warden start`', () => {
     const env = { ...h.env, CODEX_HOME: codexHome };
     const inst = await warden(['install', 'codex', '--user'], env);
     expect(inst.exitCode, inst.stderr).toBe(0);
+    expect((await warden(['trust', work], env)).exitCode).toBe(0);
 
     let agentId = '';
     responses = await startModelServer({
@@ -464,11 +468,12 @@ describe('the hook by itself', () => {
     expect(await agentsLike(`raceproj-${sessionId.replace(/-/g, '').slice(-12)}`)).toEqual([]);
   });
 
-  test('a bad warden.yaml: nothing is started, the session hears once what is wrong with it', async () => {
+  test("a bad warden.yaml of the user's: nothing is started, the session hears once what is wrong with it", async () => {
     const h = home('badconfig');
     const project = join(h.dir, 'badcfg');
     mkdirSync(project, { recursive: true });
-    writeFileSync(join(project, 'warden.yaml'), 'evaluator:\n  kind: nonsense\n');
+    mkdirSync(join(h.home, 'config', 'warden'), { recursive: true });
+    writeFileSync(join(h.home, 'config', 'warden', 'warden.yaml'), 'evaluator:\n  kind: nonsense\n');
     const sessionId = randomUUID();
     const env = { ...h.env, ...temporalEnv() };
     const input = (e: Record<string, unknown>) => JSON.stringify({ session_id: sessionId, cwd: project, ...e });
@@ -480,5 +485,26 @@ describe('the hook by itself', () => {
     expect(again.exitCode).toBe(0);
     expect(again.stderr).toBe('');
     expect(await agentsLike('badcfg-')).toEqual([]);
+  });
+
+  test('a bad warden.yaml in an untrusted project: ignored as a whole, said once; the session is supervised', async () => {
+    const h = home('badproject');
+    const project = join(h.dir, 'badproj');
+    mkdirSync(project, { recursive: true });
+    writeFileSync(join(project, 'warden.yaml'), 'evaluator:\n  kind: nonsense\n');
+    const sessionId = randomUUID();
+    const env = { ...h.env, ...temporalEnv() };
+    const input = (e: Record<string, unknown>) => JSON.stringify({ session_id: sessionId, cwd: project, ...e });
+    const r = await warden(['hook', 'claude'], env, input({ hook_event_name: 'UserPromptSubmit', prompt: 'hello' }));
+    expect(r.exitCode).toBe(0);
+    expect(r.stderr).toMatch(
+      /warden\.yaml is not trusted, so warden ignored the whole file \(.*evaluator.*\); to use the whole file, review it and run: warden trust /,
+    );
+    const again = await warden(['hook', 'claude'], env, input({ hook_event_name: 'Stop' }));
+    expect(again.exitCode).toBe(0);
+    expect(again.stderr).toBe('');
+    const agentId = `badproj-${sessionId.replace(/-/g, '').slice(-12)}`;
+    expect((await agentsLike('badproj-')).map((a) => a.agentId)).toEqual([agentId]);
+    await stack.warden.signal(agentId, 'abort', {});
   });
 });

@@ -18,6 +18,7 @@ import {
   unreachableRecently,
   type AutoStartClient,
 } from '../../src/hooks/auto-start.js';
+import { configDigest, withTrusted, writeTrustStore } from '../../src/config/trust.js';
 import { autoStartOffByEnv, projectPart, sessionAgentId, sessionPart, sessionTask } from '../../src/hooks/session.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'warden-hook-session-'));
@@ -109,14 +110,20 @@ describe('planSession: the spec from the config file', () => {
     });
   });
 
-  test("the project's warden.yaml: evaluator, webhooks, budgets, verify (run in the project)", () => {
+  test("a trusted project's warden.yaml: evaluator, webhooks, budgets, verify (run in the project)", () => {
     const dir = join(scratch, 'configured');
     mkdirSync(dir, { recursive: true });
-    writeFileSync(
-      join(dir, 'warden.yaml'),
-      'supervisor:\n  eval_interval: 3\nevaluator:\n  kind: heuristic\nnotify:\n  webhooks:\n    - url: http://127.0.0.1:9/hook\nverify: npm test\n',
+    const text = 'supervisor:\n  eval_interval: 3\nevaluator:\n  kind: heuristic\nnotify:\n  webhooks:\n    - url: http://127.0.0.1:9/hook\nverify: npm test\n';
+    writeFileSync(join(dir, 'warden.yaml'), text);
+    // Untrusted: only the stricter threshold, and what was ignored to say once.
+    const u = planSession('claude', input(dir), env());
+    expect(u.spec).toEqual({ agentId: 'configured-2d8c7e6b5a41', task: 'Make the tests pass.', supervisor: { evalInterval: 3 } });
+    expect(u.untrusted).toBe(
+      `${join(dir, 'warden.yaml')} is not trusted, so warden ignored evaluator, notify, verify; to use the whole file, review it and run: warden trust ${dir}`,
     );
+    writeTrustStore(withTrusted([], dir, configDigest(text)), env());
     const p = planSession('claude', input(dir), env());
+    expect(p.untrusted).toBeUndefined();
     expect(p.spec).toMatchObject({
       supervisor: { evalInterval: 3 },
       evaluator: { kind: 'heuristic' },
@@ -124,6 +131,7 @@ describe('planSession: the spec from the config file', () => {
       verify: { command: 'npm test', cwd: dir },
     });
     expect(AgentSpecSchema.safeParse(p.spec).success).toBe(true);
+    rmSync(join(scratch, 'xdg'), { recursive: true });
   });
 
   test("the user's config dir when the project has none; auto_start: false there turns it off", () => {
@@ -148,12 +156,22 @@ describe('planSession: the spec from the config file', () => {
     expect(planSession('claude', input(scratch), env({ WARDEN_AUTO_START: '0' })).off).toBe('auto-start is off (WARDEN_AUTO_START)');
   });
 
-  test('a bad config file is an error naming it; no session id is an error', () => {
+  test('a bad user config file is an error naming it; a bad untrusted project file is ignored; no session id is an error', () => {
     const dir = join(scratch, 'bad');
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'warden.yaml'), 'evaluator:\n  kind: nonsense\n');
-    expect(() => planSession('claude', input(dir), env())).toThrow(/warden.yaml/);
+    const p = planSession('claude', input(dir), env());
+    expect(p.off).toBeUndefined();
+    expect(p.untrusted).toMatch(/warden\.yaml is not trusted, so warden ignored the whole file \(.*evaluator/);
+    mkdirSync(join(scratch, 'xdg', 'warden'), { recursive: true });
+    writeFileSync(join(scratch, 'xdg', 'warden', 'warden.yaml'), 'evaluator:\n  kind: nonsense\n');
+    expect(() => planSession('claude', input(scratch), env())).toThrow(/xdg\/warden\/warden.yaml: .*evaluator/);
+    rmSync(join(scratch, 'xdg'), { recursive: true });
     expect(() => planSession('claude', { hook_event_name: 'Stop' }, env())).toThrow(/no session_id/);
+    // A session_id that is not a string is an error naming the field, not a crash deeper down.
+    expect(() => planSession('claude', { ...input(dir), session_id: { id: 1 } as unknown as string }, env())).toThrow(
+      "the hook event's session_id must be a string, not an object",
+    );
   });
 });
 

@@ -11,7 +11,7 @@ import { HOOK_STDIN_MAX_BYTES, readStdinBounded } from '../../hooks/bounded-read
 import { autoStarting, markUnreachable, planSession, sayOnce, sessionMarkerDir, sessionProjectDir, unreachableRecently } from '../../hooks/auto-start.js';
 import { handleHook } from '../../hooks/handle.js';
 import { sessionAgentId } from '../../hooks/session.js';
-import type { ClaudeHookOutput, CodexHookInput, HookAgent } from '../../hooks/protocol.js';
+import { checkHookInput, type ClaudeHookOutput, type CodexHookInput, type HookAgent } from '../../hooks/protocol.js';
 import { globals } from '../context.js';
 import { UsageError } from '../exit.js';
 import { jsonTooDeep } from '../../json-depth.js';
@@ -79,15 +79,20 @@ export function bridge(agent: HookAgent) {
       const work = (async (): Promise<ClaudeHookOutput | null> => {
         const raw = await readStdinBounded(HOOK_STDIN_MAX_BYTES);
         phase = 'warden';
-        let input: CodexHookInput;
         const deep = jsonTooDeep(raw, 'the hook input on stdin');
         if (deep) throw new UsageError(deep);
+        let parsed: unknown;
         try {
-          input = JSON.parse(raw) as CodexHookInput;
+          parsed = JSON.parse(raw);
         } catch (err) {
           throw new UsageError(`the hook input on stdin is not JSON: ${(err as Error).message}`);
         }
-        if (!input || typeof input !== 'object') throw new UsageError('the hook input on stdin is not a JSON object');
+        let input: CodexHookInput;
+        try {
+          input = checkHookInput(parsed);
+        } catch (err) {
+          throw new UsageError((err as Error).message);
+        }
         // A Stop that claims done waits for warden's check, leaving room to answer within the deadline.
         const waitUntil = started + timeoutMs - Math.min(VERIFY_ANSWER_MARGIN_MS, timeoutMs / 4);
         const client = async () => (conn.client ??= await connect(cmd, timeoutMs));
@@ -95,6 +100,7 @@ export function bridge(agent: HookAgent) {
         // Known before the config file is read, so that a bad one is reported once per session too.
         if (input.session_id) session = sessionAgentId(sessionProjectDir(agent, input), input.session_id);
         const plan = planSession(agent, input);
+        if (plan.untrusted) sayOnce(sessionMarkerDir(), plan.agentId, plan.untrusted, warn, 'untrusted');
         if (plan.off) {
           sayOnce(sessionMarkerDir(), plan.agentId, `${plan.off}; session ${input.session_id} is not supervised`, warn);
           return null;
