@@ -332,7 +332,7 @@ test('a link answers its own escalation only: refused once answered elsewhere or
     const void_ = await post(url, [...args]);
     expect(void_.status, `${what}: ${void_.body}`).toBe(410);
     expect(message(void_.body), what).toMatch(
-      /Link already used: a link of escalation #2 was already used: once one of an escalation.s links is used, the others stop working\. Nothing was changed\./,
+      /Link already used: a link of escalation #2 was already used: once one of an escalation&#39;s links is used, the others stop working\. Nothing was changed\./,
     );
   }
   expect(snapshot(await stack.warden.status(id))).toEqual(after);
