@@ -12,7 +12,7 @@ import { cancellationRequested, signal, unknownSignal } from '../src/domain/agen
 import type { AgentContext } from '../src/domain/agent/context.js';
 import { stopChildren } from '../src/domain/agent/delegation.js';
 import { validateDelegation } from '../src/domain/agent/delegation-spec.js';
-import { applyLink } from '../src/domain/agent/links.js';
+import { applyLink, escalationView } from '../src/domain/agent/links.js';
 import { reportTurn, validateReport, validatedTurnSlot } from '../src/domain/agent/reporting.js';
 import { createCore, type CarriedState } from '../src/domain/agent/state.js';
 import { finalOutcome, publish, status } from '../src/domain/agent/visibility.js';
@@ -75,6 +75,7 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
   setHandler(m.pendingWhispersQuery, () => [...s.pendingWhispers]);
   setHandler(m.windowQuery, () => [...s.window]);
   setHandler(m.casesQuery, () => ({ agentId: spec.agentId, task: spec.task, cases: [...s.cases] }));
+  setHandler(m.linkEscalationQuery, () => escalationView(s));
 
   // A cancellation request from Temporal is a stop: the loop runs shielded from it, drains, and ends.
   let cancelled: unknown = null;

@@ -9,7 +9,7 @@ import { defineQuery, defineSignal, defineUpdate, type SignalDefinition } from '
 import type { SignalName, SignalPayload, TaskSpecInput, Turn, TurnInput, Whisper } from '../src/domain/contract/schemas.js';
 import type { AgentStatus, ReportTurnResult } from '../src/domain/contract/status.js';
 import type { AgentCases } from '../src/domain/judgement/cases.js';
-import type { LinkRequest, LinkResult } from '../src/domain/agent/links.js';
+import type { EscalationView, LinkRequest, LinkResult } from '../src/domain/agent/links.js';
 
 export const steerSignal = defineSignal<[SignalPayload<'steer'>?]>('steer');
 export const interruptSignal = defineSignal<[SignalPayload<'interrupt'>?]>('interrupt');
@@ -66,3 +66,5 @@ export const pendingWhispersQuery = defineQuery<Whisper[]>('pendingWhispers');
 export const windowQuery = defineQuery<Turn[]>('window');
 /** The flagged windows and the decisions humans took on them (`warden cases export`). */
 export const casesQuery = defineQuery<AgentCases>('cases');
+/** The agent's newest escalation as action links see it: its number, whether it waits, its finding (`warden serve`'s confirm page). */
+export const linkEscalationQuery = defineQuery<EscalationView>('linkEscalation');

@@ -5,6 +5,7 @@
  */
 import type { NotificationEvent } from '../domain/contract/activity-types.js';
 import type { NotificationLinks } from '../domain/notify/notify-links.js';
+import { findingId, findingSignature } from '../domain/judgement/finding.js';
 import { linkConfig, type LinkConfig } from './config.js';
 import { issueToken, linkUrl, newTokenId, type LinkAction } from './token.js';
 
@@ -23,19 +24,32 @@ export function actionsFor(event: string): LinkAction[] {
   return [];
 }
 
-/** The links for `event` at `nowMs`, or null when it offers none. */
+/**
+ * What the links of `event` answer: an escalation's number and the id of its finding (0 and null
+ * for an alert that is not an escalation). Throws for an escalation that does not say its number
+ * (sent by an older warden): its links could not be bound to it.
+ */
+export function escalationClaims(event: Pick<NotificationEvent, 'event' | 'escalation' | 'verdict'>): { escalation: number; finding: string | null } {
+  if (event.event !== 'escalation') return { escalation: 0, finding: null };
+  if (!Number.isSafeInteger(event.escalation) || event.escalation! < 1)
+    throw new Error('the escalation does not say its number (an older warden raised it): no action links for it');
+  return { escalation: event.escalation!, finding: event.verdict ? findingId(findingSignature(event.verdict)) : null };
+}
+
+/** The links for `event` at `nowMs`, or null when it offers none; every action's link answers the same escalation. */
 export function issueLinks(
-  event: Pick<NotificationEvent, 'event' | 'agentId'>,
+  event: Pick<NotificationEvent, 'event' | 'agentId' | 'escalation' | 'verdict'>,
   config: LinkConfig,
   nowMs: number,
   newId: () => string = newTokenId,
 ): NotificationLinks | null {
   const actions = actionsFor(event.event);
   if (!actions.length) return null;
+  const bound = escalationClaims(event);
   const expiresAt = Math.floor(nowMs / 1000) + config.ttlSeconds;
   const out: NotificationLinks = { actions: {}, expiresAt: new Date(expiresAt * 1000).toISOString() };
   for (const action of actions) {
-    const claims = { agentId: event.agentId, action, tokenId: newId(), expiresAt };
+    const claims = { agentId: event.agentId, action, tokenId: newId(), expiresAt, ...bound };
     out.actions[action] = linkUrl(config.baseUrl, claims, issueToken(config.secret, claims));
   }
   return out;
@@ -47,7 +61,7 @@ export function issueLinks(
  * and the notification goes out without links rather than not at all).
  */
 export function linksForDelivery(
-  event: Pick<NotificationEvent, 'event' | 'agentId'>,
+  event: Pick<NotificationEvent, 'event' | 'agentId' | 'escalation' | 'verdict'>,
   warn: (reason: string) => void,
   env = process.env,
 ): NotificationLinks | null {

@@ -44,20 +44,54 @@ const WHAT: Record<string, string> = {
   steer: 'Your text reaches the agent at its next turn.',
 };
 
+/** The escalation a link answers, as its confirm page shows it (pattern and message: agent-influenced text). */
+export interface ShownFinding {
+  escalation: number;
+  pattern: string | null;
+  message: string | null;
+}
+
+/** At most this many characters of a finding's message are shown. */
+export const MAX_SHOWN_FINDING_CHARS = 600;
+
+function findingHtml(finding: ShownFinding | null | undefined): string {
+  if (finding === null) return '';
+  if (finding === undefined)
+    return '<p id="finding" class="muted">The agent did not say in time which finding it waits on; pressing the button still checks that this link answers its current escalation.</p>';
+  const message = finding.message ?? '';
+  const shown = [...message].length > MAX_SHOWN_FINDING_CHARS ? `${[...message].slice(0, MAX_SHOWN_FINDING_CHARS).join('')}…` : message;
+  return (
+    `<p id="finding">Escalation #${finding.escalation}: <strong>${escapeHtml(finding.pattern ?? 'flagged')}</strong>` +
+    `${shown ? ` — ${escapeHtml(shown)}` : ''}</p>`
+  );
+}
+
 /**
  * The confirmation page a link opens (GET): nothing happens until the button is pressed (a POST),
- * so a chat tool that previews the link, or a mail scanner that follows it, changes nothing.
+ * so a chat tool that previews the link, or a mail scanner that follows it, changes nothing. An
+ * escalation's link shows the escalation and its finding (`finding`: null for a link of another
+ * alert, undefined when the agent could not be asked).
  */
-export function confirmPage(agentId: string, action: string, expiresAt: number, error?: string, text = ''): string {
+export function confirmPage(
+  agentId: string,
+  action: string,
+  expiresAt: number,
+  opts: { finding?: ShownFinding | null | undefined; error?: string; text?: string } = { finding: null },
+): string {
   const verb = VERBS[action] ?? action;
+  const { error, text = '' } = opts;
+  const finding = 'finding' in opts ? opts.finding : null;
   const steer =
     action === 'steer'
       ? `<p><label for="text">What should the agent do? (at most ${MAX_STEER_CHARS} characters)</label><br><textarea id="text" name="text" rows="4" maxlength="${MAX_STEER_CHARS}" required>${escapeHtml(text)}</textarea></p>`
       : '';
+  const once = finding
+    ? `This link works once, while the agent waits on escalation #${finding.escalation}, until ${escapeHtml(new Date(expiresAt * 1000).toISOString())}; using any link of this escalation voids the others.`
+    : `This link works once, until ${escapeHtml(new Date(expiresAt * 1000).toISOString())}.`;
   return page(
     `${verb} agent ${agentId}?`,
-    `${error ? `<p id="error"><strong>${escapeHtml(error)}</strong></p>` : ''}<p>${escapeHtml(WHAT[action] ?? '')}</p>` +
+    `${error ? `<p id="error"><strong>${escapeHtml(error)}</strong></p>` : ''}${findingHtml(finding)}<p>${escapeHtml(WHAT[action] ?? '')}</p>` +
       `<form method="post">${steer}<button type="submit" id="confirm">${escapeHtml(verb)}</button></form>` +
-      `<p class="muted">This link works once, until ${escapeHtml(new Date(expiresAt * 1000).toISOString())}.</p>`,
+      `<p class="muted">${once}</p>`,
   );
 }

@@ -1,14 +1,19 @@
 /**
  * `warden serve`'s HTTP listener: answers action links (`/agents/<agentId>/<action>?token=…`).
  *
- *   GET   verifies the token and shows what the link will do, with one button (and, for steer, a
- *         text box): a chat tool previewing the link, or a scanner following it, changes nothing.
+ *   GET   verifies the token, asks the agent (the `linkEscalation` query) whether it still waits on
+ *         the escalation the link was issued for, and shows what the link will do and the finding
+ *         it answers, with one button (and, for steer, a text box): a chat tool previewing the
+ *         link, or a scanner following it, changes nothing. A link whose escalation was answered
+ *         is refused here already.
  *   POST  verifies the token again and asks the agent's workflow with the `link` update; the
- *         workflow refuses a token id it has acted on before (src/domain/agent/links.ts).
+ *         workflow refuses a token id it has acted on before, and a link whose escalation it no
+ *         longer waits on or whose sibling was used (src/domain/agent/links.ts).
  *
  * Answers are small HTML pages that say what happened, with the status code to match: 400 a
  * malformed link or input, 403 a bad signature or a link for another agent or action, 404 no such
- * agent, 409 the agent cannot take that action now (or has ended), 410 an expired or used link,
+ * agent, 409 the agent cannot take that action now (or has ended, or the link's escalation was
+ * answered), 410 an expired, used or outdated link (or one whose sibling was used),
  * 503 no worker answered in time. It never redirects.
  */
 import { randomUUID } from 'node:crypto';
@@ -16,15 +21,17 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { isTransientUpdateError } from '../client/index.js';
-import type { LinkRequest, LinkResult } from '../domain/agent/links.js';
-import { linkUpdate } from '../../workflows/messages.js';
-import { SECURITY_HEADERS, MAX_STEER_CHARS, confirmPage, messagePage } from './page.js';
+import { escalationProblem, type EscalationView, type LinkRequest, type LinkResult } from '../domain/agent/links.js';
+import { linkEscalationQuery, linkUpdate } from '../../workflows/messages.js';
+import { SECURITY_HEADERS, MAX_STEER_CHARS, confirmPage, messagePage, type ShownFinding } from './page.js';
 import { isLinkAction, verifyToken, type RefusalReason, type TokenClaims } from './token.js';
 
 /** A POST body larger than this is refused (a steer form is well under it). */
 export const MAX_BODY_BYTES = 16 * 1024;
 /** How long a POST waits for the agent's worker to answer. */
 export const UPDATE_TIMEOUT_MS = 20_000;
+/** How long a GET waits for the agent to say which escalation it waits on. */
+export const QUERY_TIMEOUT_MS = 5_000;
 
 export interface LinkServerOptions {
   secret: string;
@@ -34,9 +41,10 @@ export interface LinkServerOptions {
   updateTimeoutMs?: number;
 }
 
-const STATUS_FOR: Record<RefusalReason, number> = { malformed: 400, tampered: 403, 'wrong-agent': 403, 'wrong-action': 403, expired: 410 };
+const STATUS_FOR: Record<RefusalReason, number> = { malformed: 400, outdated: 410, tampered: 403, 'wrong-agent': 403, 'wrong-action': 403, expired: 410 };
 const TITLE_FOR: Record<RefusalReason, string> = {
   malformed: 'Not a valid link',
+  outdated: 'Link outdated',
   tampered: 'Link refused',
   'wrong-agent': 'Link refused: wrong agent',
   'wrong-action': 'Link refused: wrong action',
@@ -100,6 +108,7 @@ function refusedByAgent(type: string | undefined, message: string): HttpError {
   if (type === 'LinkUsed') return new HttpError(410, 'Link already used', `${message}. ${NOTHING}`);
   if (type === 'LinkExpired') return new HttpError(410, 'Link expired', `${message}. ${NOTHING}`);
   if (type === 'LinkNotApplicable') return new HttpError(409, 'Not possible now', `${message}. ${NOTHING}`);
+  if (type === 'LinkAnswered') return new HttpError(409, 'Escalation already answered', `${message}. ${NOTHING}`);
   if (type === 'LinkLimit') return new HttpError(429, 'Too many links used', `${message}. ${NOTHING}`);
   return new HttpError(400, 'Link refused', `${message}. ${NOTHING}`);
 }
@@ -130,7 +139,16 @@ export function createLinkServer(opts: LinkServerOptions): Server {
     // task failed) is answered by Temporal with the first attempt's result if that one was taken.
     // Never the token id alone: Temporal would answer a replay with the first use's success.
     const updateId = `link-${claims.tokenId}-${randomUUID()}`;
-    const args: [LinkRequest] = [{ action: claims.action, tokenId: claims.tokenId, expiresAt: claims.expiresAt, ...(text !== undefined ? { text } : {}) }];
+    const args: [LinkRequest] = [
+      {
+        action: claims.action,
+        tokenId: claims.tokenId,
+        expiresAt: claims.expiresAt,
+        escalation: claims.escalation,
+        ...(claims.finding ? { finding: claims.finding } : {}),
+        ...(text !== undefined ? { text } : {}),
+      },
+    ];
     try {
       for (let attempt = 1; ; attempt++) {
         try {
@@ -160,6 +178,25 @@ export function createLinkServer(opts: LinkServerOptions): Server {
     }
   }
 
+  /**
+   * The finding an escalation's link answers, to show on its confirm page; refuses (the same rule
+   * as the agent's validator) a link whose escalation was answered. Undefined when the agent did
+   * not answer in time (the page says so; the POST is checked by the agent anyway).
+   */
+  async function escalationFor(claims: TokenClaims): Promise<ShownFinding | null | undefined> {
+    if (claims.escalation === 0) return null;
+    let view: EscalationView;
+    try {
+      view = await client.withDeadline(Date.now() + QUERY_TIMEOUT_MS, () => handle(claims.agentId).query(linkEscalationQuery));
+    } catch (err) {
+      log.warn({ agentId: claims.agentId, error: err instanceof Error ? err.message : String(err) }, 'escalation of an action link not read');
+      return undefined;
+    }
+    const problem = escalationProblem(view, claims);
+    if (problem) throw refusedByAgent(problem.kind, problem.message);
+    return { escalation: claims.escalation, pattern: view.finding?.pattern ?? null, message: view.finding?.message ?? null };
+  }
+
   async function handleRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://warden.invalid');
     const head = req.method === 'HEAD';
@@ -183,17 +220,24 @@ export function createLinkServer(opts: LinkServerOptions): Server {
     const { claims } = v;
     if (req.method !== 'POST') {
       await ensureRunning(claims.agentId);
-      return send(res, 200, confirmPage(claims.agentId, claims.action, claims.expiresAt), head);
+      const finding = await escalationFor(claims);
+      return send(res, 200, confirmPage(claims.agentId, claims.action, claims.expiresAt, { finding }), head);
     }
     let text: string | undefined;
     const body = await readBody(req);
     if (claims.action === 'steer') {
       const t = steerText(body, req.headers['content-type']);
-      if (!t.ok) return send(res, 400, confirmPage(claims.agentId, claims.action, claims.expiresAt, `${t.message}. ${NOTHING}`, t.text));
+      if (!t.ok) {
+        const finding = await escalationFor(claims);
+        return send(res, 400, confirmPage(claims.agentId, claims.action, claims.expiresAt, { finding, error: `${t.message}. ${NOTHING}`, text: t.text }));
+      }
       text = t.text;
     }
     const result = await act(claims, text);
-    log.info({ agentId: claims.agentId, action: claims.action, tokenId: claims.tokenId, applied: result.applied, state: result.state }, 'action link used');
+    log.info(
+      { agentId: claims.agentId, action: claims.action, tokenId: claims.tokenId, escalation: claims.escalation, applied: result.applied, state: result.state },
+      'action link used',
+    );
     if (!result.applied) return send(res, 409, messagePage('Not applied', `agent ${claims.agentId}: ${result.detail}. The link is used up.`));
     return send(
       res,

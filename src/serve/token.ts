@@ -7,10 +7,15 @@
  *   - the agent id (a token for one agent does nothing to another),
  *   - the action (resume, abort, dismiss or steer),
  *   - a random token id (the agent's workflow records the ids it acted on and refuses a replay),
- *   - an expiry (unix seconds; one hour by default).
+ *   - an expiry (unix seconds; one hour by default),
+ *   - the escalation it answers: its number (status's `escalations` count; 0 for a link of another
+ *     alert) and the short id of its finding (src/domain/judgement/finding.ts findingId; `-` for
+ *     none). The agent refuses a link whose escalation it no longer waits on, and shows no agent
+ *     text in a URL: `warden serve` asks the agent for the finding to show.
  *
- * Format: `w1.<agentId, base64url>.<action>.<tokenId>.<expiry>.<signature, base64url>`, the
- * signature covering everything before it. The link itself is
+ * Format: `w2.<agentId, base64url>.<action>.<tokenId>.<expiry>.<escalation>.<finding>.<signature,
+ * base64url>`, the signature covering everything before it. Tokens of the first format (`w1.`, not
+ * bound to an escalation) are refused as outdated. The link itself is
  * `<base>/agents/<agentId>/<action>?token=<token>`: it carries no credential but the token.
  *
  * Pure apart from node:crypto: issue, parse and verify are plain functions; verification compares
@@ -23,7 +28,11 @@ export const LINK_ACTIONS = ['resume', 'abort', 'dismiss', 'steer'] as const;
 export type LinkAction = (typeof LINK_ACTIONS)[number];
 export const isLinkAction = (x: string): x is LinkAction => (LINK_ACTIONS as readonly string[]).includes(x);
 
-export const TOKEN_VERSION = 'w1';
+export const TOKEN_VERSION = 'w2';
+/** The format before tokens named their escalation: refused as outdated. */
+export const OUTDATED_TOKEN_VERSIONS = ['w1'];
+/** A finding id (16 hex characters), or `-` in a token for none. */
+export const FINDING_ID_RE = /^[0-9a-f]{16}$/;
 /** Token ids: 16 random bytes, base64url (22 characters). */
 export const TOKEN_ID_RE = /^[A-Za-z0-9_-]{22}$/;
 /** Agent ids as warden accepts them (src/domain/contract/schemas.ts AGENT_ID_RE). */
@@ -39,9 +48,13 @@ export interface TokenClaims {
   tokenId: string;
   /** Unix seconds after which the token is refused. */
   expiresAt: number;
+  /** The escalation the link answers (its number; 0: a link of another alert). */
+  escalation: number;
+  /** The id of that escalation's finding, or null. */
+  finding: string | null;
 }
 
-export type RefusalReason = 'malformed' | 'tampered' | 'expired' | 'wrong-agent' | 'wrong-action';
+export type RefusalReason = 'malformed' | 'outdated' | 'tampered' | 'expired' | 'wrong-agent' | 'wrong-action';
 export type VerifyResult = { ok: true; claims: TokenClaims } | { ok: false; reason: RefusalReason; message: string };
 
 const b64url = (b: Buffer | string) => Buffer.from(b).toString('base64url');
@@ -68,7 +81,18 @@ export function issueToken(secret: string, claims: TokenClaims): string {
   if (!isLinkAction(claims.action)) throw new Error(`action: one of ${LINK_ACTIONS.join(', ')}`);
   if (!TOKEN_ID_RE.test(claims.tokenId)) throw new Error('tokenId: 22 base64url characters');
   if (!Number.isSafeInteger(claims.expiresAt) || claims.expiresAt <= 0) throw new Error('expiresAt: unix seconds');
-  const body = [TOKEN_VERSION, b64url(claims.agentId), claims.action, claims.tokenId, String(claims.expiresAt)].join('.');
+  if (!Number.isSafeInteger(claims.escalation) || claims.escalation < 0 || claims.escalation > 999_999_999)
+    throw new Error('escalation: a whole number from 0 (0: not an escalation)');
+  if (claims.finding !== null && !FINDING_ID_RE.test(claims.finding)) throw new Error('finding: 16 hex characters, or null');
+  const body = [
+    TOKEN_VERSION,
+    b64url(claims.agentId),
+    claims.action,
+    claims.tokenId,
+    String(claims.expiresAt),
+    String(claims.escalation),
+    claims.finding ?? '-',
+  ].join('.');
   return `${body}.${sign(secret, body)}`;
 }
 
@@ -76,12 +100,29 @@ export function issueToken(secret: string, claims: TokenClaims): string {
  * The claims a token states, unverified (for messages only; never act on them), or why it is not a
  * token at all.
  */
-export function parseToken(token: unknown): { ok: true; claims: TokenClaims; body: string; signature: string } | { ok: false; message: string } {
+export function parseToken(
+  token: unknown,
+): { ok: true; claims: TokenClaims; body: string; signature: string } | { ok: false; message: string; outdated?: true } {
   if (typeof token !== 'string' || token === '') return { ok: false, message: 'no token in the link' };
   if (token.length > MAX_TOKEN_LENGTH) return { ok: false, message: `the token is longer than ${MAX_TOKEN_LENGTH} characters` };
   const parts = token.split('.');
-  if (parts.length !== 6) return { ok: false, message: 'the token does not have the six parts of a warden link token' };
-  const [version, agentB64, action, tokenId, expiry, signature] = parts as [string, string, string, string, string, string];
+  if (OUTDATED_TOKEN_VERSIONS.includes(parts[0]!))
+    return {
+      ok: false,
+      outdated: true,
+      message: 'this link comes from an older warden and does not say which escalation it answers: use the links of the newest notification, or the warden CLI',
+    };
+  if (parts.length !== 8) return { ok: false, message: 'the token does not have the eight parts of a warden link token' };
+  const [version, agentB64, action, tokenId, expiry, escalation, finding, signature] = parts as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+  ];
   if (version !== TOKEN_VERSION) return { ok: false, message: `unknown token version ${JSON.stringify(version.slice(0, 10))}` };
   if (!/^[A-Za-z0-9_-]+$/.test(agentB64)) return { ok: false, message: 'the agent part of the token is not base64url' };
   const agentId = Buffer.from(agentB64, 'base64url').toString('utf8');
@@ -89,8 +130,15 @@ export function parseToken(token: unknown): { ok: true; claims: TokenClaims; bod
   if (!isLinkAction(action)) return { ok: false, message: 'the action part of the token is not resume, abort, dismiss or steer' };
   if (!TOKEN_ID_RE.test(tokenId)) return { ok: false, message: 'the id part of the token is not 22 base64url characters' };
   if (!/^[1-9][0-9]{0,14}$/.test(expiry)) return { ok: false, message: 'the expiry part of the token is not a time' };
+  if (!/^(?:0|[1-9][0-9]{0,8})$/.test(escalation)) return { ok: false, message: 'the escalation part of the token is not a number' };
+  if (finding !== '-' && !FINDING_ID_RE.test(finding)) return { ok: false, message: 'the finding part of the token is not 16 hex characters or -' };
   if (!/^[A-Za-z0-9_-]{43}$/.test(signature)) return { ok: false, message: 'the signature part of the token is not an HMAC-SHA256' };
-  return { ok: true, claims: { agentId, action, tokenId, expiresAt: Number(expiry) }, body: parts.slice(0, 5).join('.'), signature };
+  return {
+    ok: true,
+    claims: { agentId, action, tokenId, expiresAt: Number(expiry), escalation: Number(escalation), finding: finding === '-' ? null : finding },
+    body: parts.slice(0, 7).join('.'),
+    signature,
+  };
 }
 
 /**
@@ -100,7 +148,7 @@ export function parseToken(token: unknown): { ok: true; claims: TokenClaims; bod
  */
 export function verifyToken(secret: string, token: unknown, expect: { agentId: string; action: string }, nowMs: number): VerifyResult {
   const parsed = parseToken(token);
-  if (!parsed.ok) return { ok: false, reason: 'malformed', message: parsed.message };
+  if (!parsed.ok) return { ok: false, reason: parsed.outdated ? 'outdated' : 'malformed', message: parsed.message };
   const want = Buffer.from(sign(secret, parsed.body));
   const got = Buffer.from(parsed.signature);
   if (want.length !== got.length || !timingSafeEqual(want, got)) {

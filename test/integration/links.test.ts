@@ -4,8 +4,10 @@
  * and Debian's Chromium driven by playwright-core.
  *
  * An agent spirals until its ladder escalates; the escalation webhook (json and slack format)
- * carries signed links; opening the resume link shows a confirmation page and changes nothing;
- * pressing its button (curl POST, or a click in Chromium) resumes the agent. A replayed, expired,
+ * carries signed links; opening the resume link shows a confirmation page with the finding and
+ * changes nothing; pressing its button (curl POST, or a click in Chromium) resumes the agent. Each
+ * link answers the escalation it was issued for only: refused once that escalation was answered
+ * (from the CLI, or by a sibling link) or after a later one. A replayed, expired,
  * tampered, malformed, wrong-agent or no-such-agent link is refused with a clear page and the
  * right status, and nothing changes. Links issued before a worker SIGKILL still work once after it,
  * and a replay after another SIGKILL is still refused. The real `warden irc` bot, on a real IRC
@@ -110,7 +112,7 @@ const snapshot = (s: AgentStatus) => ({
   dismissals: s.dismissals,
 });
 
-test('resume from a link with curl and from Chromium; every bad link refused with a clear page, nothing changed', { timeout: 600_000 }, async () => {
+test('resume from a link with curl, steer from Chromium; every bad link refused with a clear page, nothing changed', { timeout: 600_000 }, async () => {
   const worker = stack.spawnWorker();
   const id = 'linked';
   const other = 'bystander';
@@ -118,7 +120,7 @@ test('resume from a link with curl and from Chromium; every bad link refused wit
   const links = await startEscalated(id);
 
   // The webhooks carry the links: json as fields, slack as link buttons.
-  for (const a of ['resume', 'abort', 'dismiss', 'steer'] as const) expect(links[a]).toMatch(new RegExp(`^${BASE}/agents/${id}/${a}\\?token=w1\\.`));
+  for (const a of ['resume', 'abort', 'dismiss', 'steer'] as const) expect(links[a]).toMatch(new RegExp(`^${BASE}/agents/${id}/${a}\\?token=w2\\.`));
   // The two channels are delivered independently: wait for the slack one too.
   const slackDelivery = await eventually(
     async () => hook.accepted().find((d) => d.json && (d.json as { blocks?: unknown[] }).blocks && JSON.stringify(d.json).includes(`agent ${id}`)),
@@ -139,20 +141,24 @@ test('resume from a link with curl and from Chromium; every bad link refused wit
   expect(shown.status).toBe(200);
   expect(shown.body).toContain(`Resume agent ${id}?`);
   expect(shown.body).toContain('<form method="post">');
+  expect(shown.body).toMatch(/<p id="finding">Escalation #1: <strong>SPIRALING<\/strong> — /);
   expect(shown.headers).toMatch(/content-security-policy: default-src 'none'/i);
   expect(shown.headers).toMatch(/referrer-policy: no-referrer/i);
   expect(shown.headers).not.toMatch(/^location:/im);
 
   // Refused, each with its page and status, changing nothing.
   const sig = token.split('.').at(-1)!;
-  const expired = issueToken(SECRET, { agentId: id, action: 'resume', tokenId: newTokenId(), expiresAt: Math.floor(Date.now() / 1000) - 1 });
-  const ghost = issueToken(SECRET, { agentId: 'ghost', action: 'resume', tokenId: newTokenId(), expiresAt: Math.floor(Date.now() / 1000) + 600 });
+  const bound = { escalation: 1, finding: null };
+  const expired = issueToken(SECRET, { agentId: id, action: 'resume', tokenId: newTokenId(), expiresAt: Math.floor(Date.now() / 1000) - 1, ...bound });
+  const ghost = issueToken(SECRET, { agentId: 'ghost', action: 'resume', tokenId: newTokenId(), expiresAt: Math.floor(Date.now() / 1000) + 600, ...bound });
+  const outdated = token.replace(/^w2\.([^.]+\.[^.]+\.[^.]+\.[^.]+)\.[^.]+\.[^.]+\./, 'w1.$1.');
   const refusals: [string, string, number, RegExp][] = [
     ['tampered', links.resume.replace(sig, sig.slice(0, -1) + (sig.endsWith('A') ? 'B' : 'A')), 403, /Link refused: the token was not signed by this warden/],
     ['wrong agent', `${BASE}/agents/${other}/resume?token=${token}`, 403, /Link refused: wrong agent: this link is for another agent/],
     ['wrong action', `${BASE}/agents/${id}/abort?token=${token}`, 403, /wrong action: this link is for resume, not abort/],
     ['expired', `${BASE}/agents/${id}/resume?token=${expired}`, 410, /Link expired: this link expired at/],
-    ['malformed', `${BASE}/agents/${id}/resume?token=not-a-token`, 400, /Not a valid link: the token does not have the six parts/],
+    ['malformed', `${BASE}/agents/${id}/resume?token=not-a-token`, 400, /Not a valid link: the token does not have the eight parts/],
+    ['outdated', `${BASE}/agents/${id}/resume?token=${outdated}`, 410, /Link outdated: this link comes from an older warden/],
     ['no token', `${BASE}/agents/${id}/resume`, 400, /Not a valid link: no token in the link/],
     ['no such agent', `${BASE}/agents/ghost/resume?token=${ghost}`, 404, /No such agent: there is no agent ghost/],
   ];
@@ -180,44 +186,52 @@ test('resume from a link with curl and from Chromium; every bad link refused wit
   expect(message(again.body)).toMatch(/Link already used: this link was already used: a link works once\. Nothing was changed\./);
   expect(snapshot(await stack.warden.status(id))).toEqual(snapshot(resumed));
 
-  // Steering from a link: a form; empty text is refused, text is queued for the agent's next turn.
-  const empty = await post(links.steer, ['--data-urlencode', 'text=   ']);
-  expect(empty.status).toBe(400);
-  expect(empty.body).toContain('text: write what the agent should do');
-  const steered = await post(links.steer, ['--data-urlencode', 'text=Look at tsconfig <paths> & the "config" module first']);
-  expect(steered.status, steered.body).toBe(200);
-  expect(message(steered.body)).toMatch(/Steering sent: agent linked: steering queued/);
-  expect((await stack.warden.status(id)).pendingWhispers).toBeGreaterThanOrEqual(1);
-  expect((await stack.warden.pendingWhispers(id)).at(-1)).toMatchObject({ type: 'STEERING', text: 'Look at tsconfig <paths> & the "config" module first' });
+  // The steer link of the same escalation is void now: one link answers an escalation.
+  const sibling = await post(links.steer, ['--data-urlencode', 'text=too late']);
+  expect(sibling.status, sibling.body).toBe(410);
+  expect(message(sibling.body)).toMatch(/a link of escalation #1 was already used.*Nothing was changed\./);
+  expect(snapshot(await stack.warden.status(id))).toEqual(snapshot(resumed));
 
-  // Escalate again; this time a human opens the new resume link in Chromium and presses the button.
+  // Escalate again; the first resume link, while the agent waits again: still used up, and the agent stays paused.
   const second = await escalate(id, 16, 3);
   expect(second.resume).not.toBe(links.resume);
-  // The first resume link, while the agent waits again: still used up, and the agent stays paused.
   const paused = snapshot(await stack.warden.status(id));
   const stale = await post(links.resume);
   expect(stale.status, stale.body).toBe(410);
   expect(message(stale.body)).toMatch(/already used/);
   expect(snapshot(await stack.warden.status(id))).toEqual(paused);
+
+  // Steering from a link: a form; empty text is refused (the link stays unused); a human types
+  // text in Chromium and presses the button: it is queued for the agent's next turn.
+  const empty = await post(second.steer, ['--data-urlencode', 'text=   ']);
+  expect(empty.status).toBe(400);
+  expect(empty.body).toContain('text: write what the agent should do');
+  expect(empty.body).toContain('Escalation #2:');
   const page = await browser.newPage();
   try {
-    const shownInBrowser = await page.goto(second.resume);
+    const shownInBrowser = await page.goto(second.steer);
     expect(shownInBrowser!.status()).toBe(200);
-    expect(await page.title()).toBe(`Resume agent ${id}?`);
-    expect((await stack.warden.status(id)).state).toBe('awaiting-input'); // opening it did nothing
+    expect(await page.title()).toBe(`Steer agent ${id}?`);
+    expect(await page.textContent('#finding')).toMatch(/^Escalation #2: SPIRALING — /);
+    expect(snapshot(await stack.warden.status(id))).toEqual(paused); // opening it did nothing
+    await page.fill('#text', 'Look at tsconfig <paths> & the "config" module first');
     const [answer] = await Promise.all([page.waitForNavigation(), page.click('#confirm')]);
     expect(answer!.status()).toBe(200);
-    expect(await page.textContent('h1')).toBe(`Resumed: agent ${id}`);
-    expect(await page.textContent('#message')).toMatch(/resume applied: awaiting-input → running/);
-    expect((await stack.warden.status(id)).state).toBe('running');
-    // Back and press again: the browser re-posts the used link, and is refused.
-    await page.goto(second.resume);
-    const [replayed] = await Promise.all([page.waitForNavigation(), page.click('#confirm')]);
+    expect(await page.textContent('h1')).toBe(`Steering sent: agent ${id}`);
+    expect(await page.textContent('#message')).toMatch(/steering queued/);
+    expect((await stack.warden.pendingWhispers(id)).at(-1)).toMatchObject({ type: 'STEERING', text: 'Look at tsconfig <paths> & the "config" module first' });
+    // Back to the used link: refused on opening, no button.
+    const replayed = await page.goto(second.steer);
     expect(replayed!.status()).toBe(410);
     expect(await page.textContent('#message')).toMatch(/already used/);
+    expect(await page.$('#confirm')).toBeNull();
   } finally {
     await page.close();
   }
+  // Its resume sibling is void too; the agent still waits for a human (the CLI answers it).
+  const voided = await post(second.resume);
+  expect(voided.status, voided.body).toBe(410);
+  expect((await stack.warden.status(id)).state).toBe('awaiting-input');
 
   await stack.warden.signal(id, 'stop', { reason: 'test over', drainTimeoutMs: 0 });
   await stack.warden.signal(other, 'stop', { reason: 'test over', drainTimeoutMs: 0 });
@@ -241,7 +255,7 @@ test('a link issued before a worker SIGKILL works once after it; a replay after 
 
   // The agent escalates again, then SIGKILL again: the next worker rebuilds the used ids from
   // history and refuses the replay, though the agent waits for a human once more.
-  await escalate(id, 16, 3);
+  const second = await escalate(id, 16, 3);
   await stack.kill(worker);
   worker = stack.spawnWorker();
   await eventually(async () => (await stack.warden.status(id)).state === 'awaiting-input', { timeoutMs: 120_000, what: 'status from the third worker' });
@@ -250,12 +264,81 @@ test('a link issued before a worker SIGKILL works once after it; a replay after 
   expect(again.status, again.body).toBe(410);
   expect(message(again.body)).toMatch(/Link already used: this link was already used/);
   expect(snapshot(await stack.warden.status(id))).toEqual(paused);
-  // The other links of the first alert still work once each: abort ends the agent.
-  const aborted = await post(links.abort);
+  // The other links of the first alert do not answer the second escalation.
+  const old = await post(links.abort);
+  expect(old.status, old.body).toBe(410);
+  expect(message(old.body)).toMatch(/a link of escalation #1 was already used/);
+  expect(snapshot(await stack.warden.status(id))).toEqual(paused);
+  // The second alert's abort link ends the agent.
+  const aborted = await post(second.abort);
   expect(aborted.status, aborted.body).toBe(200);
   expect(message(aborted.body)).toMatch(/Aborted: agent linked-crash: abort applied: awaiting-input → failed/);
   await eventually(async () => (await stack.warden.handle(id).describe()).status.name !== 'RUNNING', { what: 'the agent ended', timeoutMs: 60_000 });
   await recordHistory(stack.server.address, stack.warden.handle(id), 'links-sigkill-replay-refused');
+  await stack.kill(worker);
+});
+
+test('a link answers its own escalation only: refused once answered elsewhere or after a later one, voided by a used sibling; the confirm page shows the finding', {
+  timeout: 600_000,
+}, async () => {
+  const worker = stack.spawnWorker();
+  const id = 'linked-bound';
+  const first = await startEscalated(id);
+  expect((await stack.warden.status(id)).escalations).toBe(1);
+
+  // Escalation #1 is answered from the CLI: its abort link no longer acts (it used to abort the running agent).
+  await stack.warden.signal(id, 'resume', { note: 'from the CLI' });
+  await waitForStatus(stack.warden, id, (s) => s.state === 'running', 'resumed from the CLI');
+  const running = snapshot(await stack.warden.status(id));
+  const lateAbort = await post(first.abort);
+  expect(lateAbort.status, lateAbort.body).toBe(409);
+  expect(message(lateAbort.body)).toMatch(/Escalation already answered: escalation #1 was already answered \(the agent is running\)\. Nothing was changed\./);
+  expect(snapshot(await stack.warden.status(id))).toEqual(running);
+
+  // The agent escalates again (#2). Escalation #1's dismiss link does not answer it (it used to dismiss #2).
+  const second = await escalate(id, 16, 3);
+  const waiting = await stack.warden.status(id);
+  expect(waiting).toMatchObject({ state: 'awaiting-input', escalations: 2 });
+  const lateDismiss = await post(first.dismiss);
+  expect(lateDismiss.status, lateDismiss.body).toBe(409);
+  expect(message(lateDismiss.body)).toMatch(/this link is for escalation #1, and the agent has escalated again since \(#2\).*Nothing was changed\./);
+  expect(snapshot(await stack.warden.status(id))).toEqual(snapshot(waiting));
+  // Opening it says so too, before any button.
+  const lateShown = await curl(first.dismiss);
+  expect(lateShown.status).toBe(409);
+  expect(lateShown.body).not.toContain('<form');
+
+  // The confirm page of #2's dismiss link shows the finding it answers, escaped.
+  const shown = await curl(second.dismiss);
+  expect(shown.status, shown.body).toBe(200);
+  const verdict = waiting.lastVerdict!;
+  const finding = /<p id="finding">(.*?)<\/p>/s.exec(shown.body)?.[1];
+  expect(finding).toContain(`Escalation #2: <strong>${verdict.pattern}</strong>`);
+  expect(finding).toContain(
+    verdict.message.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;').slice(0, 80),
+  );
+  expect(snapshot(await stack.warden.status(id))).toEqual(snapshot(waiting));
+
+  // Dismiss from #2's link; its abort and steer links are void from then on.
+  const dismissed = await post(second.dismiss);
+  expect(dismissed.status, dismissed.body).toBe(200);
+  expect(message(dismissed.body)).toMatch(/Dismissed as a false alarm: agent linked-bound: dismiss applied: awaiting-input → running/);
+  const after = snapshot(await stack.warden.status(id));
+  expect(after).toMatchObject({ state: 'running', dismissals: 1 });
+  for (const [what, url, args] of [
+    ['abort', second.abort, []],
+    ['steer', second.steer, ['--data-urlencode', 'text=keep going']],
+  ] as const) {
+    const void_ = await post(url, [...args]);
+    expect(void_.status, `${what}: ${void_.body}`).toBe(410);
+    expect(message(void_.body), what).toMatch(
+      /Link already used: a link of escalation #2 was already used: once one of an escalation&#39;s links is used, the others stop working\. Nothing was changed\./,
+    );
+  }
+  expect(snapshot(await stack.warden.status(id))).toEqual(after);
+  expect((await stack.warden.handle(id).describe()).status.name).toBe('RUNNING');
+
+  await stack.warden.signal(id, 'stop', { reason: 'test over', drainTimeoutMs: 0 });
   await stack.kill(worker);
 });
 
@@ -287,7 +370,7 @@ test('the IRC bot prints the links, one whole link per line; one read from the c
     for (const a of ['resume', 'steer', 'dismiss', 'abort']) {
       const h = await watcher.waitFor('linkbot', new RegExp(`^\\[warden\\] ${a} ${id}: `), { timeoutMs: 120_000 });
       lines[a] = h.message.slice(h.message.indexOf(': ') + 2);
-      expect(lines[a]).toMatch(new RegExp(`^${BASE}/agents/${id}/${a}\\?token=w1\\.[A-Za-z0-9_.-]+$`));
+      expect(lines[a]).toMatch(new RegExp(`^${BASE}/agents/${id}/${a}\\?token=w2\\.[A-Za-z0-9_.-]+$`));
     }
     await watcher.waitFor('linkbot', /^\[warden\] each link works once, until \d{4}-/);
     const done = await post(lines.resume!);

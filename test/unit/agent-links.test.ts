@@ -4,22 +4,39 @@
  * id (bounded, carried) and applies the same control as the signal. And how notifications show links.
  */
 import { describe, expect, it } from 'vitest';
-import { LinkRefused, applyLink, validateLink } from '../../src/domain/agent/links.js';
+import { LinkRefused, applyLink, escalationProblem, escalationView, validateLink } from '../../src/domain/agent/links.js';
+import { findingId, findingSignature } from '../../src/domain/judgement/finding.js';
+import type { Verdict } from '../../src/domain/contract/schemas.js';
 import { MAX_USED_LINKS } from '../../src/domain/agent/link-state.js';
 import { carriedForContinueAsNew } from '../../src/domain/agent/bytes.js';
 import { ircLinkLines, slackWithLinks, webhookBodyWithLinks } from '../../src/domain/notify/notify-links.js';
 import { IRC_LINE_MAX, byteLength, slackBody, webhookBody } from '../../src/domain/notify/notify.js';
 import type { NotificationEvent } from '../../src/domain/contract/activity-types.js';
 import { T0, testAgent } from '../helpers/core.js';
+import { signal } from '../../src/domain/agent/controls.js';
 
 const id = (n: number) => `tok${String(n).padStart(19, '0')}`;
-const req = (n: number, action = 'resume', extra: Record<string, unknown> = {}) => ({ action, tokenId: id(n), expiresAt: T0 / 1000 + 3600, ...extra });
+const VERDICT: Verdict = { kind: 'ESCALATION', pattern: 'SPIRALING', message: 'retries the build' };
+const FINDING = findingId(findingSignature(VERDICT));
+const req = (n: number, action = 'resume', extra: Record<string, unknown> = {}) => ({
+  action,
+  tokenId: id(n),
+  expiresAt: T0 / 1000 + 3600,
+  escalation: 1,
+  finding: FINDING,
+  ...extra,
+});
 
-function escalated() {
+/** An agent waiting on its escalation #`n`, raised for VERDICT (its case recorded as escalated). */
+function escalated(n = 1, verdict = VERDICT) {
   const a = testAgent();
   a.core.s.state = 'awaiting-input';
   a.core.s.awaitingCause = 'escalation';
-  a.core.s.ladder = { step: 3, escalations: 1 };
+  a.core.s.ladder = { step: 3, escalations: n };
+  a.core.s.cases = [
+    { seq: n, at: 'x', verdict, signature: findingSignature(verdict), reason: 'interval', turns: [], evidenceFrom: 0, escalated: true, decision: null },
+  ];
+  a.core.s.flaggedSeq = n;
   return a;
 }
 const refusal = (fn: () => void): { name: string; message: string } => {
@@ -39,8 +56,10 @@ describe('the link update', () => {
     expect(applyLink(a, req(1))).toEqual({ action: 'resume', applied: true, state: 'running', detail: 'resume applied: awaiting-input → running' });
     expect(a.core.s.usedLinks).toEqual([{ id: id(1), until: T0 / 1000 + 3600 }]);
     a.core.s.state = 'awaiting-input'; // escalated again
+    a.core.s.awaitingCause = 'escalation';
+    a.core.s.ladder = { step: 3, escalations: 2 };
     expect(refusal(() => validateLink(a, req(1)))).toMatchObject({ name: 'LinkUsed', message: /already used/ });
-    validateLink(a, req(2)); // a new link is fine
+    validateLink(a, req(2, 'resume', { escalation: 2 })); // a link of the new escalation is fine
   });
 
   it('refuses an expired link, a malformed request, and an action the agent cannot take now', () => {
@@ -50,11 +69,15 @@ describe('the link update', () => {
     expect(refusal(() => validateLink(a, req(1, 'delete')))).toMatchObject({ name: 'LinkInvalid', message: /action/ });
     expect(refusal(() => validateLink(a, req(1, 'steer')))).toMatchObject({ name: 'LinkInvalid', message: /text: steering needs text/ });
     expect(refusal(() => validateLink(a, { ...req(1), extra: 1 }))).toMatchObject({ name: 'LinkInvalid' });
+    a.core.s.cases = [];
     expect(refusal(() => validateLink(a, req(1, 'dismiss')))).toMatchObject({ name: 'LinkNotApplicable', message: /nothing to dismiss/ });
     a.core.s.state = 'running';
-    expect(refusal(() => validateLink(a, req(1, 'resume')))).toMatchObject({ name: 'LinkNotApplicable', message: /the agent is running: nothing to resume/ });
+    expect(refusal(() => validateLink(a, req(1, 'resume', { escalation: 0 })))).toMatchObject({
+      name: 'LinkNotApplicable',
+      message: /the agent is running: nothing to resume/,
+    });
     a.core.s.state = 'done';
-    expect(refusal(() => validateLink(a, req(1, 'steer', { text: 'x' })))).toMatchObject({ name: 'LinkNotApplicable', message: /done/ });
+    expect(refusal(() => validateLink(a, req(1, 'steer', { text: 'x', escalation: 0 })))).toMatchObject({ name: 'LinkNotApplicable', message: /done/ });
     expect(a.core.s.usedLinks).toEqual([]);
   });
 
@@ -78,6 +101,77 @@ describe('the link update', () => {
     const next = testAgent({}, { carried: carriedForContinueAsNew(a, {}) });
     next.core.s.state = 'awaiting-input';
     expect(refusal(() => validateLink(next, req(1)))).toMatchObject({ name: 'LinkUsed' });
+  });
+});
+
+describe("an escalation's links answer that escalation only", () => {
+  it('a link of escalation #1 is refused once the agent escalated again (#2), and changes nothing', () => {
+    const a = escalated(2);
+    const before = structuredClone(a.core.s);
+    for (const action of ['dismiss', 'resume', 'abort'])
+      expect(refusal(() => validateLink(a, req(1, action)))).toMatchObject({
+        name: 'LinkAnswered',
+        message: 'this link is for escalation #1, and the agent has escalated again since (#2): use the links of the newest notification',
+      });
+    expect(a.core.s).toEqual(before);
+    validateLink(a, req(2, 'dismiss', { escalation: 2 }));
+  });
+
+  it('a link is refused once its escalation was answered elsewhere (resume, dismiss or abort from the CLI, IRC, Temporal)', () => {
+    for (const answer of ['resume', 'dismiss', 'abort'] as const) {
+      const a = escalated();
+      signal(a, answer, {});
+      expect(a.core.s.state).not.toBe('awaiting-input');
+      const problem = refusal(() => validateLink(a, req(1, answer === 'abort' ? 'steer' : 'abort', { text: 'x' })));
+      expect(problem.name, answer).toMatch(/LinkAnswered|LinkNotApplicable/);
+      if (answer !== 'abort') expect(problem).toMatchObject({ name: 'LinkAnswered', message: 'escalation #1 was already answered (the agent is running)' });
+    }
+  });
+
+  it('a used link voids its siblings (every other action of the same escalation), steer included', () => {
+    const a = escalated();
+    validateLink(a, req(1, 'steer', { text: 'look at the config' }));
+    applyLink(a, req(1, 'steer', { text: 'look at the config' }));
+    expect(a.core.s).toMatchObject({ state: 'awaiting-input', linkedEscalation: 1 });
+    for (const action of ['resume', 'abort', 'dismiss'])
+      expect(refusal(() => validateLink(a, req(2, action)))).toMatchObject({
+        name: 'LinkUsed',
+        message: /a link of escalation #1 was already used: once one of an escalation's links is used, the others stop working/,
+      });
+    // The next escalation's links work.
+    a.core.s.ladder = { step: 3, escalations: 2 };
+    validateLink(a, req(3, 'resume', { escalation: 2 }));
+    // The voiding survives continue-as-new.
+    const next = testAgent({}, { carried: carriedForContinueAsNew(a, {}) });
+    expect(next.core.s.linkedEscalation).toBe(1);
+  });
+
+  it("a link for another finding than the escalation's is refused; a request that names no escalation is refused as outdated", () => {
+    const a = escalated();
+    expect(refusal(() => validateLink(a, req(1, 'resume', { finding: '0123456789abcdef' })))).toMatchObject({
+      name: 'LinkAnswered',
+      message: /another finding/,
+    });
+    const { escalation: _e, finding: _f, ...old } = req(1);
+    expect(refusal(() => validateLink(a, old))).toMatchObject({ name: 'LinkInvalid', message: /does not say which escalation/ });
+    // Still decoded by the handler (a history recorded before links named their escalation replays).
+    expect(applyLink(a, old)).toMatchObject({ applied: true });
+    expect(a.core.s.linkedEscalation).toBe(0);
+  });
+
+  it('the view the confirm page shows: the escalation, whether it waits, its finding', () => {
+    expect(escalationView(escalated(3).core.s)).toEqual({
+      escalations: 3,
+      open: true,
+      linked: 0,
+      state: 'awaiting-input',
+      finding: { id: FINDING, pattern: 'SPIRALING', message: 'retries the build' },
+    });
+    const fresh = testAgent();
+    expect(escalationView(fresh.core.s)).toMatchObject({ escalations: 0, open: false, finding: null });
+    // Links of other alerts (the agent's own CLI waiting for its human) are bound to no escalation.
+    expect(escalationProblem(escalationView(fresh.core.s), { escalation: 0 })).toBeNull();
+    expect(escalationProblem({ ...escalationView(escalated().core.s), linked: 0 }, { escalation: 2 })).toMatchObject({ kind: 'LinkAnswered' });
   });
 });
 

@@ -1,12 +1,20 @@
 /** Action-link tokens: issue, parse, verify (each refusal named), the link URL, and the links' configuration. */
 import { describe, expect, it } from 'vitest';
 import { baseUrlProblem, linkConfig, parseTtl } from '../../src/serve/config.js';
-import { actionsFor, issueLinks } from '../../src/serve/issue.js';
+import { actionsFor, escalationClaims, issueLinks } from '../../src/serve/issue.js';
+import { findingId, findingSignature } from '../../src/domain/judgement/finding.js';
 import { issueToken, linkUrl, newTokenId, parseToken, secretProblem, verifyToken, type TokenClaims } from '../../src/serve/token.js';
 
 const SECRET = 'a'.repeat(32) + '-test-secret';
 const NOW = Date.parse('2026-11-25T01:00:00Z');
-const claims: TokenClaims = { agentId: 'fixer.1', action: 'resume', tokenId: 'AAAAAAAAAAAAAAAAAAAAAA', expiresAt: NOW / 1000 + 3600 };
+const claims: TokenClaims = {
+  agentId: 'fixer.1',
+  action: 'resume',
+  tokenId: 'AAAAAAAAAAAAAAAAAAAAAA',
+  expiresAt: NOW / 1000 + 3600,
+  escalation: 2,
+  finding: '0123456789abcdef',
+};
 const token = issueToken(SECRET, claims);
 const want = { agentId: 'fixer.1', action: 'resume' };
 
@@ -41,7 +49,10 @@ describe('verifyToken', () => {
       swap(2, 'abort'), // another action
       swap(3, 'BBBBBBBBBBBBBBBBBBBBBB'), // another id (a replay dodge)
       swap(4, String(claims.expiresAt + 86_400)), // a longer life
-      swap(5, parts[5]!.slice(0, -1) + (parts[5]!.endsWith('A') ? 'B' : 'A')), // the signature
+      swap(5, '3'), // a later escalation
+      swap(6, 'fedcba9876543210'), // another finding
+      swap(6, '-'), // no finding
+      swap(7, parts[7]!.slice(0, -1) + (parts[7]!.endsWith('A') ? 'B' : 'A')), // the signature
       issueToken('b'.repeat(40), claims), // signed with another secret
     ];
     for (const t of cases)
@@ -59,18 +70,26 @@ describe('verifyToken', () => {
     [undefined, /no token/],
     ['', /no token/],
     ['x'.repeat(600), /longer than 512/],
-    ['a.b.c', /six parts/],
-    [token.replace(/^w1/, 'w2'), /unknown token version/],
+    ['a.b.c', /eight parts/],
+    [token.replace(/^w2/, 'w3'), /unknown token version/],
     [token.replace(token.split('.')[1]!, 'Li4v'), /not an agent id/], // "../"
     [token.replace(token.split('.')[1]!, 'a+b'), /not base64url/],
     [token.replace('.resume.', '.delete.'), /not resume, abort, dismiss or steer/],
     [token.replace(claims.tokenId, 'short'), /22 base64url/],
     [token.replace(`.${claims.expiresAt}.`, '.soon.'), /not a time/],
     [token.slice(0, -2), /not an HMAC-SHA256/],
+    [token.replace('.2.0123456789abcdef.', '.two.0123456789abcdef.'), /escalation part/],
+    [token.replace('.2.0123456789abcdef.', '.-1.0123456789abcdef.'), /escalation part/],
+    [token.replace('.0123456789abcdef.', '.<script>.'), /finding part/],
   ])('refuses a malformed token (%#)', (t, why) => {
     const r = verifyToken(SECRET, t, want, NOW);
     expect(r).toMatchObject({ ok: false, reason: 'malformed' });
     expect((r as { message: string }).message).toMatch(why);
+  });
+
+  it('refuses a token of the first format (not bound to an escalation) as outdated, with a clear message', () => {
+    const w1 = ['w1', Buffer.from('fixer.1').toString('base64url'), 'resume', claims.tokenId, String(claims.expiresAt), 'x'.repeat(43)].join('.');
+    expect(verifyToken(SECRET, w1, want, NOW)).toMatchObject({ ok: false, reason: 'outdated', message: /older warden.*which escalation/ });
   });
 });
 
@@ -81,6 +100,8 @@ describe('issueToken and links', () => {
     expect(() => issueToken('short', claims)).toThrow(/at least 32/);
     expect(() => issueToken(SECRET, { ...claims, agentId: '../x' })).toThrow(/agentId/);
     expect(() => issueToken(SECRET, { ...claims, tokenId: 'x' })).toThrow(/tokenId/);
+    expect(() => issueToken(SECRET, { ...claims, escalation: -1 })).toThrow(/escalation/);
+    expect(() => issueToken(SECRET, { ...claims, finding: 'x' })).toThrow(/finding/);
   });
 
   it('token ids are random, 22 base64url characters', () => {
@@ -93,9 +114,10 @@ describe('issueToken and links', () => {
     expect(linkUrl('https://warden.example.com/base/', claims, token)).toBe(`https://warden.example.com/base/agents/fixer.1/resume?token=${token}`);
   });
 
-  it('an escalation gets the four actions, each with its own token; other alerts none', () => {
+  it('an escalation gets the four actions, each with its own token, all bound to that escalation and its finding; other alerts none', () => {
     const cfg = { secret: SECRET, baseUrl: 'https://w.example', ttlSeconds: 3600 };
-    const links = issueLinks({ event: 'escalation', agentId: 'fixer.1' }, cfg, NOW)!;
+    const verdict = { kind: 'ESCALATION' as const, pattern: 'SPIRALING' as const, message: 'retries `npm run build` <again>' };
+    const links = issueLinks({ event: 'escalation', agentId: 'fixer.1', escalation: 3, verdict }, cfg, NOW)!;
     expect(Object.keys(links.actions).sort()).toEqual(['abort', 'dismiss', 'resume', 'steer']);
     expect(links.expiresAt).toBe('2026-11-25T02:00:00.000Z');
     const ids = new Set<string>();
@@ -104,13 +126,26 @@ describe('issueToken and links', () => {
       expect(u.pathname).toBe(`/agents/fixer.1/${action}`);
       const v = verifyToken(SECRET, u.searchParams.get('token'), { agentId: 'fixer.1', action }, NOW);
       expect(v.ok).toBe(true);
-      ids.add((v as { claims: TokenClaims }).claims.tokenId);
+      const c = (v as { claims: TokenClaims }).claims;
+      expect(c).toMatchObject({ escalation: 3, finding: findingId(findingSignature(verdict)) });
+      expect(url).not.toMatch(/npm|again|%3C|</); // no agent text in the link
+      ids.add(c.tokenId);
     }
     expect(ids.size).toBe(4);
     for (const e of ['budget-exhausted', 'circuit-open', 'orphaned', 'mesh-ready', 'mesh-failed', 'mesh-awaiting-input']) {
       expect(actionsFor(e)).toEqual([]);
       expect(issueLinks({ event: e as 'orphaned', agentId: 'x' }, cfg, NOW)).toBeNull();
     }
+    // The agent's own CLI waiting for its human: links bound to no escalation.
+    expect(escalationClaims({ event: 'awaiting-input' })).toEqual({ escalation: 0, finding: null });
+    // An escalation that does not say its number (an older warden raised it) gets no links.
+    expect(() => issueLinks({ event: 'escalation', agentId: 'fixer.1', verdict }, cfg, NOW)).toThrow(/does not say its number/);
+  });
+
+  it('finding ids are short, stable, and differ between findings', () => {
+    expect(findingId('LOOP:retries the build')).toMatch(/^[0-9a-f]{16}$/);
+    expect(findingId('LOOP:retries the build')).toBe(findingId('LOOP:retries the build'));
+    expect(findingId('LOOP:retries the build')).not.toBe(findingId('LOOP:retries the tests'));
   });
 });
 

@@ -15,12 +15,25 @@ describe('pages', () => {
   });
 
   it('the confirmation page posts back to itself, loads nothing, and keeps rejected steering text escaped', () => {
-    const html = confirmPage('fixer', 'steer', 1_764_000_000, 'text: too long', '</textarea><script>x()</script>');
+    const html = confirmPage('fixer', 'steer', 1_764_000_000, { error: 'text: too long', text: '</textarea><script>x()</script>' });
     expect(html).toContain('<form method="post">');
     expect(html).not.toMatch(/action=|<script|src=|href=/);
     expect(html).toContain('&lt;/textarea&gt;&lt;script&gt;x()&lt;/script&gt;</textarea>');
     expect(html).toContain(`maxlength="${MAX_STEER_CHARS}"`);
     expect(confirmPage('fixer', 'resume', 1_764_000_000)).not.toContain('<textarea');
+  });
+
+  it("an escalation's confirm page shows its finding, escaped and bounded; unknown, it says so", () => {
+    const html = confirmPage('fixer', 'dismiss', 1_764_000_000, {
+      finding: { escalation: 2, pattern: 'SPIRALING', message: `retries <img src=x onerror=alert(1)> "build" \u202e${'x'.repeat(700)}` },
+    });
+    const shown = /<p id="finding">(.*?)<\/p>/s.exec(html)![1]!;
+    expect(shown).toMatch(/^Escalation #2: <strong>SPIRALING<\/strong> — retries &lt;img src=x onerror=alert\(1\)&gt; &quot;build&quot; \\u202e/);
+    expect(shown).not.toMatch(/<img|\u202e/);
+    expect(shown.length).toBeLessThan(800);
+    expect(html).toContain('while the agent waits on escalation #2');
+    expect(confirmPage('fixer', 'dismiss', 1_764_000_000, { finding: undefined })).toMatch(/did not say in time which finding/);
+    expect(confirmPage('fixer', 'steer', 1_764_000_000)).not.toContain('id="finding"');
   });
 });
 

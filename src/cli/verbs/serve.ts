@@ -20,8 +20,10 @@ export function register(program: Command): void {
 Links appear in escalation notifications when the processes that send them (the worker for
 webhooks, \`warden irc\` for IRC) have WARDEN_LINK_SECRET and WARDEN_LINK_BASE_URL (the address
 humans reach this server at) in their environment; WARDEN_LINK_TTL sets how long a link works
-(default 1h). Each link is signed, bound to one agent and one action, and works once.
-Opening a link shows what it will do; nothing happens until its button is pressed.
+(default 1h). Each link is signed, bound to one agent, one action and the escalation it was
+issued for, and works once, while the agent still waits on that escalation; using one link of
+an escalation voids the others. Opening a link shows what it will do and the finding it answers;
+nothing happens until its button is pressed.
 
 Example:
   export WARDEN_LINK_SECRET=$(openssl rand -hex 32)

@@ -13,5 +13,10 @@ export interface UsedLink {
 export interface LinkState {
   /** Token ids of links the agent acted on, until each link expires (bounded: MAX_USED_LINKS). */
   usedLinks: UsedLink[];
+  /**
+   * The newest escalation (its number, as `escalations` in status counts them) a link acted on:
+   * every other link issued for it, or for an earlier one, is void. 0: none yet.
+   */
+  linkedEscalation: number;
 }
-export const freshLinks = (): LinkState => ({ usedLinks: [] });
+export const freshLinks = (): LinkState => ({ usedLinks: [], linkedEscalation: 0 });

@@ -7,8 +7,14 @@
  *   action the agent cannot take now (resume an agent that is running, dismiss with nothing
  *   flagged) and a malformed request — before anything enters history, so a refused link changes
  *   nothing and stays unrecorded;
- * - the handler records the token id, then applies the same control as the signal of that name
- *   (controls.ts), and answers what happened.
+ * - an escalation's links answer that escalation and no other: each carries the escalation's number
+ *   (status's `escalations` count when it escalated) and the id of its finding, and is refused
+ *   unless the agent still waits on that very escalation — not once a human answered it (resume,
+ *   dismiss or abort from the CLI, IRC, Temporal or another link), nor after it escalated again.
+ *   Once one link of an escalation is used, its siblings (the other actions issued with it) are
+ *   void too: a steer from a link answers the escalation as much as a resume does;
+ * - the handler records the token id and the escalation, then applies the same control as the
+ *   signal of that name (controls.ts), and answers what happened.
  *
  * Why an update rather than the signals with a token field: the validator refuses a replay before
  * it enters history, and `warden serve` gets a synchronous answer to show the human.
@@ -16,7 +22,11 @@
  * The ids acted on are carried state (`usedLinks`, across continue-as-new and worker crashes by
  * replay), bounded: an id is kept until its link expires (after that, `warden serve` refuses the
  * link as expired anyway), and at most MAX_USED_LINKS unexpired ones are kept — past that, links
- * are refused until some expire, rather than forgetting one that could then be replayed.
+ * are refused until some expire, rather than forgetting one that could then be replayed. So is the
+ * newest escalation a link acted on (`linkedEscalation`, one number).
+ *
+ * A request without `escalation` (a link from a warden that did not bind links to escalations)
+ * passes the schema, so histories that recorded one still replay, but the validator refuses it.
  */
 import { z } from 'zod';
 import { MAX_WHISPER_TEXT } from '../contract/limits.js';
@@ -27,7 +37,8 @@ import type { AgentStatus } from '../contract/status.js';
 import { isUndecodable, undecodableReason } from '../contract/undecodable.js';
 import type { AgentContext } from './context.js';
 import { signal } from './controls.js';
-import { dismissProblem } from './dismissal.js';
+import { findingId } from '../judgement/finding.js';
+import { dismissProblem, lastFlagged } from './dismissal.js';
 import { MAX_USED_LINKS, type UsedLink } from './link-state.js';
 import type { CarriedState } from './state.js';
 
@@ -38,6 +49,13 @@ export const LinkRequestSchema = shared('agent/links:LinkRequestSchema', () =>
       tokenId: z.string().regex(/^[A-Za-z0-9_-]{22}$/, 'tokenId: 22 base64url characters'),
       expiresAt: z.number().int().positive(),
       text: z.string().min(1).max(MAX_WHISPER_TEXT).optional(),
+      /** The escalation the link was issued for (its number); 0: a link of another alert (awaiting-input). */
+      escalation: z.number().int().min(0).optional(),
+      /** The id of that escalation's finding (findingId), for an escalation's link. */
+      finding: z
+        .string()
+        .regex(/^[0-9a-f]{16}$/, 'finding: 16 hex characters')
+        .optional(),
     })
     .strict()
     .refine((r) => r.action !== 'steer' || r.text !== undefined, { message: 'text: steering needs text', path: ['text'] }),
@@ -56,7 +74,7 @@ export interface LinkResult {
 /** A refused link; its `name` becomes the update failure's type, which `warden serve` maps to a page. */
 export class LinkRefused extends Error {
   constructor(
-    override readonly name: 'LinkInvalid' | 'LinkUsed' | 'LinkExpired' | 'LinkNotApplicable' | 'LinkLimit',
+    override readonly name: 'LinkInvalid' | 'LinkUsed' | 'LinkExpired' | 'LinkNotApplicable' | 'LinkLimit' | 'LinkAnswered',
     message: string,
   ) {
     super(message);
@@ -76,6 +94,59 @@ export function linkProblem(s: CarriedState, action: LinkRequest['action']): str
   return action === 'dismiss' ? dismissProblem(s) : null;
 }
 
+/** What `warden serve` and the validator need to know of the agent's escalation (the `linkEscalation` query). */
+export interface EscalationView {
+  /** Escalations so far (status's `escalations`): the number of the newest. */
+  escalations: number;
+  /** The agent waits on that escalation: no human has answered it yet. */
+  open: boolean;
+  /** The newest escalation a link acted on (0: none). */
+  linked: number;
+  state: AgentStatus['state'];
+  /** The finding the newest escalation was raised for (null: none known). Agent-influenced text. */
+  finding: { id: string; pattern: string | null; message: string } | null;
+}
+
+/** The escalation view of state `s`. */
+export function escalationView(s: CarriedState): EscalationView {
+  const escalated = [...s.cases].reverse().find((c) => c.escalated);
+  const flagged = escalated ? { verdict: escalated.verdict, signature: escalated.signature } : lastFlagged(s);
+  return {
+    escalations: s.ladder.escalations,
+    open: s.state === 'awaiting-input' && s.awaitingCause === 'escalation',
+    linked: s.linkedEscalation ?? 0,
+    state: s.state,
+    finding: flagged ? { id: findingId(flagged.signature), pattern: flagged.verdict.pattern ?? null, message: flagged.verdict.message } : null,
+  };
+}
+
+/**
+ * Why a link issued for escalation `claim.escalation` (finding `claim.finding`) cannot act now, or
+ * null: it acts only while the agent waits on that very escalation, and only once per escalation.
+ * A link of another alert (escalation 0) is not bound to one.
+ */
+export function escalationProblem(
+  view: EscalationView,
+  claim: { escalation: number; finding?: string | null | undefined },
+): { kind: 'LinkUsed' | 'LinkAnswered'; message: string } | null {
+  const n = claim.escalation;
+  if (n === 0) return null;
+  if (view.linked >= n)
+    return {
+      kind: 'LinkUsed',
+      message: `a link of escalation #${n} was already used: once one of an escalation's links is used, the others stop working`,
+    };
+  if (n < view.escalations)
+    return {
+      kind: 'LinkAnswered',
+      message: `this link is for escalation #${n}, and the agent has escalated again since (#${view.escalations}): use the links of the newest notification`,
+    };
+  if (n > view.escalations || !view.open) return { kind: 'LinkAnswered', message: `escalation #${n} was already answered (the agent is ${view.state})` };
+  if (view.finding && claim.finding && view.finding.id !== claim.finding)
+    return { kind: 'LinkAnswered', message: `this link is for another finding than the one escalation #${n} waits on` };
+  return null;
+}
+
 /** The update's validator: throws LinkRefused (the update is rejected, nothing enters history). */
 export function validateLink(ctx: AgentContext, raw: unknown): void {
   const { s } = ctx.core;
@@ -86,9 +157,16 @@ export function validateLink(ctx: AgentContext, raw: unknown): void {
   const now = ctx.ports.now();
   if (s.usedLinks.some((u) => u.id === req.tokenId)) throw new LinkRefused('LinkUsed', 'this link was already used: a link works once');
   if (req.expiresAt * 1000 <= now) throw new LinkRefused('LinkExpired', 'this link has expired');
+  if (req.escalation === undefined)
+    throw new LinkRefused(
+      'LinkInvalid',
+      'this link does not say which escalation it answers (an older warden issued it): use the newest notification or the warden CLI',
+    );
   if (unexpired(s.usedLinks, now).length >= MAX_USED_LINKS) {
     throw new LinkRefused('LinkLimit', `${MAX_USED_LINKS} links were used on this agent within their lifetime; use the warden CLI until some expire`);
   }
+  const answered = escalationProblem(escalationView(s), { escalation: req.escalation, finding: req.finding });
+  if (answered) throw new LinkRefused(answered.kind, answered.message);
   const problem = linkProblem(s, req.action);
   if (problem) throw new LinkRefused('LinkNotApplicable', problem);
 }
@@ -98,8 +176,10 @@ export function applyLink(ctx: AgentContext, raw: unknown): LinkResult {
   const { s } = ctx.core;
   const req = LinkRequestSchema.parse(raw); // the validator passed
   s.usedLinks = [...unexpired(s.usedLinks, ctx.ports.now()), { id: req.tokenId, until: req.expiresAt }];
+  // Its siblings are void from now on, whatever the control does.
+  if (req.escalation) s.linkedEscalation = Math.max(s.linkedEscalation ?? 0, req.escalation);
   const before = { state: s.state, refused: s.refused, whispers: s.whisperSeq, dismissals: s.dismissals };
-  ctx.ports.log.info('action link used', { agentId: ctx.core.spec.agentId, action: req.action, tokenId: req.tokenId });
+  ctx.ports.log.info('action link used', { agentId: ctx.core.spec.agentId, action: req.action, tokenId: req.tokenId, escalation: req.escalation ?? null });
   if (req.action === 'resume') signal(ctx, 'resume', { note: 'from an action link' });
   else if (req.action === 'abort') signal(ctx, 'abort', { reason: 'from an action link' });
   else if (req.action === 'dismiss') signal(ctx, 'dismiss', { note: 'from an action link' });

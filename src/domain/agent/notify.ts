@@ -3,7 +3,7 @@ import type { NotificationEvent } from '../contract/activity-types.js';
 import type { AgentContext } from './context.js';
 import { iso } from './state.js';
 
-export type Alert = Pick<NotificationEvent, 'event' | 'verdict' | 'whisper' | 'reason'>;
+export type Alert = Pick<NotificationEvent, 'event' | 'verdict' | 'whisper' | 'reason' | 'escalation'>;
 
 /** The event as webhooks receive it. */
 export function notificationEvent(ctx: AgentContext, alert: Alert): NotificationEvent {

@@ -214,5 +214,5 @@ export function escalate(ctx: AgentContext, verdict: Verdict, text: string): voi
     verdict: formatVerdict(verdict),
     channels: spec.notify.webhooks.length,
   });
-  notify(ctx, { event: 'escalation', verdict, whisper: text, reason: s.pauseReason });
+  notify(ctx, { event: 'escalation', verdict, whisper: text, reason: s.pauseReason, escalation: s.ladder.escalations });
 }

@@ -69,6 +69,8 @@ export interface NotificationEvent {
   /** escalation: the verdict that escalated and the ESCALATION whisper. */
   verdict?: Verdict;
   whisper?: string;
+  /** escalation: its number, as status counts them (`escalations`): the one its action links answer. */
+  escalation?: number;
   /** Every event: one line saying what happened (which budget, how many failures, how long silent). */
   reason: string;
   at: string;

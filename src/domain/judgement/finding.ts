@@ -69,3 +69,20 @@ export function findingSignature(v: Pick<Verdict, 'kind' | 'pattern' | 'message'
   if (v.finding) return `${v.pattern ?? v.kind}:${v.finding}`.slice(0, MAX_SIGNATURE_CHARS);
   return legacySignature(v);
 }
+
+/**
+ * A short, stable id of a finding's signature (16 hex characters: two FNV-1a hashes): what an
+ * action link carries to name the finding it was issued for without putting agent text in a URL.
+ * Not a secret and not collision-proof; the link's signature is what makes it unforgeable.
+ */
+export function findingId(signature: string): string {
+  const fnv = (seed: number): string => {
+    let h = seed;
+    for (let i = 0; i < signature.length; i++) {
+      h ^= signature.charCodeAt(i);
+      h = Math.imul(h, 0x01000193) >>> 0;
+    }
+    return (h >>> 0).toString(16).padStart(8, '0');
+  };
+  return fnv(0x811c9dc5) + fnv(0x01000193);
+}

@@ -26,6 +26,8 @@ export const NotificationEventSchema = shared('notify/notify:NotificationEventSc
       step: z.number().int().nonnegative(),
       verdict: VerdictSchema.optional(),
       whisper: z.string().optional(),
+      /** escalation: its number (status's `escalations`), the one its action links answer. */
+      escalation: z.number().int().positive().optional(),
       reason: z.string(),
       at: z.string(),
     })
