@@ -10,6 +10,7 @@
  *                  src/domain/mesh/check.ts), or the validation command passed on the integrated result
  * Profiles: analysis-only needs A+O (+V); patch-first needs A+O+D+P (+S if scoped, +V if requested).
  */
+import { compileGlob, type Glob, globMatch } from '../glob.js';
 import type { MeshTask } from './config.js';
 
 export const GATE_NAMES = ['A', 'C', 'O', 'D', 'P', 'S', 'V'] as const;
@@ -106,29 +107,16 @@ export function gitSafetyRefusal(applyError: string): string | null {
   return line ? line.trim() : null;
 }
 
-/** Glob to RegExp: `**` any depth, `*` within one segment, `?` one character; a trailing `/` means the directory. */
-export function globToRegExp(glob: string): RegExp {
+/** A scope glob: `**` any depth, `*` within one segment, `?` one character; a trailing `/` means the directory (glob.ts: linear, no regular expression). */
+function scopeGlob(glob: string): Glob {
   let g = glob.replace(/^\.\//, '');
   if (g.endsWith('/')) g += '**';
-  let re = '';
-  for (let i = 0; i < g.length; i++) {
-    const c = g[i]!;
-    if (c === '*' && g[i + 1] === '*') {
-      i++;
-      if (g[i + 1] === '/') {
-        i++;
-        re += '(?:.*/)?';
-      } else re += '.*';
-    } else if (c === '*') re += '[^/]*';
-    else if (c === '?') re += '[^/]';
-    else re += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
-  }
-  return new RegExp(`^${re}$`);
+  return compileGlob(g);
 }
 
 export function inScope(scope: readonly string[], file: string): boolean {
   if (!scope.length) return true;
-  return scope.some((g) => globToRegExp(g).test(file) || globToRegExp(`${g.replace(/\/$/, '')}/**`).test(file));
+  return scope.some((g) => globMatch(scopeGlob(g), file) || globMatch(scopeGlob(`${g.replace(/\/$/, '')}/**`), file));
 }
 
 export function scopeCheck(scope: readonly string[], files: readonly string[]): { ok: boolean; outside: string[] } {

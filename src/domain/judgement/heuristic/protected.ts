@@ -8,6 +8,7 @@
  * matches from the repository root (`test/**`). Pure.
  */
 import { MAX_PROTECTED_CHANGES } from '../../contract/limits.js';
+import { compileGlob, globMatch } from '../../glob.js';
 
 /** One protected file changed since the start commit (git's status letter: A, M, D, R, C, T). */
 export interface ProtectedChange {
@@ -21,33 +22,15 @@ export interface ProtectedChange {
   assertionsAdded: number;
 }
 
-function globToRegExp(glob: string): RegExp {
-  let re = '';
-  for (let i = 0; i < glob.length; i++) {
-    const c = glob[i]!;
-    if (c === '*') {
-      if (glob[i + 1] === '*') {
-        i += 1;
-        if (glob[i + 1] === '/') {
-          i += 1;
-          re += '(?:.*/)?';
-        } else re += '.*';
-      } else re += '[^/]*';
-    } else if (c === '?') re += '[^/]';
-    else re += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
-  }
-  return new RegExp(`^${re}$`);
-}
-
-/** Does `path` (relative to the repository root, `/`-separated) match one of `globs`? */
+/** Does `path` (relative to the repository root, `/`-separated) match one of `globs`? Linear in each (glob.ts). */
 export function matchesProtect(path: string, globs: readonly string[]): boolean {
   const segments = path.split('/');
   return globs.some((g) => {
-    const glob = g.replace(/^\.\//, '').replace(/^\//, '').replace(/\/$/, '');
-    const re = globToRegExp(glob);
+    const text = g.replace(/^\.\//, '').replace(/^\//, '').replace(/\/$/, '');
+    const glob = compileGlob(text);
     // A bare name matches a file or a directory of that name anywhere; a path, from the root (or a directory under it).
-    if (!glob.includes('/')) return segments.some((seg) => re.test(seg));
-    return segments.some((_, i) => re.test(segments.slice(0, i + 1).join('/')));
+    if (!text.includes('/')) return segments.some((seg) => globMatch(glob, seg));
+    return globMatch(glob, path, true);
   });
 }
 
