@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { AgentSpecSchema, PROTECT_GLOB_MAX_CHARS, PROTECT_GLOB_MAX_STARS } from '../../src/domain/contract/schemas.js';
 import { compileGlob, globMatch } from '../../src/domain/glob.js';
 import { matchesProtect } from '../../src/domain/judgement/heuristic/protected.js';
 import { inScope } from '../../src/domain/mesh/gates.js';
@@ -98,5 +99,26 @@ describe('glob matching (protect, mesh scope)', () => {
 
   it('matches a mesh scope glob of many stars against a 4 KiB path quickly', { timeout: 2000 }, () => {
     expect(inScope(['src/*a*a*b'], `src/${long}`)).toBe(false);
+  });
+});
+
+describe('protect globs at the spec boundary', () => {
+  const spec = (protect: unknown) => AgentSpecSchema.safeParse({ agentId: 'a', task: 't', protect });
+
+  it('accepts ordinary globs', () => {
+    expect(spec(['test/**', '*.snap', '**/tests/*_test.go']).success).toBe(true);
+  });
+
+  it('refuses an empty glob, a too long one and one of too many stars, naming protect.N', () => {
+    for (const [globs, want] of [
+      [['test/**', ''], /protect\.1: a glob must not be empty/],
+      [['x'.repeat(PROTECT_GLOB_MAX_CHARS + 1)], /protect\.0: a glob has at most 500 characters/],
+      [['ok', `${'*a'.repeat(PROTECT_GLOB_MAX_STARS + 1)}`], /protect\.1: a glob has at most 20 `\*`/],
+    ] as const) {
+      const r = spec(globs);
+      expect(r.success).toBe(false);
+      expect(r.error?.issues.map((i) => i.message).join('\n')).toMatch(want);
+      expect(r.error?.issues[0]?.path[0]).toBe('protect');
+    }
   });
 });
