@@ -50,6 +50,7 @@ import '../src/domain/agent/visibility.js';
 import '../src/domain/agent/waiting-state.js';
 import '../src/domain/contract/activity-types.js';
 import '../src/domain/contract/duration.js';
+import '../src/domain/glob.js';
 import '../src/domain/contract/limits.js';
 import '../src/domain/contract/search-attributes.js';
 import '../src/domain/contract/shared.js';

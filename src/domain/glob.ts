@@ -114,3 +114,23 @@ export function globMatch(glob: Glob, path: string, atSlash = false): boolean {
   }
   return live[m] === 1;
 }
+
+/** A `protect` glob's bounds: its characters, and its `*` (each `**` counts two). */
+export const PROTECT_GLOB_MAX_CHARS = 500;
+export const PROTECT_GLOB_MAX_STARS = 20;
+
+/** What is wrong with a `protect` glob (empty, too long, too many `*`), or null. */
+export function protectGlobProblem(g: string): string | null {
+  if (!g) return 'a glob must not be empty';
+  if (g.length > PROTECT_GLOB_MAX_CHARS) return `a glob has at most ${PROTECT_GLOB_MAX_CHARS} characters (this one ${g.length})`;
+  const stars = g.split('*').length - 1;
+  return stars > PROTECT_GLOB_MAX_STARS ? `a glob has at most ${PROTECT_GLOB_MAX_STARS} \`*\` (this one ${stars})` : null;
+}
+
+/** The `protect` list's refinement (contract/schemas.ts): each glob's problem, naming `protect.N`. */
+export function checkProtectGlobs(globs: string[], ctx: { addIssue(issue: { code: 'custom'; path: number[]; message: string }): void }): void {
+  for (const [i, g] of globs.entries()) {
+    const wrong = protectGlobProblem(g);
+    if (wrong) ctx.addIssue({ code: 'custom', path: [i], message: `protect.${i}: ${wrong}: ${JSON.stringify(g.slice(0, 80))}` });
+  }
+}

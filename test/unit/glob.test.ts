@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { AgentSpecSchema, PROTECT_GLOB_MAX_CHARS, PROTECT_GLOB_MAX_STARS } from '../../src/domain/contract/schemas.js';
-import { compileGlob, globMatch } from '../../src/domain/glob.js';
+import { AgentSpecSchema } from '../../src/domain/contract/schemas.js';
+import { compileGlob, globMatch, PROTECT_GLOB_MAX_CHARS, PROTECT_GLOB_MAX_STARS } from '../../src/domain/glob.js';
 import { matchesProtect } from '../../src/domain/judgement/heuristic/protected.js';
 import { inScope } from '../../src/domain/mesh/gates.js';
 

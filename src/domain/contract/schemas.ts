@@ -6,11 +6,11 @@ import { z } from 'zod';
 import { MAX_TASK_TEXT, SPEC_MAX_BYTES, jsonBytes, truncate } from './limits.js';
 import { DurationSchema, IrcNotifySchema, TurnSchema } from './turn-schemas.js';
 import { shared } from './shared.js';
-
 export * from './turn-schemas.js';
 export * from './evaluator-schemas.js';
 export * from './signal-schemas.js';
 import { EvaluatorConfigSchema } from './evaluator-schemas.js';
+import { checkProtectGlobs } from '../glob.js';
 
 export const SupervisorConfigSchema = shared('contract/schemas:SupervisorConfigSchema', () =>
   z
@@ -202,9 +202,6 @@ export type Contract = z.output<typeof ContractSchema>;
 /** Default and ceiling of one verification's run time. */
 export const VERIFY_DEFAULT_TIMEOUT_MS = 600_000;
 export const VERIFY_MAX_TIMEOUT_MS = 3_600_000;
-/** A `protect` glob's bounds: its characters, and its `*` (each `**` counts two). */
-export const PROTECT_GLOB_MAX_CHARS = 500;
-export const PROTECT_GLOB_MAX_STARS = 20;
 
 /** Definition of done: the command warden runs when the agent claims the task is complete. */
 export const VerifySchema = shared('contract/schemas:VerifySchema', () =>
@@ -257,23 +254,7 @@ export const AgentSpecSchema = shared('contract/schemas:AgentSpecSchema', () =>
       /** Definition of done: checked when the agent claims completion (a `done` turn). */
       verify: VerifySchema.optional(),
       /** Paths (globs) the agent must not weaken: their changes in the working tree are evidence at a done-claim. */
-      protect: z
-        .array(z.string())
-        .max(100, 'protect: at most 100 globs')
-        .superRefine((globs, ctx) => {
-          globs.forEach((g, i) => {
-            const stars = g.split('*').length - 1;
-            const wrong = !g
-              ? 'a glob must not be empty'
-              : g.length > PROTECT_GLOB_MAX_CHARS
-                ? `a glob has at most ${PROTECT_GLOB_MAX_CHARS} characters (this one ${g.length})`
-                : stars > PROTECT_GLOB_MAX_STARS
-                  ? `a glob has at most ${PROTECT_GLOB_MAX_STARS} \`*\` (this one ${stars})`
-                  : null;
-            if (wrong) ctx.addIssue({ code: 'custom', path: [i], message: `protect.${i}: ${wrong}: ${JSON.stringify(g.slice(0, 80))}` });
-          });
-        })
-        .default([]),
+      protect: z.array(z.string()).max(100, 'protect: at most 100 globs').superRefine(checkProtectGlobs).default([]),
     })
     .strict()
     .superRefine((spec, ctx) => {
