@@ -50,11 +50,16 @@ export function sessionProjectDir(agent: HookAgent, input: CodexHookInput, env: 
  * What an auto-starting hook does for this event's session: its agent id, and the spec it starts
  * with. Throws a plain Error (a ConfigError) when the config file is bad or there is no session id.
  */
-export function planSession(agent: HookAgent, input: CodexHookInput, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): SessionPlan {
+export function planSession(
+  agent: HookAgent,
+  input: CodexHookInput,
+  env: NodeJS.ProcessEnv = process.env,
+  cwd = process.cwd(),
+  projectDir = sessionProjectDir(agent, input, env, cwd),
+): SessionPlan {
   const sessionId = input.session_id;
   if (sessionId !== undefined && typeof sessionId !== 'string') throw new Error(`the hook event's session_id must be a string, not ${describeType(sessionId)}`);
   if (!sessionId) throw new Error('the hook event has no session_id, so there is no session to supervise; pass --agent <id> or set WARDEN_AGENT_ID');
-  const projectDir = sessionProjectDir(agent, input, env, cwd);
   const agentId = sessionAgentId(projectDir, sessionId);
   const { cfg, source: configPath, untrusted } = sessionConfig(projectDir, env);
   const fromFile = cfg ? specFromConfig(cfg) : {};

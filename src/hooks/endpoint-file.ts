@@ -5,12 +5,19 @@
  * 127.0.0.1:8788) and keeps it afterwards; `warden serve` reads the token from it; the hook
  * forwarder (forward.ts) reads both.
  *
- * This module imports nothing but Node's own: the forwarder loads it on every hook event.
+ * This module imports nothing but Node's own, and those through builtin.ts: the forwarder loads it
+ * on every hook event.
  */
-import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
+import type * as Crypto from 'node:crypto';
+import type * as Fs from 'node:fs';
+import type * as Os from 'node:os';
+import type * as Path from 'node:path';
+import { builtin } from './builtin.js';
+
+const { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } = await builtin<typeof Fs>('node:fs');
+const { homedir } = await builtin<typeof Os>('node:os');
+const { join } = await builtin<typeof Path>('node:path');
+const crypto = () => builtin<typeof Crypto>('node:crypto');
 
 /** Where the endpoint listens unless told otherwise: this machine only (the same port `warden serve` answers links on). */
 export const DEFAULT_ENDPOINT = '127.0.0.1:8788';
@@ -60,18 +67,21 @@ export function readEndpoint(env: NodeJS.ProcessEnv = process.env): HookEndpoint
  * The endpoint file, created when missing (a new token). With `listen`, the file says that address
  * (the token is kept); without, an existing file is left as it is.
  */
-export function ensureEndpoint(env: NodeJS.ProcessEnv = process.env, listen?: string): { endpoint: HookEndpoint; created: boolean; changed: boolean } {
+export async function ensureEndpoint(
+  env: NodeJS.ProcessEnv = process.env,
+  listen?: string,
+): Promise<{ endpoint: HookEndpoint; created: boolean; changed: boolean }> {
   const old = readEndpoint(env);
   const url = listen ? endpointUrl(listen) : (old?.url ?? endpointUrl(DEFAULT_ENDPOINT));
   if (old && old.url === url) return { endpoint: old, created: false, changed: false };
-  const endpoint = { url, token: old?.token ?? randomBytes(32).toString('hex') };
+  const endpoint = { url, token: old?.token ?? (await crypto()).randomBytes(32).toString('hex') };
   writeEndpoint(endpoint, env);
   return { endpoint, created: old === null, changed: true };
 }
 
 /** A new token in the endpoint file (hooks that carry the old one are refused from now on). */
-export function rotateToken(env: NodeJS.ProcessEnv = process.env): HookEndpoint {
-  const endpoint = { url: readEndpoint(env)?.url ?? endpointUrl(DEFAULT_ENDPOINT), token: randomBytes(32).toString('hex') };
+export async function rotateToken(env: NodeJS.ProcessEnv = process.env): Promise<HookEndpoint> {
+  const endpoint = { url: readEndpoint(env)?.url ?? endpointUrl(DEFAULT_ENDPOINT), token: (await crypto()).randomBytes(32).toString('hex') };
   writeEndpoint(endpoint, env);
   return endpoint;
 }
@@ -87,8 +97,8 @@ function writeEndpoint(endpoint: HookEndpoint, env: NodeJS.ProcessEnv): void {
 }
 
 /** Whether an `Authorization` header carries this token (constant time). */
-export function tokenMatches(header: string | undefined, token: string): boolean {
+export async function tokenMatches(header: string | undefined, token: string): Promise<boolean> {
   const m = /^Bearer ([0-9a-f]{64})$/.exec(header?.trim() ?? '');
   if (!m) return false;
-  return timingSafeEqual(Buffer.from(m[1]!), Buffer.from(token));
+  return (await crypto()).timingSafeEqual(Buffer.from(m[1]!), Buffer.from(token));
 }

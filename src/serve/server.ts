@@ -34,8 +34,12 @@ export const UPDATE_TIMEOUT_MS = 20_000;
 export const QUERY_TIMEOUT_MS = 5_000;
 
 export interface LinkServerOptions {
-  secret: string;
-  client: Client;
+  /** The key links are signed with; null: action links are off (the server answers hook events only). */
+  secret: string | null;
+  /** The resident hook endpoint (src/serve/hooks.ts), when this server answers hook events too. */
+  hooks?: { handle(req: IncomingMessage, res: ServerResponse): boolean };
+  /** Temporal's client for the links (null when links are off). */
+  client: Client | null;
   log: Logger;
   now?: () => number;
   updateTimeoutMs?: number;
@@ -118,7 +122,7 @@ const DONE_TITLE: Record<string, string> = { resume: 'Resumed', abort: 'Aborted'
 export function createLinkServer(opts: LinkServerOptions): Server {
   const { secret, client, log } = opts;
   const now = opts.now ?? Date.now;
-  const handle = (agentId: string) => client.workflow.getHandle(`agent-${agentId}`);
+  const handle = (agentId: string) => client!.workflow.getHandle(`agent-${agentId}`);
 
   /** The agent exists and runs, or the page saying otherwise. */
   async function ensureRunning(agentId: string): Promise<void> {
@@ -152,7 +156,7 @@ export function createLinkServer(opts: LinkServerOptions): Server {
     try {
       for (let attempt = 1; ; attempt++) {
         try {
-          return await client.withDeadline(deadline, () => handle(claims.agentId).executeUpdate(linkUpdate, { args, updateId }));
+          return await client!.withDeadline(deadline, () => handle(claims.agentId).executeUpdate(linkUpdate, { args, updateId }));
         } catch (err) {
           if (!isTransientUpdateError(err) || attempt >= 5 || Date.now() + 500 * attempt >= deadline) throw err;
           await new Promise((r) => setTimeout(r, 500 * attempt));
@@ -187,7 +191,7 @@ export function createLinkServer(opts: LinkServerOptions): Server {
     if (claims.escalation === 0) return null;
     let view: EscalationView;
     try {
-      view = await client.withDeadline(Date.now() + QUERY_TIMEOUT_MS, () => handle(claims.agentId).query(linkEscalationQuery));
+      view = await client!.withDeadline(Date.now() + QUERY_TIMEOUT_MS, () => handle(claims.agentId).query(linkEscalationQuery));
     } catch (err) {
       log.warn({ agentId: claims.agentId, error: err instanceof Error ? err.message : String(err) }, 'escalation of an action link not read');
       return undefined;
@@ -201,9 +205,18 @@ export function createLinkServer(opts: LinkServerOptions): Server {
     const url = new URL(req.url ?? '/', 'http://warden.invalid');
     const head = req.method === 'HEAD';
     if (url.pathname === '/' || url.pathname === '/healthz') {
-      return send(res, 200, messagePage('warden serve', 'This server answers warden action links. Open one from a notification.'), head);
+      return send(
+        res,
+        200,
+        messagePage(
+          'warden serve',
+          secret ? 'This server answers warden action links. Open one from a notification.' : 'This server answers warden hook events.',
+        ),
+        head,
+      );
     }
     const r = route(url.pathname);
+    if (r && !secret) throw new HttpError(404, 'Action links are off', `this server was started without WARDEN_LINK_SECRET. ${NOTHING}`);
     if (!r) throw new HttpError(404, 'Not found', 'there is nothing here.');
     if (!isLinkAction(r.action)) throw new HttpError(404, 'Not found', 'links are for resume, abort, dismiss or steer.');
     if (!['GET', 'HEAD', 'POST'].includes(req.method ?? '')) {
@@ -212,7 +225,7 @@ export function createLinkServer(opts: LinkServerOptions): Server {
     }
     const tokens = url.searchParams.getAll('token');
     if (tokens.length > 1) throw new HttpError(400, 'Not a valid link', `the link has more than one token. ${NOTHING}`);
-    const v = verifyToken(secret, tokens[0], { agentId: r.agentId, action: r.action }, now());
+    const v = verifyToken(secret!, tokens[0], { agentId: r.agentId, action: r.action }, now());
     if (!v.ok) {
       log.warn({ agentId: r.agentId.slice(0, 100), action: r.action, reason: v.reason }, 'action link refused');
       throw new HttpError(STATUS_FOR[v.reason], TITLE_FOR[v.reason], `${v.message}. ${NOTHING}`);
@@ -247,6 +260,7 @@ export function createLinkServer(opts: LinkServerOptions): Server {
   }
 
   return createServer((req, res) => {
+    if (opts.hooks?.handle(req, res)) return;
     handleRequest(req, res).catch((err: unknown) => {
       if (res.headersSent) return res.destroy();
       if (err instanceof HttpError) return send(res, err.status, messagePage(err.title, err.message), req.method === 'HEAD');

@@ -14,7 +14,7 @@
  * server, prints the links one per line, and a link read from the channel works.
  */
 import { execa, type ResultPromise } from 'execa';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
@@ -388,17 +388,36 @@ test('the IRC bot prints the links, one whole link per line; one read from the c
   }
 });
 
-test('warden serve refuses to start without a secret, or with a weak one, and says why', async () => {
-  for (const [secret, why] of [
-    [undefined, /warden serve refuses to start: WARDEN_LINK_SECRET is not set/],
-    ['short', /WARDEN_LINK_SECRET is too short: at least 32 characters/],
-  ] as const) {
-    const r = await execa('node', [MAIN, 'serve', '--listen', '127.0.0.1:0'], {
-      env: { TEMPORAL_ADDRESS: stack.server.address, ...(secret ? { WARDEN_LINK_SECRET: secret } : {}) },
-      extendEnv: false,
-      reject: false,
+test('warden serve refuses a weak secret and says why; without one it answers hook events only', async () => {
+  const r = await execa('node', [MAIN, 'serve', '--listen', '127.0.0.1:0'], {
+    env: { TEMPORAL_ADDRESS: stack.server.address, WARDEN_LINK_SECRET: 'short' },
+    extendEnv: false,
+    reject: false,
+  });
+  expect(r.exitCode).toBe(2);
+  expect(r.stderr).toMatch(/warden serve refuses to start: WARDEN_LINK_SECRET is too short: at least 32 characters/);
+
+  // No secret: links are off (a link is answered 404 and says why), the hook endpoint runs.
+  const home = mkdtempSync(join(tmpdir(), 'warden-serve-nolinks-'));
+  const serve = execa('node', [MAIN, 'serve', '--listen', '127.0.0.1:0', '--json'], {
+    env: { TEMPORAL_ADDRESS: stack.server.address, WARDEN_HOME: home, HOME: home, PATH: process.env.PATH ?? '' },
+    extendEnv: false,
+    reject: false,
+  });
+  try {
+    const ready = await new Promise<{ url: string; links: boolean }>((resolve, reject) => {
+      serve.stdout!.once('data', (d: Buffer) => resolve(JSON.parse(d.toString())));
+      serve.once('exit', () => reject(new Error('serve exited')));
     });
-    expect(r.exitCode).toBe(2);
-    expect(r.stderr).toMatch(why);
+    expect(ready.links).toBe(false);
+    const link = await fetch(`${ready.url}/agents/x/resume?token=abc`);
+    expect(link.status).toBe(404);
+    expect(await link.text()).toMatch(/Action links are off/);
+    const hook = await fetch(`${ready.url}/hooks/claude`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+    expect(hook.status).toBe(401); // the hook endpoint is there, and wants its token
+  } finally {
+    serve.kill('SIGTERM');
+    await serve;
+    rmSync(home, { recursive: true, force: true });
   }
 });

@@ -1,11 +1,15 @@
 /**
- * `warden serve`: the HTTP listener that answers action links in notifications (resume, abort,
- * dismiss as a false alarm, steer). Loopback by default; `--listen host:port` to expose it behind
- * the operator's proxy. Needs WARDEN_LINK_SECRET, the key the links are signed with (docs/links.md).
+ * `warden serve`: the HTTP listener of this machine's warden. It answers hook events (the resident
+ * hook endpoint, src/serve/hooks.ts: `POST /hooks/claude|codex`, with the token of the endpoint
+ * file) and, when WARDEN_LINK_SECRET is set, the action links in notifications (resume, abort,
+ * dismiss as a false alarm, steer; src/serve/server.ts). Loopback by default; `--listen host:port`
+ * to expose the links behind the operator's proxy (hook events are taken from loopback only).
  */
 import type { Command } from 'commander';
 import { createLogger } from '../../logger.js';
+import { ensureEndpoint, endpointFile } from '../../hooks/endpoint-file.js';
 import { linkSecret } from '../../serve/config.js';
+import { createHookEndpoint } from '../../serve/hooks.js';
 import { createLinkServer, parseListen } from '../../serve/server.js';
 import { WardenClient } from '../../client/index.js';
 import { globals } from '../context.js';
@@ -15,17 +19,22 @@ import { printJson } from '../output.js';
 export { DEFAULT_LISTEN } from '../verbs/serve.js';
 
 export const serveAction = async (o: { listen: string }, cmd: Command) => {
-  const secret = linkSecret(process.env);
-  if (!secret.ok)
+  // Links are optional; a secret that is set but weak is a mistake to say, not to ignore.
+  const secret = process.env.WARDEN_LINK_SECRET ? linkSecret(process.env) : null;
+  if (secret && !secret.ok)
     throw new UsageError(
-      `warden serve refuses to start: ${secret.reason}. Set it to the same secret the worker signs links with (e.g. \`openssl rand -hex 32\`).`,
+      `warden serve refuses to start: ${secret.reason}. Set it to the same secret the worker signs links with (e.g. \`openssl rand -hex 32\`), or unset it to answer hook events only.`,
     );
   const listen = parseListen(o.listen);
   if (!listen.ok) throw new UsageError(listen.reason);
   const g = globals(cmd);
   const log = createLogger('warden-serve');
-  const warden = await WardenClient.connect({ address: g.address, namespace: g.namespace });
-  const server = createLinkServer({ secret: secret.secret, client: warden.client, log });
+  // The hook token: the endpoint file's (created now when this user has none yet).
+  await ensureEndpoint(process.env);
+  // Links need Temporal from the start; hook events connect when the first one comes (Temporal may be down now).
+  const warden = secret?.ok ? await WardenClient.connect({ address: g.address, namespace: g.namespace }) : null;
+  const hooks = createHookEndpoint({ log });
+  const server = createLinkServer({ secret: secret?.ok ? secret.secret : null, client: warden?.client ?? null, log, hooks });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => reject(new UsageError(`--listen ${o.listen}: ${err.code ?? err.message}`)));
     server.listen(listen.port, listen.host, resolve);
@@ -34,12 +43,17 @@ export const serveAction = async (o: { listen: string }, cmd: Command) => {
   const port = typeof addr === 'object' && addr ? addr.port : listen.port;
   const host = listen.host.includes(':') ? `[${listen.host}]` : listen.host;
   const url = `http://${host}:${port}`;
-  if (g.json) printJson({ ready: true, url });
-  else process.stderr.write(`warden serve: answering action links on ${url}\n`);
+  const links = Boolean(secret?.ok);
+  if (g.json) printJson({ ready: true, url, hooks: `${url}/hooks/`, links, pid: process.pid });
+  else {
+    process.stderr.write(`warden serve: answering hook events on ${url}/hooks/claude and /hooks/codex (token in ${endpointFile()})\n`);
+    process.stderr.write(links ? `warden serve: answering action links on ${url}\n` : 'warden serve: action links are off (WARDEN_LINK_SECRET is not set)\n');
+  }
   await new Promise<void>((resolve) => {
     const stop = () => server.close(() => resolve());
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
-  await warden.close();
+  await hooks.close();
+  await warden?.close();
 };
