@@ -7,7 +7,7 @@
  */
 import type { Command } from 'commander';
 import { createLogger } from '../../logger.js';
-import { ensureEndpoint, endpointFile } from '../../hooks/endpoint-file.js';
+import { DEFAULT_ENDPOINT, ensureEndpoint, endpointFile } from '../../hooks/endpoint-file.js';
 import { linkSecret } from '../../serve/config.js';
 import { createHookEndpoint } from '../../serve/hooks.js';
 import { createLinkServer, parseListen } from '../../serve/server.js';
@@ -18,25 +18,26 @@ import { printJson } from '../output.js';
 
 export { DEFAULT_LISTEN } from '../verbs/serve.js';
 
-export const serveAction = async (o: { listen: string }, cmd: Command) => {
+export const serveAction = async (o: { listen?: string }, cmd: Command) => {
   // Links are optional; a secret that is set but weak is a mistake to say, not to ignore.
   const secret = process.env.WARDEN_LINK_SECRET ? linkSecret(process.env) : null;
   if (secret && !secret.ok)
     throw new UsageError(
       `warden serve refuses to start: ${secret.reason}. Set it to the same secret the worker signs links with (e.g. \`openssl rand -hex 32\`), or unset it to answer hook events only.`,
     );
-  const listen = parseListen(o.listen);
+  // The hook token and the address hooks post to: the endpoint file's (created now when this user has none yet).
+  const { endpoint } = await ensureEndpoint(process.env);
+  const at = o.listen ?? new URL(endpoint.url).host ?? DEFAULT_ENDPOINT;
+  const listen = parseListen(at);
   if (!listen.ok) throw new UsageError(listen.reason);
   const g = globals(cmd);
   const log = createLogger('warden-serve');
-  // The hook token: the endpoint file's (created now when this user has none yet).
-  await ensureEndpoint(process.env);
   // Links need Temporal from the start; hook events connect when the first one comes (Temporal may be down now).
   const warden = secret?.ok ? await WardenClient.connect({ address: g.address, namespace: g.namespace }) : null;
   const hooks = createHookEndpoint({ log });
   const server = createLinkServer({ secret: secret?.ok ? secret.secret : null, client: warden?.client ?? null, log, hooks });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) => reject(new UsageError(`--listen ${o.listen}: ${err.code ?? err.message}`)));
+    server.once('error', (err: NodeJS.ErrnoException) => reject(new UsageError(`--listen ${at}: ${err.code ?? err.message}`)));
     server.listen(listen.port, listen.host, resolve);
   });
   const addr = server.address();

@@ -7,16 +7,24 @@ export const DEFAULT_LISTEN = '127.0.0.1:8788';
 export function register(program: Command): void {
   program
     .command('serve')
-    .description('answer action links from notifications (resume, abort, dismiss, steer) over HTTP; needs WARDEN_LINK_SECRET')
+    .description(
+      "this user's warden over HTTP: the hook endpoint that Claude Code and Codex hooks post to, and (with WARDEN_LINK_SECRET) the action links of notifications",
+    )
     .option(
       '--listen <host:port>',
-      `where to listen (default ${DEFAULT_LISTEN}: this machine only; put a proxy with TLS in front to expose it)`,
-      DEFAULT_LISTEN,
+      `where to listen (default: the hook endpoint's address in $WARDEN_HOME/hook-endpoint.json, else ${DEFAULT_LISTEN}: this machine only; put a proxy with TLS in front to expose links)`,
     )
-    .option('--json', 'print {ready, url} as JSON when listening')
+    .option('--json', 'print {ready, url, hooks, links, pid} as JSON when listening')
     .addHelpText(
       'after',
       `
+Hook events: POST /hooks/claude and /hooks/codex, taken from this machine only and only with the
+token in $WARDEN_HOME/hook-endpoint.json (created by \`warden install\` or by this command; 0600).
+Claude Code's HTTP hooks post here directly; every other hook runs \`warden-hook claude|codex\`, which
+forwards its stdin here and starts this server (detached, logging to $WARDEN_HOME/serve.log) when
+nothing listens at the endpoint's address. Run it yourself (or as a service) to keep it up.
+
+Action links (only when WARDEN_LINK_SECRET is set; without it links answer 404 and say why):
 Links appear in escalation notifications when the processes that send them (the worker for
 webhooks, \`warden irc\` for IRC) have WARDEN_LINK_SECRET and WARDEN_LINK_BASE_URL (the address
 humans reach this server at) in their environment; WARDEN_LINK_TTL sets how long a link works
@@ -25,9 +33,10 @@ issued for, and works once, while the agent still waits on that escalation; usin
 an escalation voids the others. Opening a link shows what it will do and the finding it answers;
 nothing happens until its button is pressed.
 
-Example:
+Examples:
+  warden serve                                   # hook events only, on 127.0.0.1:8788
   export WARDEN_LINK_SECRET=$(openssl rand -hex 32)
-  warden serve --listen 127.0.0.1:8788`,
+  warden serve --listen 127.0.0.1:8788           # hook events and action links`,
     )
     .action(
       lazy(
