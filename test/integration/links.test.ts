@@ -43,7 +43,13 @@ let browser: Browser;
 beforeAll(async () => {
   hook = await startWebhookListener();
   serve = execa('node', [MAIN, 'serve', '--listen', `127.0.0.1:${PORT}`], {
-    env: { TEMPORAL_ADDRESS: stack.server.address, TEMPORAL_NAMESPACE: stack.server.namespace, WARDEN_LOG_LEVEL: 'warn', ...env },
+    env: {
+      TEMPORAL_ADDRESS: stack.server.address,
+      TEMPORAL_NAMESPACE: stack.server.namespace,
+      WARDEN_LOG_LEVEL: 'warn',
+      WARDEN_HOME: mkdtempSync(join(tmpdir(), 'warden-links-home-')), // its hook endpoint file, not the user's
+      ...env,
+    },
     stdin: 'ignore',
     reject: false,
   });
