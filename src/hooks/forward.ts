@@ -161,7 +161,8 @@ async function post(endpoint: HookEndpoint, a: Args, body: Buffer, timeoutMs: nu
       () => socket.destroy(Object.assign(new Error(`no answer from the hook endpoint within ${timeoutMs} ms`), { code: 'ETIMEDOUT' })),
       timeoutMs,
     );
-    socket.on('connect', () => socket.end(Buffer.concat([Buffer.from(`${head.join('\r\n')}\r\n\r\n`, 'latin1'), body])));
+    // Written, not ended: a half-closed connection would let the server drop it before it answers.
+    socket.on('connect', () => socket.write(Buffer.concat([Buffer.from(`${head.join('\r\n')}\r\n\r\n`, 'latin1'), body])));
     socket.on('data', (c: Buffer) => chunks.push(c));
     socket.on('error', (err) => {
       clearTimeout(timer);
