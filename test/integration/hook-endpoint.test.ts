@@ -21,7 +21,7 @@ import { freePort } from '../../src/devserver/ports.js';
 import { ensureEndpoint, readEndpoint } from '../../src/hooks/endpoint-file.js';
 import { sessionAgentId } from '../../src/hooks/session.js';
 import { reportedTurns, waitForStatus } from '../helpers/agents.js';
-import { processesWithEnv } from '../helpers/procs.js';
+import { cmdline, processesWithEnv } from '../helpers/procs.js';
 import { ROOT, cleanup, eventually, useStack } from '../helpers/stack.js';
 
 const stack = useStack();
@@ -35,7 +35,7 @@ beforeAll(() => {
 });
 afterEach(() => {
   // Every endpoint a test's hooks started (found by the test's own WARDEN_HOME in their environment).
-  for (const home of homes.splice(0)) for (const pid of processesWithEnv(`WARDEN_HOME=${home}`)) process.kill(pid, 'SIGKILL');
+  for (const home of homes.splice(0)) for (const pid of serveOf(home)) process.kill(pid, 'SIGKILL');
 });
 afterAll(() => cleanup(scratch));
 
@@ -76,7 +76,9 @@ async function hook(u: User, agent: 'claude' | 'codex', event: Record<string, un
   return { exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr };
 }
 
-const endpointPids = (u: User) => processesWithEnv(`WARDEN_HOME=${u.env.WARDEN_HOME}`);
+/** The `warden serve` processes of a warden home. */
+const serveOf = (home: string) => processesWithEnv(`WARDEN_HOME=${home}`).filter((pid) => cmdline(pid).includes('serve'));
+const endpointPids = (u: User) => serveOf(u.env.WARDEN_HOME);
 
 const toolEvent = (session: string, i: number, event = 'PostToolUse') => ({
   session_id: session,
