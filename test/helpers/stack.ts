@@ -1,10 +1,11 @@
 /**
  * Test stack: a real `temporal server start-dev` on free ports with a fresh SQLite file, and a real
  * warden worker (in-process with a once-per-file bundle, or as a separate process that tests can
- * SIGKILL).
+ * SIGKILL). In-process workers and replays run the prebuilt dist/workflow-bundle.js when it is current
+ * (see workflowBundle).
  */
 import { afterAll, beforeAll } from 'vitest';
-import { bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { bundleWorkflowCode, type WorkflowBundleOption } from '@temporalio/worker';
 import { execa, type ResultPromise } from 'execa';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +16,7 @@ import { startDevServer, type DevServer, type DevServerOptions } from '../../src
 import { freePort } from '../../src/devserver/ports.js';
 import { startWorker, type WorkerHandle } from '../../workers/main.js';
 import { BUNDLE_OPTIONS } from '../../workers/bundle.js';
+import { currentPrebuiltBundle } from './bundle.js';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 export const quietLog = pino({ level: process.env.WARDEN_TEST_LOG ?? 'silent' });
@@ -49,10 +51,17 @@ export async function startTestServer(opts: Partial<DevServerOptions> = {}): Pro
   return wrap(server);
 }
 
-let bundle: Promise<WorkflowBundleWithSourceMap> | null = null;
-/** The workflow bundle, built once per test file. */
-export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  bundle ??= bundleWorkflowCode({ ...BUNDLE_OPTIONS, logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } as never });
+let bundle: Promise<WorkflowBundleOption> | null = null;
+/**
+ * The workflow code, once per test file: the prebuilt bundle when it is current (`npm test` builds
+ * it first), else bundled from source (about six seconds of webpack).
+ */
+export function workflowBundle(): Promise<WorkflowBundleOption> {
+  bundle ??= (async () => {
+    const codePath = await currentPrebuiltBundle();
+    if (codePath) return { codePath };
+    return bundleWorkflowCode({ ...BUNDLE_OPTIONS, logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } as never });
+  })();
   return bundle;
 }
 
