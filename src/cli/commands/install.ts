@@ -168,7 +168,7 @@ export function hideTokens(text: string, tokens: Array<string | undefined>): str
  * The hook endpoint install writes the hooks for: the endpoint file, created (or told the new
  * `--endpoint`) first — on a dry run only read, and what it would say when it is not there yet.
  */
-function endpointFor(o: InstallOptions, env: NodeJS.ProcessEnv): { endpoint: HookEndpoint; action: string | null } {
+async function endpointFor(o: InstallOptions, env: NodeJS.ProcessEnv): Promise<{ endpoint: HookEndpoint; action: string | null }> {
   const listen = o.endpoint === undefined ? undefined : parseEndpoint(o.endpoint);
   const file = endpointFile(env);
   if (o.dryRun) {
@@ -177,7 +177,7 @@ function endpointFor(o: InstallOptions, env: NodeJS.ProcessEnv): { endpoint: Hoo
     const action = !old ? `would create ${file} (${url}, a new token)` : old.url !== url ? `would set ${file} to ${url} (the token kept)` : null;
     return { endpoint: { url, token: old?.token ?? '0'.repeat(64) }, action };
   }
-  const r = ensureEndpoint(env, listen);
+  const r = await ensureEndpoint(env, listen); // (awaited: the endpoint file's functions may load node:crypto lazily)
   const action = r.created ? `created ${file} (${r.endpoint.url}, a new token)` : r.changed ? `set ${file} to ${r.endpoint.url} (the token kept)` : null;
   return { endpoint: r.endpoint, action };
 }
@@ -337,7 +337,7 @@ export function run(verb: 'install' | 'uninstall') {
     try {
       if (verb === 'install') {
         command = hookCommand(agent, g);
-        const ep = endpointFor(o, env);
+        const ep = await endpointFor(o, env);
         endpoint = ep.endpoint;
         if (ep.action) actions.push(ep.action);
         // The http handler carries the token: only in the user's own Claude Code settings.
