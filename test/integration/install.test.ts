@@ -21,6 +21,8 @@ import { inputTexts, message, shellCall, startModelServer, type ModelServer } fr
 import { reportedTurns, waitForStatus } from '../helpers/agents.js';
 import { claudeBinary, offlineClaudeEnv } from '../helpers/claude.js';
 import { codexExecArgs, execCodex } from '../helpers/codex.js';
+import { freePort } from '../../src/devserver/ports.js';
+import { cmdline, processesWithEnv } from '../helpers/procs.js';
 import { ROOT, cleanup, eventually, useStack } from '../helpers/stack.js';
 
 const stack = useStack();
@@ -32,6 +34,8 @@ const forwarders = (text: string) => text.match(new RegExp(FORWARDER_CLAUDE.sour
 let scratch: string;
 let anthropic: AnthropicServer | null = null;
 let responses: ModelServer | null = null;
+/** The warden homes of this file's scenarios: a hook endpoint a hook started under one is stopped after the test. */
+const homes: string[] = [];
 
 beforeAll(() => {
   scratch = mkdtempSync(join(tmpdir(), 'warden-install-'));
@@ -40,6 +44,8 @@ afterEach(async () => {
   await anthropic?.close();
   await responses?.close();
   anthropic = responses = null;
+  for (const wardenHome of homes.splice(0))
+    for (const pid of processesWithEnv(`WARDEN_HOME=${wardenHome}`)) if (cmdline(pid).includes('serve')) process.kill(pid, 'SIGKILL');
 });
 afterAll(() => cleanup(scratch));
 
@@ -48,7 +54,14 @@ function home(name: string) {
   const dir = join(scratch, name);
   const h = join(dir, 'home');
   mkdirSync(h, { recursive: true });
-  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: h, WARDEN_CACHE_DIR: join(h, 'cache'), XDG_CONFIG_HOME: join(h, 'config') };
+  const env = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: h,
+    WARDEN_HOME: join(h, '.warden'),
+    WARDEN_CACHE_DIR: join(h, 'cache'),
+    XDG_CONFIG_HOME: join(h, 'config'),
+  };
+  homes.push(env.WARDEN_HOME);
   return { dir, home: h, env };
 }
 
@@ -334,7 +347,8 @@ describe('auto-start with the real binaries, no `warden start`', () => {
     mkdirSync(work, { recursive: true });
     // The project's config: quiet supervision, and a definition of done checked in the project.
     writeFileSync(join(work, 'warden.yaml'), 'supervisor:\n  eval_interval: 1000\n  idle_after: 0\nverify: test -f marker.txt\n');
-    const inst = await warden(['install', 'claude', '--project', work], h.env);
+    // The hook endpoint on a port of its own (not the default 8788 another test or user may hold).
+    const inst = await warden(['install', 'claude', '--project', work, '--endpoint', `127.0.0.1:${await freePort()}`], h.env);
     expect(inst.exitCode, inst.stderr).toBe(0);
     // A project's warden.yaml configures its sessions only once the user trusts it.
     const trust = await warden(['trust', work], h.env);
@@ -396,7 +410,7 @@ describe('auto-start with the real binaries, no `warden start`', () => {
     mkdirSync(codexHome, { recursive: true });
     writeFileSync(join(work, 'warden.yaml'), 'supervisor:\n  eval_interval: 1000\n  idle_after: 0\n');
     const env = { ...h.env, CODEX_HOME: codexHome };
-    const inst = await warden(['install', 'codex', '--user'], env);
+    const inst = await warden(['install', 'codex', '--user', '--endpoint', `127.0.0.1:${await freePort()}`], env);
     expect(inst.exitCode, inst.stderr).toBe(0);
     expect((await warden(['trust', work], env)).exitCode).toBe(0);
 
