@@ -21,14 +21,21 @@ import { inputTexts, message, shellCall, startModelServer, type ModelServer } fr
 import { reportedTurns, waitForStatus } from '../helpers/agents.js';
 import { claudeBinary, offlineClaudeEnv } from '../helpers/claude.js';
 import { codexExecArgs, execCodex } from '../helpers/codex.js';
+import { freePort } from '../../src/devserver/ports.js';
+import { cmdline, processesWithEnv } from '../helpers/procs.js';
 import { ROOT, cleanup, eventually, useStack } from '../helpers/stack.js';
 
 const stack = useStack();
 const WARDEN = join(ROOT, 'dist/src/cli/main.js');
+/** The hook command install writes: the forwarder, by its name or (not on PATH) by its full path. */
+const FORWARDER_CLAUDE = /(?:warden-hook|\/hooks\/forward\.js'?) claude\b/;
+const forwarders = (text: string) => text.match(new RegExp(FORWARDER_CLAUDE.source, 'g'));
 
 let scratch: string;
 let anthropic: AnthropicServer | null = null;
 let responses: ModelServer | null = null;
+/** The warden homes of this file's scenarios: a hook endpoint a hook started under one is stopped after the test. */
+const homes: string[] = [];
 
 beforeAll(() => {
   scratch = mkdtempSync(join(tmpdir(), 'warden-install-'));
@@ -37,6 +44,8 @@ afterEach(async () => {
   await anthropic?.close();
   await responses?.close();
   anthropic = responses = null;
+  for (const wardenHome of homes.splice(0))
+    for (const pid of processesWithEnv(`WARDEN_HOME=${wardenHome}`)) if (cmdline(pid).includes('serve')) process.kill(pid, 'SIGKILL');
 });
 afterAll(() => cleanup(scratch));
 
@@ -45,7 +54,14 @@ function home(name: string) {
   const dir = join(scratch, name);
   const h = join(dir, 'home');
   mkdirSync(h, { recursive: true });
-  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: h, WARDEN_CACHE_DIR: join(h, 'cache'), XDG_CONFIG_HOME: join(h, 'config') };
+  const env = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: h,
+    WARDEN_HOME: join(h, '.warden'),
+    WARDEN_CACHE_DIR: join(h, 'cache'),
+    XDG_CONFIG_HOME: join(h, 'config'),
+  };
+  homes.push(env.WARDEN_HOME);
   return { dir, home: h, env };
 }
 
@@ -87,7 +103,7 @@ describe('install and uninstall on real files', () => {
     const dry = await warden(['install', 'claude', '--project', project, '--dry-run'], h.env);
     expect(dry.exitCode, dry.stderr).toBe(0);
     expect(dry.stdout).toContain(`--- ${settings}`);
-    expect(dry.stdout).toMatch(/^\+.*hook claude/m);
+    expect(dry.stdout).toMatch(/^\+.*(?:warden-hook|\/hooks\/forward\.js'?) claude/m);
     expect(readFileSync(settings, 'utf8')).toBe(EXISTING);
     expect(existsSync(join(h.home, '.warden')), 'a dry run keeps no record').toBe(false);
 
@@ -100,7 +116,8 @@ describe('install and uninstall on real files', () => {
     expect(installed.startsWith(EXISTING.slice(0, EXISTING.indexOf(']') - '\n        '.length + 1).trimEnd())).toBe(true);
     expect(installed).toContain("// the team's settings");
     expect(installed).toContain('"permissions": { "allow": ["Bash(npm test)"] }');
-    expect(installed.match(/hook claude/g)).toHaveLength(9);
+    expect(forwarders(installed)).toHaveLength(9);
+    expect(installed, 'a project file: no http hook, no token').not.toMatch(/"http"|Bearer/);
     for (const e of ['PreCompact', 'PostCompact', 'SessionEnd', 'Notification']) expect(installed, `a hook on ${e}`).toMatch(new RegExp(`"${e}": \\[`));
 
     const second = await warden(['install', 'claude', '--project', project, '--json'], h.env);
@@ -125,7 +142,7 @@ describe('install and uninstall on real files', () => {
     symlinkSync(join(dotfiles, 'settings.json'), join(project, '.claude', 'settings.json'));
     expect((await warden(['install', 'claude', '--project', project], h.env)).exitCode).toBe(0);
     expect(lstatSync(join(project, '.claude', 'settings.json')).isSymbolicLink()).toBe(true);
-    expect(readFileSync(join(dotfiles, 'settings.json'), 'utf8')).toContain('hook claude');
+    expect(readFileSync(join(dotfiles, 'settings.json'), 'utf8')).toMatch(FORWARDER_CLAUDE);
     expect((await warden(['uninstall', 'claude', '--project', project], h.env)).exitCode).toBe(0);
     expect(lstatSync(join(project, '.claude', 'settings.json')).isSymbolicLink()).toBe(true);
     expect(readFileSync(join(dotfiles, 'settings.json'), 'utf8')).toBe('{\n  "model": "opus"\n}\n');
@@ -184,6 +201,57 @@ describe('install and uninstall on real files', () => {
     expect(existsSync(join(codexHome, 'hooks.json'))).toBe(false);
     expect(readdirSync(codexHome)).toEqual(['config.toml']);
   });
+
+  test('claude --user: an old `warden hook claude` install is upgraded in place (http hooks on the tool events), idempotent, restored by uninstall', async () => {
+    const h = home('files-user-upgrade');
+    const config = join(h.dir, 'claude-config');
+    mkdirSync(config, { recursive: true });
+    const env = { ...h.env, CLAUDE_CONFIG_DIR: config };
+    const settings = join(config, 'settings.json');
+    const events = ['UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'Notification', 'Stop', 'PreCompact', 'PostCompact', 'SessionEnd'];
+    const old = `${JSON.stringify(
+      {
+        model: 'opus',
+        hooks: Object.fromEntries(
+          events.map((e) => [
+            e,
+            [{ ...(/ToolUse/.test(e) ? { matcher: '*' } : {}), hooks: [{ type: 'command', command: 'warden hook claude', timeout: 30 }] }],
+          ]),
+        ),
+      },
+      null,
+      2,
+    )}\n`;
+    writeFileSync(settings, old, { mode: 0o600 });
+    const r = await warden(['install', 'claude', '--user'], env);
+    expect(r.exitCode, r.stderr).toBe(0);
+    for (const e of events) expect(r.stdout).toContain(`updated an older warden hook on ${e}`);
+    const token = JSON.parse(readFileSync(join(h.home, '.warden', 'hook-endpoint.json'), 'utf8')).token as string;
+    expect(r.stdout).not.toContain(token);
+    const s = JSON.parse(readFileSync(settings, 'utf8'));
+    expect(s.model).toBe('opus');
+    for (const e of events) {
+      const [handler, ...more] = s.hooks[e][0].hooks;
+      expect(more, e).toEqual([]);
+      if (/ToolUse/.test(e))
+        expect(handler, e).toMatchObject({
+          type: 'http',
+          url: 'http://127.0.0.1:8788/hooks/claude',
+          headers: { Authorization: `Bearer ${token}` },
+          timeout: 30,
+        });
+      else expect(handler.command, e).toMatch(/^(?:warden-hook|\S+ \S*\/dist\/src\/hooks\/forward\.js'?) claude$/);
+    }
+    const bytes = readFileSync(settings, 'utf8');
+    const again = await warden(['install', 'claude', '--user', '--json'], env);
+    expect(JSON.parse(again.stdout)).toMatchObject({ changed: false, diff: '' });
+    expect(readFileSync(settings, 'utf8')).toBe(bytes);
+    const un = await warden(['uninstall', 'claude', '--user'], env);
+    expect(un.exitCode, un.stderr).toBe(0);
+    expect(un.stdout).toContain('restored the file as it was before warden install (with the warden hooks it had then)');
+    expect(un.stdout).not.toContain(token);
+    expect(readFileSync(settings, 'utf8')).toBe(old);
+  });
 });
 
 describe('what install keeps that the user wrote', () => {
@@ -220,7 +288,7 @@ describe('what install keeps that the user wrote', () => {
     expect(r.stdout).toContain("kept your handler on Notification that runs warden's hook inside");
     const s = JSON.parse(readFileSync(p.settings, 'utf8'));
     const stop = s.hooks.Stop[0].hooks[0];
-    expect(stop.command).toMatch(/ hook claude --timeout 300000$/);
+    expect(stop.command).toMatch(/(?:warden-hook|\/hooks\/forward\.js'?) claude --timeout 300000$/);
     expect(stop.timeout).toBe(310);
     expect(s.hooks.Notification).toEqual([{ hooks: [wrapped] }]);
     expect(s.hooks.PreToolUse).toHaveLength(1);
@@ -241,13 +309,13 @@ describe('what install keeps that the user wrote', () => {
     writeFileSync(p.settings, `${JSON.stringify(edited, null, 2)}\n`);
     const again = await warden(['install', 'claude', '--project', p.project], p.env);
     expect(again.stdout).toContain("added warden's hook to Stop");
-    expect(readFileSync(p.settings, 'utf8').match(/hook claude/g)).toHaveLength(9);
+    expect(forwarders(readFileSync(p.settings, 'utf8'))).toHaveLength(9);
     const un = await warden(['uninstall', 'claude', '--project', p.project], p.env);
     expect(un.exitCode, un.stderr).toBe(0);
     expect(un.stdout).not.toContain('restored');
     expect(un.stdout).toContain("removed warden's hook from Stop");
     const after = readFileSync(p.settings, 'utf8');
-    expect(after).not.toContain('hook claude');
+    expect(after).not.toMatch(FORWARDER_CLAUDE);
     expect(JSON.parse(after)).toEqual({ permissions: { allow: ['Bash(npm test)'] }, model: 'opus' });
   });
 
@@ -279,7 +347,8 @@ describe('auto-start with the real binaries, no `warden start`', () => {
     mkdirSync(work, { recursive: true });
     // The project's config: quiet supervision, and a definition of done checked in the project.
     writeFileSync(join(work, 'warden.yaml'), 'supervisor:\n  eval_interval: 1000\n  idle_after: 0\nverify: test -f marker.txt\n');
-    const inst = await warden(['install', 'claude', '--project', work], h.env);
+    // The hook endpoint on a port of its own (not the default 8788 another test or user may hold).
+    const inst = await warden(['install', 'claude', '--project', work, '--endpoint', `127.0.0.1:${await freePort()}`], h.env);
     expect(inst.exitCode, inst.stderr).toBe(0);
     // A project's warden.yaml configures its sessions only once the user trusts it.
     const trust = await warden(['trust', work], h.env);
@@ -341,7 +410,7 @@ describe('auto-start with the real binaries, no `warden start`', () => {
     mkdirSync(codexHome, { recursive: true });
     writeFileSync(join(work, 'warden.yaml'), 'supervisor:\n  eval_interval: 1000\n  idle_after: 0\n');
     const env = { ...h.env, CODEX_HOME: codexHome };
-    const inst = await warden(['install', 'codex', '--user'], env);
+    const inst = await warden(['install', 'codex', '--user', '--endpoint', `127.0.0.1:${await freePort()}`], env);
     expect(inst.exitCode, inst.stderr).toBe(0);
     expect((await warden(['trust', work], env)).exitCode).toBe(0);
 

@@ -39,7 +39,7 @@ test('install and uninstall take the same flags', async () => {
       .commands.find((c) => c.name() === name)!
       .options.map((o) => o.long)
       .sort();
-  expect(flags('install')).toEqual(['--dry-run', '--json', '--project', '--user']);
+  expect(flags('install')).toEqual(['--dry-run', '--endpoint', '--json', '--project', '--user']);
   expect(flags('uninstall')).toEqual(flags('install'));
 });
 

@@ -9,17 +9,29 @@ import { planInstall, planUninstall } from '../../src/hooks/install/change.js';
 import { unifiedDiff } from '../../src/hooks/install/diff.js';
 import { SettingsError } from '../../src/hooks/install/json-edit.js';
 import { sha256 } from '../../src/hooks/install/record.js';
-import { HOOK_EVENTS, installHooks, isOnlyWardenHookCommand, isWardenHookCommand, uninstallHooks, type HookPlan } from '../../src/hooks/install/settings.js';
+import {
+  HOOK_EVENTS,
+  httpHandler,
+  installHooks,
+  isForwarderCommand,
+  isOnlyWardenHookCommand,
+  isWardenCommand,
+  isWardenHandler,
+  isWardenHookCommand,
+  isWardenHttpHandler,
+  uninstallHooks,
+  type HookPlan,
+} from '../../src/hooks/install/settings.js';
 import { jsonTooDeep, MAX_JSON_DEPTH } from '../../src/json-depth.js';
 
-const CMD = "'/usr/bin/node' '/opt/warden/dist/src/cli/main.js' hook claude";
+/** The forwarder by its full path (the `warden` on PATH is another CLI), and by its name. */
+const CMD = "'/usr/bin/node' '/opt/warden/dist/src/hooks/forward.js' claude";
 const claude: HookPlan = { agent: 'claude', command: CMD };
-const codex: HookPlan = { agent: 'codex', command: 'warden hook codex' };
+const codex: HookPlan = { agent: 'codex', command: 'warden-hook codex' };
 
-type Settings = { hooks?: Record<string, Array<{ matcher?: string; hooks: Array<{ type: string; command: string; timeout?: number }> }>> } & Record<
-  string,
-  unknown
->;
+type Settings = {
+  hooks?: Record<string, Array<{ matcher?: string; hooks: Array<{ type: string; command: string; url?: string; timeout?: number }> }>>;
+} & Record<string, unknown>;
 const value = (text: string) => parse(text) as Settings;
 
 /** Every event warden plans has exactly one warden handler, the planned one, with the planned matcher. */
@@ -27,9 +39,10 @@ function expectInstalled(text: string, plan: HookPlan): void {
   const s = value(text);
   for (const e of HOOK_EVENTS[plan.agent]) {
     const groups = s.hooks?.[e.event] ?? [];
-    const ours = groups.flatMap((g) => g.hooks.filter((h) => isWardenHookCommand(h.command, plan.agent)).map((h) => ({ g, h })));
+    const ours = groups.flatMap((g) => g.hooks.filter((h) => isWardenHandler(h, plan.agent)).map((h) => ({ g, h })));
     expect(ours, e.event).toHaveLength(1);
-    expect(ours[0]!.h).toEqual({ type: 'command', command: plan.command, timeout: e.timeout ?? 30 });
+    if (plan.http && e.http) expect(ours[0]!.h, e.event).toEqual(httpHandler(plan.http, 30));
+    else expect(ours[0]!.h, e.event).toEqual({ type: 'command', command: plan.command, timeout: e.timeout ?? 30 });
     if (ours[0]!.g.hooks.length === 1) expect(ours[0]!.g.matcher, e.event).toBe(e.matcher);
   }
 }
@@ -211,8 +224,8 @@ describe('compaction reporting (PreCompact / PostCompact)', () => {
 describe('codex session end', () => {
   test('codex gets a SessionEnd hook with the 3 s codex allows it (a longer one is clamped, with a warning at every start)', () => {
     const s = value(installHooks(null, codex).text);
-    expect(s.hooks!.SessionEnd).toEqual([{ hooks: [{ type: 'command', command: 'warden hook codex', timeout: 3 }] }]);
-    expect(s.hooks!.Stop).toEqual([{ hooks: [{ type: 'command', command: 'warden hook codex', timeout: 30 }] }]);
+    expect(s.hooks!.SessionEnd).toEqual([{ hooks: [{ type: 'command', command: 'warden-hook codex', timeout: 3 }] }]);
+    expect(s.hooks!.Stop).toEqual([{ hooks: [{ type: 'command', command: 'warden-hook codex', timeout: 30 }] }]);
   });
 
   test('a codex SessionEnd hook with a longer timeout is updated in place to 3 s; uninstall takes it out', () => {
@@ -461,7 +474,7 @@ describe('what the user wrote around warden is kept', () => {
     const cx = value(installHooks(null, codex).text);
     cx.hooks!.SessionEnd = [{ hooks: [{ type: 'command', command: 'warden hook codex --timeout 2500', timeout: 600 }] }];
     const s = value(installHooks(JSON.stringify(cx), codex).text).hooks!.SessionEnd!;
-    expect(s).toEqual([{ hooks: [{ type: 'command', command: 'warden hook codex --timeout 2500', timeout: 3 }] }]);
+    expect(s).toEqual([{ hooks: [{ type: 'command', command: 'warden-hook codex --timeout 2500', timeout: 3 }] }]);
   });
 
   test("a handler that runs warden's hook inside a larger command is the user's: install and uninstall leave it alone", () => {
@@ -538,7 +551,7 @@ describe('what the user wrote around warden is kept', () => {
 
 describe('a user edit between two installs', () => {
   const path = '/p/.claude/settings.json';
-  const count = (text: string | null) => (text ?? '').match(/hook claude/g)?.length ?? 0;
+  const count = (text: string | null) => (text ?? '').match(/hook claude|forward\.js' claude/g)?.length ?? 0;
 
   for (const [what, edit, second] of [
     [
@@ -604,5 +617,214 @@ describe('nesting too deep to read', () => {
     );
     expect(jsonTooDeep('[[]][[]][[]]', 'x', 2)).toBeNull();
     expect(MAX_JSON_DEPTH).toBe(512);
+  });
+});
+
+describe('the hook endpoint: http handlers in user scope, the forwarder everywhere else', () => {
+  const TOKEN = 'ab'.repeat(32);
+  const URL_ = 'http://127.0.0.1:8788/hooks/claude';
+  const user: HookPlan = { agent: 'claude', command: 'warden-hook claude', http: { url: URL_, token: TOKEN } };
+  const project: HookPlan = { agent: 'claude', command: 'warden-hook claude' };
+  const HTTP_EVENTS = ['PreToolUse', 'PostToolUse', 'PostToolUseFailure'];
+  const http = (url = URL_, token = TOKEN, timeout = 30) => ({
+    type: 'http',
+    url,
+    headers: {
+      Authorization: `Bearer ${token}`,
+      'X-Warden-Project-Dir': '$CLAUDE_PROJECT_DIR',
+      'X-Warden-Auto-Start': '$WARDEN_AUTO_START',
+      'X-Warden-Agent': '$WARDEN_AGENT_ID',
+    },
+    allowedEnvVars: ['CLAUDE_PROJECT_DIR', 'WARDEN_AUTO_START', 'WARDEN_AGENT_ID'],
+    timeout,
+  });
+  const handlers = (text: string) => Object.entries(value(text).hooks!).map(([event, groups]) => [event, groups.flatMap((g) => g.hooks)] as const);
+
+  test('claude --user: the http handler of the spec on PreToolUse, PostToolUse, PostToolUseFailure; the forwarder on every other event', () => {
+    const text = roundTrip('{\n  "model": "opus"\n}\n', user);
+    const s = value(text);
+    expect(Object.keys(s.hooks!)).toEqual(HOOK_EVENTS.claude.map((e) => e.event));
+    for (const [event, hs] of handlers(text)) {
+      expect(hs, event).toHaveLength(1);
+      if (HTTP_EVENTS.includes(event)) expect(hs[0], event).toEqual(http());
+      else expect(hs[0], event).toEqual({ type: 'command', command: 'warden-hook claude', timeout: 30 });
+    }
+    expect(s.hooks!.PreToolUse![0]!.matcher).toBe('*');
+    // The key order is the spec's, as Claude Code's /hooks shows it.
+    expect(Object.keys(s.hooks!.PostToolUse![0]!.hooks[0]!)).toEqual(['type', 'url', 'headers', 'allowedEnvVars', 'timeout']);
+    expect(text.match(new RegExp(TOKEN, 'g'))).toHaveLength(3);
+  });
+
+  test('claude project scope and codex: the forwarder on every event, no http handler, no token', () => {
+    for (const plan of [project, codex]) {
+      const text = roundTrip('{}\n', plan);
+      for (const [event, hs] of handlers(text)) {
+        expect(hs, `${plan.agent} ${event}`).toHaveLength(1);
+        expect(hs[0]!.type, `${plan.agent} ${event}`).toBe('command');
+        expect(isForwarderCommand(hs[0]!.command, plan.agent)).toBe(true);
+      }
+      expect(text).not.toContain('Bearer');
+    }
+  });
+
+  test('an old `warden hook claude` install is upgraded in place (the user keeps their own hooks and tuning); a second install changes nothing', () => {
+    const old = installHooks(
+      JSON.stringify({ model: 'opus', hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'lint.sh', timeout: 5 }] }] } }, null, 2),
+      { agent: 'claude', command: 'warden hook claude' },
+    ).text;
+    // The user tuned warden's Stop hook by hand.
+    const tuned = old.replace(
+      /("Stop": \[\s*\{\s*"hooks": \[\s*\{\s*"type": "command",\s*"command": )"warden hook claude",(\s*"timeout": )30/,
+      '$1"warden hook claude --timeout 300000",$2310',
+    );
+    expect(tuned).not.toBe(old);
+    for (const plan of [user, project]) {
+      const r = installHooks(tuned, plan);
+      expect(r.actions).toEqual(HOOK_EVENTS.claude.map((e) => `updated an older warden hook on ${e.event}`));
+      expectInstalled(r.text.replace('warden-hook claude --timeout 300000', 'warden-hook claude').replace('"timeout": 310', '"timeout": 30'), plan);
+      const s = value(r.text);
+      expect(s.model).toBe('opus');
+      expect(s.hooks!.PreToolUse![0]).toEqual({ matcher: 'Bash', hooks: [{ type: 'command', command: 'lint.sh', timeout: 5 }] });
+      expect(s.hooks!.Stop).toEqual([{ hooks: [{ type: 'command', command: 'warden-hook claude --timeout 300000', timeout: 310 }] }]);
+      expect(r.text).not.toMatch(/warden hook claude/);
+      expect(installHooks(r.text, plan)).toMatchObject({ changed: false, text: r.text });
+      // Through the record, uninstall gives back the old install byte for byte; without it, every warden hook goes.
+      const i = planInstall('/h/.claude/settings.json', tuned, null, plan);
+      expect(planUninstall('/h/.claude/settings.json', i.after, i.record, 'claude').after).toBe(tuned);
+      expect(value(uninstallHooks(r.text, 'claude').text)).toEqual({
+        model: 'opus',
+        hooks: { PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'lint.sh', timeout: 5 }] }] },
+      });
+    }
+  });
+
+  test('switching scope shapes in place: user → project turns the http handlers into the forwarder (the token leaves the file)', () => {
+    const u = installHooks(null, user).text;
+    const p = installHooks(u, project);
+    expect(p.actions).toEqual(HTTP_EVENTS.map((e) => `updated an older warden hook on ${e}`));
+    expectInstalled(p.text, project);
+    expect(p.text).not.toContain(TOKEN);
+    const back = installHooks(p.text, user);
+    expect(back.text).toBe(u);
+  });
+
+  test('a new token, port or connection flags update the http handlers in place; a longer timeout the user set is kept', () => {
+    const first = installHooks(null, user).text;
+    const rotated = installHooks(first, { ...user, http: { url: URL_, token: 'cd'.repeat(32) } });
+    expect(rotated.actions).toEqual(HTTP_EVENTS.map((e) => `updated an older warden hook on ${e}`));
+    expect(rotated.text).not.toContain(TOKEN);
+    const moved = `http://[::1]:9911/hooks/claude?address=t.example%3A7233&task_queue=q`;
+    const r = installHooks(
+      first.replace(
+        '"timeout": 30\n          }\n        ]\n      }\n    ],\n    "PostToolUse"',
+        '"timeout": 90\n          }\n        ]\n      }\n    ],\n    "PostToolUse"',
+      ),
+      {
+        ...user,
+        http: { url: moved, token: TOKEN },
+      },
+    );
+    const s = value(r.text);
+    expect(s.hooks!.PreToolUse![0]!.hooks[0]).toEqual(http(moved, TOKEN, 90));
+    expect(s.hooks!.PostToolUse![0]!.hooks[0]).toEqual(http(moved));
+    expect(installHooks(r.text, { ...user, http: { url: moved, token: TOKEN } }).changed).toBe(false);
+  });
+
+  test('uninstall removes http handlers (any loopback port), forwarders and old `warden hook` commands; the rest stays', () => {
+    const mine = { type: 'command', command: 'lint.sh' };
+    const theirs = { type: 'http', url: 'https://audit.example/hooks/claude' };
+    const before = JSON.stringify(
+      {
+        hooks: {
+          PreToolUse: [{ matcher: '*', hooks: [mine, http('http://localhost:9000/hooks/claude?namespace=x')] }],
+          PostToolUse: [{ matcher: '*', hooks: [http('http://127.0.0.1:8788/hooks/claude')] }, { hooks: [theirs] }],
+          PostToolUseFailure: [{ hooks: [{ type: 'http', url: 'http://[::1]:1/hooks/claude' }] }],
+          Stop: [{ hooks: [{ type: 'command', command: "'/usr/bin/node' '/a b/dist/src/hooks/forward.js' claude --agent fixer --strict" }] }],
+          Notification: [{ hooks: [{ type: 'command', command: 'warden hook claude' }] }],
+          SessionEnd: [{ hooks: [{ type: 'command', command: 'warden-hook --timeout 2000 claude' }] }],
+          UserPromptSubmit: [{ hooks: [{ type: 'http', url: 'http://127.0.0.1:8788/hooks/codex' }] }],
+        },
+      },
+      null,
+      2,
+    );
+    const u = uninstallHooks(before, 'claude');
+    expect(value(u.text)).toEqual({
+      hooks: {
+        PreToolUse: [{ matcher: '*', hooks: [mine] }],
+        PostToolUse: [{ hooks: [theirs] }],
+        UserPromptSubmit: [{ hooks: [{ type: 'http', url: 'http://127.0.0.1:8788/hooks/codex' }] }],
+      },
+    });
+    expect(u.actions).toHaveLength(6);
+    expect(value(uninstallHooks(u.text, 'codex').text)).toEqual({
+      hooks: { PreToolUse: [{ matcher: '*', hooks: [mine] }], PostToolUse: [{ hooks: [theirs] }] },
+    });
+  });
+
+  test('which handlers are warden http handlers', () => {
+    for (const url of [
+      'http://127.0.0.1:8788/hooks/claude',
+      'http://127.0.0.2:1/hooks/claude?address=x',
+      'http://localhost:8788/hooks/claude',
+      'http://[::1]:8788/hooks/claude',
+    ])
+      expect(isWardenHttpHandler({ type: 'http', url }, 'claude'), url).toBe(true);
+    for (const h of [
+      { type: 'http', url: 'https://127.0.0.1:8788/hooks/claude' },
+      { type: 'http', url: 'http://10.0.0.1:8788/hooks/claude' },
+      { type: 'http', url: 'http://127.0.0.1.example.com:8788/hooks/claude' },
+      { type: 'http', url: 'http://127.0.0.1:8788/hooks/claude/x' },
+      { type: 'http', url: 'http://127.0.0.1:8788/hooks/codex' },
+      { type: 'http', url: 'http://u:p@127.0.0.1:8788/hooks/claude' },
+      { type: 'http', url: 'not a url' },
+      { type: 'command', url: 'http://127.0.0.1:8788/hooks/claude', command: 'x' },
+      null,
+    ])
+      expect(isWardenHttpHandler(h, 'claude'), JSON.stringify(h)).toBe(false);
+    expect(isWardenHandler(httpHandler({ url: 'http://127.0.0.1:8788/hooks/codex', token: TOKEN }), 'codex')).toBe(true);
+  });
+
+  test('which commands run the forwarder; one inside a larger command is the user’s', () => {
+    for (const c of [
+      'warden-hook claude',
+      'warden-hook claude --address 127.0.0.1:7233 --namespace default --task-queue q',
+      "warden-hook claude --namespace 'team a'",
+      '/usr/local/bin/warden-hook claude',
+      'warden-hook --strict claude',
+      'warden-hook --agent fixer claude --timeout 9000',
+      "'/usr/bin/node' '/opt/my tools/dist/src/hooks/forward.js' claude",
+      'node /x/dist/src/hooks/forward.js claude --strict',
+      'WARDEN_AUTO_START=0 warden-hook claude 2>>/tmp/log',
+    ]) {
+      expect(isForwarderCommand(c, 'claude'), c).toBe(true);
+      expect(isOnlyWardenHookCommand(c, 'claude'), c).toBe(true);
+      expect(isWardenCommand(c, 'claude'), c).toBe(true);
+      expect(isWardenHookCommand(c, 'claude'), c).toBe(false);
+    }
+    for (const c of [
+      'warden-hook codex',
+      'mywarden-hook claude',
+      'warden-hook claudex',
+      'node /x/forward.js claude',
+      'node /x/myhooks/forward.js claude',
+      'warden-hook',
+      'lint.sh claude',
+    ])
+      expect(isForwarderCommand(c, 'claude'), c).toBe(false);
+    for (const c of ['audit.sh; warden-hook claude', 'warden-hook claude && say done', 'tee /tmp/x | node /x/dist/src/hooks/forward.js claude']) {
+      expect(isWardenCommand(c, 'claude'), c).toBe(true);
+      expect(isOnlyWardenHookCommand(c, 'claude'), c).toBe(false);
+    }
+    const wrapped = JSON.stringify({ hooks: { Stop: [{ hooks: [{ type: 'command', command: 'audit.sh; warden-hook claude' }] }] } });
+    const r = installHooks(wrapped, user);
+    expect(value(r.text).hooks!.Stop).toEqual([{ hooks: [{ type: 'command', command: 'audit.sh; warden-hook claude' }] }]);
+    expect(r.kept[0]).toMatch(/^kept your handler on Stop/);
+    expect(uninstallHooks(r.text, 'claude').text).toBe(wrapped);
+  });
+
+  test('install refuses to write what it would not recognise as its own', () => {
+    expect(() => installHooks(null, { agent: 'claude', command: 'lint.sh' })).toThrow(/not a warden hook command/);
+    expect(() => installHooks(null, { ...user, http: { url: 'http://10.0.0.1:8788/hooks/claude', token: TOKEN } })).toThrow(/not a loopback URL/);
   });
 });

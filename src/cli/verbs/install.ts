@@ -1,10 +1,11 @@
 /** The definition of this command (options, help); the implementation is ../commands/install.ts, loaded when it runs. */
 import { type Command } from 'commander';
+import { DEFAULT_ENDPOINT } from '../../hooks/endpoint-file.js';
 import { lazy } from './lazy.js';
 
 export function register(program: Command): void {
   for (const verb of ['install', 'uninstall'] as const) {
-    program
+    const c = program
       .command(verb)
       .description(
         verb === 'install'
@@ -14,17 +15,30 @@ export function register(program: Command): void {
       .argument('<agent>', 'claude or codex')
       .option('--project <dir>', "the project's settings (<dir>/.claude/settings.json, <dir>/.codex/hooks.json); the default, with the current directory")
       .option('--user', "the user's settings, for every project (~/.claude/settings.json, $CODEX_HOME/hooks.json)")
-      .option('--dry-run', 'print the change as a diff and write nothing')
-      .option('--json', 'print what was done as JSON')
+      .option('--dry-run', 'print the change as a diff and write nothing');
+    c.option(
+      '--endpoint <host:port>',
+      verb === 'install'
+        ? `where warden's hook endpoint (\`warden serve\`) listens, on this machine; kept in $WARDEN_HOME/hook-endpoint.json (default ${DEFAULT_ENDPOINT})`
+        : 'taken as install takes it, so that an install command line works as an uninstall one; the endpoint file is left as it is',
+    );
+    c.option('--json', 'print what was done as JSON')
       .addHelpText(
         'after',
         verb === 'install'
           ? `
+Every hook hands its event to warden's hook endpoint, \`warden serve\` on loopback: each runs the
+forwarder \`warden-hook claude|codex\`, except that in Claude Code's user settings (--user)
+PreToolUse, PostToolUse and PostToolUseFailure are Claude Code's own http hooks, which carry the
+endpoint's token (so never in a project's settings; the file is made 0600 when others could read
+it). The first hook that finds the endpoint absent starts it (log: $WARDEN_HOME/serve.log); or run
+\`warden serve\` yourself, or as a service. The token is never printed.
 The user's other hooks and settings stay byte for byte; a second run changes nothing; an older
-warden hook is updated in place, keeping its own --timeout and a longer timeout. A handler that
-runs warden's hook inside a larger command is the user's and left alone. A settings file that is
-not valid JSON, or a symlink to nothing, is refused (exit 2) and left as it is. Connection flags given here (--address, --namespace, --task-queue) go into the
-hook command; otherwise the hooks use the agent's environment (TEMPORAL_ADDRESS, …).
+warden hook (also \`warden hook claude\`) is updated in place, keeping its own --timeout and a
+longer timeout. A handler that runs warden's hook inside a larger command is the user's and left
+alone. A settings file that is not valid JSON, or a symlink to nothing, is refused (exit 2) and
+left as it is. Connection flags given here (--address, --namespace, --task-queue) go into the
+hook command and the http hook's URL; otherwise the endpoint uses its own environment.
 Examples:
   warden install claude --project ~/src/app --dry-run
   warden install codex --user

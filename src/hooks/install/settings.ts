@@ -4,13 +4,21 @@
  * `{"hooks": {"<Event>": [{"matcher"?, "hooks": [{"type": "command", "command", "timeout"}]}]}}`),
  * and take them out again.
  *
+ * What warden writes: the forwarder command (`warden-hook claude`, or node running
+ * `…/hooks/forward.js claude`), which hands the event to the resident hook endpoint; and, when the
+ * plan has `http` (a Claude Code user-scope install), Claude Code's own `type: "http"` handler
+ * posting straight to the endpoint on the hot-path events (PreToolUse, PostToolUse,
+ * PostToolUseFailure) — it carries the endpoint's token, literally.
+ *
  *  - The user's other hooks and settings are kept byte for byte: every change is a small text edit
  *    (json-edit.ts) at one place; nothing is re-serialised.
  *  - Idempotent: a file that already has warden's hooks as planned is returned unchanged.
- *  - warden's handlers are recognised by their command: the whole command runs `warden hook claude`
- *    (`warden` or a path to it, or the built `…/main.js` after node; flags, a redirection). An older
- *    one (another path, `--agent`, a shorter timeout, another matcher) is updated in place, keeping
- *    its own `--timeout` and a timeout longer than warden's; a second one on the same event is removed.
+ *  - warden's handlers are recognised by their command or URL: the whole command runs the
+ *    forwarder, or the older `warden hook claude` (`warden` or a path to it, or the built
+ *    `…/main.js` after node; flags, a redirection); or an http handler posting to a loopback
+ *    `http://…/hooks/claude` (any port). An older one (the old command, another path, `--agent`,
+ *    another port or token, a shorter timeout, another matcher) is updated in place, keeping its own
+ *    `--timeout` and a timeout longer than warden's; a second one on the same event is removed.
  *  - A handler that runs warden's hook inside a larger command (`audit.sh; warden hook claude`) is
  *    the user's: never changed or removed, and warden adds no hook of its own on that event.
  *  - Uninstall removes every warden handler of that agent kind, and the group, event list and
@@ -29,6 +37,8 @@ export interface PlannedEvent {
   matcher?: string;
   /** Seconds, when the CLI allows less than HOOK_TIMEOUT_S on this event (it would clamp it, and say so at every start). */
   timeout?: number;
+  /** A hot-path event: an http handler when the plan has one (Claude Code, user scope). */
+  http?: true;
 }
 
 /** Codex runs a SessionEnd hook for at most 3 s (0.169: longer ones are clamped, with a warning). */
@@ -38,9 +48,10 @@ export const CODEX_SESSION_END_TIMEOUT_S = 3;
 export const HOOK_EVENTS: Record<HookAgent, PlannedEvent[]> = {
   claude: [
     { event: 'UserPromptSubmit' },
-    { event: 'PreToolUse', matcher: '*' },
-    { event: 'PostToolUse', matcher: '*' },
-    { event: 'PostToolUseFailure', matcher: '*' },
+    // The hot path (every tool call): Claude Code posts these itself when the install is an http one.
+    { event: 'PreToolUse', matcher: '*', http: true },
+    { event: 'PostToolUse', matcher: '*', http: true },
+    { event: 'PostToolUseFailure', matcher: '*', http: true },
     { event: 'Notification' },
     { event: 'Stop' },
     // Claude Code compacting its own context: the agent shows `compacting` in between.
@@ -67,15 +78,50 @@ export const HOOK_EVENTS: Record<HookAgent, PlannedEvent[]> = {
 
 export interface HookPlan {
   agent: HookAgent;
-  /** The shell command each hook runs (`warden hook claude`, or the built CLI's full path). */
+  /** The shell command each hook runs (the forwarder, `warden-hook claude`, or its full path). */
   command: string;
   timeout?: number;
+  /**
+   * Claude Code's `type: "http"` handler for the hot-path events: the endpoint's route (with the
+   * connection flags in its query string) and its token. Only for a user-scope install: the token
+   * is written into the file as it is.
+   */
+  http?: { url: string; token: string };
 }
 
-interface Handler {
+interface CommandHandler {
   type: 'command';
   command: string;
   timeout: number;
+}
+
+/** The environment variables an http handler may put into its headers (Claude Code's allowedEnvVars). */
+export const HTTP_HOOK_ENV_VARS = ['CLAUDE_PROJECT_DIR', 'WARDEN_AUTO_START', 'WARDEN_AGENT_ID'] as const;
+
+interface HttpHandler {
+  type: 'http';
+  url: string;
+  headers: Record<string, string>;
+  allowedEnvVars: string[];
+  timeout: number;
+}
+
+type Handler = CommandHandler | HttpHandler;
+
+/** The http handler of the hook endpoint, as Claude Code takes it. */
+export function httpHandler(http: { url: string; token: string }, timeout: number = HOOK_TIMEOUT_S): HttpHandler {
+  return {
+    type: 'http',
+    url: http.url,
+    headers: {
+      Authorization: `Bearer ${http.token}`,
+      'X-Warden-Project-Dir': '$CLAUDE_PROJECT_DIR',
+      'X-Warden-Auto-Start': '$WARDEN_AUTO_START',
+      'X-Warden-Agent': '$WARDEN_AGENT_ID',
+    },
+    allowedEnvVars: [...HTTP_HOOK_ENV_VARS],
+    timeout,
+  };
 }
 
 /** The hook's own `--timeout <ms>` in a warden hook command (the user's tuning, e.g. for a long `verify`). */
@@ -90,9 +136,10 @@ function hookTimeoutFlag(command: string): string | null {
  */
 function handlerFor(plan: HookPlan, e: PlannedEvent, existing?: unknown): Handler {
   const old = existing && typeof existing === 'object' ? (existing as { command?: unknown; timeout?: unknown }) : {};
-  const flag = typeof old.command === 'string' && !hookTimeoutFlag(plan.command) ? hookTimeoutFlag(old.command) : null;
   const planned = plan.timeout ?? HOOK_TIMEOUT_S;
   const timeout = e.timeout ?? (typeof old.timeout === 'number' && Number.isFinite(old.timeout) && old.timeout > planned ? old.timeout : planned);
+  if (plan.http && e.http) return httpHandler(plan.http, timeout);
+  const flag = typeof old.command === 'string' && !hookTimeoutFlag(plan.command) ? hookTimeoutFlag(old.command) : null;
   return { type: 'command', command: flag ? `${plan.command} --timeout ${flag}` : plan.command, timeout };
 }
 const groupFor = (plan: HookPlan, e: PlannedEvent, existing?: unknown) => ({
@@ -109,6 +156,39 @@ export function isWardenHookCommand(command: unknown, agent: HookAgent): boolean
   const program = String.raw`(?:^|[\s'"/])(?:warden|main\.js)['"]?`;
   const flags = String.raw`(?:\s+--?[\w-]+(?:=\S+|\s+(?!hook\b)[^\s-]\S*)?)*`;
   return new RegExp(`${program}${flags}\\s+hook\\s+${agent}(?=$|[\\s;|&>])`).test(command);
+}
+
+/**
+ * Whether a hook command runs the forwarder for `agent`: the program is `warden-hook` (or a path
+ * ending in it), or `…/hooks/forward.js` (after node), with flags before or after the agent.
+ */
+export function isForwarderCommand(command: unknown, agent: HookAgent): boolean {
+  if (typeof command !== 'string') return false;
+  const program = String.raw`(?:^|[\s'"/])(?:warden-hook|hooks/forward\.js)['"]?`;
+  const flags = String.raw`(?:\s+--?[\w-]+(?:=\S+|\s+(?!(?:claude|codex)\b)[^\s-]\S*)?)*`;
+  return new RegExp(`${program}${flags}\\s+${agent}(?=$|[\\s;|&>])`).test(command);
+}
+
+/** Whether a hook command runs warden's hook for `agent`: the forwarder, or the older `warden hook <agent>`. */
+export const isWardenCommand = (command: unknown, agent: HookAgent): boolean => isForwarderCommand(command, agent) || isWardenHookCommand(command, agent);
+
+const LOOPBACK_HOST = /^(?:localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
+
+/** Whether a host (as a URL writes it: IPv6 in brackets) is this machine's loopback. */
+export const isLoopbackHost = (host: string): boolean => LOOPBACK_HOST.test(host);
+
+/** Whether a handler is warden's http handler for `agent`: `type: "http"` posting to a loopback `http://…/hooks/<agent>`, any port. */
+export function isWardenHttpHandler(handler: unknown, agent: HookAgent): boolean {
+  if (!handler || typeof handler !== 'object') return false;
+  const h = handler as { type?: unknown; url?: unknown };
+  if (h.type !== 'http' || typeof h.url !== 'string') return false;
+  let u: URL;
+  try {
+    u = new URL(h.url);
+  } catch {
+    return false;
+  }
+  return u.protocol === 'http:' && isLoopbackHost(u.hostname) && u.pathname === `/hooks/${agent}` && !u.username && !u.password;
 }
 
 /** A shell command's words (quotes and backslashes undone), and whether it has more than one command in it. */
@@ -161,16 +241,24 @@ const base = (w: string) => w.slice(w.lastIndexOf('/') + 1);
  * hook next to something else (`audit.sh; warden hook claude`, a pipe, `&&`): that is the user's.
  */
 export function isOnlyWardenHookCommand(command: unknown, agent: HookAgent): boolean {
-  if (!isWardenHookCommand(command, agent)) return false;
+  const old = isWardenHookCommand(command, agent);
+  const forwarder = isForwarderCommand(command, agent);
+  if (!old && !forwarder) return false;
   const { words, compound } = shellWords(command as string);
   if (compound) return false;
   let i = 0;
   while (i < words.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[i]!)) i++; // FOO=1 warden hook …
   const program = words[i];
   if (program === undefined) return false;
-  const isWarden = (w: string | undefined) => w !== undefined && (base(w) === 'warden' || base(w) === 'main.js');
+  const isWarden = (w: string | undefined) =>
+    w !== undefined &&
+    ((old && (base(w) === 'warden' || base(w) === 'main.js')) || (forwarder && (base(w) === 'warden-hook' || /(?:^|\/)hooks\/forward\.js$/.test(w))));
   return isWarden(program) || (/^node(js)?[\d.]*$/.test(base(program)) && isWarden(words[i + 1])) || (program.startsWith('/') && isWarden(words[i + 1]));
 }
+
+/** Whether a handler is, as a whole, warden's: its http handler, or a command that is only a warden hook command. */
+export const isWardenHandler = (handler: unknown, agent: HookAgent): boolean =>
+  isWardenHttpHandler(handler, agent) || isOnlyWardenHookCommand((handler as { command?: unknown } | null)?.command, agent);
 
 export interface MergeResult {
   /** The new text (the input itself when nothing changed). */
@@ -247,9 +335,12 @@ function hookHandlers(list: Node, event: string, agent: HookAgent): Array<Found 
     if (groupHooks?.type !== 'array') continue;
     for (const handler of groupHooks.children ?? []) {
       if (handler.type !== 'object') continue;
+      if (isWardenHttpHandler(getNodeValue(handler), agent)) {
+        out.push({ event, eventList: list, group, groupHooks, handler, wrapped: false });
+        continue;
+      }
       const command = prop(handler, 'command')?.value;
-      if (isWardenHookCommand(command, agent))
-        out.push({ event, eventList: list, group, groupHooks, handler, wrapped: !isOnlyWardenHookCommand(command, agent) });
+      if (isWardenCommand(command, agent)) out.push({ event, eventList: list, group, groupHooks, handler, wrapped: !isOnlyWardenHookCommand(command, agent) });
     }
   }
   return out;
@@ -259,8 +350,7 @@ function hookHandlers(list: Node, event: string, agent: HookAgent): Array<Found 
 const wardenHandlers = (list: Node, event: string, agent: HookAgent): Found[] => hookHandlers(list, event, agent).filter((f) => !f.wrapped);
 
 /** Whether a group holds nothing but warden handlers. */
-const onlyWarden = (f: Found, agent: HookAgent) =>
-  (f.groupHooks.children ?? []).every((h) => h.type === 'object' && isOnlyWardenHookCommand(prop(h, 'command')?.value, agent));
+const onlyWarden = (f: Found, agent: HookAgent) => (f.groupHooks.children ?? []).every((h) => h.type === 'object' && isWardenHandler(getNodeValue(h), agent));
 
 /** The one edit that brings `text` a step closer to the plan, or null when it is there. */
 function nextInstallEdit(text: string, plan: HookPlan, source: string): { edit: Edit; action: string } | null {
@@ -308,7 +398,8 @@ const MAX_STEPS = 200;
 /** Merge warden's hooks into a settings file's text (`null`: there is no file yet). */
 export function installHooks(text: string | null, plan: HookPlan, source = 'settings'): MergeResult {
   // What install writes must be what it recognises as its own, or a second run would add it again.
-  if (!isWardenHookCommand(plan.command, plan.agent)) throw new Error(`not a warden hook command: ${plan.command}`);
+  if (!isOnlyWardenHookCommand(plan.command, plan.agent)) throw new Error(`not a warden hook command: ${plan.command}`);
+  if (plan.http && !isWardenHttpHandler(httpHandler(plan.http), plan.agent)) throw new Error(`not a loopback URL of the hook endpoint: ${plan.http.url}`);
   if (text === null || !text.trim()) {
     parseSettings(text ?? '', source);
     const events = HOOK_EVENTS[plan.agent];
