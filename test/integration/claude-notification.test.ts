@@ -19,7 +19,9 @@ import { afterAll, expect, test } from 'vitest';
 import { startAnthropicServer, text, toolUse, type AnthropicServer } from '../fixtures/anthropic-server.js';
 import { reportedTurns, waitForStatus } from '../helpers/agents.js';
 import { claudeBinary, offlineClaudeEnv } from '../helpers/claude.js';
+import { cmdline, processesWithEnv } from '../helpers/procs.js';
 import { ROOT, cleanup, eventually, useStack } from '../helpers/stack.js';
+import { freePort } from '../../src/devserver/ports.js';
 
 const stack = useStack();
 const WARDEN = join(ROOT, 'dist/src/cli/main.js');
@@ -29,6 +31,8 @@ const scratch = mkdtempSync(join(tmpdir(), 'warden-claude-notification-'));
 let model: AnthropicServer | null = null;
 afterAll(async () => {
   await tmux('kill-server');
+  // The hook endpoint the session's first hook started (detached): found by this test's HOME.
+  for (const pid of processesWithEnv(`HOME=${join(scratch, 'home')}`)) if (cmdline(pid).includes('serve')) process.kill(pid, 'SIGKILL');
   await model?.close();
   cleanup(scratch);
 });
@@ -51,7 +55,14 @@ test('interactive Claude Code asks to run a command: its Notification makes the 
     }),
   );
   const base = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, WARDEN_CACHE_DIR: join(home, 'cache'), XDG_CONFIG_HOME: join(home, 'config') };
-  const inst = await execa(process.execPath, [WARDEN, 'install', 'claude', '--project', work], { env: base, extendEnv: false, reject: false, stdin: 'ignore' });
+  // The hooks' endpoint on a port of this test's own (a `warden serve` their first hook starts).
+  const endpoint = `127.0.0.1:${await freePort()}`;
+  const inst = await execa(process.execPath, [WARDEN, 'install', 'claude', '--project', work, '--endpoint', endpoint], {
+    env: base,
+    extendEnv: false,
+    reject: false,
+    stdin: 'ignore',
+  });
   expect(inst.exitCode, inst.stderr).toBe(0);
   // The project's warden.yaml configures its sessions once the user trusts it.
   const trust = await execa(process.execPath, [WARDEN, 'trust', work], { env: base, extendEnv: false, reject: false, stdin: 'ignore' });

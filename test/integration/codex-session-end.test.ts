@@ -14,12 +14,18 @@ import { afterAll, expect, test } from 'vitest';
 import { message, startModelServer } from '../fixtures/model-server.js';
 import { waitForStatus } from '../helpers/agents.js';
 import { codexExecArgs, execCodex, offlineCodexEnv } from '../helpers/codex.js';
+import { cmdline, processesWithEnv } from '../helpers/procs.js';
 import { ROOT, cleanup, eventually, useStack } from '../helpers/stack.js';
+import { freePort } from '../../src/devserver/ports.js';
 
 const stack = useStack();
 const WARDEN = join(ROOT, 'dist/src/cli/main.js');
 const scratch = mkdtempSync(join(tmpdir(), 'warden-cx-end-'));
-afterAll(() => cleanup(scratch));
+afterAll(() => {
+  // The hook endpoint the session's first hook started (detached): found by this test's HOME.
+  for (const pid of processesWithEnv(`HOME=${join(scratch, 'home')}`)) if (cmdline(pid).includes('serve')) process.kill(pid, 'SIGKILL');
+  cleanup(scratch);
+});
 
 test('codex exec ends its session: a deadline; exec resume cancels it; the last end ends the agent done', async () => {
   const work = join(scratch, 'cxend');
@@ -28,13 +34,20 @@ test('codex exec ends its session: a deadline; exec resume cancels it; the last 
   for (const d of [work, codexHome, home]) mkdirSync(d, { recursive: true });
   writeFileSync(join(work, 'warden.yaml'), 'supervisor:\n  eval_interval: 1000\n  idle_after: 0\n  session_end_grace: 30s\n');
   const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, CODEX_HOME: codexHome, WARDEN_CACHE_DIR: join(home, 'cache') };
-  const inst = await execa(process.execPath, [WARDEN, 'install', 'codex', '--user'], { env, extendEnv: false, reject: false, stdin: 'ignore' });
+  // The hooks' endpoint on a port of this test's own (a `warden serve` their first hook starts).
+  const endpoint = `127.0.0.1:${await freePort()}`;
+  const inst = await execa(process.execPath, [WARDEN, 'install', 'codex', '--user', '--endpoint', endpoint], {
+    env,
+    extendEnv: false,
+    reject: false,
+    stdin: 'ignore',
+  });
   expect(inst.exitCode, inst.stderr).toBe(0);
   // The project's warden.yaml configures its sessions once the user trusts it.
   const trust = await execa(process.execPath, [WARDEN, 'trust', work], { env, extendEnv: false, reject: false, stdin: 'ignore' });
   expect(trust.exitCode, trust.stderr).toBe(0);
   expect(JSON.parse(readFileSync(join(codexHome, 'hooks.json'), 'utf8')).hooks.SessionEnd).toEqual([
-    { hooks: [{ type: 'command', command: expect.stringMatching(/hook codex$/), timeout: 3 }] },
+    { hooks: [{ type: 'command', command: expect.stringMatching(/(?:forward\.js|warden-hook) codex$/), timeout: 3 }] },
   ]);
 
   let agentId = '';
