@@ -51,7 +51,12 @@ export const serveAction = async (o: { listen?: string }, cmd: Command) => {
     process.stderr.write(links ? `warden serve: answering action links on ${url}\n` : 'warden serve: action links are off (WARDEN_LINK_SECRET is not set)\n');
   }
   await new Promise<void>((resolve) => {
-    const stop = () => server.close(() => resolve());
+    const stop = () => {
+      server.close(() => resolve());
+      // Idle keep-alive connections (an HTTP hook client keeps one) would hold close() open forever.
+      server.closeIdleConnections();
+      setTimeout(() => server.closeAllConnections(), 5_000).unref();
+    };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
