@@ -35,7 +35,7 @@ import { functionCallOutputs, message, shellCall, startModelServer, type ModelSe
 import { loopbackAddress, round, wholeArg } from './common.js';
 import { parseStat, readCpuMs } from './proc-cpu.js';
 
-const USAGE = `usage: node dist/bench/session.js [--calls N] [--runs N] [--agents claude,codex] [--warmup N] [--main PATH] [--address HOST:PORT] [--namespace NS] [--timeout-ms MS]
+const USAGE = `usage: node dist/bench/session.js [--calls N] [--runs N] [--agents claude,codex] [--warmup N] [--main PATH] [--address HOST:PORT] [--namespace NS] [--timeout-ms MS] [--model-ms MS]
   --calls N      tool calls per session (default 50, max 1000)
   --runs N       measured sessions per side (without hooks, with hooks) and CLI, interleaved (default 3, max 50)
   --agents LIST  the CLIs to run: claude, codex or both (default claude,codex)
@@ -43,7 +43,8 @@ const USAGE = `usage: node dist/bench/session.js [--calls N] [--runs N] [--agent
   --main PATH    the warden CLI whose install writes the hooks (default: this build's dist/src/cli/main.js)
   --address      a running Temporal server (loopback) instead of a dev server of its own
   --namespace    its namespace (default: default)
-  --timeout-ms   the longest one session may take (default 600000)`;
+  --timeout-ms   the longest one session may take (default 600000)
+  --model-ms MS  each scripted model reply waits this long first, as a real model's turn does (default 0: none)`;
 
 const say = (msg: string) => process.stderr.write(`[session ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 
@@ -62,6 +63,8 @@ interface Options {
   address: string | null;
   namespace: string;
   timeoutMs: number;
+  /** How long each scripted model reply takes (a real model's turn takes seconds; the scripted one none). */
+  modelMs: number;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -70,6 +73,7 @@ function parseArgs(argv: string[]): Options {
     runs: 3,
     agents: ['claude', 'codex'],
     warmup: 3,
+    modelMs: 0,
     main: fileURLToPath(new URL('../src/cli/main.js', import.meta.url)),
     address: null,
     namespace: 'default',
@@ -81,6 +85,7 @@ function parseArgs(argv: string[]): Options {
     if (a === '--calls') o.calls = wholeArg(a, v, 1, 1000);
     else if (a === '--runs') o.runs = wholeArg(a, v, 1, 50);
     else if (a === '--warmup') o.warmup = wholeArg(a, v, 0, 100);
+    else if (a === '--model-ms') o.modelMs = wholeArg(a, v, 0, 60_000);
     else if (a === '--timeout-ms') o.timeoutMs = wholeArg(a, v, 1000, 3_600_000);
     else if (a === '--address') o.address = loopbackAddress(v);
     else if (a === '--namespace' && v) o.namespace = v;
@@ -439,11 +444,14 @@ async function main(): Promise<number> {
     anthropic = o.agents.includes('claude') ? await startAnthropicServer() : null;
     responses = o.agents.includes('codex') ? await startModelServer() : null;
     let target = 0; // tool calls the current session is to make
-    anthropic?.setScript((req) => {
+    const thinking = () => (o.modelMs ? new Promise((r) => setTimeout(r, o.modelMs)) : Promise.resolve());
+    anthropic?.setScript(async (req) => {
+      await thinking();
       const done = toolResults(req.body).length;
       return done < target ? toolUse('Bash', { command: `echo step-${done + 1}`, description: `Step ${done + 1}` }) : text('done');
     });
-    responses?.setScript((req) => {
+    responses?.setScript(async (req) => {
+      await thinking();
       const done = functionCallOutputs(req.body).length;
       return done < target ? shellCall(`echo step-${done + 1}`, { extra: { login: false } }) : message('done');
     });
@@ -598,6 +606,7 @@ async function main(): Promise<number> {
       `${JSON.stringify({
         bench: 'session',
         calls: o.calls,
+        modelMs: o.modelMs,
         runs: o.runs,
         warmup: o.warmup,
         main: o.main,
