@@ -28,6 +28,8 @@ const USAGE = 'usage: warden-hook claude|codex [--agent ID] [--timeout MS] [--st
 const DEFAULT_TIMEOUT_MS = 10_000;
 /** How long a hook waits for an endpoint it started (or another hook is starting) to listen. */
 const START_WAIT_MS = 5_000;
+/** After a start that failed, hooks do not try again (nor wait for it) for this long. */
+const FAILED_START_BACKOFF_MS = 60_000;
 /** A lock older than this belongs to a start that died: take it over. */
 const STALE_LOCK_MS = 15_000;
 const STDIN_MAX_BYTES = 32 * 1024 * 1024;
@@ -117,6 +119,24 @@ async function sayOnce(session: string | null, topic: string, line: string): Pro
     }
   }
   warnLine(line);
+}
+
+/** Whether `file` was touched less than `ms` ago. */
+function recently(file: string, ms: number): boolean {
+  try {
+    const age = Date.now() - statSync(file).mtimeMs;
+    return age > -1_000 && age < ms;
+  } catch {
+    return false;
+  }
+}
+
+function touch(file: string): void {
+  try {
+    closeSync(openSync(file, 'w', 0o600));
+  } catch {
+    // best effort: without it the next hook tries to start the endpoint again
+  }
 }
 
 interface Answer {
@@ -235,6 +255,7 @@ async function startEndpoint(endpoint: HookEndpoint, until: number): Promise<boo
   } catch {
     // another hook took the lock first: wait for its endpoint
   }
+  let exited = false;
   if (mine) {
     const log = openSync(endpointLog(), 'a', 0o600);
     const env = { ...process.env };
@@ -247,11 +268,14 @@ async function startEndpoint(endpoint: HookEndpoint, until: number): Promise<boo
       env,
       cwd: home,
     });
+    child.once('exit', () => {
+      exited = true; // it could not listen (see its log): no use waiting
+    });
     child.unref();
     closeSync(log);
   }
   try {
-    while (Date.now() < until) {
+    while (Date.now() < until && !exited) {
       if (await listening(endpoint)) return true;
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -302,14 +326,23 @@ async function run(argv: string[]): Promise<number> {
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code !== 'ECONNREFUSED') throw err;
+      const failed = join(wardenHome(), 'serve.failed');
+      const off = `the hook endpoint at ${endpoint.url} is not running and did not start (its log: ${endpointLog()}); this session is not supervised until it runs (\`warden serve\`)`;
+      // A start failed a moment ago: don't make every tool call wait for another.
+      if (recently(failed, FAILED_START_BACKOFF_MS)) {
+        await sayOnce(session, 'endpoint', off);
+        return fail(1);
+      }
       // Nobody listens: start the endpoint (or wait for the hook that is starting it), then post again.
       if (!(await startEndpoint(endpoint, Math.min(Date.now() + START_WAIT_MS, started + a.timeoutMs)))) {
-        await sayOnce(
-          session,
-          'endpoint',
-          `the hook endpoint at ${endpoint.url} is not running and did not start (its log: ${endpointLog()}); this session is not supervised until it runs (\`warden serve\`)`,
-        );
+        touch(failed);
+        await sayOnce(session, 'endpoint', off);
         return fail(1);
+      }
+      try {
+        unlinkSync(failed); // started after all: a later crash may start it again at once
+      } catch {
+        // there was none
       }
       answer = await post(endpoint, a, body, left());
     }
@@ -329,7 +362,11 @@ async function run(argv: string[]): Promise<number> {
     } catch {
       // not JSON: say it as it came
     }
-    if (!answer.say.length) warnLine(`the hook endpoint answered ${answer.status}: ${why.slice(0, 500)}`);
+    // A bad event is this event's own problem; any other refusal would repeat at every event: said once.
+    const line = `the hook endpoint answered ${answer.status}: ${why.slice(0, 500)}`;
+    if (answer.status === 400) {
+      if (!answer.say.length) warnLine(line);
+    } else await sayOnce(session, `status-${answer.status}`, `${line}; continuing without supervision`);
     return fail(answer.status === 400 ? 2 : 1);
   }
   if (answer.body) await new Promise<void>((resolve) => process.stdout.write(`${answer.body}\n`, () => resolve()));

@@ -196,6 +196,24 @@ test('Temporal unreachable: the hook answers nothing and says so once per sessio
   expect((await hook(u, 'codex', toolEvent('s-down-2', 1), ['--address', dead])).stderr).toMatch(/supervision is off/);
 });
 
+test('an endpoint that cannot start: the hook answers nothing, says so once, and the next hooks do not try again at once', async () => {
+  const u = await user('nostart');
+  // A link secret that is set but too short: `warden serve` refuses to start (and says why in its log).
+  const env = { WARDEN_LINK_SECRET: 'short' };
+  const first = await hook(u, 'codex', toolEvent('s-nostart', 1), [], env);
+  expect(first).toMatchObject({ exitCode: 0, stdout: '' });
+  expect(first.stderr).toMatch(/the hook endpoint at http:\/\/127\.0\.0\.1:\d+ is not running and did not start \(its log: .*serve\.log\)/);
+  const log = () => readFileSync(join(u.env.WARDEN_HOME, 'serve.log'), 'utf8');
+  expect(log()).toMatch(/refuses to start: WARDEN_LINK_SECRET is too short/);
+  const second = await hook(u, 'codex', toolEvent('s-nostart', 2), [], env);
+  const other = await hook(u, 'codex', toolEvent('s-nostart-2', 1), [], env);
+  expect(second).toMatchObject({ exitCode: 0, stdout: '', stderr: '' }); // said once for the session
+  expect(other.stderr).toMatch(/did not start/); // another session hears it once too
+  // …and neither started `warden serve` again: its log has the one refusal.
+  expect(log().match(/refuses to start/g)).toHaveLength(1);
+  expect(endpointPids(u)).toEqual([]);
+});
+
 test('a hook that names its agent reports to that agent, through the endpoint', async () => {
   const u = await user('named');
   const agentId = 'endpoint-named';
