@@ -12,11 +12,10 @@ import { Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
 import type { EvaluateInput, EvaluateResult, EvaluateResultExtras } from '../src/domain/contract/activity-types.js';
 import { buildEvaluationPrompt } from '../src/domain/judgement/prompt.js';
-import { formatAnswer, parseAnswer } from '../src/domain/judgement/verdict.js';
+import { parseAnswer } from '../src/domain/judgement/verdict.js';
 import { evidenceFrame, hasEvidenceTurns, type EvidenceFrame } from '../src/domain/judgement/evidence.js';
-import { heuristicJudgement } from '../src/domain/judgement/heuristic/index.js';
-import { nearMiss } from '../src/domain/judgement/heuristic/unsure.js';
-import { routeTiered, sampledOk, type EvaluationSpend } from '../src/domain/judgement/tiered.js';
+import type { EvaluationSpend } from '../src/domain/judgement/tiered.js';
+import { tierOne, withFinding } from '../src/domain/judgement/triage.js';
 import type { Verdict } from '../src/domain/contract/schemas.js';
 import { evaluatorFor, type Evaluator, type EvaluatorUsage } from './evaluators/index.js';
 
@@ -57,30 +56,15 @@ export function makeEvaluate(log: Logger) {
       const r = await ask(evaluatorFor(config));
       return done(r.outcome, { tier: 'model', spend: r.spend });
     }
-    // tiered: the heuristic on every window, the model only where src/domain/judgement/tiered.ts says.
-    const hin = {
-      task: input.task,
-      turns: input.turns,
-      reason: input.reason,
-      evidenceFrom: input.evidenceFrom,
-      firstTurnNumber: input.firstTurnNumber,
-      protectedChanges: input.protectedChanges,
-    };
-    const first = heuristicJudgement(hin);
-    // The same strict answer format and parser as the `heuristic` evaluator (evidence, message tidying).
-    const judged = parseAnswer(formatAnswer(first.verdict), { frame, reason: input.reason });
-    if (!judged.ok) return done({ kind: 'skipped', reason: `heuristic answer rejected: ${judged.error}` });
-    const heuristic = withFinding(judged.verdict, first.verdict.finding);
-    const miss = heuristic.kind === 'OK' ? nearMiss(hin) : null;
-    const lastTurn = frame.firstTurnNumber + frame.count - 1;
-    const sampled = heuristic.kind === 'OK' && !miss && sampledOk(input.agentId, frame.firstTurnNumber, lastTurn, config.sampleOk);
-    // A flag resting on the working tree (protected tests weakened or deleted), or on the agent's
-    // attempt on its own controls that its hook denied, is not the model's to overrule.
-    const tampered = first.tampered !== null;
-    const route = routeTiered({ heuristic, unsure: miss !== null, sampled, tampered });
+    // tiered: the heuristic on every window, the model only where src/domain/judgement/tiered.ts
+    // says — decided by the same pure first tier `warden evaluate --cases` measures (triage.ts).
+    const t1 = tierOne(input, config.sampleOk);
+    if (t1.kind === 'skipped') return done({ kind: 'skipped', reason: t1.reason });
+    const { heuristic, miss, route } = t1;
+    const tampered = t1.tampered !== null;
     const heuristicOutcome = { kind: 'verdict' as const, verdict: heuristic };
     if (!route.ask) {
-      elog.info({ verdict: heuristic, ...(tampered && { evidence: first.tampered }) }, 'tiered: the heuristic decided; the model was not asked');
+      elog.info({ verdict: heuristic, ...(tampered && { evidence: t1.tampered }) }, 'tiered: the heuristic decided; the model was not asked');
       return done(heuristicOutcome, { tier: 'heuristic', asked: null, spend: NO_SPEND });
     }
     const r = await ask(evaluatorFor(config.model));
@@ -95,11 +79,6 @@ export function makeEvaluate(log: Logger) {
     elog.warn({ asked: route.why, modelError: r.outcome.reason }, 'tiered: the model failed; the heuristic verdict stands');
     return done(heuristicOutcome, { tier: 'heuristic', asked: route.why, spend: { ...r.spend, failed: 1 }, modelError: r.outcome.reason });
   };
-}
-
-/** A non-OK heuristic verdict with its finding key (what a dismissal of it silences: judgement/finding.ts). */
-function withFinding(verdict: Verdict, finding: string | undefined): Verdict {
-  return finding && verdict.kind !== 'OK' ? { ...verdict, finding } : verdict;
 }
 
 const NO_SPEND: EvaluationSpend = { calls: 0, failed: 0, tokensIn: 0, tokensOut: 0, tokens: 0, costUsd: 0 };

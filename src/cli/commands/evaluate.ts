@@ -24,6 +24,7 @@ import {
 } from '../../domain/judgement/scoring.js';
 import { createLogger } from '../../logger.js';
 import { addEvaluatorSpend, emptyEvaluatorSpend } from '../../domain/judgement/tiered.js';
+import { formatTriage, triage, triageWindow, type TriageWindow } from '../../domain/judgement/triage.js';
 import { globals } from '../context.js';
 import { openaiEvaluatorFromFlags, tieredEvaluatorFromFlags } from './start.js';
 import { UsageError } from '../exit.js';
@@ -97,15 +98,23 @@ async function runCases(
   if (cases.length === 0) throw new UsageError(`${file}: no case has split ${JSON.stringify(split)}`);
   const results: Array<{ line: number; id?: string; group: string; label: CaseLabel; predicted: Prediction; verdict: Verdict | null; skipped?: string }> = [];
   const windows: WindowTier[] = [];
+  // The triage of tiered's first tier (no model asked, no OK sampled): under `heuristic` (the first
+  // tier alone) and `tiered`; a model evaluator alone has no first tier.
+  const measureTriage = evaluator.kind === 'heuristic' || evaluator.kind === 'tiered';
+  const triaged: TriageWindow[] = [];
   let spend = emptyEvaluatorSpend();
   for (const c of cases) {
-    const r = await evaluate({
+    const window = {
       agentId: `case-${c.id ?? c.line}`,
       task: c.task,
       turns: c.turns,
       reason: c.reason ?? 'interval',
       evidenceFrom: c.evidenceFrom,
       firstTurnNumber: c.firstTurnNumber,
+    };
+    if (measureTriage) triaged.push(triageWindow(c.label, window));
+    const r = await evaluate({
+      ...window,
       evaluator,
       model,
       timeoutMs,
@@ -126,6 +135,7 @@ async function runCases(
   const s = score(results);
   const groups = by ? scoreGroups(results, (r) => r.group) : undefined;
   const misses = results.filter((r) => r.predicted !== r.label);
+  const tri = measureTriage ? triage(triaged) : undefined;
   // What the model cost: calls made, against one call per window for a model evaluator alone.
   const cost = {
     windows: results.length,
@@ -145,6 +155,7 @@ async function runCases(
       ...cost,
       misses: misses.map(({ verdict, group, ...m }) => ({ ...m, ...(by ? { group } : {}), message: verdict?.message ?? null })),
       ...(evaluator.kind === 'tiered' && { tiers: windows }),
+      ...(tri && { triage: tri }),
     });
   }
   for (const l of formatScore(s)) print(l);
@@ -162,6 +173,10 @@ async function runCases(
     print(
       `  the model was asked on ${asked('flagged')} flagged, ${asked('unsure')} unsure and ${asked('sampled')} sampled windows; an ${evaluator.model.kind} evaluator alone would make ${cost.windows} calls`,
     );
+  }
+  if (tri) {
+    print();
+    for (const l of formatTriage(tri)) print(l);
   }
   if (misses.length) {
     print();

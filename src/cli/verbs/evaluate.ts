@@ -9,7 +9,10 @@ export function register(program: Command): void {
     .command('evaluate')
     .description('evaluate a transcript offline and print the verdict (no Temporal needed)')
     .option('--transcript <file>', 'JSON file: {"task": "…", "turns": [Turn, …]}')
-    .option('--cases <file>', 'JSONL file, one {"task", "turns", "label"} per line: score the evaluator on it')
+    .option(
+      '--cases <file>',
+      'JSONL file, one {"task", "turns", "label"} per line: score the evaluator on it (heuristic, tiered: also the triage of the first tier, no model asked)',
+    )
     .option('--split <name>', 'with --cases: only the cases whose "split" is this')
     .addOption(new Option('--by <key>', 'with --cases: also score each group of cases: by the repository of "source", or by "split"').choices([...GROUP_BY]))
     .addOption(
@@ -38,7 +41,7 @@ export function register(program: Command): void {
     .option('--timeout <ms>', 'evaluation timeout in ms', '30000')
     .option(
       '--json',
-      'print {kind, pattern, message, evidence, finding?} (finding: the detector and a hash of its evidence, what dismiss matches) or {skipped: true, reason}; with --cases, one score object (with model calls and, per window, the tier that decided)',
+      'print {kind, pattern, message, evidence, finding?} (finding: the detector and a hash of its evidence, what dismiss matches) or {skipped: true, reason}; with --cases, one score object (with model calls, per window the tier that decided, and the triage of the first tier)',
     )
     .action(
       lazy(
