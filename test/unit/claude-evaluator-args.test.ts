@@ -1,7 +1,12 @@
 /** The claude evaluator's pure parts: argv, the worker variables passed on, output parsing and cost. */
-import { describe, expect, test } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, test } from 'vitest';
 import { buildClaudeEvaluatorArgs, claudeEvaluatorPassThrough, claudeUsage, parseClaudeEvaluatorOutput } from '../../activities/evaluators/claude.js';
-import { EvaluatorConfigSchema } from '../../src/domain/contract/schemas.js';
+import { buildSpec } from '../../src/cli/commands/start.js';
+import { parseConfig, specFromConfig } from '../../src/config/file.js';
+import { AgentSpecSchema, EvaluatorConfigSchema } from '../../src/domain/contract/schemas.js';
 
 const VERDICT = '{"verdict":"CORRECTION","pattern":"SPIRALING","message":"stop","evidence":[2]}';
 
@@ -70,5 +75,33 @@ describe('the claude evaluator in the AgentSpec schema', () => {
     const extra = EvaluatorConfigSchema.safeParse({ kind: 'claude', config: [] });
     expect(JSON.stringify(extra.error?.issues)).toContain('config');
     expect(EvaluatorConfigSchema.parse({ kind: 'tiered', model: { kind: 'claude' } })).toMatchObject({ model: { kind: 'claude' } });
+  });
+});
+
+describe('the claude evaluator from the config file and the flags', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'warden-claude-eval-cfg-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const write = (name: string, yaml: string) => {
+    const file = join(dir, name);
+    writeFileSync(file, yaml);
+    return file;
+  };
+
+  test('evaluator: {kind: claude, model, claude_path} becomes the spec; an unknown key is named', () => {
+    const cfg = parseConfig('evaluator:\n  kind: claude\n  model: sonnet\n  claude_path: /opt/claude\n', 'x.yaml');
+    expect(specFromConfig(cfg).evaluator).toEqual({ kind: 'claude', model: 'sonnet', claudePath: '/opt/claude' });
+    expect(() => parseConfig('evaluator:\n  kind: claude\n  credentials_home: /x\n', 'x.yaml')).toThrow(/credentials_home/);
+    const tiered = parseConfig('evaluator:\n  kind: tiered\n  model:\n    kind: claude\n', 'x.yaml');
+    expect(specFromConfig(tiered).evaluator).toEqual({ kind: 'tiered', model: { kind: 'claude' } });
+  });
+
+  test('--evaluator claude and --tier-model claude; the config file keeps its model', () => {
+    expect(AgentSpecSchema.parse(buildSpec('a', { task: 't', evaluator: 'claude' })).evaluator).toEqual({ kind: 'claude' });
+    const file = write('claude.yaml', 'evaluator:\n  kind: claude\n  model: sonnet\n');
+    expect(buildSpec('a', { task: 't', config: file, evaluator: 'claude' }).evaluator).toEqual({ kind: 'claude', model: 'sonnet' });
+    expect(AgentSpecSchema.parse(buildSpec('a', { task: 't', evaluator: 'tiered', tierModel: 'claude' })).evaluator).toMatchObject({
+      kind: 'tiered',
+      model: { kind: 'claude' },
+    });
   });
 });
