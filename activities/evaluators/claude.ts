@@ -80,7 +80,8 @@ export function parseClaudeEvaluatorOutput(stdout: string): EvaluatorAnswer {
   const usage = claudeUsage(result);
   if (result.is_error === true || (typeof result.subtype === 'string' && result.subtype !== 'success')) {
     const what = typeof result.result === 'string' && result.result ? result.result : String(result.subtype ?? 'error');
-    throw new Error(`claude -p reported an error (${String(result.subtype ?? 'error')}): ${stderrTail(what)}`);
+    const sub = typeof result.subtype === 'string' && result.subtype !== 'success' ? ` (${result.subtype})` : '';
+    throw new Error(`claude -p reported an error${sub}: ${stderrTail(what)}`);
   }
   if (typeof result.result !== 'string' || !result.result.trim()) throw new Error('claude -p returned an empty result');
   return { text: result.result.trim(), ...(usage && { usage }) };
