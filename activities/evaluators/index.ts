@@ -1,5 +1,6 @@
 /** Evaluator registry: one file per evaluator, chosen by `AgentSpec.evaluator.kind`. */
 import type { EvaluatorConfig } from '../../src/domain/contract/schemas.js';
+import { claudeEvaluator } from './claude.js';
 import { codexEvaluator } from './codex.js';
 import { commandEvaluator } from './command.js';
 import { heuristicEvaluator } from './heuristic.js';
@@ -14,6 +15,8 @@ export function evaluatorFor(config: EvaluatorConfig): Evaluator {
       return commandEvaluator(config);
     case 'codex':
       return codexEvaluator(config);
+    case 'claude':
+      return claudeEvaluator(config);
     case 'openai':
       return openaiEvaluator(config);
     case 'tiered':

@@ -12,7 +12,7 @@
  *     last_resort: none        # compact: before escalating, move the agent to a fresh context with a handoff (once)
  *     session_end_grace: 10m   # a hooked session that ended ends its agent done after this, unless it resumes
  *   evaluator:
- *     kind: heuristic          # heuristic | codex | command | openai | tiered
+ *     kind: heuristic          # heuristic | codex | claude | command | openai | tiered
  *     # kind: openai           # any OpenAI-compatible chat-completions server
  *     # base_url: http://127.0.0.1:11434/v1
  *     # model: llama3.2         # default: supervisor.model
@@ -20,7 +20,7 @@
  *     # temperature: 0
  *     # kind: tiered           # the heuristic on every window, a model only where it pays
  *     # sample_ok: 0.05        # fraction of OK windows also sent to the model
- *     # model:                 # the model tier: a codex, command or openai evaluator as above
+ *     # model:                 # the model tier: a codex, claude, command or openai evaluator as above
  *     #   kind: openai
  *     #   base_url: http://127.0.0.1:11434/v1
  *   notify:
@@ -68,6 +68,7 @@ const CodexEvaluatorFile = z
     credentials_home: z.string().optional(),
   })
   .strict();
+const ClaudeEvaluatorFile = z.object({ kind: z.literal('claude'), claude_path: z.string().optional(), model: z.string().optional() }).strict();
 const CommandEvaluatorFile = z.object({ kind: z.literal('command'), command: z.array(z.string()).min(1), cwd: z.string().optional() }).strict();
 const OpenAIEvaluatorFile = z
   .object({
@@ -79,11 +80,12 @@ const OpenAIEvaluatorFile = z
   })
   .strict();
 /** The evaluators that ask a model; also `tiered`'s `model:`. */
-const ModelEvaluatorFile = z.discriminatedUnion('kind', [CodexEvaluatorFile, CommandEvaluatorFile, OpenAIEvaluatorFile]);
+const ModelEvaluatorFile = z.discriminatedUnion('kind', [CodexEvaluatorFile, ClaudeEvaluatorFile, CommandEvaluatorFile, OpenAIEvaluatorFile]);
 
 const EvaluatorFile = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('heuristic') }).strict(),
   CodexEvaluatorFile,
+  ClaudeEvaluatorFile,
   CommandEvaluatorFile,
   OpenAIEvaluatorFile,
   z.object({ kind: z.literal('tiered'), model: ModelEvaluatorFile, sample_ok: z.number().min(0).max(1).optional() }).strict(),
@@ -230,12 +232,14 @@ export function specFromConfig(cfg: ConfigFile): Omit<Partial<AgentSpecInput>, '
   return out;
 }
 
-type ModelEvaluatorInput = Extract<NonNullable<AgentSpecInput['evaluator']>, { kind: 'codex' | 'command' | 'openai' }>;
+type ModelEvaluatorInput = Extract<NonNullable<AgentSpecInput['evaluator']>, { kind: 'codex' | 'claude' | 'command' | 'openai' }>;
 
 function modelEvaluatorFromFile(e: z.output<typeof ModelEvaluatorFile>): ModelEvaluatorInput {
   switch (e.kind) {
     case 'codex':
       return { kind: 'codex', codexPath: e.codex_path, config: e.config ?? [], credentialsHome: e.credentials_home };
+    case 'claude':
+      return { kind: 'claude', ...(e.claude_path !== undefined && { claudePath: e.claude_path }), ...(e.model !== undefined && { model: e.model }) };
     case 'command':
       return { kind: 'command', command: e.command, cwd: e.cwd };
     case 'openai':

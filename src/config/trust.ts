@@ -218,12 +218,16 @@ const words = (argv: readonly string[]) => argv.map(shellWord).join(' ');
  */
 export function describeConfig(cfg: ConfigFile): string[] {
   const out: string[] = [];
-  const model = (e: Extract<NonNullable<ConfigFile['evaluator']>, { kind: 'codex' | 'command' | 'openai' }>, what: string) => {
+  const model = (e: Extract<NonNullable<ConfigFile['evaluator']>, { kind: 'codex' | 'claude' | 'command' | 'openai' }>, what: string) => {
     if (e.kind === 'command')
       out.push(`${what}: runs on the worker, with the session's transcript on stdin: ${words(e.command)}${e.cwd ? ` (in ${e.cwd})` : ''}`);
     else if (e.kind === 'codex')
       out.push(
         `${what}: runs ${e.codex_path ?? 'codex'} on the worker with the session's transcript${e.config?.length ? `, config ${words(e.config)}` : ''}${e.credentials_home ? `, credentials from ${e.credentials_home}` : ''}`,
+      );
+    else if (e.kind === 'claude')
+      out.push(
+        `${what}: runs ${e.claude_path ?? 'claude'} -p on the worker with the session's transcript (model ${e.model ?? 'haiku'}, the worker's ANTHROPIC_* credentials)`,
       );
     else out.push(`${what}: sends the session's prompts and transcript to ${e.base_url}${e.api_key_env ? ` with the key in $${e.api_key_env}` : ''}`);
   };

@@ -204,6 +204,7 @@ export const evaluateAction = async (o: EvaluateOptions, cmd: Command) => {
       if (!o.evaluatorCommand) throw new UsageError('--evaluator command needs --evaluator-command "program args…"');
       evaluator = { kind: 'command', command: o.evaluatorCommand.split(/\s+/).filter(Boolean) };
     } else if (o.evaluator === 'codex') evaluator = { kind: 'codex', config: o.codexConfig ?? [] };
+    else if (o.evaluator === 'claude') evaluator = evaluator.kind === 'claude' ? evaluator : { kind: 'claude' };
     else if (!o.config) evaluator = { kind: 'heuristic' };
     // --evaluator openai, or its flags over an openai evaluator from the config file.
     const openai = openaiEvaluatorFromFlags(o, evaluator);

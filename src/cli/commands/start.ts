@@ -14,9 +14,9 @@ import { codexEndpointOverrides, missingCredentials, resolveCommandPaths, resolv
 interface StartOptions {
   task?: string;
   config?: string;
-  evaluator?: 'heuristic' | 'codex' | 'command' | 'openai' | 'tiered';
+  evaluator?: 'heuristic' | 'codex' | 'claude' | 'command' | 'openai' | 'tiered';
   evaluatorCommand?: string;
-  tierModel?: 'openai' | 'codex' | 'command';
+  tierModel?: 'openai' | 'codex' | 'claude' | 'command';
   sampleOk?: number;
   openaiBaseUrl?: string;
   openaiApiKeyEnv?: string;
@@ -158,6 +158,8 @@ function evaluatorFromFlags(o: StartOptions, fromFile: EvaluatorInput | undefine
   let evaluator = fromFile;
   if (o.evaluator === 'heuristic') evaluator = { kind: 'heuristic' };
   if (o.evaluator === 'codex') evaluator = { kind: 'codex', config: o.codexConfig ?? [] };
+  // The model of a claude evaluator comes from the config file (default haiku), not --model.
+  if (o.evaluator === 'claude') evaluator = fromFile?.kind === 'claude' ? fromFile : { kind: 'claude' };
   if (o.evaluator === 'command') {
     if (!o.evaluatorCommand) throw new UsageError('--evaluator command needs --evaluator-command "program args…"');
     evaluator = { kind: 'command', command: resolveCommandPaths(o.evaluatorCommand.split(/\s+/).filter(Boolean)) };
@@ -182,8 +184,9 @@ export function tieredEvaluatorFromFlags(
 ): EvaluatorInput {
   const fromFile = current?.kind === 'tiered' ? current : undefined;
   const kind = o.tierModel ?? fromFile?.model.kind;
-  if (!kind) throw new UsageError('--evaluator tiered needs --tier-model openai|codex|command: the model asked where the heuristic flags or is unsure');
-  if (!['openai', 'codex', 'command'].includes(kind)) throw new UsageError(`--tier-model must be openai, codex or command, got ${JSON.stringify(kind)}`);
+  if (!kind) throw new UsageError('--evaluator tiered needs --tier-model openai|codex|claude|command: the model asked where the heuristic flags or is unsure');
+  if (!['openai', 'codex', 'claude', 'command'].includes(kind))
+    throw new UsageError(`--tier-model must be openai, codex, claude or command, got ${JSON.stringify(kind)}`);
   const fileModel = fromFile?.model.kind === kind ? fromFile.model : undefined;
   const only = (flag: string, value: unknown, k: string) => {
     if (value !== undefined && kind !== k) throw new UsageError(`${flag} goes with --tier-model ${k}, not ${kind}`);
@@ -203,6 +206,8 @@ export function tieredEvaluatorFromFlags(
         : undefined;
     if (!command?.length) throw new UsageError('--tier-model command needs --evaluator-command "program args…"');
     model = { ...(fileModel?.kind === 'command' ? fileModel : {}), kind: 'command', command };
+  } else if (kind === 'claude') {
+    model = fileModel?.kind === 'claude' ? fileModel : { kind: 'claude' };
   } else {
     model = {
       ...(fileModel?.kind === 'codex' ? fileModel : {}),

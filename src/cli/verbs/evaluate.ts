@@ -17,13 +17,14 @@ export function register(program: Command): void {
     .addOption(new Option('--by <key>', 'with --cases: also score each group of cases: by the repository of "source", or by "split"').choices([...GROUP_BY]))
     .addOption(
       new Option('--evaluator <kind>', 'who judges (tiered: the heuristic, and a model only where it pays)')
-        .choices(['heuristic', 'codex', 'command', 'openai', 'tiered'])
+        .choices(['heuristic', 'codex', 'claude', 'command', 'openai', 'tiered'])
         .default('heuristic'),
     )
     .addOption(
       new Option('--tier-model <kind>', 'for --evaluator tiered: the model asked where the heuristic flags, is unsure, or samples an OK').choices([
         'openai',
         'codex',
+        'claude',
         'command',
       ]),
     )

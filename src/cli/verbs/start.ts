@@ -14,6 +14,7 @@ export function register(program: Command): void {
       new Option('--evaluator <kind>', 'who judges the window (tiered: the heuristic, and a model only where it pays)').choices([
         'heuristic',
         'codex',
+        'claude',
         'command',
         'openai',
         'tiered',
@@ -23,6 +24,7 @@ export function register(program: Command): void {
       new Option('--tier-model <kind>', 'for --evaluator tiered: the model asked where the heuristic flags, is unsure, or samples an OK').choices([
         'openai',
         'codex',
+        'claude',
         'command',
       ]),
     )

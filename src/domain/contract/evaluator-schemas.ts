@@ -1,12 +1,12 @@
 /**
  * The evaluator part of the AgentSpec (`AgentSpec.evaluator`): heuristic, the model evaluators
- * (codex, openai, command) and `tiered` (the heuristic on every window, a model evaluator only where
+ * (codex, claude, openai, command) and `tiered` (the heuristic on every window, a model evaluator only where
  * it pays: src/domain/judgement/tiered.ts). Re-exported by schemas.ts.
  */
 import { z } from 'zod';
 import { shared } from './shared.js';
 
-/** The evaluators that ask a model: `codex`, `openai`, `command` (also the model tier of `tiered`). */
+/** The evaluators that ask a model: `codex`, `claude`, `openai`, `command` (also the model tier of `tiered`). */
 export const ModelEvaluatorConfigSchema = shared('contract/evaluator-schemas:ModelEvaluatorConfigSchema', () =>
   z.discriminatedUnion('kind', [
     z
@@ -18,6 +18,15 @@ export const ModelEvaluatorConfigSchema = shared('contract/evaluator-schemas:Mod
         config: z.array(z.string()).default([]),
         /** CODEX_HOME whose credentials are copied into each throwaway home; default $CODEX_HOME or ~/.codex. */
         credentialsHome: z.string().optional(),
+      })
+      .strict(),
+    z
+      .object({
+        kind: z.literal('claude'),
+        /** Path of the Claude Code binary; default: `claude` on PATH. */
+        claudePath: z.string().min(1, 'claudePath must not be empty').optional(),
+        /** Model passed to `claude -p --model`; default: haiku (not the supervisor's `model`, which names an OpenAI model by default). */
+        model: z.string().min(1, 'model must not be empty').optional(),
       })
       .strict(),
     z
