@@ -18,8 +18,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
-import { freePort } from '../../src/devserver/ports.js';
-import { ensureEndpoint, type HookEndpoint } from '../../src/hooks/endpoint-file.js';
+import type { HookEndpoint } from '../../src/hooks/endpoint-file.js';
 import { sessionAgentId } from '../../src/hooks/session.js';
 import { messageTexts, startAnthropicServer, text, toolUse, type AnthropicServer } from '../fixtures/anthropic-server.js';
 import { inputTexts, message, shellCall, startModelServer, type ModelServer } from '../fixtures/model-server.js';
@@ -27,7 +26,7 @@ import { reportedTurns, waitForStatus } from '../helpers/agents.js';
 import { claudeBinary, offlineClaudeEnv } from '../helpers/claude.js';
 import { codexExecArgs, codexHooksToml, execCodex, offlineCodexEnv } from '../helpers/codex.js';
 import { shellWord } from '../helpers/hooks.js';
-import { cmdline, processesWithEnv } from '../helpers/procs.js';
+import { endpointUser, serveOf } from '../helpers/endpoint.js';
 import { ROOT, cleanup, eventually, useStack } from '../helpers/stack.js';
 
 const stack = useStack();
@@ -49,27 +48,13 @@ afterEach(async () => {
 });
 afterAll(() => cleanup(scratch));
 
-/** A user of their own: home, warden home (with an endpoint file on a free port), caches, a project. */
+/** A user of their own (endpointUser) whose project is `<name>`, with a log of the forwarder's stderr. */
 async function user(name: string) {
   const dir = join(scratch, name);
-  const home = join(dir, 'home');
-  const work = join(dir, name);
-  mkdirSync(home, { recursive: true });
-  mkdirSync(work, { recursive: true });
+  const { home, project: work, env, endpoint } = await endpointUser(dir, name, stack.server);
+  homes.push(env.WARDEN_HOME);
   const hookLog = join(dir, 'hook-stderr.log');
   writeFileSync(hookLog, '');
-  const env = {
-    PATH: process.env.PATH ?? '/usr/bin:/bin',
-    HOME: home,
-    WARDEN_HOME: join(home, '.warden'),
-    XDG_CACHE_HOME: join(home, '.cache'),
-    XDG_CONFIG_HOME: join(home, '.config'),
-    TEMPORAL_ADDRESS: stack.server.address,
-    TEMPORAL_NAMESPACE: stack.server.namespace,
-    WARDEN_LOG_LEVEL: 'warn',
-  };
-  homes.push(env.WARDEN_HOME);
-  const { endpoint } = await ensureEndpoint(env, `127.0.0.1:${await freePort()}`);
   return {
     dir,
     home,
@@ -109,8 +94,7 @@ function claudeUserHooks(endpoint: HookEndpoint, forwarder: string) {
   };
 }
 
-/** The `warden serve` processes of this user (the agent CLIs carry the same WARDEN_HOME). */
-const endpointPids = (env: { WARDEN_HOME: string }) => processesWithEnv(`WARDEN_HOME=${env.WARDEN_HOME}`).filter((pid) => cmdline(pid).includes('serve'));
+const endpointPids = (env: { WARDEN_HOME: string }) => serveOf(env.WARDEN_HOME);
 
 test('Claude Code: HTTP hooks for tool calls, the forwarder for the rest; the endpoint SIGKILLed mid-session comes back', async () => {
   const u = await user('ccproj');

@@ -18,10 +18,10 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import { freePort } from '../../src/devserver/ports.js';
-import { ensureEndpoint, readEndpoint } from '../../src/hooks/endpoint-file.js';
+import { readEndpoint } from '../../src/hooks/endpoint-file.js';
 import { sessionAgentId } from '../../src/hooks/session.js';
 import { reportedTurns, waitForStatus } from '../helpers/agents.js';
-import { cmdline, processesWithEnv } from '../helpers/procs.js';
+import { endpointUser, serveOf } from '../helpers/endpoint.js';
 import { ROOT, cleanup, eventually, useStack } from '../helpers/stack.js';
 
 const stack = useStack();
@@ -39,26 +39,11 @@ afterEach(() => {
 });
 afterAll(() => cleanup(scratch));
 
-/** A user of their own (warden home, caches, config) with an endpoint file on a free port, and a project. */
+/** A user of their own with an endpoint file on a free port, and a project `proj-<name>`. */
 async function user(name: string) {
-  const dir = join(scratch, name);
-  const home = join(dir, 'home');
-  const project = join(dir, `proj-${name}`);
-  mkdirSync(home, { recursive: true });
-  mkdirSync(project, { recursive: true });
-  const env = {
-    PATH: process.env.PATH ?? '/usr/bin:/bin',
-    HOME: home,
-    WARDEN_HOME: join(home, '.warden'),
-    XDG_CACHE_HOME: join(home, '.cache'),
-    XDG_CONFIG_HOME: join(home, '.config'),
-    TEMPORAL_ADDRESS: stack.server.address,
-    TEMPORAL_NAMESPACE: stack.server.namespace,
-    WARDEN_LOG_LEVEL: 'warn',
-  };
-  homes.push(env.WARDEN_HOME);
-  const { endpoint } = await ensureEndpoint(env, `127.0.0.1:${await freePort()}`);
-  return { dir, home, project, env, endpoint };
+  const u = await endpointUser(join(scratch, name), `proj-${name}`, stack.server);
+  homes.push(u.env.WARDEN_HOME);
+  return u;
 }
 
 type User = Awaited<ReturnType<typeof user>>;
@@ -76,8 +61,6 @@ async function hook(u: User, agent: 'claude' | 'codex', event: Record<string, un
   return { exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr };
 }
 
-/** The `warden serve` processes of a warden home. */
-const serveOf = (home: string) => processesWithEnv(`WARDEN_HOME=${home}`).filter((pid) => cmdline(pid).includes('serve'));
 const endpointPids = (u: User) => serveOf(u.env.WARDEN_HOME);
 
 const toolEvent = (session: string, i: number, event = 'PostToolUse') => ({
