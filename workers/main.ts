@@ -123,9 +123,14 @@ export interface WorkerHandle {
 }
 
 export async function startWorker(
-  opts: { address?: string; namespace?: string; taskQueue?: string; log?: Logger } & Partial<
-    Pick<WorkerOptions, 'workflowBundle' | 'maxConcurrentActivityTaskExecutions'>
-  > = {},
+  opts: {
+    address?: string;
+    namespace?: string;
+    taskQueue?: string;
+    log?: Logger;
+    /** Activities that replace warden's own by name (tests: workflow scenarios with fake activities). */
+    activities?: Partial<ReturnType<typeof createActivities>>;
+  } & Partial<Pick<WorkerOptions, 'workflowBundle' | 'maxConcurrentActivityTaskExecutions'>> = {},
 ): Promise<WorkerHandle> {
   const log = opts.log ?? createLogger('warden-worker');
   installPinoRuntime(log, metricsFromEnv());
@@ -141,7 +146,7 @@ export async function startWorker(
     ...workflowSource(opts.workflowBundle, log),
     ...WORKER_DEFAULTS,
     ...tuningFromEnv(),
-    activities: createActivities(log),
+    activities: { ...createActivities(log), ...opts.activities },
     // Undecodable signal/start payloads become a sentinel instead of failing every workflow task.
     dataConverter: wardenDataConverter(),
     maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivityTaskExecutions ?? 50,

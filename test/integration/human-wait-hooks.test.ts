@@ -52,12 +52,18 @@ function transcript(): string {
 }
 
 const REASON = 'waiting for permission: Bash rm -rf build/';
+/**
+ * The idle watchdog's period here: long enough that the gap between the tool call's hook and the
+ * notification's (two hook processes started one after the other, slow on a loaded machine) never
+ * reaches it, short enough to wait out twice.
+ */
+const IDLE_MS = 4000;
 const alerts = () => hooks.accepted().filter((d) => (d.json as { event?: string } | null)?.event === 'awaiting-input');
 
 test('a permission prompt: awaiting-input with the tool call, one webhook, never idle, cleared by the next tool call; a SIGKILLed worker loses nothing', async () => {
   let worker = stack.spawnWorker();
   const agentId = 'hw-claude';
-  await stack.warden.start({ agentId, task: 'Clean the build.', supervisor: { idleAfterMs: 1500 }, notify: { webhooks: [{ url: hooks.url }] } });
+  await stack.warden.start({ agentId, task: 'Clean the build.', supervisor: { idleAfterMs: IDLE_MS }, notify: { webhooks: [{ url: hooks.url }] } });
   const tool = await hook(agentId, {
     hook_event_name: 'PostToolUse',
     session_id: 'sess-hw',
@@ -87,8 +93,8 @@ test('a permission prompt: awaiting-input with the tool call, one webhook, never
   await waitForStatus(stack.warden, agentId, () => alerts().length >= 1, 'the webhook');
   expect(alerts()[0]!.json).toMatchObject({ event: 'awaiting-input', agentId, reason: REASON });
 
-  // The idle watchdog (1.5 s) has long passed: the wait is not idleness. (Several times its period.)
-  await new Promise((r) => setTimeout(r, 5000));
+  // The idle watchdog has long passed: the wait is not idleness. (Over twice its period.)
+  await new Promise((r) => setTimeout(r, IDLE_MS * 2.5));
   s = await stack.warden.status(agentId);
   expect(s).toMatchObject({ state: 'awaiting-input', stateReason: REASON, escalationStep: 0 });
   expect(s.evaluations.total).toBe(0);
