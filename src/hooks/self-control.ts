@@ -12,7 +12,13 @@
  * at run time (`$(printf …)`, a variable holding the verb, a script file, a base64 blob, a program
  * of its own talking gRPC) is not seen. Reading is never a hit: `warden status <self>`, `temporal
  * workflow describe|show|query`, and a file or an `echo` that merely mentions the words.
+ *
+ * Given warden's own installation (an OwnContext), the same reading also catches a call that goes
+ * for what the hooks stand on: warden's files and the hook settings, the hook endpoint, the
+ * endpoint's process (own-files.ts).
  */
+import { resolve } from 'node:path';
+import { killLookupHit, ownCommandHit, ownInputHit, redirectHit, type OwnContext } from './own-files.js';
 
 /** What a denied call was: the program and verb (`warden dismiss`, `temporal workflow signal`), and the command that holds it. */
 export interface SelfControlHit {
@@ -79,45 +85,81 @@ const basename = (w: string) => w.replace(/^.*\//, '');
 /** A word of `id` alone (not a prefix of another id, nor a child `id.child`). */
 const idIn = (text: string, id: string) => new RegExp(`(?:^|[^A-Za-z0-9._-])${id.replace(/[.]/g, '\\.')}(?:$|[^A-Za-z0-9._-])`).test(text);
 
+/** warden's own installation and the session's directory, for the checks of own-files.ts (and the tool's name). */
+export interface OwnCheck {
+  guard: OwnContext['guard'];
+  /** The session's working directory (the hook input's `cwd`). */
+  cwd: string;
+  /** The tool's name (Read, Write, Bash, …): whether its structured input reads or writes. */
+  tool?: string;
+}
+
 /**
  * Whether this tool call (its `tool_input`: a shell command as a string, or as argv) targets
- * warden's controls of agent `agentId` itself; the first such command, or null.
+ * warden's controls of agent `agentId` itself; the first such command, or null. With `own`, also
+ * warden's own files, endpoint and process (own-files.ts), in the shell command and in the
+ * structured input of file tools.
  */
-export function selfControlCall(toolInput: unknown, agentId: string): SelfControlHit | null {
+export function selfControlCall(toolInput: unknown, agentId: string, own?: OwnCheck): SelfControlHit | null {
   if (!toolInput || typeof toolInput !== 'object') return null;
   const o = toolInput as Record<string, unknown>;
+  const ctx: OwnContext | undefined = own ? { guard: own.guard, cwd: own.cwd, facts: {} } : undefined;
   for (const field of ['command', 'cmd']) {
     const v = o[field];
     if (typeof v === 'string') {
-      const hit = scanScript(v, agentId, 0);
+      const hit = scanScript(v, agentId, 0, ctx);
       if (hit) return hit;
     } else if (Array.isArray(v) && v.every((w) => typeof w === 'string')) {
-      const hit = scanWords(v as string[], agentId, 0);
+      const hit = scanWords(v as string[], agentId, 0, ctx);
       if (hit) return hit;
     }
   }
-  return null;
+  if (!ctx) return null;
+  return killLookupHit(ctx) ?? ownInputHit(own?.tool ?? '', o, ctx);
 }
 
 /** Every simple command of a shell script, checked (command substitutions too). */
-export function scanScript(script: string, agentId: string, depth: number): SelfControlHit | null {
+export function scanScript(script: string, agentId: string, depth: number, own?: OwnContext): SelfControlHit | null {
   if (depth > MAX_DEPTH) return null;
-  const { commands, substitutions } = splitShell(script);
+  const { commands, substitutions, redirects } = splitShell(script);
+  // A `cd` moves the directory later relative paths start from (for this line; subshells alike).
+  const ctx = own && { ...own };
   for (const words of commands) {
-    const hit = scanWords(words, agentId, depth);
+    if (ctx && (words[0] === 'cd' || words[0] === 'pushd')) {
+      const to = words.slice(1).find((w) => !w.startsWith('-'));
+      ctx.cwd = resolveDir(to, ctx);
+    }
+    const hit = scanWords(words, agentId, depth, ctx);
     if (hit) return hit;
   }
+  if (ctx)
+    for (const r of redirects) {
+      const hit = redirectHit(r.op, r.target, ctx);
+      if (hit) return hit;
+    }
   for (const s of substitutions) {
-    const hit = scanScript(s, agentId, depth + 1);
+    const hit = scanScript(s, agentId, depth + 1, ctx);
     if (hit) return hit;
   }
   return null;
 }
 
+/** Where `cd <to>` goes (its own directory when the target is a variable the hook cannot know). */
+function resolveDir(to: string | undefined, ctx: OwnContext): string {
+  if (!to || to === '~') return ctx.guard.home;
+  const w = to
+    .replace(/^~(?=\/)/, ctx.guard.home)
+    .replace(/\$\{?(HOME|WARDEN_HOME)\}?(?![A-Za-z0-9_])/g, (_, n: string) => (n === 'HOME' ? ctx.guard.home : ctx.guard.wardenHome));
+  if (w.includes('$') || w === '-') return ctx.cwd;
+  return resolve(ctx.cwd, w);
+}
+
 /** One simple command, as words. */
-function scanWords(input: string[], agentId: string, depth: number): SelfControlHit | null {
+function scanWords(input: string[], agentId: string, depth: number, own?: OwnContext): SelfControlHit | null {
   if (depth > MAX_DEPTH) return null;
   let words = input.filter((w) => w !== '');
+  /** A hit on the agent's controls, else (given warden's installation) on its own files, endpoint or process. */
+  const mine = (hit: SelfControlHit | null) => hit ?? (own ? ownCommandHit(words, own) : null);
   for (;;) {
     while (words.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[0]!)) words = words.slice(1); // FOO=bar cmd
     if (!words.length) return null;
@@ -144,20 +186,20 @@ function scanWords(input: string[], agentId: string, depth: number): SelfControl
     }
     if (SHELLS.has(prog)) {
       const flag = words.findIndex((w, i) => i > 0 && /^-[A-Za-z]*c[A-Za-z]*$/.test(w));
-      return flag > 0 && words[flag + 1] !== undefined ? scanScript(words[flag + 1]!, agentId, depth + 1) : null;
+      return flag > 0 && words[flag + 1] !== undefined ? scanScript(words[flag + 1]!, agentId, depth + 1, own) : mine(null);
     }
-    if (prog === 'eval') return scanScript(words.slice(1).join(' '), agentId, depth + 1);
+    if (prog === 'eval') return scanScript(words.slice(1).join(' '), agentId, depth + 1, own);
     if (NODES.has(prog)) {
       const rest = dropOptions(words.slice(1), ['-r', '--require', '--import', '--loader', '--env-file', '-C', '--conditions']);
       const script = rest[0];
-      if (!script) return null;
-      if (/warden/i.test(script) || /^(?:main|cli)\.[cm]?[jt]s$/.test(basename(script))) return wardenHit(rest.slice(1), agentId, words);
-      return null;
+      if (!script) return mine(null);
+      if (/warden/i.test(script) || /^(?:main|cli)\.[cm]?[jt]s$/.test(basename(script))) return mine(wardenHit(rest.slice(1), agentId, words));
+      return mine(null);
     }
-    if (/^warden(?:\.[cm]?js)?$/.test(prog)) return wardenHit(words.slice(1), agentId, words);
-    if (prog === 'temporal' || prog === 'tctl') return temporalHit(prog, words.slice(1), agentId, words);
-    if (HTTP_CLIENTS.has(prog)) return httpHit(prog, words.slice(1), agentId, words);
-    return null;
+    if (/^warden(?:\.[cm]?js)?$/.test(prog)) return mine(wardenHit(words.slice(1), agentId, words));
+    if (prog === 'temporal' || prog === 'tctl') return mine(temporalHit(prog, words.slice(1), agentId, words));
+    if (HTTP_CLIENTS.has(prog)) return mine(httpHit(prog, words.slice(1), agentId, words));
+    return mine(null);
   }
 }
 
@@ -236,16 +278,23 @@ function httpHit(prog: string, args: string[], agentId: string, all: string[]): 
  * A shell script as simple commands (each a list of words, quotes and escapes resolved) and the
  * bodies of its command substitutions (`$(…)`, backticks), to be read as scripts of their own.
  * Redirections end a command's words (their targets are read as a command of their own, which is
- * harmless); `#` starts a comment at the start of a word.
+ * harmless), and their targets are listed in `redirects` (`<` reads, `>` writes; `<>` and `>>`
+ * write); `#` starts a comment at the start of a word.
  */
-export function splitShell(src: string): { commands: string[][]; substitutions: string[] } {
+export function splitShell(src: string): { commands: string[][]; substitutions: string[]; redirects: Array<{ op: '<' | '>'; target: string }> } {
   const commands: string[][] = [];
   const substitutions: string[] = [];
+  const redirects: Array<{ op: '<' | '>'; target: string }> = [];
   let words: string[] = [];
   let word = '';
   let inWord = false;
+  let redirect: '<' | '>' | null = null;
   const endWord = () => {
-    if (inWord) words.push(word);
+    if (inWord) {
+      if (redirect && !words.length) redirects.push({ op: redirect, target: word });
+      redirect = null;
+      words.push(word);
+    }
     word = '';
     inWord = false;
   };
@@ -322,6 +371,7 @@ export function splitShell(src: string): { commands: string[][]; substitutions: 
       i = k < 0 ? src.length : k;
     } else if (';&|\n()<>'.includes(c)) {
       endCommand();
+      redirect = c === '>' ? '>' : c === '<' ? (redirect === null ? '<' : redirect) : null;
       i++;
     } else if (c === ' ' || c === '\t' || c === '\r') {
       endWord();
@@ -333,5 +383,5 @@ export function splitShell(src: string): { commands: string[][]; substitutions: 
     }
   }
   endCommand();
-  return { commands, substitutions };
+  return { commands, substitutions, redirects };
 }
