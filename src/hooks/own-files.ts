@@ -7,7 +7,8 @@
  *    directories), and the user's Claude Code settings file (a user-scope install writes the token
  *    into it), read or written;
  *  - the hook settings warden installs into: any `.claude/settings*.json`, `.codex/hooks.json` or
- *    `.codex/config.toml`, and `$CODEX_HOME`'s, written (reading them is allowed);
+ *    `.codex/config.toml`, and `$CODEX_HOME`'s, written (reading them is allowed); likewise the
+ *    hooks' session notes (sessionMarkerDir: an "unreachable" note turns supervision off a while);
  *  - the hook endpoint itself: an HTTP request to its address on a `/hooks/` path, a raw socket to
  *    its port, or its token in the call;
  *  - the endpoint's process: `kill`/`pkill`/`killall` naming warden or its port or pid, `fuser -k`
@@ -22,6 +23,7 @@
  */
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, resolve } from 'node:path';
+import { sessionMarkerDir } from './auto-start.js';
 import { DEFAULT_ENDPOINT, endpointFile, readEndpoint, wardenHome } from './endpoint-file.js';
 import type { SelfControlHit } from './self-control.js';
 
@@ -41,6 +43,8 @@ export interface OwnGuard {
   tokenFiles: string[];
   /** Codex's home (its hooks.json and config.toml are hook settings). */
   codexHome: string;
+  /** Where the hooks keep their once-per-session notes (an "unreachable" note there turns supervision off for a while): written, a hit. */
+  markerDir?: string;
   /** Process ids of the endpoint (when the endpoint itself answers). */
   pids: number[];
 }
@@ -138,10 +142,13 @@ function classify(abs: string, g: OwnGuard): { own: boolean; label: string } | n
   if (abs === g.endpointFile || abs.startsWith(`${g.endpointFile}.`))
     return { own: true, label: `warden's hook endpoint file ${g.endpointFile} (it holds the hook token)` };
   if (g.tokenFiles.includes(abs)) return { own: true, label: `the user's Claude Code settings ${abs} (they hold warden's hook token)` };
-  if (within(abs, g.wardenHome) && !within(abs, `${g.wardenHome}/agents`)) return { own: true, label: `warden's home ${g.wardenHome}` };
+  // (A warden home of `/` or the user's home itself would make every path warden's: then only its files above count.)
+  const home = g.wardenHome !== '/' && g.wardenHome !== g.home;
+  if (home && within(abs, g.wardenHome) && !within(abs, `${g.wardenHome}/agents`)) return { own: true, label: `warden's home ${g.wardenHome}` };
   if (/\/\.claude\/settings(?:\.[^/]*)?\.json$/.test(abs) || /\/\.codex\/(?:hooks\.json|config\.toml)$/.test(abs))
     return { own: false, label: `hook settings ${abs}` };
   if (abs === `${g.codexHome}/hooks.json` || abs === `${g.codexHome}/config.toml`) return { own: false, label: `hook settings ${abs}` };
+  if (g.markerDir && within(abs, g.markerDir)) return { own: false, label: `the hooks' session notes ${g.markerDir}` };
   return null;
 }
 
@@ -428,6 +435,7 @@ export function ownGuard(env: NodeJS.ProcessEnv = process.env, pids: number[] = 
     ...(ep ? { token: ep.token } : {}),
     tokenFiles: [resolve(env.CLAUDE_CONFIG_DIR || `${home}/.claude`, 'settings.json')],
     codexHome: resolve(env.CODEX_HOME || `${home}/.codex`),
+    markerDir: resolve(sessionMarkerDir(env)),
     pids,
   };
 }

@@ -17,6 +17,7 @@ const G: OwnGuard = {
   token: TOKEN,
   tokenFiles: ['/home/me/.claude/settings.json'],
   codexHome: '/home/me/.codex',
+  markerDir: '/home/me/.cache/warden/sessions',
   pids: [4242],
 };
 const CWD = '/home/me/src/proj';
@@ -101,6 +102,7 @@ describe('hook settings: writes are hits, reads are not', () => {
     'truncate -s0 ~/.claude/settings.json',
     'ln -sf /dev/null .claude/settings.json',
     'perl -pi -e s/hooks/nohooks/ .claude/settings.json',
+    'touch ~/.cache/warden/sessions/proj-1a2b3c4d5e6f.unreachable',
   ])('%s', (command) => {
     expect(bash(command), command).not.toBeNull();
   });
@@ -111,6 +113,7 @@ describe('hook settings: writes are hits, reads are not', () => {
     'cat ~/.codex/config.toml',
     'cp .claude/settings.json /tmp/backup.json',
     'grep -n hooks .codex/hooks.json',
+    'ls ~/.cache/warden/sessions',
   ])('%s', (command) => {
     expect(bash(command), command).toBeNull();
   });
@@ -258,6 +261,12 @@ describe('mentions are not hits', () => {
     expect(bash(command), command).toBeNull();
   });
 
+  it("a warden home that is the home itself does not make every file warden's", () => {
+    const g = { ...G, wardenHome: G.home, endpointFile: `${G.home}/hook-endpoint.json` };
+    expect(selfControlCall({ command: 'cat notes.txt' }, SELF, { guard: g, cwd: G.home })).toBeNull();
+    expect(selfControlCall({ command: 'cat hook-endpoint.json' }, SELF, { guard: g, cwd: G.home })).not.toBeNull();
+  });
+
   it('without warden installation given, only the controls are checked (as before)', () => {
     expect(selfControlCall({ command: 'cat ~/.warden/hook-endpoint.json' }, SELF)).toBeNull();
     expect(selfControlCall({ file_path: '/home/me/.warden/hook-endpoint.json' }, SELF)).toBeNull();
@@ -288,6 +297,7 @@ describe('ownGuard', () => {
       endpoint: { host: '127.0.0.1', port: 9911 },
       token: endpoint.token,
       tokenFiles: [join(env.HOME, '.claude', 'settings.json')],
+      markerDir: join(env.HOME, '.cache', 'warden', 'sessions'),
       pids: [7],
     });
     const own = { guard: g, cwd: dir, tool: 'Bash' };
