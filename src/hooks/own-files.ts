@@ -53,8 +53,11 @@ export interface OwnGuard {
 export interface OwnContext {
   guard: OwnGuard;
   cwd: string;
-  /** Set while scanning: a kill-like command, and a process lookup naming warden or its port (both in one call: a hit). */
-  facts?: { kill?: string; lookup?: string };
+  /**
+   * Set while scanning: a kill-like command, and a process lookup naming warden or its port
+   * (`pgrep -f warden`, `lsof -t -i :8788`, or `ps … | grep warden`): both in one call, a hit.
+   */
+  facts?: { kill?: string; lookup?: string; lister?: string; grepped?: string };
 }
 
 type Access = 'read' | 'write';
@@ -133,6 +136,8 @@ const LOOPBACK = /^(?:localhost|127(?:\.\d{1,3}){3}|\[?::1\]?|\[?::ffff:127(?:\.
 const HTTP = new Set(['curl', 'wget', 'http', 'https', 'xh', 'xhs', 'curlie', 'httpie', 'grpcurl']);
 const SOCKETS = new Set(['nc', 'ncat', 'netcat', 'socat', 'telnet']);
 const LOOKUPS = new Set(['pgrep', 'pidof', 'lsof', 'ps', 'fuser', 'ss', 'netstat', 'pstree']);
+/** Filters of a process listing (`ps aux | grep warden`). */
+const FILTERS = new Set(['grep', 'egrep', 'fgrep', 'rg', 'awk', 'gawk', 'mawk', 'sed']);
 
 const shown = (words: string[]) => words.join(' ').slice(0, 300);
 const within = (path: string, dir: string) => path === dir || path.startsWith(dir.endsWith('/') ? dir : `${dir}/`);
@@ -292,7 +297,8 @@ function endpointUrl(word: string, g: OwnGuard): boolean {
 }
 
 /** Whether a process pattern (`pkill -f …`, `pgrep …`) names warden's endpoint. */
-function namesWarden(word: string, g: OwnGuard): boolean {
+function namesWarden(pattern: string, g: OwnGuard): boolean {
+  const word = pattern.replace(/\[(.)\]/g, '$1'); // `[w]arden`, the old trick to keep grep from finding itself
   return /warden|forward\.js|main\.js.*\bserve\b|\bserve\b.*--listen/i.test(word) || new RegExp(`(?:^|[^0-9])${g.endpoint.port}(?:$|[^0-9])`).test(word);
 }
 
@@ -332,9 +338,14 @@ export function ownCommandHit(words: string[], ctx: OwnContext): SelfControlHit 
   }
   if (prog === 'fuser' && args.some((w) => /^-[A-Za-z]*k/.test(w)) && args.some((w) => new RegExp(`^:?${g.endpoint.port}(?:/tcp)?$`).test(w)))
     return hit(`fuser -k on warden's hook endpoint port ${g.endpoint.port}`);
-  if (LOOKUPS.has(prog) && args.some((w) => namesWarden(w, g))) {
+  if (LOOKUPS.has(prog)) {
     ctx.facts ??= {};
-    ctx.facts.lookup ??= shown(words);
+    ctx.facts.lister ??= shown(words);
+    if (args.some((w) => namesWarden(w, g))) ctx.facts.lookup ??= shown(words);
+  }
+  if (FILTERS.has(prog) && positional(args).some((w) => namesWarden(w, g))) {
+    ctx.facts ??= {};
+    ctx.facts.grepped ??= shown(words);
   }
   if (
     (prog === 'systemctl' || prog === 'launchctl' || prog === 'service') &&
@@ -372,7 +383,8 @@ export function ownCommandHit(words: string[], ctx: OwnContext): SelfControlHit 
 /** The pending kill-and-lookup pair of a whole call (`kill $(pgrep -f "warden serve")`, `pgrep warden | xargs kill`). */
 export function killLookupHit(ctx: OwnContext): SelfControlHit | null {
   const f = ctx.facts;
-  return f?.kill && f.lookup ? { what: "a kill of warden's hook endpoint, found by its name or port", command: `${f.lookup} … ${f.kill}`.slice(0, 300) } : null;
+  const lookup = f?.lookup ?? (f?.lister && f.grepped ? `${f.lister} | ${f.grepped}` : undefined);
+  return f?.kill && lookup ? { what: "a kill of warden's hook endpoint, found by its name or port", command: `${lookup} … ${f.kill}`.slice(0, 300) } : null;
 }
 
 /** Tools that write the file they are given (Claude Code's and others' file tools); others read. */

@@ -209,6 +209,8 @@ describe("the endpoint's process", () => {
     'kill -9 `pgrep -f warden`',
     'pgrep -f warden | xargs kill',
     'kill $(lsof -t -i :8788)',
+    "kill $(ps aux | grep 'warden serve' | awk '{print $2}')",
+    "ps -eo pid,args | grep [w]arden | awk '{print $1}' | xargs -r kill -9",
     'kill 4242',
     'kill -TERM 4242',
     'fuser -k 8788/tcp',
@@ -230,6 +232,8 @@ describe("the endpoint's process", () => {
     'fuser -k 3000/tcp',
     'systemctl --user status warden',
     'lsof -i :8788',
+    'ps aux | grep warden',
+    'git log | grep warden; kill 1234',
   ])('not: %s', (command) => {
     expect(bash(command), command).toBeNull();
   });
