@@ -121,7 +121,7 @@ export function selfControlCall(toolInput: unknown, agentId: string, own?: OwnCh
 /** Every simple command of a shell script, checked (command substitutions too). */
 export function scanScript(script: string, agentId: string, depth: number, own?: OwnContext): SelfControlHit | null {
   if (depth > MAX_DEPTH) return null;
-  const { commands, substitutions, redirects } = splitShell(script);
+  const { commands, substitutions, redirects, heredocs } = splitShell(script);
   // A `cd` moves the directory later relative paths start from (for this line; subshells alike).
   const ctx = own && { ...own };
   for (const words of commands) {
@@ -139,6 +139,12 @@ export function scanScript(script: string, agentId: string, depth: number, own?:
     }
   for (const s of substitutions) {
     const hit = scanScript(s, agentId, depth + 1, ctx);
+    if (hit) return hit;
+  }
+  // A here-document a shell reads is a script (`bash <<EOF`, `sudo sh -s <<'EOF'`); one for `cat` or `tee` is data.
+  for (const h of heredocs) {
+    if (!h.command.some((w) => SHELLS.has(basename(w)) || w === 'eval')) continue;
+    const hit = scanScript(h.body, agentId, depth + 1, ctx);
     if (hit) return hit;
   }
   return null;
@@ -274,17 +280,52 @@ function httpHit(prog: string, args: string[], agentId: string, all: string[]): 
 
 // ---------- a shell's word splitting, as far as a tripwire needs it ----------
 
+/** The `$(…)` and backtick substitutions of an unquoted here-document's body (quotes are text there). */
+function bodySubstitutions(body: string): string[] {
+  const out: string[] = [];
+  for (let j = 0; j < body.length; j++) {
+    if (body[j] === '\\') j++;
+    else if (body[j] === '$' && body[j + 1] === '(') {
+      let depth = 0;
+      let k = j + 1;
+      for (; k < body.length; k++) {
+        if (body[k] === '(') depth++;
+        else if (body[k] === ')' && --depth === 0) break;
+      }
+      out.push(body.slice(j + 2, k));
+      j = k;
+    } else if (body[j] === '`') {
+      const k = body.indexOf('`', j + 1);
+      out.push(body.slice(j + 1, k < 0 ? body.length : k));
+      j = k < 0 ? body.length : k;
+    }
+  }
+  return out;
+}
+
 /**
  * A shell script as simple commands (each a list of words, quotes and escapes resolved) and the
  * bodies of its command substitutions (`$(…)`, backticks), to be read as scripts of their own.
  * Redirections end a command's words (their targets are read as a command of their own, which is
  * harmless), and their targets are listed in `redirects` (`<` reads, `>` writes; `<>` and `>>`
- * write); `#` starts a comment at the start of a word.
+ * write); `#` starts a comment at the start of a word. A here-document's body is not read as
+ * commands: it is listed in `heredocs` with the words of the command it feeds (a shell runs it; `cat`
+ * does not), and the `$(…)` and backticks of an unquoted one are substitutions.
  */
-export function splitShell(src: string): { commands: string[][]; substitutions: string[]; redirects: Array<{ op: '<' | '>'; target: string }> } {
+export function splitShell(src: string): {
+  commands: string[][];
+  substitutions: string[];
+  redirects: Array<{ op: '<' | '>'; target: string }>;
+  heredocs: Array<{ body: string; command: string[] }>;
+} {
   const commands: string[][] = [];
   const substitutions: string[] = [];
   const redirects: Array<{ op: '<' | '>'; target: string }> = [];
+  const heredocs: Array<{ body: string; command: string[] }> = [];
+  /** Here-documents whose bodies start at the next newline. */
+  let pending: Array<{ delim: string; quoted: boolean; tabs: boolean; command: string[] }> = [];
+  /** The command a chain of redirections belongs to (`cat > f <<EOF`: cat). */
+  let owner: string[] | null = null;
   let words: string[] = [];
   let word = '';
   let inWord = false;
@@ -369,7 +410,45 @@ export function splitShell(src: string): { commands: string[][]; substitutions: 
     } else if (c === '#' && !inWord) {
       const k = src.indexOf('\n', i);
       i = k < 0 ? src.length : k;
+    } else if (c === '<' && src[i + 1] === '<' && src[i + 2] !== '<') {
+      // A here-document: `<<[-]WORD`, its body from the next line to the line WORD.
+      endWord();
+      const command: string[] = owner ?? [...words];
+      owner = command;
+      endCommand();
+      redirect = null;
+      i += 2;
+      const tabs = src[i] === '-';
+      if (tabs) i++;
+      while (src[i] === ' ' || src[i] === '\t') i++;
+      const m = /^(?:'[^'\n]*'|"[^"\n]*"|\\?[^\s;&|<>()]+)+/.exec(src.slice(i)) ?? [''];
+      const delim = m[0].replace(/['"\\]/g, '');
+      i += m[0].length;
+      if (delim) pending.push({ delim, quoted: /['"\\]/.test(m[0]), tabs, command });
+    } else if (c === '\n' && pending.length) {
+      endCommand();
+      owner = null;
+      redirect = null;
+      i++;
+      for (const h of pending) {
+        const lines: string[] = [];
+        while (i < src.length) {
+          const k = src.indexOf('\n', i);
+          const line = src.slice(i, k < 0 ? src.length : k);
+          i = k < 0 ? src.length : k + 1;
+          if ((h.tabs ? line.replace(/^\t+/, '') : line) === h.delim) break;
+          lines.push(line);
+        }
+        const body = lines.join('\n');
+        heredocs.push({ body, command: h.command });
+        if (!h.quoted) substitutions.push(...bodySubstitutions(body));
+      }
+      pending = [];
     } else if (';&|\n()<>'.includes(c)) {
+      if ((c === '<' || c === '>') && owner === null) {
+        endWord();
+        owner = [...words];
+      } else if (c !== '<' && c !== '>') owner = null;
       endCommand();
       redirect = c === '>' ? '>' : c === '<' ? (redirect === null ? '<' : redirect) : null;
       i++;
@@ -383,5 +462,5 @@ export function splitShell(src: string): { commands: string[][]; substitutions: 
     }
   }
   endCommand();
-  return { commands, substitutions, redirects };
+  return { commands, substitutions, redirects, heredocs };
 }

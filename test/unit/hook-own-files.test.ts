@@ -277,14 +277,33 @@ describe('mentions are not hits', () => {
   });
 });
 
-describe('splitShell redirects', () => {
+describe('splitShell redirects and here-documents', () => {
   it('lists the targets of redirections', () => {
-    expect(splitShell('cat < a > b 2>&1 >> c; x <<EOF').redirects).toEqual([
+    expect(splitShell('cat < a > b 2>&1 >> c; x <<EOF\nbody\nEOF\n').redirects).toEqual([
       { op: '<', target: 'a' },
       { op: '>', target: 'b' },
       { op: '>', target: 'c' },
-      { op: '<', target: 'EOF' },
     ]);
+  });
+
+  it('reads a here-document as data, with the command it feeds', () => {
+    const r = splitShell("cat > notes.md <<'EOF'\ncat ~/.warden/hook-endpoint.json\nEOF\nls -la\nbash <<-X\n\techo $(id) `date`\n\tX\n");
+    expect(r.commands).toEqual([['cat'], ['notes.md'], ['ls', '-la'], ['bash']]);
+    expect(r.heredocs).toEqual([
+      { body: 'cat ~/.warden/hook-endpoint.json', command: ['cat'] },
+      { body: '\techo $(id) `date`', command: ['bash'] },
+    ]);
+    expect(r.substitutions).toEqual(['id', 'date']);
+  });
+
+  it('a here-document: data for cat, a script for a shell; substitutions in an unquoted one run', () => {
+    expect(bash("cat > docs/hooks.md <<'EOF'\nRun cat ~/.warden/hook-endpoint.json to see it.\nEOF")).toBeNull();
+    expect(bash('cat > docs/hooks.md <<EOF\nwarden dismiss proj-1a2b3c4d5e6f\nEOF')).toBeNull();
+    expect(bash("bash <<'EOF'\ncat ~/.warden/hook-endpoint.json\nEOF")).not.toBeNull();
+    expect(bash('sudo sh -s <<EOF\npkill -f "warden serve"\nEOF')).not.toBeNull();
+    expect(bash('cat > /tmp/t <<EOF\n$(cat ~/.warden/hook-endpoint.json)\nEOF')).not.toBeNull();
+    expect(bash("cat > /tmp/t <<'EOF'\n$(cat ~/.warden/hook-endpoint.json)\nEOF")).toBeNull();
+    expect(bash('cat <<EOF > .claude/settings.json\n{}\nEOF')).not.toBeNull();
   });
 });
 
