@@ -182,7 +182,10 @@ function globRegex(pattern: string): RegExp {
   for (let i = 0; i < pattern.length; i++) {
     const c = pattern[i]!;
     if (c === '*') {
-      if (pattern[i + 1] === '*') {
+      if (pattern[i + 1] === '*' && pattern[i + 2] === '/') {
+        re += '(?:.*/)?'; // `**/`: any directories, or none
+        i += 2;
+      } else if (pattern[i + 1] === '*') {
         re += '.*';
         i++;
       } else re += '[^/]*';
@@ -202,15 +205,21 @@ function globRegex(pattern: string): RegExp {
   return new RegExp(`^${re}$`);
 }
 
-/** The paths warden cares about that a glob pattern could name. */
+/** The paths warden cares about that a glob pattern could name (and the directory it starts from: `~/.warden/*` is in warden's home). */
 function globTargets(pattern: string, g: OwnGuard): string[] {
   let base = pattern;
   while (GLOB.test(base)) base = dirname(base);
+  if (classify(base, g)?.own) return [base];
   const names = ['hook-endpoint.json', 'settings.json', 'settings.local.json', 'hooks.json', 'config.toml'];
   const under = ['', '.claude/', '.codex/', '.warden/'];
   const candidates = [g.endpointFile, g.wardenHome, ...g.tokenFiles, `${g.codexHome}/hooks.json`, `${g.codexHome}/config.toml`];
   for (const u of under) for (const n of names) candidates.push(`${base === '/' ? '' : base}/${u}${n}`);
-  const re = globRegex(pattern);
+  let re: RegExp;
+  try {
+    re = globRegex(pattern);
+  } catch {
+    return []; // a class the shell would not take either (`[z-a]`)
+  }
   return candidates.filter((c) => re.test(c));
 }
 
