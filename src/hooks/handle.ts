@@ -152,11 +152,18 @@ async function answer(
   switch (event) {
     case 'PreToolUse': {
       // The agent going for warden's controls of itself (or for its files, endpoint, process): denied and recorded, whatever its state.
-      const hit = selfControlCall(input.tool_input, agentId, {
-        guard: own ? own.guard() : ownGuard(),
-        cwd: input.cwd || own?.cwd || process.cwd(),
-        tool: input.tool_name ?? '',
-      });
+      let hit: SelfControlHit | null;
+      try {
+        hit = selfControlCall(input.tool_input, agentId, {
+          guard: own ? own.guard() : ownGuard(),
+          cwd: input.cwd || own?.cwd || process.cwd(),
+          tool: input.tool_name ?? '',
+        });
+      } catch (err) {
+        // The tripwire on warden's own files failing is no reason to leave the rest unchecked.
+        warn(`could not check the tool call against warden's own files: ${err instanceof Error ? err.message : String(err)}`);
+        hit = selfControlCall(input.tool_input, agentId);
+      }
       if (hit) return denySelfControl(agent, input, agentId, hit, client, warn);
       const c = await client();
       const s = await c.status(agentId);

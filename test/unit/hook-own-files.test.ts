@@ -284,6 +284,55 @@ describe('mentions are not hits', () => {
   });
 });
 
+describe('never throws', () => {
+  it('on random command lines and tool inputs', () => {
+    const alphabet = [
+      'cat ',
+      'kill ',
+      'curl ',
+      '~/.warden/',
+      '$HOME',
+      '${X',
+      '<<',
+      'EOF',
+      '\n',
+      "'",
+      '"',
+      '$(',
+      ')',
+      '`',
+      '[',
+      ']',
+      '*',
+      '**/',
+      '..',
+      '/',
+      ' > ',
+      ' < ',
+      '|',
+      ';',
+      '@',
+      '=',
+      'http://[',
+      ':8788/hooks/',
+      '\\',
+      '-',
+      'x',
+    ];
+    let seed = 7;
+    const next = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed;
+    };
+    for (let n = 0; n < 2000; n++) {
+      let command = '';
+      for (let k = next() % 30; k > 0; k--) command += alphabet[next() % alphabet.length];
+      expect(() => bash(command), command).not.toThrow();
+      expect(() => tool('Glob', { pattern: command, path: command }), command).not.toThrow();
+    }
+  });
+});
+
 describe('splitShell redirects and here-documents', () => {
   it('lists the targets of redirections', () => {
     expect(splitShell('cat < a > b 2>&1 >> c; x <<EOF\nbody\nEOF\n').redirects).toEqual([
