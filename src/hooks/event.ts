@@ -10,6 +10,7 @@ import type { ConnectionSettings } from '../config/connection.js';
 import { jsonTooDeep } from '../json-depth.js';
 import { autoStarting, markUnreachable, planSession, sayOnce, sessionMarkerDir, sessionProjectDir, unreachableRecently } from './auto-start.js';
 import { handleHook } from './handle.js';
+import { ownGuard } from './own-files.js';
 import { checkHookInput, type ClaudeHookOutput, type CodexHookInput, type HookAgent } from './protocol.js';
 import { sessionAgentId } from './session.js';
 
@@ -53,6 +54,8 @@ export interface HookEvent {
   warn: (line: string) => void;
   /** Where the once-per-session markers live (default sessionMarkerDir(env)). */
   markerDir?: string;
+  /** The endpoint's own process id, when the endpoint answers (a `kill` of it is a hit of the tripwire). */
+  pids?: number[];
   /** The session's project directory when the caller knows it better than the event (see sessionProjectDir). */
   projectDir?: (input: CodexHookInput) => string;
 }
@@ -83,7 +86,9 @@ export async function answerHookEvent(e: HookEvent, session: { id?: string } = {
   const markers = e.markerDir ?? sessionMarkerDir(e.env);
   // A Stop that claims done waits for warden's check, leaving room to answer within the deadline.
   const waitUntil = e.started + e.timeoutMs - Math.min(VERIFY_ANSWER_MARGIN_MS, e.timeoutMs / 4);
-  if (e.named) return handleHook(e.agent, input, e.named, e.client, e.warn, waitUntil);
+  // warden's own files and endpoint as this process has them (its WARDEN_HOME, never the agent's).
+  const own = { guard: () => ownGuard(e.env, e.pids), cwd: e.cwd };
+  if (e.named) return handleHook(e.agent, input, e.named, e.client, e.warn, waitUntil, own);
   const projectDir = e.projectDir?.(input) ?? sessionProjectDir(e.agent, input, e.env, e.cwd);
   // Known before the config file is read, so that a bad one is reported once per session too.
   if (input.session_id) session.id = sessionAgentId(projectDir, input.session_id);
@@ -95,7 +100,7 @@ export async function answerHookEvent(e: HookEvent, session: { id?: string } = {
   }
   // Temporal was unreachable a moment ago: don't make every tool call wait for that again.
   if (unreachableRecently(markers, plan.agentId)) return null;
-  return handleHook(e.agent, input, plan.agentId, autoStarting(e.client, plan.spec), e.warn, waitUntil);
+  return handleHook(e.agent, input, plan.agentId, autoStarting(e.client, plan.spec), e.warn, waitUntil, own);
 }
 
 /** Say why an event got no answer: once per auto-started session (and remember an unreachable Temporal), else every time. */

@@ -21,6 +21,7 @@ import {
 } from './protocol.js';
 import { DEFAULT_VERIFY_WAIT_MS, claimAtStop } from './stop.js';
 import { humanWaitFromHook } from './human-wait.js';
+import { ownGuard, type OwnGuard } from './own-files.js';
 import { selfControlCall, type SelfControlHit } from './self-control.js';
 
 // ---------- an aborted agent ----------
@@ -97,7 +98,8 @@ async function denySelfControl(
       permissionDecision: 'deny',
       permissionDecisionReason:
         `warden: this tool call targets warden's controls of agent ${agentId} itself (${hit.what}). ` +
-        "Your supervision is the human's: you do not dismiss, resume, unblock, stop or signal it yourself. " +
+        "Your supervision is the human's: you do not dismiss, resume, unblock, stop or signal it yourself, " +
+        "nor read warden's hook token, post hook events, stop warden's hook endpoint or edit the hooks that supervise you. " +
         'The attempt is recorded as REWARD_HACKING evidence. If a finding is wrong, say why in your reply and let the human decide.' +
         (context ? `\n${context}` : ''),
     },
@@ -111,6 +113,10 @@ async function denySelfControl(
  * to print on stdout (or `null` for nothing). Errors propagate; the command decides whether they
  * are fatal. An agent a human aborted is the exception: its closed workflow answers every event
  * of the session (abortedAnswer), so the session does not go on unsupervised.
+ *
+ * `own`: warden's installation as the hook (or the endpoint) has it, and the session's directory,
+ * for the tripwire on warden's own files, endpoint and process (default: this process's
+ * environment and the event's `cwd`).
  */
 export async function handleHook(
   agent: HookAgent,
@@ -119,9 +125,10 @@ export async function handleHook(
   client: () => Promise<HookClient>,
   warn: (line: string) => void = () => {},
   waitUntil: number = Date.now() + DEFAULT_VERIFY_WAIT_MS,
+  own?: { guard: () => OwnGuard; cwd: string },
 ): Promise<ClaudeHookOutput | null> {
   try {
-    return await answer(agent, input, agentId, client, warn, waitUntil);
+    return await answer(agent, input, agentId, client, warn, waitUntil, own);
   } catch (err) {
     if (!(err instanceof AgentEndedError)) throw err;
     // Its workflow has closed: aborted by a human, the session is answered so; ended otherwise, as before.
@@ -139,12 +146,24 @@ async function answer(
   client: () => Promise<HookClient>,
   warn: (line: string) => void,
   waitUntil: number,
+  own?: { guard: () => OwnGuard; cwd: string },
 ): Promise<ClaudeHookOutput | null> {
   const event = input.hook_event_name;
   switch (event) {
     case 'PreToolUse': {
-      // The agent going for warden's controls of itself: denied and recorded, whatever its state.
-      const hit = selfControlCall(input.tool_input, agentId);
+      // The agent going for warden's controls of itself (or for its files, endpoint, process): denied and recorded, whatever its state.
+      let hit: SelfControlHit | null;
+      try {
+        hit = selfControlCall(input.tool_input, agentId, {
+          guard: own ? own.guard() : ownGuard(),
+          cwd: input.cwd || own?.cwd || process.cwd(),
+          tool: input.tool_name ?? '',
+        });
+      } catch (err) {
+        // The tripwire on warden's own files failing is no reason to leave the rest unchecked.
+        warn(`could not check the tool call against warden's own files: ${err instanceof Error ? err.message : String(err)}`);
+        hit = selfControlCall(input.tool_input, agentId);
+      }
       if (hit) return denySelfControl(agent, input, agentId, hit, client, warn);
       const c = await client();
       const s = await c.status(agentId);

@@ -12,7 +12,13 @@
  * at run time (`$(printf …)`, a variable holding the verb, a script file, a base64 blob, a program
  * of its own talking gRPC) is not seen. Reading is never a hit: `warden status <self>`, `temporal
  * workflow describe|show|query`, and a file or an `echo` that merely mentions the words.
+ *
+ * Given warden's own installation (an OwnContext), the same reading also catches a call that goes
+ * for what the hooks stand on: warden's files and the hook settings, the hook endpoint, the
+ * endpoint's process (own-files.ts).
  */
+import { resolve } from 'node:path';
+import { killLookupHit, ownCommandHit, ownInputHit, redirectHit, type OwnContext } from './own-files.js';
 
 /** What a denied call was: the program and verb (`warden dismiss`, `temporal workflow signal`), and the command that holds it. */
 export interface SelfControlHit {
@@ -79,45 +85,87 @@ const basename = (w: string) => w.replace(/^.*\//, '');
 /** A word of `id` alone (not a prefix of another id, nor a child `id.child`). */
 const idIn = (text: string, id: string) => new RegExp(`(?:^|[^A-Za-z0-9._-])${id.replace(/[.]/g, '\\.')}(?:$|[^A-Za-z0-9._-])`).test(text);
 
+/** warden's own installation and the session's directory, for the checks of own-files.ts (and the tool's name). */
+export interface OwnCheck {
+  guard: OwnContext['guard'];
+  /** The session's working directory (the hook input's `cwd`). */
+  cwd: string;
+  /** The tool's name (Read, Write, Bash, …): whether its structured input reads or writes. */
+  tool?: string;
+}
+
 /**
  * Whether this tool call (its `tool_input`: a shell command as a string, or as argv) targets
- * warden's controls of agent `agentId` itself; the first such command, or null.
+ * warden's controls of agent `agentId` itself; the first such command, or null. With `own`, also
+ * warden's own files, endpoint and process (own-files.ts), in the shell command and in the
+ * structured input of file tools.
  */
-export function selfControlCall(toolInput: unknown, agentId: string): SelfControlHit | null {
+export function selfControlCall(toolInput: unknown, agentId: string, own?: OwnCheck): SelfControlHit | null {
   if (!toolInput || typeof toolInput !== 'object') return null;
   const o = toolInput as Record<string, unknown>;
+  const ctx: OwnContext | undefined = own ? { guard: own.guard, cwd: own.cwd, facts: {} } : undefined;
   for (const field of ['command', 'cmd']) {
     const v = o[field];
     if (typeof v === 'string') {
-      const hit = scanScript(v, agentId, 0);
+      const hit = scanScript(v, agentId, 0, ctx);
       if (hit) return hit;
     } else if (Array.isArray(v) && v.every((w) => typeof w === 'string')) {
-      const hit = scanWords(v as string[], agentId, 0);
+      const hit = scanWords(v as string[], agentId, 0, ctx);
       if (hit) return hit;
     }
   }
-  return null;
+  if (!ctx) return null;
+  return killLookupHit(ctx) ?? ownInputHit(own?.tool ?? '', o, ctx);
 }
 
 /** Every simple command of a shell script, checked (command substitutions too). */
-export function scanScript(script: string, agentId: string, depth: number): SelfControlHit | null {
+export function scanScript(script: string, agentId: string, depth: number, own?: OwnContext): SelfControlHit | null {
   if (depth > MAX_DEPTH) return null;
-  const { commands, substitutions } = splitShell(script);
+  const { commands, substitutions, redirects, heredocs } = splitShell(script);
+  // A `cd` moves the directory later relative paths start from (for this line; subshells alike).
+  const ctx = own && { ...own };
   for (const words of commands) {
-    const hit = scanWords(words, agentId, depth);
+    if (ctx && (words[0] === 'cd' || words[0] === 'pushd')) {
+      const to = words.slice(1).find((w) => !w.startsWith('-'));
+      ctx.cwd = resolveDir(to, ctx);
+    }
+    const hit = scanWords(words, agentId, depth, ctx);
     if (hit) return hit;
   }
+  if (ctx)
+    for (const r of redirects) {
+      const hit = redirectHit(r.op, r.target, ctx);
+      if (hit) return hit;
+    }
   for (const s of substitutions) {
-    const hit = scanScript(s, agentId, depth + 1);
+    const hit = scanScript(s, agentId, depth + 1, ctx);
+    if (hit) return hit;
+  }
+  // A here-document a shell reads is a script (`bash <<EOF`, `sudo sh -s <<'EOF'`); one for `cat` or `tee` is data.
+  for (const h of heredocs) {
+    if (!h.command.some((w) => SHELLS.has(basename(w)) || w === 'eval')) continue;
+    const hit = scanScript(h.body, agentId, depth + 1, ctx);
     if (hit) return hit;
   }
   return null;
 }
 
+/** Where `cd <to>` goes (its own directory when the target is a variable the hook cannot know). */
+function resolveDir(to: string | undefined, ctx: OwnContext): string {
+  if (!to || to === '~') return ctx.guard.home;
+  const w = to
+    .replace(/^~(?=\/)/, ctx.guard.home)
+    .replace(/\$\{?(HOME|WARDEN_HOME)\}?(?![A-Za-z0-9_])/g, (_, n: string) => (n === 'HOME' ? ctx.guard.home : ctx.guard.wardenHome));
+  if (w.includes('$') || w === '-') return ctx.cwd;
+  return resolve(ctx.cwd, w);
+}
+
 /** One simple command, as words. */
-function scanWords(input: string[], agentId: string, depth: number): SelfControlHit | null {
+function scanWords(input: string[], agentId: string, depth: number, own?: OwnContext): SelfControlHit | null {
   if (depth > MAX_DEPTH) return null;
   let words = input.filter((w) => w !== '');
+  /** A hit on the agent's controls, else (given warden's installation) on its own files, endpoint or process. */
+  const mine = (hit: SelfControlHit | null) => hit ?? (own ? ownCommandHit(words, own) : null);
   for (;;) {
     while (words.length && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[0]!)) words = words.slice(1); // FOO=bar cmd
     if (!words.length) return null;
@@ -144,20 +192,20 @@ function scanWords(input: string[], agentId: string, depth: number): SelfControl
     }
     if (SHELLS.has(prog)) {
       const flag = words.findIndex((w, i) => i > 0 && /^-[A-Za-z]*c[A-Za-z]*$/.test(w));
-      return flag > 0 && words[flag + 1] !== undefined ? scanScript(words[flag + 1]!, agentId, depth + 1) : null;
+      return flag > 0 && words[flag + 1] !== undefined ? scanScript(words[flag + 1]!, agentId, depth + 1, own) : mine(null);
     }
-    if (prog === 'eval') return scanScript(words.slice(1).join(' '), agentId, depth + 1);
+    if (prog === 'eval') return scanScript(words.slice(1).join(' '), agentId, depth + 1, own);
     if (NODES.has(prog)) {
       const rest = dropOptions(words.slice(1), ['-r', '--require', '--import', '--loader', '--env-file', '-C', '--conditions']);
       const script = rest[0];
-      if (!script) return null;
-      if (/warden/i.test(script) || /^(?:main|cli)\.[cm]?[jt]s$/.test(basename(script))) return wardenHit(rest.slice(1), agentId, words);
-      return null;
+      if (!script) return mine(null);
+      if (/warden/i.test(script) || /^(?:main|cli)\.[cm]?[jt]s$/.test(basename(script))) return mine(wardenHit(rest.slice(1), agentId, words));
+      return mine(null);
     }
-    if (/^warden(?:\.[cm]?js)?$/.test(prog)) return wardenHit(words.slice(1), agentId, words);
-    if (prog === 'temporal' || prog === 'tctl') return temporalHit(prog, words.slice(1), agentId, words);
-    if (HTTP_CLIENTS.has(prog)) return httpHit(prog, words.slice(1), agentId, words);
-    return null;
+    if (/^warden(?:\.[cm]?js)?$/.test(prog)) return mine(wardenHit(words.slice(1), agentId, words));
+    if (prog === 'temporal' || prog === 'tctl') return mine(temporalHit(prog, words.slice(1), agentId, words));
+    if (HTTP_CLIENTS.has(prog)) return mine(httpHit(prog, words.slice(1), agentId, words));
+    return mine(null);
   }
 }
 
@@ -232,20 +280,62 @@ function httpHit(prog: string, args: string[], agentId: string, all: string[]): 
 
 // ---------- a shell's word splitting, as far as a tripwire needs it ----------
 
+/** The `$(…)` and backtick substitutions of an unquoted here-document's body (quotes are text there). */
+function bodySubstitutions(body: string): string[] {
+  const out: string[] = [];
+  for (let j = 0; j < body.length; j++) {
+    if (body[j] === '\\') j++;
+    else if (body[j] === '$' && body[j + 1] === '(') {
+      let depth = 0;
+      let k = j + 1;
+      for (; k < body.length; k++) {
+        if (body[k] === '(') depth++;
+        else if (body[k] === ')' && --depth === 0) break;
+      }
+      out.push(body.slice(j + 2, k));
+      j = k;
+    } else if (body[j] === '`') {
+      const k = body.indexOf('`', j + 1);
+      out.push(body.slice(j + 1, k < 0 ? body.length : k));
+      j = k < 0 ? body.length : k;
+    }
+  }
+  return out;
+}
+
 /**
  * A shell script as simple commands (each a list of words, quotes and escapes resolved) and the
  * bodies of its command substitutions (`$(…)`, backticks), to be read as scripts of their own.
  * Redirections end a command's words (their targets are read as a command of their own, which is
- * harmless); `#` starts a comment at the start of a word.
+ * harmless), and their targets are listed in `redirects` (`<` reads, `>` writes; `<>` and `>>`
+ * write); `#` starts a comment at the start of a word. A here-document's body is not read as
+ * commands: it is listed in `heredocs` with the words of the command it feeds (a shell runs it; `cat`
+ * does not), and the `$(…)` and backticks of an unquoted one are substitutions.
  */
-export function splitShell(src: string): { commands: string[][]; substitutions: string[] } {
+export function splitShell(src: string): {
+  commands: string[][];
+  substitutions: string[];
+  redirects: Array<{ op: '<' | '>'; target: string }>;
+  heredocs: Array<{ body: string; command: string[] }>;
+} {
   const commands: string[][] = [];
   const substitutions: string[] = [];
+  const redirects: Array<{ op: '<' | '>'; target: string }> = [];
+  const heredocs: Array<{ body: string; command: string[] }> = [];
+  /** Here-documents whose bodies start at the next newline. */
+  let pending: Array<{ delim: string; quoted: boolean; tabs: boolean; command: string[] }> = [];
+  /** The command a chain of redirections belongs to (`cat > f <<EOF`: cat). */
+  let owner: string[] | null = null;
   let words: string[] = [];
   let word = '';
   let inWord = false;
+  let redirect: '<' | '>' | null = null;
   const endWord = () => {
-    if (inWord) words.push(word);
+    if (inWord) {
+      if (redirect && !words.length) redirects.push({ op: redirect, target: word });
+      redirect = null;
+      words.push(word);
+    }
     word = '';
     inWord = false;
   };
@@ -320,8 +410,47 @@ export function splitShell(src: string): { commands: string[][]; substitutions: 
     } else if (c === '#' && !inWord) {
       const k = src.indexOf('\n', i);
       i = k < 0 ? src.length : k;
-    } else if (';&|\n()<>'.includes(c)) {
+    } else if (c === '<' && src[i + 1] === '<' && src[i + 2] !== '<') {
+      // A here-document: `<<[-]WORD`, its body from the next line to the line WORD.
+      endWord();
+      const command: string[] = owner ?? [...words];
+      owner = command;
       endCommand();
+      redirect = null;
+      i += 2;
+      const tabs = src[i] === '-';
+      if (tabs) i++;
+      while (src[i] === ' ' || src[i] === '\t') i++;
+      const m = /^(?:'[^'\n]*'|"[^"\n]*"|\\?[^\s;&|<>()]+)+/.exec(src.slice(i)) ?? [''];
+      const delim = m[0].replace(/['"\\]/g, '');
+      i += m[0].length;
+      if (delim) pending.push({ delim, quoted: /['"\\]/.test(m[0]), tabs, command });
+    } else if (c === '\n' && pending.length) {
+      endCommand();
+      owner = null;
+      redirect = null;
+      i++;
+      for (const h of pending) {
+        const lines: string[] = [];
+        while (i < src.length) {
+          const k = src.indexOf('\n', i);
+          const line = src.slice(i, k < 0 ? src.length : k);
+          i = k < 0 ? src.length : k + 1;
+          if ((h.tabs ? line.replace(/^\t+/, '') : line) === h.delim) break;
+          lines.push(line);
+        }
+        const body = lines.join('\n');
+        heredocs.push({ body, command: h.command });
+        if (!h.quoted) substitutions.push(...bodySubstitutions(body));
+      }
+      pending = [];
+    } else if (';&|\n()<>'.includes(c)) {
+      if ((c === '<' || c === '>') && owner === null) {
+        endWord();
+        owner = [...words];
+      } else if (c !== '<' && c !== '>') owner = null;
+      endCommand();
+      redirect = c === '>' ? '>' : c === '<' ? (redirect === null ? '<' : redirect) : null;
       i++;
     } else if (c === ' ' || c === '\t' || c === '\r') {
       endWord();
@@ -333,5 +462,5 @@ export function splitShell(src: string): { commands: string[][]; substitutions: 
     }
   }
   endCommand();
-  return { commands, substitutions };
+  return { commands, substitutions, redirects, heredocs };
 }

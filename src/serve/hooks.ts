@@ -205,6 +205,7 @@ export function createHookEndpoint(opts: HookEndpointOptions): HookEndpoint {
           timeoutMs,
           warn,
           markerDir: markers,
+          pids: [process.pid],
           client: () => clientFor(q('address'), q('namespace'), q('task_queue'), timeoutMs),
           projectDir: (input: CodexHookInput) => (agent === 'claude' ? projectDirOf(input.session_id, projectHeader, input.cwd || cwd) : input.cwd || cwd),
         },

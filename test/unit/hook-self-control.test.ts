@@ -58,6 +58,7 @@ describe('hits: warden verbs on the agent itself', () => {
     `w\\arden dismiss ${SELF}`,
     `warden dismiss ${SELF} 2>/dev/null`,
     `warden uninstall claude`,
+    `bash <<'EOF'\nwarden dismiss ${SELF}\nEOF`,
   ])('%s', (command) => {
     expect(hit(command), command).not.toBeNull();
   });
@@ -125,6 +126,7 @@ describe('not hits', () => {
     `cat notes.md # warden dismiss ${SELF}`,
     `git commit -m "warden dismiss ${SELF}"`,
     `sh -c 'echo warden dismiss ${SELF}'`,
+    `cat > notes.md <<'EOF'\nwarden dismiss ${SELF}\nEOF`,
     'npm test',
     'npm run build',
     `node script.js dismiss ${SELF}`,
