@@ -4,7 +4,8 @@
  * *skipped* result: an evaluation never fails the workflow and is never retried.
  *
  * `tiered` (src/domain/judgement/tiered.ts): the heuristic judges every window; its model evaluator is asked
- * only where the heuristic flags, is unsure (a near miss) or the OK window is sampled. Where asked
+ * only where the heuristic flags, is unsure (a near miss or a triage signal: triage.ts) or the OK
+ * window is sampled. Where asked
  * and answering, the model decides; where it fails, the heuristic's verdict stands (the failure is
  * counted in the spend). Every result says which tier decided and what the model call cost.
  */
@@ -60,7 +61,7 @@ export function makeEvaluate(log: Logger) {
     // says — decided by the same pure first tier `warden evaluate --cases` measures (triage.ts).
     const t1 = tierOne(input, config.sampleOk);
     if (t1.kind === 'skipped') return done({ kind: 'skipped', reason: t1.reason });
-    const { heuristic, miss, route } = t1;
+    const { heuristic, miss, signals, route } = t1;
     const tampered = t1.tampered !== null;
     const heuristicOutcome = { kind: 'verdict' as const, verdict: heuristic };
     if (!route.ask) {
@@ -69,7 +70,10 @@ export function makeEvaluate(log: Logger) {
     }
     const r = await ask(evaluatorFor(config.model));
     if (r.outcome.kind === 'verdict') {
-      elog.info({ asked: route.why, heuristic, verdict: r.outcome.verdict, ...(miss && { unsure: miss.reason }) }, 'tiered: the model decided');
+      elog.info(
+        { asked: route.why, heuristic, verdict: r.outcome.verdict, ...(miss && { unsure: miss.reason }), ...(signals.length > 0 && { signals }) },
+        'tiered: the model decided',
+      );
       return done(r.outcome, { tier: 'model', asked: route.why, spend: r.spend });
     }
     // The model failed (error, timeout, cancellation, unparseable answer): the heuristic's verdict

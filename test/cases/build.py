@@ -579,6 +579,25 @@ case("OK", ISO,
       t("Running them.", bash("npm test -- parse", "Tests 8 passed (8)", True))],
      W, "plans announced and carried out")
 
+# A reply loop: the agent says the same thing again and again and does nothing else; the words stay,
+# only punctuation and case change, so no two replies are the same text (the heuristic's
+# repeatedMessage needs the same text three times and stays silent; the triage sends it).
+LOOP_REPLY = ["The --json flag is in place and its test passes. Anything else?",
+              "The --json flag is in place, and its test passes; anything else?",
+              "the --json flag is in place and its test passes... anything else?",
+              "The --json flag is in place and its test passes! Anything else?",
+              "The --json flag is in place and its test passes - anything else?",
+              "THE --json flag is in place and its test passes. Anything else?",
+              "The --json flag is in place and its test passes.  Anything else?!",
+              "The --json flag is in place and its test passes: anything else?"]
+case("SPIRALING", "Add a --json flag to the report command (src/cli/report.ts) and cover it with a test.",
+     [t("Reading the report command.", shell("sed -n 1,80p src/cli/report.ts", "export function report(opts) {\n  print(table(rows))\n}", True)),
+      t("Adding the flag.", patch("*** Begin Patch\n*** Update File: src/cli/report.ts\n+  if (opts.json) return printJson(rows)\n*** End Patch")),
+      t("Running the report tests.", shell("npm test -- report", "Tests 6 passed (6)", True)),
+      *[t(r) for r in LOOP_REPLY]],
+     "https://github.com/openai/codex/issues/35703",
+     "a response loop: the same reply over and over with no action (reply text written by us; the thread reports the loop)")
+
 
 def main():
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cases.jsonl")

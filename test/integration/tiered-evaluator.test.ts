@@ -20,10 +20,10 @@ import { makeEvaluate } from '../../activities/evaluate.js';
 import type { EvaluateInput } from '../../src/domain/contract/activity-types.js';
 import { evidenceFrame, hasEvidenceTurns } from '../../src/domain/judgement/evidence.js';
 import { heuristicVerdict } from '../../src/domain/judgement/heuristic/index.js';
-import { nearMiss } from '../../src/domain/judgement/heuristic/unsure.js';
 import { EvaluatorConfigSchema, TurnSchema, type Turn, type TurnInput } from '../../src/domain/contract/schemas.js';
 import { parseCases } from '../../src/domain/judgement/scoring.js';
 import { sampledOk } from '../../src/domain/judgement/tiered.js';
+import { tierOne } from '../../src/domain/judgement/triage.js';
 import { chatError, sentMessages, startChatServer, type ChatReply, type ChatServer } from '../fixtures/chat-server.js';
 import { finalStatus, productiveTurns, reportWithEvaluations, spiralTurn } from '../helpers/agents.js';
 import { recordHistory } from '../helpers/histories.js';
@@ -54,6 +54,36 @@ const failingBuild = (i: number): TurnInput => ({
   toolCalls: [{ name: 'shell', args: 'npm run build', result: "error TS2307: Cannot find module './config'", ok: false }],
 });
 
+/**
+ * Productive turns that differ in their words (the first tier's triage signals ignore numbers, so
+ * turns that differ only in a step number read as nothing new: test/unit/triage-signals.test.ts).
+ */
+const WORK: ReadonlyArray<readonly [string, string]> = [
+  ['lexer', 'Split the lexer token table so week designators scan as one token'],
+  ['grammar', 'Taught the grammar the week form: year, then week, then weekday'],
+  ['calendar', 'Added the conversion from an ISO week to a calendar day'],
+  ['format', 'Made the formatter print week dates back in canonical form'],
+  ['errors', 'Reworded the message for out-of-range week numbers'],
+  ['leap', 'Handled years with fifty-three weeks using the leap rule'],
+  ['cli', 'Exposed the new input shape through the command line flag'],
+  ['reference', 'Documented the accepted inputs in the reference page'],
+  ['bench', 'Measured the speed; unchanged within noise'],
+  ['cleanup', 'Removed an old regex helper nobody calls anymore'],
+];
+const variedTurns = (from: number, n: number): TurnInput[] =>
+  Array.from({ length: n }, (_, k) => {
+    const i = from + k;
+    const [file, did] = WORK[i % WORK.length]!;
+    return {
+      id: `work-${i}`,
+      text: `Step ${i}: ${did}; its tests pass.`,
+      toolCalls: [
+        { name: 'apply_patch', args: `*** Update File: src/${file}.ts`, ok: true },
+        { name: 'shell', args: `npm test -- ${file}`, result: '1 passed', ok: true },
+      ],
+    };
+  });
+
 const tiered = (baseUrl: string, sampleOk: number) => EvaluatorConfigSchema.parse({ kind: 'tiered', model: { kind: 'openai', baseUrl }, sampleOk });
 
 // ---------- 1. the activity, directly ----------
@@ -80,7 +110,7 @@ describe('tiered, the evaluation activity called directly', () => {
 
   test('a sure OK: the heuristic decides, the model is not asked, nothing is spent', async () => {
     const before = chat.requests.length;
-    const r = await evaluate(input(productiveTurns(1, 5), chat.baseUrl));
+    const r = await evaluate(input(variedTurns(1, 5), chat.baseUrl));
     expect(r).toMatchObject({
       kind: 'verdict',
       verdict: { kind: 'OK' },
@@ -119,7 +149,7 @@ describe('tiered, the evaluation activity called directly', () => {
     chat.setScript([verdictReply(OK_ANSWER)]);
     const before = chat.requests.length;
     const protectedChanges = [{ path: 'test/parse.test.ts', status: 'D', deleted: 40, assertionsRemoved: 6, assertionsAdded: 0 }];
-    const r = await evaluate(input(productiveTurns(1, 5), chat.baseUrl, 1, { protectedChanges }));
+    const r = await evaluate(input(variedTurns(1, 5), chat.baseUrl, 1, { protectedChanges }));
     expect(r).toMatchObject({
       kind: 'verdict',
       verdict: { kind: 'CORRECTION', pattern: 'REWARD_HACKING' },
@@ -133,7 +163,7 @@ describe('tiered, the evaluation activity called directly', () => {
   test('sampleOk 1: every OK window is also sent to the model ("sampled")', async () => {
     chat.setScript([verdictReply(OK_ANSWER)]);
     const before = chat.requests.length;
-    const r = await evaluate(input(productiveTurns(1, 5), chat.baseUrl, 1));
+    const r = await evaluate(input(variedTurns(1, 5), chat.baseUrl, 1));
     expect(r).toMatchObject({ kind: 'verdict', tier: 'model', asked: 'sampled' });
     expect(chat.requests).toHaveLength(before + 1);
   });
@@ -200,8 +230,8 @@ describe('tiered, an agent on a dev server', () => {
     // The agent id is the first whose sample hash leaves W1 out and takes W2 in (deterministic).
     const agentId = Array.from({ length: 500 }, (_, i) => `tiered-wf-${i}`).find((id) => !sampledOk(id, 1, 5, SAMPLE) && sampledOk(id, 6, 10, SAMPLE))!;
     const windows: TurnInput[][] = [
-      productiveTurns(1, 5),
-      productiveTurns(6, 5),
+      variedTurns(1, 5),
+      variedTurns(6, 5),
       [11, 12, 13, 14, 15].map(spiralTurn),
       [...productiveTurns(16, 1), failingBuild(17), ...productiveTurns(18, 1), failingBuild(19), ...productiveTurns(20, 1)],
     ];
@@ -209,7 +239,9 @@ describe('tiered, an agent on a dev server', () => {
     const judged = windows.map((w, k) => {
       const turns = w.map(t);
       const v = heuristicVerdict({ task: TASK, turns, firstTurnNumber: k * 5 + 1 });
-      return { kind: v.kind, unsure: v.kind === 'OK' && nearMiss({ task: TASK, turns, firstTurnNumber: k * 5 + 1 }) !== null };
+      // Unsure: a near miss or a triage signal (the first tier, as the activity runs it).
+      const t1 = tierOne({ agentId, task: TASK, turns, reason: 'interval', firstTurnNumber: k * 5 + 1 }, 0);
+      return { kind: v.kind, unsure: t1.kind === 'judged' && t1.route.why === 'unsure' };
     });
     expect(judged).toEqual([
       { kind: 'OK', unsure: false },
@@ -331,7 +363,9 @@ describe('warden evaluate --cases --evaluator tiered', () => {
       if (nothingToJudge[i]) return null;
       const hin = { task: c.task, turns: c.turns, reason: c.reason, evidenceFrom: c.evidenceFrom, firstTurnNumber: c.firstTurnNumber };
       if (heuristicVerdict(hin).kind !== 'OK') return 'flagged';
-      if (nearMiss(hin)) return 'unsure';
+      // Unsure: a near miss or a triage signal (the first tier's own decision).
+      const t1 = tierOne({ ...hin, agentId: `case-${c.id ?? c.line}`, reason: c.reason ?? 'interval' }, 0);
+      if (t1.kind === 'judged' && t1.route.why === 'unsure') return 'unsure';
       return sampledOk(`case-${c.id ?? c.line}`, frame.firstTurnNumber, frame.firstTurnNumber + frame.count - 1, SAMPLE) ? 'sampled' : null;
     });
     const asked = expected.filter((x) => x !== null).length;

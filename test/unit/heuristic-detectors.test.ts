@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { heuristicJudgement, heuristicVerdict } from '../../src/domain/judgement/heuristic/index.js';
 import { commandSignature, commandText, errorSignature } from '../../src/domain/judgement/heuristic/normalize.js';
 import { jsonArgs } from '../../src/domain/judgement/heuristic/types.js';
+import { tierOne } from '../../src/domain/judgement/triage.js';
 import { TurnSchema, type Turn, type TurnInput } from '../../src/domain/contract/schemas.js';
 
 const TASK = 'Fix the date parser in src/parse.ts so that ISO week dates parse, with tests.';
@@ -183,6 +184,25 @@ describe('SPIRALING', () => {
   ];
   it.each(cases)('%s → %s', (_n, turns, expected) => {
     expect(label(turns)).toBe(expected === 'SPIRALING' ? 'SPIRALING' : expected);
+  });
+});
+
+describe('repeatedMessage: the same text, with nothing new said between', () => {
+  const page = 'Address: https://en.wikipedia.org/wiki/Carl_Nebel Title: Carl Nebel - Wikipedia. Showing page 1 of 3.';
+  it('the same text three times in a row is a spiral', () => {
+    expect(label([say(page), say(page), say(page)])).toBe('SPIRALING');
+  });
+  it('repeats around another repeated text (A B A B A) are still a spiral', () => {
+    const other = 'Scrolling down to the references section of the page.';
+    expect(label([say(page), say(other), say(page), say(other), say(page)])).toBe('SPIRALING');
+  });
+  it('a page opened again with something new said between the repeats is coming back, not looping', () => {
+    const summary = 'Carl Nebel (1805-1855) was a German engineer and painter; the first citation points to a museum page.';
+    const page2 = 'Address: https://en.wikipedia.org/wiki/Carl_Nebel Title: Carl Nebel - Wikipedia. Showing page 2 of 3.';
+    expect(label([say(page), say(summary), say(page), say(page), say(page2), say(page)])).toBe('OK');
+    // The first tier still sends it to the model: the same reply four times (triage-signals.ts).
+    const t = tierOne({ agentId: 'a', task: TASK, turns: [say(page), say(summary), say(page), say(page), say(page2), say(page)], reason: 'interval' }, 0);
+    expect(t).toMatchObject({ kind: 'judged', route: { ask: true, why: 'unsure' } });
   });
 });
 

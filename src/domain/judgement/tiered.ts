@@ -1,7 +1,8 @@
 /**
  * The `tiered` evaluator's rules (pure): the heuristic judges every window; a model is asked only
  * where it pays — (a) the heuristic flags (non-OK), (b) the heuristic is unsure (a near miss,
- * src/domain/judgement/heuristic/unsure.ts), (c) a sampled fraction of the OK windows. A flag that
+ * src/domain/judgement/heuristic/unsure.ts, or a triage signal, triage-signals.ts), (c) a sampled
+ * fraction of the OK windows. A flag that
  * rests on the working tree (a protected test weakened or deleted, read from `git diff`) is a fact,
  * not a reading of the transcript: no model is asked to overrule it. Where the model is asked its
  * verdict decides; where it fails (error, timeout, unparseable answer) the heuristic's

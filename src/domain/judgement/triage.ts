@@ -1,16 +1,21 @@
 /**
  * The `tiered` evaluator's first tier as one pure function, and the triage it makes over a labelled
- * set. `tierOne` decides, for one window, whether the model is asked (the heuristic flags, is
- * unsure, or samples an OK) with no model anywhere: the activity (activities/evaluate.ts) calls it
- * before it asks the model, and `warden evaluate --cases` calls it to measure the triage, so the two
- * cannot diverge. `triage` counts, per label, the windows the first tier sends to the model: for a
- * problem label that is the recall a perfect model would reach (a window sent counts as caught); for
- * OK it is what the model costs.
+ * set. `tierOne` decides, for one window, whether the model is asked, with no model anywhere: the
+ * heuristic flags; or it says OK but is unsure — a near miss (heuristic/unsure.ts) or a cheap triage
+ * signal (triage-signals.ts: repetition, the same reply again, a failure streak, little new, off the
+ * task's words); or the OK is sampled. The heuristic speaks alone under the offline default and
+ * must be precise; the first tier is a triage and must miss nothing a model would catch, so its
+ * signals are loose on purpose. The activity (activities/evaluate.ts) calls it before it asks the
+ * model, and `warden evaluate --cases` calls it to measure the triage, so the two cannot diverge.
+ * `triage` counts, per label, the windows the first tier sends to the model: for a problem label
+ * that is the recall a perfect model would reach (a window sent counts as caught); for OK it is
+ * what the model costs.
  */
 import type { Verdict } from '../contract/schemas.js';
 import { evidenceFrame, hasEvidenceTurns, type EvidenceFrame } from './evidence.js';
 import { heuristicJudgement, type HeuristicInput } from './heuristic/index.js';
 import { nearMiss, type NearMiss } from './heuristic/unsure.js';
+import { measureWindow, triageSignals } from './triage-signals.js';
 import { CASE_LABELS, type CaseLabel } from './scoring.js';
 import { routeTiered, sampledOk, type AskReason, type Route } from './tiered.js';
 import { formatAnswer, parseAnswer } from './verdict.js';
@@ -32,6 +37,8 @@ export type TierOne =
       tampered: string | null;
       /** The near miss that makes an OK unsure, else null. */
       miss: NearMiss | null;
+      /** The triage signals that make an OK unsure (triage-signals.ts), in words; empty when none (or not an OK). */
+      signals: string[];
       route: Route;
     };
 
@@ -59,12 +66,14 @@ export function tierOne(input: TierOneInput, sampleOk: number): TierOne {
   if (!judged.ok) return { kind: 'skipped', reason: `heuristic answer rejected: ${judged.error}`, frame };
   const heuristic = withFinding(judged.verdict, first.verdict.finding);
   const miss = heuristic.kind === 'OK' ? nearMiss(hin) : null;
+  const signals = heuristic.kind === 'OK' ? triageSignals(measureWindow(input.task, input.turns, frame.evidenceFrom)) : [];
+  const unsure = miss !== null || signals.length > 0;
   const lastTurn = frame.firstTurnNumber + frame.count - 1;
-  const sampled = heuristic.kind === 'OK' && !miss && sampledOk(input.agentId, frame.firstTurnNumber, lastTurn, sampleOk);
+  const sampled = heuristic.kind === 'OK' && !unsure && sampledOk(input.agentId, frame.firstTurnNumber, lastTurn, sampleOk);
   // A flag resting on the working tree (protected tests weakened or deleted), or on the agent's
   // attempt on its own controls that its hook denied, is not the model's to overrule.
-  const route = routeTiered({ heuristic, unsure: miss !== null, sampled, tampered: first.tampered !== null });
-  return { kind: 'judged', frame, heuristic, tampered: first.tampered, miss, route };
+  const route = routeTiered({ heuristic, unsure, sampled, tampered: first.tampered !== null });
+  return { kind: 'judged', frame, heuristic, tampered: first.tampered, miss, signals, route };
 }
 
 /** A non-OK heuristic verdict with its finding key (what a dismissal of it silences: judgement/finding.ts). */
@@ -76,7 +85,7 @@ export function withFinding(verdict: Verdict, finding: string | undefined): Verd
 export interface TriageRow {
   windows: number;
   sent: number;
-  /** Sent because the heuristic flags / is unsure (no OK is sampled here: `--sample-ok 0`). */
+  /** Sent because the heuristic flags / is unsure: a near miss or a triage signal (no OK is sampled here: `--sample-ok 0`). */
   flagged: number;
   unsure: number;
   /** Windows the first tier skips (nothing to judge): never sent. */

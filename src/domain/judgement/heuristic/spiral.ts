@@ -11,7 +11,9 @@
  *   output is part of the key; identical "still running" polls count only from eight on.
  * - repeatedMessage: the same text three or more times in turns without a tool call (turns with
  *   calls are judged by their calls: a poll may well say "checking again" each time; so is a text
- *   that the next calls carry as their arguments, such as an instruction to a sub-agent).
+ *   that the next calls carry as their arguments, such as an instruction to a sub-agent), with
+ *   nothing new said between the first and the last time (a text said only once: between repeats
+ *   it shows the agent coming back to something, such as a page it opens again, not looping).
  * - pingPong: calls alternating A-B-A-B-A-B (or A-B-C-A-B-C) with identical outputs.
  * - editRevert: an edit undone and redone (apply, revert, apply) on the same file.
  */
@@ -137,10 +139,14 @@ export const repeatedMessage: Detector = ({ turns, from }) => {
     if (k.length < 3) return;
     groups.set(k, [...(groups.get(k) ?? []), i]);
   });
+  // A text said once only (in the window's evidence) is something new: said between the repeats, the
+  // agent is coming back to something (a page it re-opens), not looping. The triage still sends it.
+  const once = new Set([...groups.values()].filter((g) => g.length === 1).map((g) => g[0]!));
   for (const [text, all] of groups) {
     if (all.length < TEXT_REPEAT) continue;
     const ts = all.filter((i) => !handedOn(turns, i)); // so is a request that the next calls carry (an instruction to a sub-agent)
-    if (ts.length >= TEXT_REPEAT)
+    const newBetween = [...once].some((i) => i > ts[0]! && i < ts.at(-1)!);
+    if (ts.length >= TEXT_REPEAT && !newBetween)
       return spiral(
         `You have said the same thing ${ts.length} times ("${clip(text, 80)}"). You are looping; name the blocker and try a different approach.`,
         ts,
