@@ -24,6 +24,12 @@ describe('parseCases', () => {
     expect(cs.length).toBeGreaterThan(100);
     expect(cs.every((c) => c.license && c.annotation && c.source && (c.split === 'dev' || c.split === 'untouched'))).toBe(true);
   });
+  it("parses every line of the regression set (test/cases/regression/cases.jsonl): other teams' detector tests", () => {
+    const cs = parseCases(readFileSync(join(import.meta.dirname, '../cases/regression/cases.jsonl'), 'utf8'));
+    expect(cs.length).toBeGreaterThan(50);
+    expect(cs.every((c) => c.license && c.annotation && c.source && c.id && (c.split === 'regression' || c.split === 'smoke'))).toBe(true);
+    expect(new Set(cs.map((c) => c.id)).size).toBe(cs.length);
+  });
   it.each([
     ['{oops', /^line 1: not valid JSON/],
     [line({ task: 't', turns: [], label: 'LOOPING' }), /^line 1: label: /],

@@ -174,6 +174,19 @@ def window_before(turns, first_bad):
     return ok[-WINDOW:]
 
 
+def windows_before(turns, first_bad):
+    """Every OK window before `first_bad`: the stretch of turns made only of earlier steps, cut into
+    consecutive WINDOW-turn pieces counted back from its end. The first piece is window_before's
+    (rule 1); the earlier ones are rule 1b. A piece of fewer than MIN_TURNS is dropped by add()."""
+    ok = [(t, steps) for t, steps in turns if max(steps) < first_bad]
+    out = []
+    end = len(ok)
+    while end > 0:
+        out.append(ok[max(0, end - WINDOW):end])
+        end -= WINDOW
+    return out
+
+
 def window_from(turns, start, end=None):
     """The first WINDOW turns from the turn holding step `start` on (and not past step `end`)."""
     sel = [(t, s) for t, s in turns if max(s) >= start and (end is None or min(s) <= end)]
@@ -185,6 +198,8 @@ WW_RULES = [
     ("SPIRALING", re.compile(r"\brepeatedly\b|\bkeeps on the same\b|\bin a loop\b|\bover and over\b", re.I)),
     ("DRIFT", re.compile(r"\b(irrelevant|unrelated) to the (task|question|problems?|actual question)\b"
                          r"|\bcompletely irrelevant\b|\bfocused on an irrelevant\b", re.I)),
+    # Rule 3b (added with the second untouched split): the same failing action "multiple times".
+    ("SPIRALING", re.compile(r"\bmultiple times\b", re.I)),
 ]
 
 
@@ -199,7 +214,8 @@ def main():
     ap.add_argument("--agentrx", default=AGENTRX["default"])
     here = os.path.dirname(os.path.abspath(__file__))
     ap.add_argument("--out", default=os.path.join(here, "cases.jsonl"))
-    ap.add_argument("--splits", default=os.path.join(here, "splits.json"), help="the frozen split of each question (read, and extended)")
+    ap.add_argument("--splits", default=os.path.join(here, "splits.json"), help="the frozen split of each question (read; extended only with --new-questions)")
+    ap.add_argument("--new-questions", choices=["dev", "untouched"], help="the side for questions not yet in --splits (default: refuse)")
     a = ap.parse_args()
 
     ww = lambda p: git_show(a.whowhen, WHOWHEN["commit"], p)  # noqa: E731
@@ -272,8 +288,11 @@ def main():
                     first_bad = rx_first
                 ann_ok += f"; AgentRx first failure step={rx_first + 1} (1-based)"
                 src_ok += " ; annotation also " + src_rx("data/ground_truth/magentic_one_ground_truth.json")
-            add(run, "OK", task, window_before(turns, first_bad), src_ok, WHOWHEN["license"],
-                ann_ok + f" -> OK: window ends before step {first_bad} (0-based), the earliest annotated failure", "ok-before-failure")
+            for k, win in enumerate(windows_before(turns, first_bad)):
+                add(run, "OK", task, win, src_ok, WHOWHEN["license"],
+                    ann_ok + (f" -> OK: window ends before step {first_bad} (0-based), the earliest annotated failure" if k == 0 else
+                              f" -> OK (rule 1b): window {k + 1} counted back from step {first_bad} (0-based), the earliest annotated failure"),
+                    "ok-before-failure" if k == 0 else "ok-earlier")
             for label, rule in WW_RULES:
                 if rule.search(d["mistake_reason"]):
                     add(run, label, task, window_from(turns, step), src_ww(path), WHOWHEN["license"],
@@ -291,11 +310,32 @@ def main():
         user0 = next((m.get("content") for m in traj if m["role"] == "user"), "")
         task = ("Retail customer-service agent: follow the retail agent policy and serve the customer. "
                 "The customer opens with: " + (user0 or ""))
-        add(f"tau-retail/{g['trajectory_id']}", "OK", task, window_before(tau_turns(traj), first),
-            src_rx("data/tau_retail/tau_dataset_failed.json") + f" task_id={g['trajectory_id']} ; annotation " +
-            src_rx("data/ground_truth/tau_ground_truth.json"), AGENTRX["license"],
-            f"AgentRx: first annotated failure at step {first + 1} (1-based, {g['failures'][0]['failure_category']!r}) "
-            f"-> OK: window ends before it", "ok-before-failure")
+        for k, win in enumerate(windows_before(tau_turns(traj), first)):
+            add(f"tau-retail/{g['trajectory_id']}", "OK", task, win,
+                src_rx("data/tau_retail/tau_dataset_failed.json") + f" task_id={g['trajectory_id']} ; annotation " +
+                src_rx("data/ground_truth/tau_ground_truth.json"), AGENTRX["license"],
+                f"AgentRx: first annotated failure at step {first + 1} (1-based, {g['failures'][0]['failure_category']!r}) "
+                + ("-> OK: window ends before it" if k == 0 else f"-> OK (rule 1b): window {k + 1} counted back from it"),
+                "ok-before-failure" if k == 0 else "ok-earlier")
+
+    # --- tau-bench retail runs that succeeded (rule 1c): OK windows over the whole run ---
+    # tau_dataset_full.json holds one run of each of the 100 tasks; those with reward 1.0 were
+    # judged correct by tau-bench's grader (the database ends as the task's annotated ground-truth
+    # actions leave it) and carry no failure annotation.
+    annotated = {g["trajectory_id"] for g in json.loads(rx("data/ground_truth/tau_ground_truth.json"))}
+    for x in sorted(json.loads(rx("data/tau_retail/tau_dataset_full.json")), key=lambda x: x["task_id"]):
+        if x["reward"] != 1.0 or x["task_id"] in annotated:
+            continue
+        traj = x["traj"]
+        user0 = next((m.get("content") for m in traj if m["role"] == "user"), "")
+        task = ("Retail customer-service agent: follow the retail agent policy and serve the customer. "
+                "The customer opens with: " + (user0 or ""))
+        turns = tau_turns(traj)
+        for k, win in enumerate(windows_before(turns, len(traj))):
+            add(f"tau-retail/{x['task_id']}", "OK", task, win,
+                src_rx("data/tau_retail/tau_dataset_full.json") + f" task_id={x['task_id']}", AGENTRX["license"],
+                f"tau-bench reward={x['reward']} (reward_info.info={json.dumps(x['info']['reward_info']['info'], sort_keys=True)}); "
+                f"no failure annotated -> OK (rule 1c): window {k + 1} of the run counted back from its end", "ok-success")
 
     # --- Split: by trajectory, deterministic, balanced per label, fixed before any measurement ---
     # Grouped by question: Who&When ran 45 of its questions through both systems; those two runs
@@ -304,37 +344,24 @@ def main():
     for w in windows:
         by_traj[w["traj"].split("/", 1)[1] if not w["traj"].startswith("tau-retail/") else w["traj"]].append(w)
     rank = {"SPIRALING": 0, "DRIFT": 1, "STALLING": 2, "OK": 3}
-    # The split of every question already converted is frozen in splits.json (committed): a later
-    # change to the converter never moves a question from one side to the other. A question not
-    # in it yet is assigned here and added to the file: questions in order of their rarest label,
-    # then of their hash; each goes to the side with fewer windows of that label (a tie goes by the
-    # hash's parity).
+    # The split of every question is frozen in splits.json (committed): a change to the converter
+    # never moves a question from one side to the other. The first 123 questions were balanced
+    # between `dev` and a first `untouched` split; that split was run several times and became
+    # `dev` too. The questions that first gave a window in the second round (none of their runs had
+    # a window before) form the second `untouched` split. A question the file does not name is
+    # an error unless --new-questions says which side every such question goes to.
     frozen = {}
     if os.path.exists(a.splits):
         with open(a.splits, encoding="utf-8") as f:
             frozen = json.load(f)
-    counts = {"dev": Counter(), "untouched": Counter()}
-    split_of, group_split = {}, {}
-    for k in by_traj:
-        if k in frozen:
-            group_split[k] = frozen[k]
-            for w in by_traj[k]:
-                counts[frozen[k]][w["label"]] += 1
-    order = sorted(by_traj, key=lambda k: (min(rank[w["label"]] for w in by_traj[k]), hashlib.sha256(k.encode()).hexdigest()))
-    for k in order:
-        if k in group_split:
-            continue
-        key_label = min((w["label"] for w in by_traj[k]), key=lambda l: rank[l])
-        d, u = counts["dev"][key_label], counts["untouched"][key_label]
-        s = "dev" if d < u or (d == u and int(hashlib.sha256(k.encode()).hexdigest(), 16) % 2 == 0) else "untouched"
-        group_split[k] = s
-        for w in by_traj[k]:
-            counts[s][w["label"]] += 1
-    for k, ws in by_traj.items():
-        for w in ws:
-            split_of[w["traj"]] = group_split[k]
-    if group_split != {k: v for k, v in frozen.items() if k in group_split} or len(frozen) != len(group_split):
-        merged = dict(frozen, **group_split)
+    new = sorted(k for k in by_traj if k not in frozen)
+    if new and a.new_questions is None:
+        sys.exit(f"{len(new)} question(s) not in {a.splits} (first: {new[0]}); "
+                 "say where they go with --new-questions dev|untouched")
+    group_split = {k: frozen.get(k, a.new_questions) for k in by_traj}
+    split_of = {w["traj"]: group_split[k] for k, ws in by_traj.items() for w in ws}
+    if new:
+        merged = dict(frozen, **{k: a.new_questions for k in new})
         with open(a.splits, "w", encoding="utf-8") as f:
             json.dump(dict(sorted(merged.items())), f, indent=1)
             f.write("\n")
