@@ -24,6 +24,7 @@ import type { Verdict } from '../contract/schemas.js';
 import type { AgentContext } from './context.js';
 import type { CarriedState } from './state.js';
 import type { StartedEvaluation } from './supervision.js';
+import { nextFlaggedSeq, recordDismissed, setCases } from './teaching-state.js';
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
@@ -53,10 +54,12 @@ export function recordDismissal(ctx: AgentContext, note: string | null): { verdi
   const { s } = ctx.core;
   const target = lastFlagged(s)!;
   const at = iso(ctx.ports.now());
-  s.dismissals += 1;
-  s.lastDismissal = { at, note, pattern: target.verdict.pattern, message: target.verdict.message, signature: target.signature };
-  s.dismissed = rememberSignature(s.dismissed, target.signature);
-  if (target.case) s.cases = decide(s.cases, target.case.seq, { kind: 'dismissed', at, note });
+  recordDismissed(
+    s,
+    { at, note, pattern: target.verdict.pattern, message: target.verdict.message, signature: target.signature },
+    rememberSignature(s.dismissed, target.signature),
+  );
+  if (target.case) setCases(s, decide(s.cases, target.case.seq, { kind: 'dismissed', at, note }));
   return target;
 }
 
@@ -82,7 +85,7 @@ export function decideEscalation(ctx: AgentContext, kind: Exclude<CaseDecision, 
   const { s } = ctx.core;
   const c = [...s.cases].reverse().find((x) => x.escalated);
   if (!c || c.decision) return;
-  s.cases = decide(s.cases, c.seq, { kind, at: iso(ctx.ports.now()), note });
+  setCases(s, decide(s.cases, c.seq, { kind, at: iso(ctx.ports.now()), note }));
 }
 
 const decide = (cases: CaseRecord[], seq: number, decision: NonNullable<CaseRecord['decision']>): CaseRecord[] =>
@@ -92,17 +95,20 @@ const decide = (cases: CaseRecord[], seq: number, decision: NonNullable<CaseReco
 export function recordCase(ctx: AgentContext, verdict: Verdict, started: Pick<StartedEvaluation, 'job' | 'freshTurns'>, escalated: boolean): void {
   const { s } = ctx.core;
   const { job } = started;
-  s.flaggedSeq += 1;
-  s.cases = rememberCase(s.cases, {
-    seq: s.flaggedSeq,
-    at: iso(ctx.ports.now()),
-    verdict,
-    signature: findingSignature(verdict),
-    reason: job.reason,
-    turns: job.turns,
-    evidenceFrom: Math.max(0, job.turns.length - started.freshTurns),
-    ...(job.firstTurn === undefined ? {} : { firstTurnNumber: job.firstTurn }),
-    escalated,
-    decision: null,
-  });
+  const seq = nextFlaggedSeq(s);
+  setCases(
+    s,
+    rememberCase(s.cases, {
+      seq,
+      at: iso(ctx.ports.now()),
+      verdict,
+      signature: findingSignature(verdict),
+      reason: job.reason,
+      turns: job.turns,
+      evidenceFrom: Math.max(0, job.turns.length - started.freshTurns),
+      ...(job.firstTurn === undefined ? {} : { firstTurnNumber: job.firstTurn }),
+      escalated,
+      decision: null,
+    }),
+  );
 }
