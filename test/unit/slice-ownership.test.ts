@@ -7,7 +7,7 @@
  * state, of a field or of one of its elements counts too: test/helpers/carried-writes.ts) and
  * fails on one outside the owner, naming file:line and field.
  */
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CarriedWrite, carriedFields, carriedWrites, openProject } from '../helpers/carried-writes.js';
@@ -79,5 +79,15 @@ describe('slice ownership of the carried state', () => {
         `${f} is owned now: take it off NOT_YET_OWNED`,
       ).toBe(true);
     }
+  });
+
+  it("docs/developing/architecture.md's slice table lists every field with its owner file", () => {
+    const doc = readFileSync(join(ROOT, 'docs/developing/architecture.md'), 'utf8');
+    const section = doc.slice(doc.indexOf('### State slices'));
+    const listed = new Map<string, string>();
+    for (const m of section.matchAll(/^\| [^|]+ \| (`[^|]*`) \| `(src\/domain\/agent\/[^`]+)` \|$/gm)) {
+      for (const f of m[1]!.matchAll(/`(\w+)`/g)) listed.set(f[1]!, m[2]!);
+    }
+    expect(Object.fromEntries(listed)).toEqual(Object.fromEntries(owners));
   });
 });

@@ -29,7 +29,8 @@ import { dropEvaluations, evidenceFromAtLeast, resetEvaluationCount } from './sl
 import { setSession } from './slices/driven.js';
 
 /** A compaction was decided and its fresh context has not taken its first turn yet. */
-export const pendingCompaction = (s: Pick<CarriedState, 'compaction'>): Compaction | null => (s.compaction && !s.compaction.done ? s.compaction : null);
+export const pendingCompaction = (s: Readonly<Pick<CarriedState, 'compaction'>>): Compaction | null =>
+  s.compaction && !s.compaction.done ? s.compaction : null;
 
 /** The ladder's last resort in force: `compact` when the spec asks for it. */
 export function lastResortOf(ctx: AgentContext): LastResort {
@@ -86,7 +87,7 @@ export function deliverCompaction(ctx: AgentContext, turnId: string | undefined)
 }
 
 /** External agents: a reported turn after the reply that carried the handoff is the fresh context's first. */
-export function reportedAfterHandoff(s: Pick<CarriedState, 'compaction'>, turnId: string | undefined): boolean {
+export function reportedAfterHandoff(s: Readonly<Pick<CarriedState, 'compaction'>>, turnId: string | undefined): boolean {
   const c = pendingCompaction(s);
   return c !== null && c.deliveredWith !== null && (turnId === undefined || turnId !== c.deliveredWith);
 }

@@ -22,14 +22,14 @@ import { findingSignature, legacySignature } from '../judgement/finding.js';
 import { MAX_DISMISSED } from '../contract/limits.js';
 import type { Verdict } from '../contract/schemas.js';
 import type { AgentContext } from './context.js';
-import type { CarriedState } from './state.js';
+import type { CarriedView } from './state.js';
 import type { StartedEvaluation } from './supervision.js';
 import { nextFlaggedSeq, recordDismissed, setCases } from './teaching-state.js';
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
 /** The newest non-OK verdict and its case (null for verdicts from runs before cases were kept). */
-export function lastFlagged(s: CarriedState): { verdict: Verdict; signature: string; case: CaseRecord | null } | null {
+export function lastFlagged(s: CarriedView): { verdict: Verdict; signature: string; case: CaseRecord | null } | null {
   const c = s.cases.at(-1);
   if (c) return { verdict: c.verdict, signature: c.signature, case: c };
   if (s.lastVerdict && s.lastVerdict.kind !== 'OK') {
@@ -40,7 +40,7 @@ export function lastFlagged(s: CarriedState): { verdict: Verdict; signature: str
 }
 
 /** Why the newest flagged verdict cannot be dismissed, or null. */
-export function dismissProblem(s: CarriedState): string | null {
+export function dismissProblem(s: CarriedView): string | null {
   const target = lastFlagged(s);
   if (!target) return 'nothing to dismiss: no evaluation has flagged this agent';
   if (target.case?.decision?.kind === 'dismissed' || (!target.case && s.dismissed.includes(target.signature))) {
@@ -74,7 +74,7 @@ export function rememberSignature(list: readonly string[], signature: string, ma
  * deleted file silences that one only. A dismissal recorded before verdicts carried that key was
  * signed on the message: it still silences the verdicts its message matches, as it did then.
  */
-export function isDismissed(s: CarriedState, verdict: Verdict): boolean {
+export function isDismissed(s: CarriedView, verdict: Verdict): boolean {
   if (verdict.kind === 'OK' || s.dismissed.length === 0) return false;
   if (s.dismissed.includes(findingSignature(verdict))) return true;
   return verdict.finding !== undefined && s.dismissed.includes(legacySignature(verdict));

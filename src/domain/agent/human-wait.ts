@@ -12,7 +12,7 @@ import type { HumanWaitSchema } from '../contract/turn-schemas.js';
 import type { AgentContext } from './context.js';
 import { fire, refuse } from './core.js';
 import { notify } from './notify.js';
-import type { CarriedState } from './state.js';
+import type { CarriedView } from './state.js';
 import { publish } from './visibility.js';
 import { explainState, setAwaitingCause } from './slices/lifecycle.js';
 import { restartIdleClock } from './slices/turns.js';
@@ -20,7 +20,7 @@ import { restartIdleClock } from './slices/turns.js';
 export type HumanWait = z.output<typeof HumanWaitSchema>;
 
 /** Whether the agent is waiting for its human at its own CLI's prompt. */
-export const waitingForHuman = (s: CarriedState): boolean => s.state === 'awaiting-input' && s.awaitingCause === 'human';
+export const waitingForHuman = (s: CarriedView): boolean => s.state === 'awaiting-input' && s.awaitingCause === 'human';
 
 /** The reason shown and sent, from the payload's kind and reason. */
 export function humanWaitReason(p: HumanWait): string {

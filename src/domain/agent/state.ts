@@ -62,6 +62,9 @@ export interface CarriedState
   publishedAtContinue: Omit<Published, 'details'> | null;
 }
 
+/** The carried state as the code that only reads it takes it: every write goes through its slice's functions. */
+export type CarriedView = Readonly<CarriedState>;
+
 /** The last values published as search attributes and details. */
 export type Published = { state: string; step: number; paused: boolean; details: string; spendBucket: number; spendAt: number };
 
@@ -143,7 +146,7 @@ export function createCore(spec: AgentSpec, ids: { workflowId: string; runId: st
   };
 }
 
-export const isPaused = (s: CarriedState): boolean => s.state === 'paused-by-user' || (s.state === 'awaiting-input' && s.awaitingCause !== 'human'); // by a human, or waiting for one (not its own CLI's prompt)
+export const isPaused = (s: CarriedView): boolean => s.state === 'paused-by-user' || (s.state === 'awaiting-input' && s.awaitingCause !== 'human'); // by a human, or waiting for one (not its own CLI's prompt)
 
 /** What the agent has spent by `now`; a parent's spend covers its whole subtree. */
 export function spendOf(core: AgentCore, now: number): Spend {
