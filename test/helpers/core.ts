@@ -3,7 +3,8 @@
  * of the workflow are tested in milliseconds with no server. What the ports record is exactly
  * what the workflow shell would turn into Temporal commands.
  */
-import type { AgentContext, AgentPorts, AgentSignal, PatchId, SearchAttributeUpdate } from '../../src/domain/agent/context.js';
+import type { AgentContext, AgentPorts, AgentSignal, SearchAttributeUpdate } from '../../src/domain/agent/context.js';
+import type { PatchId } from '../../src/domain/contract/patches.js';
 import { createCore, type CarriedState } from '../../src/domain/agent/state.js';
 import { AgentSpecSchema, type AgentSpecInput } from '../../src/domain/contract/schemas.js';
 import type { NotifyWorkflowInput } from '../../src/domain/notify/notify.js';

@@ -26,13 +26,13 @@ interface Reached {
 const REACHED: Partial<Record<AgentState, Reached | Reached[]>> = {
   spawning: {
     by: { start: true },
-    source: 'src/domain/agent/state.ts',
+    source: 'src/domain/agent/slices/lifecycle.ts',
     scenario: 'every agent workflow starts spawning',
     integration: { file: 'bad-input.test.ts', asserts: "state: 'spawning'" },
   },
   queued: {
     by: { start: true },
-    source: 'src/domain/agent/state.ts',
+    source: 'src/domain/agent/slices/lifecycle.ts',
     scenario: "a delegated child past its parent's concurrency cap starts queued",
     integration: { file: 'delegation.test.ts', asserts: "expect(queued.state).toBe('queued')" },
   },

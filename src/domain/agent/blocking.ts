@@ -11,6 +11,9 @@ import { fire } from './core.js';
 import { notify } from './notify.js';
 import { iso } from './state.js';
 import { publish } from './visibility.js';
+import { explainState } from './slices/lifecycle.js';
+import { keepForRetry } from './slices/whispers.js';
+import { addBlockedTime, recordRateLimited } from './slices/driven.js';
 
 /** The rate limit a failed turn activity reported (its failure type and details), else null. */
 export function rateLimitOf(failure: { type?: string; details?: unknown } | undefined): RateLimit | null {
@@ -52,7 +55,7 @@ export function blockDecision(a: { blockedMs: number; backoffMs: number; maxBloc
 /** The blocked wait ended after `ms` (the timer fired, or a human moved the agent): count it toward the bound. */
 export function blockedFor(ctx: AgentContext, ms: number): void {
   const { s } = ctx.core;
-  s.blockedMs = (s.blockedMs ?? 0) + Math.max(0, ms);
+  addBlockedTime(s, ms);
 }
 
 /**
@@ -64,19 +67,18 @@ export function blockedFor(ctx: AgentContext, ms: number): void {
 export function turnRateLimited(ctx: AgentContext, f: { turnNumber: number; whispers: Whisper[]; cause: string; limit: RateLimit }): number | null {
   const { core, ports } = ctx;
   const { s, spec } = core;
-  s.lastTurnError = f.cause;
-  s.retryWhispers = f.whispers; // the retry gets the same input; nothing queued is lost or doubled
-  s.rateLimited = (s.rateLimited ?? 0) + 1;
+  keepForRetry(s, f.whispers); // the retry gets the same input; nothing queued is lost or doubled
+  const attempt = recordRateLimited(s, f.cause);
   if (s.state !== 'running' && s.state !== 'compacting') {
     publish(ctx);
     return null;
   }
-  const backoffMs = rateLimitBackoffMs(s.rateLimited, f.limit.retryAfterMs, `${spec.agentId}:${f.turnNumber}:${s.rateLimited}`);
+  const backoffMs = rateLimitBackoffMs(attempt, f.limit.retryAfterMs, `${spec.agentId}:${f.turnNumber}:${attempt}`);
   const decision = blockDecision({
     blockedMs: s.blockedMs ?? 0,
     backoffMs,
     maxBlockedMs: spec.safety.maxBlockedMs,
-    attempts: s.rateLimited,
+    attempts: attempt,
     reason: f.limit.reason,
   });
   // Runs recorded before the bound existed waited on, however long the model stayed limited.
@@ -85,7 +87,7 @@ export function turnRateLimited(ctx: AgentContext, f: { turnNumber: number; whis
       agentId: spec.agentId,
       turn: f.turnNumber,
       blockedMs: s.blockedMs,
-      attempts: s.rateLimited,
+      attempts: attempt,
     });
     if (fire(ctx, 'fail', decision.reason)) notify(ctx, { event: 'circuit-open', reason: decision.reason });
     return null;
@@ -101,7 +103,7 @@ export function turnRateLimited(ctx: AgentContext, f: { turnNumber: number; whis
   });
   if (s.state === 'compacting') {
     // The compaction turn waits out the backoff and is retried; the agent stays compacting (the table has no compacting -> blocked).
-    s.stateReason = `compacting; ${f.limit.reason}; retrying at ${at} UTC (attempt ${s.rateLimited})`;
+    explainState(s, `compacting; ${f.limit.reason}; retrying at ${at} UTC (attempt ${s.rateLimited})`);
     publish(ctx);
     return waitMs;
   }
@@ -117,6 +119,6 @@ export function retryAfterBlock(ctx: AgentContext): void {
     return;
   }
   // A `block` signal holds it too (held.ts): blocked on that alone; the turn is retried when it ends.
-  s.stateReason = s.heldBy;
+  explainState(s, s.heldBy);
   publish(ctx);
 }

@@ -22,3 +22,13 @@ export interface CompactionState {
 }
 
 export const freshCompaction = (): CompactionState => ({ compaction: null });
+
+/*
+ * The only function that assigns the compaction field (docs/developing/architecture.md, "State
+ * slices"); the rules are in compaction.ts.
+ */
+
+/** A compaction was decided, delivered, or finished: the newest one. */
+export function setCompaction(s: CompactionState, compaction: Compaction): void {
+  s.compaction = compaction;
+}

@@ -24,10 +24,13 @@ import { fire } from './core.js';
 import type { CarriedState } from './state.js';
 import type { DriverSession } from '../contract/activity-types.js';
 import { publish } from './visibility.js';
-import type { Compaction } from './compaction-state.js';
+import { setCompaction, type Compaction } from './compaction-state.js';
+import { dropEvaluations, evidenceFromAtLeast, resetEvaluationCount } from './slices/judgement.js';
+import { setSession } from './slices/driven.js';
 
 /** A compaction was decided and its fresh context has not taken its first turn yet. */
-export const pendingCompaction = (s: Pick<CarriedState, 'compaction'>): Compaction | null => (s.compaction && !s.compaction.done ? s.compaction : null);
+export const pendingCompaction = (s: Readonly<Pick<CarriedState, 'compaction'>>): Compaction | null =>
+  s.compaction && !s.compaction.done ? s.compaction : null;
 
 /** The ladder's last resort in force: `compact` when the spec asks for it. */
 export function lastResortOf(ctx: AgentContext): LastResort {
@@ -47,10 +50,10 @@ export function startCompaction(ctx: AgentContext, verdict: Verdict, next: strin
     doneMarker: spec.driven.doneMarker,
   });
   const reason = truncate(`compacting (last resort before escalation): ${verdict.pattern ?? verdict.kind} — ${verdict.message}`, MAX_REASON_TEXT);
-  s.compaction = { handoff, reason, at: ports.now(), done: false, deliveredWith: null };
+  setCompaction(s, { handoff, reason, at: ports.now(), done: false, deliveredWith: null });
   // What the old context did has been judged; evaluations start again on the fresh context's turns.
-  s.evalQueue = [];
-  s.turnsSinceEval = 0;
+  dropEvaluations(s);
+  resetEvaluationCount(s);
   fire(ctx, 'compact', reason);
   ports.log.warn('agent compacted: the last resort before escalation', {
     agentId: spec.agentId,
@@ -67,10 +70,10 @@ export function compactionFinished(ctx: AgentContext, session: DriverSession | n
   const { s } = ctx.core;
   const c = pendingCompaction(s);
   if (!c) return;
-  s.compaction = { ...c, done: true, doneAt: ctx.ports.now() };
-  s.session = session;
+  setCompaction(s, { ...c, done: true, doneAt: ctx.ports.now() });
+  setSession(s, session);
   const first = s.turns + 1; // this turn, about to be recorded
-  s.evidenceFrom = Math.max(s.evidenceFrom, first);
+  evidenceFromAtLeast(s, first);
   if (s.state === 'compacting') fire(ctx, 'compacted', `compacted: turn ${first} started a fresh context from the handoff`);
   else publish(ctx);
 }
@@ -79,12 +82,12 @@ export function compactionFinished(ctx: AgentContext, session: DriverSession | n
 export function deliverCompaction(ctx: AgentContext, turnId: string | undefined): { handoff: string } | undefined {
   const c = pendingCompaction(ctx.core.s);
   if (!c) return undefined;
-  if (c.deliveredWith === null) ctx.core.s.compaction = { ...c, deliveredWith: turnId ?? '' };
+  if (c.deliveredWith === null) setCompaction(ctx.core.s, { ...c, deliveredWith: turnId ?? '' });
   return { handoff: c.handoff };
 }
 
 /** External agents: a reported turn after the reply that carried the handoff is the fresh context's first. */
-export function reportedAfterHandoff(s: Pick<CarriedState, 'compaction'>, turnId: string | undefined): boolean {
+export function reportedAfterHandoff(s: Readonly<Pick<CarriedState, 'compaction'>>, turnId: string | undefined): boolean {
   const c = pendingCompaction(s);
   return c !== null && c.deliveredWith !== null && (turnId === undefined || turnId !== c.deliveredWith);
 }

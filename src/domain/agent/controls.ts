@@ -4,7 +4,6 @@
  * handler would wedge the workflow). Every kind of stop goes through `requestStop` (stop.ts).
  */
 import type { z } from 'zod';
-import { resetLadder } from '../judgement/ladder.js';
 import { SIGNAL_SCHEMAS, describeZodError, type SignalName, type Whisper } from '../contract/schemas.js';
 import { isTerminal } from '../contract/states.js';
 import { isUndecodable, undecodableReason } from '../contract/undecodable.js';
@@ -19,7 +18,12 @@ import { pendingCompaction } from './compaction.js';
 import { humanWait } from './human-wait.js';
 import { blockSignal, endHold } from './held.js';
 import { sessionSignal } from './session-end.js';
-import { iso, keepLast } from './state.js';
+import { awaitFor, clearAwaiting, markInterruptPending, pausedFor, recordInvalidSignal } from './slices/lifecycle.js';
+import { forgetDeliveredAt, keepForRetry, withdrawWhispers } from './slices/whispers.js';
+import { evidenceFromTurn, resetEvaluationCount, restartLadder } from './slices/judgement.js';
+import { heartbeatAt, markIdleChecked, restartIdleClock, seeGeneration, setWindow } from './slices/turns.js';
+import { markAdmitted } from './slices/delegation.js';
+import { releaseWaits } from './waiting-state.js';
 import { publish } from './visibility.js';
 
 /** A stop signal without `drainTimeoutMs` lets the current turn finish for this long. */
@@ -38,20 +42,17 @@ export function resumeAgent(ctx: AgentContext, cause: string): boolean {
   const { s } = core;
   if (!fire(ctx, 'resume', cause)) return false;
   startEpoch(ctx);
-  s.ladder = resetLadder(s.ladder);
+  restartLadder(s);
   // The human has judged what came before: later evaluations look only at turns after this,
   // and the time spent paused is not idleness.
-  s.window = [];
-  s.deliveredAt = [];
-  s.evidenceFrom = s.turns + 1;
-  s.idleFrom = ctx.ports.now();
-  s.awaitingCause = null;
-  s.pauseReason = null;
-  s.waitingOnChildren = false; // a human took over from the wait
-  s.heldBy = undefined;
-  s.heldSince = undefined;
-  s.turnsSinceEval = 0;
-  s.idleChecked = false;
+  setWindow(s, []);
+  forgetDeliveredAt(s);
+  evidenceFromTurn(s, s.turns + 1);
+  restartIdleClock(s, ctx.ports.now());
+  clearAwaiting(s);
+  releaseWaits(s); // a human took over from the wait
+  resetEvaluationCount(s);
+  markIdleChecked(s, false);
   publish(ctx);
   return true;
 }
@@ -67,14 +68,13 @@ const controls: { [N in SignalName]: (ctx: AgentContext, p: Payload<N>) => void 
     queueWhisper(ctx, 'STEERING', p.text);
     // A driven turn waits to be retried (rate limit, failure backoff, an interrupt meanwhile): the
     // steer joins the retry's input instead of waiting one more turn.
-    if (s.retryWhispers && ctx.ports.patched('steer-joins-retry')) s.retryWhispers = [...s.retryWhispers, ...takeWhispers(ctx)];
+    if (s.retryWhispers && ctx.ports.patched('steer-joins-retry')) keepForRetry(s, [...s.retryWhispers, ...takeWhispers(ctx)]);
     endChildrenWait(ctx, 'steered by a human while waiting on its children');
     // New input ends a hold (held.ts): a mesh's rebase request is the input its worker waited for.
     if (s.heldBy !== undefined) endHold(ctx, `steered while blocked (${s.heldBy}): it runs with the new input`);
     if (s.state === 'awaiting-input' && s.awaitingCause === 'interrupt') {
       startEpoch(ctx);
-      s.awaitingCause = null;
-      s.pauseReason = null;
+      clearAwaiting(s);
       fire(ctx, 'input', 'steered after an interrupt');
     }
   },
@@ -86,14 +86,11 @@ const controls: { [N in SignalName]: (ctx: AgentContext, p: Payload<N>) => void 
       return refuse(ctx, 'interrupt', "'interrupt' is not allowed while blocked (allowed: unblock, fail, heartbeat-lost, pause, stop, abort)");
     }
     if (!fire(ctx, 'interrupt', p.reason ?? 'interrupted by a human')) return;
-    s.waitingOnChildren = false; // a human took over from a wait on delegated children, or a hold
-    s.heldBy = undefined;
-    s.heldSince = undefined;
+    releaseWaits(s); // a human took over from a wait on delegated children, or a hold
     startEpoch(ctx);
     ctx.ports.cancelTurn(); // driven: abandon the running turn; the session is kept
-    s.interruptPending = true;
-    s.awaitingCause = 'interrupt';
-    s.pauseReason = p.reason ?? 'interrupted: waiting for input';
+    markInterruptPending(s, true);
+    awaitFor(s, 'interrupt', p.reason ?? 'interrupted: waiting for input');
     publish(ctx);
   },
   stop(ctx, p) {
@@ -103,7 +100,7 @@ const controls: { [N in SignalName]: (ctx: AgentContext, p: Payload<N>) => void 
     const { core } = ctx;
     if (!fire(ctx, 'pause', p.reason ?? 'paused by a human')) return;
     startEpoch(ctx);
-    core.s.pauseReason = p.reason ?? 'paused by a human';
+    pausedFor(core.s, p.reason ?? 'paused by a human');
     publish(ctx);
   },
   resume(ctx, p) {
@@ -123,9 +120,9 @@ const controls: { [N in SignalName]: (ctx: AgentContext, p: Payload<N>) => void 
     const { s } = ctx.core;
     if (p.generation !== undefined) {
       if (p.generation < s.generation) return refuse(ctx, 'heartbeat', `stale generation ${p.generation} < ${s.generation}`);
-      s.generation = p.generation;
+      seeGeneration(s, p.generation);
     }
-    s.lastHeartbeatAt = ctx.ports.now();
+    heartbeatAt(s, ctx.ports.now());
     if (s.state === 'spawning') fire(ctx, 'started', 'first heartbeat');
   },
   compaction(ctx, p) {
@@ -155,7 +152,7 @@ const controls: { [N in SignalName]: (ctx: AgentContext, p: Payload<N>) => void 
     blockSignal(ctx, p);
   },
   admit(ctx) {
-    ctx.core.s.admitted = true;
+    markAdmitted(ctx.core.s);
   },
   childSpend(ctx, p) {
     receiveChildSpend(ctx, p);
@@ -168,10 +165,9 @@ const controls: { [N in SignalName]: (ctx: AgentContext, p: Payload<N>) => void 
     const { verdict } = recordDismissal(ctx, p.note ?? null);
     // The ladder starts over; whispers it queued that the agent has not received are withdrawn. A
     // failed check's [VERIFY] stays: it reports a command's result, not a judgement to call false.
-    s.ladder = resetLadder(s.ladder);
+    restartLadder(s);
     const withdrawable = (w: Whisper) => LADDER_WHISPERS.includes(w.type) && w.type !== 'VERIFY';
-    const withdrawn = s.pendingWhispers.filter(withdrawable);
-    s.pendingWhispers = s.pendingWhispers.filter((w) => !withdrawable(w));
+    const withdrawn = withdrawWhispers(s, withdrawable);
     ctx.ports.log.info('a human dismissed a finding as a false alarm', {
       agentId: spec.agentId,
       pattern: verdict.pattern,
@@ -189,9 +185,8 @@ const controls: { [N in SignalName]: (ctx: AgentContext, p: Payload<N>) => void 
 /** A signal this workflow does not define (a typo, an old client): recorded and refused, visibly. */
 export function unknownSignal(ctx: AgentContext, name: string): void {
   const { s, spec } = ctx.core;
-  s.invalidSignals += 1;
   const reason = `unknown signal ${JSON.stringify(name.slice(0, 100))}: agentWorkflow takes ${Object.keys(controls).join(', ')}`;
-  s.refused = keepLast(s.refused, { what: name.slice(0, 100), reason, at: iso(ctx.ports.now()) });
+  recordInvalidSignal(s, name.slice(0, 100), reason, ctx.ports.now());
   ctx.ports.log.warn('unknown signal refused', { agentId: spec.agentId, signal: name.slice(0, 100) });
 }
 
@@ -205,9 +200,8 @@ export function signal<N extends SignalName>(ctx: AgentContext, name: N, raw?: u
   const { s, spec } = ctx.core;
   const r = SIGNAL_SCHEMAS[name].safeParse(raw ?? {});
   if (!r.success) {
-    s.invalidSignals += 1;
     const reason = isUndecodable(raw) ? `undecodable ${name} payload: ${undecodableReason(raw)}` : `invalid ${name} payload: ${describeZodError(r.error)}`;
-    s.refused = keepLast(s.refused, { what: name, reason, at: iso(ctx.ports.now()) });
+    recordInvalidSignal(s, name, reason, ctx.ports.now());
     ctx.ports.log.warn('invalid signal ignored', { agentId: spec.agentId, signal: name, reason });
     return;
   }

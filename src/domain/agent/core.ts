@@ -5,7 +5,9 @@
 import type { Whisper, WhisperType } from '../contract/schemas.js';
 import { transition, type AgentEvent } from '../contract/states.js';
 import type { AgentContext } from './context.js';
-import { iso, keepLast } from './state.js';
+import { enterState, recordRefusal } from './slices/lifecycle.js';
+import { markDelivered, recordWhisperQueued } from './slices/whispers.js';
+import { evidenceFromAtLeast } from './slices/judgement.js';
 import { publish } from './visibility.js';
 
 /** Apply `event` through the state table. An illegal event is recorded as refused and changes nothing. */
@@ -13,15 +15,11 @@ export function fire(ctx: AgentContext, event: AgentEvent, cause: string): boole
   const { s, spec } = ctx.core;
   const r = transition(s.state, event);
   if (!r.ok) {
-    s.refused = keepLast(s.refused, { what: event, reason: r.reason, at: iso(ctx.ports.now()) });
+    recordRefusal(s, event, r.reason, ctx.ports.now());
     ctx.ports.log.warn('refused event', { agentId: spec.agentId, event, state: s.state, reason: r.reason });
     return false;
   }
-  if (r.to !== s.state) {
-    s.transitions = keepLast(s.transitions, { from: s.state, to: r.to, event, cause, at: iso(ctx.ports.now()) });
-  }
-  s.state = r.to;
-  s.stateReason = cause;
+  enterState(s, r.to, event, cause, ctx.ports.now());
   publish(ctx);
   return true;
 }
@@ -29,16 +27,14 @@ export function fire(ctx: AgentContext, event: AgentEvent, cause: string): boole
 /** Record a refused signal or request (status.refused) and log it. */
 export function refuse(ctx: AgentContext, what: string, reason: string): void {
   const { s, spec } = ctx.core;
-  s.refused = keepLast(s.refused, { what, reason, at: iso(ctx.ports.now()) });
+  recordRefusal(s, what, reason, ctx.ports.now());
   ctx.ports.log.warn('refused signal', { agentId: spec.agentId, signal: what, reason });
 }
 
 /** Queue a whisper for the agent's next turn boundary. */
 export function queueWhisper(ctx: AgentContext, type: WhisperType, text: string): Whisper {
   const { s, spec } = ctx.core;
-  s.whisperSeq += 1;
-  const w: Whisper = { id: `${spec.agentId}-w${s.whisperSeq}`, type, text, createdAt: iso(ctx.ports.now()) };
-  s.pendingWhispers.push(w);
+  const w = recordWhisperQueued(s, spec.agentId, type, text, ctx.ports.now());
   publish(ctx);
   return w;
 }
@@ -54,16 +50,8 @@ export const KEEP_DELIVERED_AT = 40;
  */
 export function takeWhispers(ctx: AgentContext): Whisper[] {
   const { s, spec } = ctx.core;
-  const whispers = s.pendingWhispers;
-  s.pendingWhispers = [];
-  s.whispersDelivered += whispers.length;
-  if (whispers.length > 0) {
-    const beforeTurn = s.turns + 1;
-    const oldest = beforeTurn - spec.supervisor.windowSize;
-    s.deliveredAt = [...s.deliveredAt.filter((d) => d.beforeTurn >= oldest), ...whispers.map((w) => ({ beforeTurn, type: w.type, text: w.text }))].slice(
-      -KEEP_DELIVERED_AT,
-    );
-    if (whispers.some((w) => LADDER_WHISPERS.includes(w.type))) s.evidenceFrom = Math.max(s.evidenceFrom, beforeTurn);
-  }
+  const beforeTurn = s.turns + 1;
+  const whispers = markDelivered(s, beforeTurn, spec.supervisor.windowSize, KEEP_DELIVERED_AT);
+  if (whispers.some((w) => LADDER_WHISPERS.includes(w.type))) evidenceFromAtLeast(s, beforeTurn);
   return whispers;
 }

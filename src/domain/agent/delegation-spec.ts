@@ -9,6 +9,7 @@ import { isTerminal } from '../contract/states.js';
 import type { AgentContext } from './context.js';
 import { liveChildren } from './delegation.js';
 import type { ChildRecord } from './state.js';
+import { addChild } from './slices/delegation.js';
 
 /** The delegate update's validator: throws (rejecting the update before it enters history) with the reason. */
 export function validateDelegation(ctx: AgentContext, input: unknown): void {
@@ -39,7 +40,7 @@ export function planChild(ctx: AgentContext, input: unknown): PlannedChild {
   const childAgentId = `${spec.agentId}.${t.childId}`;
   const queued = liveChildren(ctx) >= DELEGATION_CAPS[spec.delegation.mode];
   const rec: ChildRecord = { agentId: childAgentId, workflowId: `agent-${childAgentId}`, state: queued ? 'queued' : 'running', reason: null };
-  core.s.children.push(rec);
+  addChild(core.s, rec);
   const marker = t.driven?.doneMarker ?? spec.driven.doneMarker;
   const child: AgentSpecInput = {
     agentId: childAgentId,

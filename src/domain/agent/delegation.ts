@@ -12,6 +12,10 @@ import { DELEGATION_CAPS } from '../contract/limits.js';
 import type { AgentContext } from './context.js';
 import { fire } from './core.js';
 import type { ChildRecord } from './state.js';
+import { explainState } from './slices/lifecycle.js';
+import { restartIdleClock } from './slices/turns.js';
+import { childAdmitted, childFinished, childStopSent } from './slices/delegation.js';
+import { setWaitingOnChildren } from './waiting-state.js';
 import { publish } from './visibility.js';
 
 export const liveChildren = (ctx: AgentContext): number => ctx.core.s.children.filter((c) => c.state === 'running').length;
@@ -19,14 +23,13 @@ export const openChildren = (ctx: AgentContext): number => ctx.core.s.children.f
 
 /** A child's workflow ended: record how, admit the next queued child, and a waiting parent runs once none is open. */
 export function childEnded(ctx: AgentContext, rec: ChildRecord, outcome: { state: 'done' | 'failed'; reason: string | null }): void {
-  rec.state = outcome.state;
-  rec.reason = outcome.reason;
+  childFinished(rec, outcome);
   admitNext(ctx);
   if (waitingOnChildren(ctx)) {
     if (openChildren(ctx) === 0) {
       const ended = ctx.core.s.children.map((c) => `${childName(ctx, c)} ${c.state}`).join(', ');
       endChildrenWait(ctx, `its delegated children finished (${ended})`);
-    } else ctx.core.s.stateReason = childrenWaitReason(ctx); // one fewer to wait for
+    } else explainState(ctx.core.s, childrenWaitReason(ctx)); // one fewer to wait for
   }
   publish(ctx);
 }
@@ -51,7 +54,7 @@ export const waitingOnChildren = (ctx: AgentContext): boolean => ctx.core.s.stat
 export function awaitChildren(ctx: AgentContext): void {
   const { s } = ctx.core;
   if (s.state !== 'running' || s.doneClaim !== null || openChildren(ctx) === 0) return;
-  if (fire(ctx, 'block', childrenWaitReason(ctx))) s.waitingOnChildren = true;
+  if (fire(ctx, 'block', childrenWaitReason(ctx))) setWaitingOnChildren(s, true);
 }
 
 /**
@@ -61,15 +64,14 @@ export function awaitChildren(ctx: AgentContext): void {
 export function endChildrenWait(ctx: AgentContext, cause: string): void {
   const { s } = ctx.core;
   if (!waitingOnChildren(ctx)) return;
-  s.waitingOnChildren = false;
+  setWaitingOnChildren(s, false);
   if (s.heldBy !== undefined) {
     // A `block` signal holds it too (held.ts): blocked on that alone until it ends.
-    s.stateReason = s.heldBy;
+    explainState(s, s.heldBy);
     publish(ctx);
     return;
   }
-  s.idleFrom = ctx.ports.now();
-  s.idleChecked = false;
+  restartIdleClock(s, ctx.ports.now());
   fire(ctx, 'unblock', cause);
 }
 
@@ -79,7 +81,7 @@ export function admitNext(ctx: AgentContext): void {
   for (const c of ctx.core.s.children) {
     if (liveChildren(ctx) >= cap) break;
     if (c.state !== 'queued') continue;
-    c.state = 'running';
+    childAdmitted(c);
     ctx.ports.signalAgent(c.workflowId, { name: 'admit', payload: {} });
   }
 }
@@ -88,7 +90,7 @@ export function admitNext(ctx: AgentContext): void {
 export function stopChildren(ctx: AgentContext, reason: string): void {
   for (const c of ctx.core.s.children) {
     if ((c.state !== 'running' && c.state !== 'queued') || c.stopSent) continue;
-    c.stopSent = true;
+    childStopSent(c);
     ctx.ports.signalAgent(c.workflowId, { name: 'stop', payload: { reason: `parent ${ctx.core.spec.agentId}: ${reason}`, drainTimeoutMs: 0 } });
   }
 }

@@ -22,13 +22,14 @@ import { findingSignature, legacySignature } from '../judgement/finding.js';
 import { MAX_DISMISSED } from '../contract/limits.js';
 import type { Verdict } from '../contract/schemas.js';
 import type { AgentContext } from './context.js';
-import type { CarriedState } from './state.js';
+import type { CarriedView } from './state.js';
 import type { StartedEvaluation } from './supervision.js';
+import { nextFlaggedSeq, recordDismissed, setCases } from './teaching-state.js';
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
 /** The newest non-OK verdict and its case (null for verdicts from runs before cases were kept). */
-export function lastFlagged(s: CarriedState): { verdict: Verdict; signature: string; case: CaseRecord | null } | null {
+export function lastFlagged(s: CarriedView): { verdict: Verdict; signature: string; case: CaseRecord | null } | null {
   const c = s.cases.at(-1);
   if (c) return { verdict: c.verdict, signature: c.signature, case: c };
   if (s.lastVerdict && s.lastVerdict.kind !== 'OK') {
@@ -39,7 +40,7 @@ export function lastFlagged(s: CarriedState): { verdict: Verdict; signature: str
 }
 
 /** Why the newest flagged verdict cannot be dismissed, or null. */
-export function dismissProblem(s: CarriedState): string | null {
+export function dismissProblem(s: CarriedView): string | null {
   const target = lastFlagged(s);
   if (!target) return 'nothing to dismiss: no evaluation has flagged this agent';
   if (target.case?.decision?.kind === 'dismissed' || (!target.case && s.dismissed.includes(target.signature))) {
@@ -53,10 +54,12 @@ export function recordDismissal(ctx: AgentContext, note: string | null): { verdi
   const { s } = ctx.core;
   const target = lastFlagged(s)!;
   const at = iso(ctx.ports.now());
-  s.dismissals += 1;
-  s.lastDismissal = { at, note, pattern: target.verdict.pattern, message: target.verdict.message, signature: target.signature };
-  s.dismissed = rememberSignature(s.dismissed, target.signature);
-  if (target.case) s.cases = decide(s.cases, target.case.seq, { kind: 'dismissed', at, note });
+  recordDismissed(
+    s,
+    { at, note, pattern: target.verdict.pattern, message: target.verdict.message, signature: target.signature },
+    rememberSignature(s.dismissed, target.signature),
+  );
+  if (target.case) setCases(s, decide(s.cases, target.case.seq, { kind: 'dismissed', at, note }));
   return target;
 }
 
@@ -71,7 +74,7 @@ export function rememberSignature(list: readonly string[], signature: string, ma
  * deleted file silences that one only. A dismissal recorded before verdicts carried that key was
  * signed on the message: it still silences the verdicts its message matches, as it did then.
  */
-export function isDismissed(s: CarriedState, verdict: Verdict): boolean {
+export function isDismissed(s: CarriedView, verdict: Verdict): boolean {
   if (verdict.kind === 'OK' || s.dismissed.length === 0) return false;
   if (s.dismissed.includes(findingSignature(verdict))) return true;
   return verdict.finding !== undefined && s.dismissed.includes(legacySignature(verdict));
@@ -82,7 +85,7 @@ export function decideEscalation(ctx: AgentContext, kind: Exclude<CaseDecision, 
   const { s } = ctx.core;
   const c = [...s.cases].reverse().find((x) => x.escalated);
   if (!c || c.decision) return;
-  s.cases = decide(s.cases, c.seq, { kind, at: iso(ctx.ports.now()), note });
+  setCases(s, decide(s.cases, c.seq, { kind, at: iso(ctx.ports.now()), note }));
 }
 
 const decide = (cases: CaseRecord[], seq: number, decision: NonNullable<CaseRecord['decision']>): CaseRecord[] =>
@@ -92,17 +95,20 @@ const decide = (cases: CaseRecord[], seq: number, decision: NonNullable<CaseReco
 export function recordCase(ctx: AgentContext, verdict: Verdict, started: Pick<StartedEvaluation, 'job' | 'freshTurns'>, escalated: boolean): void {
   const { s } = ctx.core;
   const { job } = started;
-  s.flaggedSeq += 1;
-  s.cases = rememberCase(s.cases, {
-    seq: s.flaggedSeq,
-    at: iso(ctx.ports.now()),
-    verdict,
-    signature: findingSignature(verdict),
-    reason: job.reason,
-    turns: job.turns,
-    evidenceFrom: Math.max(0, job.turns.length - started.freshTurns),
-    ...(job.firstTurn === undefined ? {} : { firstTurnNumber: job.firstTurn }),
-    escalated,
-    decision: null,
-  });
+  const seq = nextFlaggedSeq(s);
+  setCases(
+    s,
+    rememberCase(s.cases, {
+      seq,
+      at: iso(ctx.ports.now()),
+      verdict,
+      signature: findingSignature(verdict),
+      reason: job.reason,
+      turns: job.turns,
+      evidenceFrom: Math.max(0, job.turns.length - started.freshTurns),
+      ...(job.firstTurn === undefined ? {} : { firstTurnNumber: job.firstTurn }),
+      escalated,
+      decision: null,
+    }),
+  );
 }

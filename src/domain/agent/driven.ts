@@ -18,6 +18,10 @@ import { recordTurn } from './reporting.js';
 import type { AgentCore } from './state.js';
 import { publish } from './visibility.js';
 import { checksDone, claimDone } from './verification.js';
+import { markDrainTimedOut } from './slices/lifecycle.js';
+import { keepForRetry } from './slices/whispers.js';
+import { recordTurnSuccess, setSession } from './slices/driven.js';
+import { setResult } from './slices/delegation.js';
 
 export interface PlannedTurn {
   turnNumber: number;
@@ -37,7 +41,7 @@ export function beginTurn(ctx: AgentContext): PlannedTurn {
   let whispers: Whisper[];
   if (s.retryWhispers) {
     whispers = s.retryWhispers; // a retried turn: exactly the input of the failed attempt
-    s.retryWhispers = null;
+    keepForRetry(s, null);
   } else {
     whispers = takeWhispers(ctx);
   }
@@ -80,7 +84,7 @@ export function drainDeadline(core: AgentCore): number | null {
 
 /** The stop's drain deadline passed with the turn still running: it is cancelled. */
 export function drainTimedOut(ctx: AgentContext): void {
-  ctx.core.s.drainTimedOut = true;
+  markDrainTimedOut(ctx.core.s);
 }
 
 /** The turn's activity settled (finished, cancelled, or failed). */
@@ -96,13 +100,10 @@ export function turnFinished(ctx: AgentContext, result: TurnResult | null, turnN
   if (result) {
     // The compaction turn came back: the agent runs on in its fresh context.
     if (!result.interrupted && pendingCompaction(s)) compactionFinished(ctx, result.session);
-    s.lastTurnError = null;
-    s.consecutiveFailures = 0;
-    s.rateLimited = undefined;
-    s.blockedMs = undefined; // the bound on time blocked counts from the last finished turn
+    recordTurnSuccess(s); // and the bound on time blocked counts from the last finished turn
     // What a driver produced gets the same byte budget as a reported turn.
     recordTurn(ctx, fitTurnToBudget({ ...result.turn, id: result.turn.id ?? `${spec.agentId}-turn-${turnNumber}` }).turn);
-    if (result.session) s.session = result.session;
+    if (result.session) setSession(s, result.session);
     enforceAllowlist(ctx, result.turn);
   }
   if (s.state !== 'running') {
@@ -133,7 +134,7 @@ export function resultChecked(ctx: AgentContext, check: CheckResultOutput): void
     fire(ctx, 'fail', `result does not match its schema: ${check.errors}`);
     return;
   }
-  ctx.core.s.result = check.ref ? { ref: check.ref } : { inline: check.inline };
+  setResult(ctx.core.s, check.ref ? { ref: check.ref } : { inline: check.inline });
   completeTask(ctx);
 }
 

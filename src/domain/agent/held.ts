@@ -18,6 +18,9 @@
  * API) still runs elsewhere: the turns it reports are judged on the ladder as if it were running.
  */
 import type { AgentContext } from './context.js';
+import { awaitFor, explainState } from './slices/lifecycle.js';
+import { restartIdleClock } from './slices/turns.js';
+import { holdFor, releaseHold, releaseWaits } from './waiting-state.js';
 import { fire, refuse } from './core.js';
 import { childrenWaitReason } from './delegation.js';
 import { heldBySignal as heldBySignalCore, holdDeadline } from './hold-state.js';
@@ -65,17 +68,13 @@ export function blockSignal(ctx: AgentContext, p: { phase?: 'start' | 'end'; rea
   const startsHold = !heldBySignal(ctx);
   if (s.state === 'blocked') {
     // Already blocked (a rate-limit backoff, its children): it stays blocked until both waits end.
-    if (s.heldBy === undefined) s.stateReason = `${s.stateReason ?? 'blocked'}; then ${p.reason}`;
-    else s.stateReason = p.reason;
-    s.heldBy = p.reason;
-    if (bounded && startsHold) s.heldSince = ctx.ports.now();
+    if (s.heldBy === undefined) explainState(s, `${s.stateReason ?? 'blocked'}; then ${p.reason}`);
+    else explainState(s, p.reason);
+    holdFor(s, p.reason, bounded && startsHold ? ctx.ports.now() : undefined);
     publish(ctx);
     return;
   }
-  if (fire(ctx, 'block', p.reason)) {
-    s.heldBy = p.reason;
-    if (bounded) s.heldSince = ctx.ports.now();
-  }
+  if (fire(ctx, 'block', p.reason)) holdFor(s, p.reason, bounded ? ctx.ports.now() : undefined);
 }
 
 /**
@@ -86,19 +85,16 @@ export function blockSignal(ctx: AgentContext, p: { phase?: 'start' | 'end'; rea
 export function endHold(ctx: AgentContext, cause: string): void {
   const { s } = ctx.core;
   if (!heldBySignal(ctx)) {
-    s.heldBy = undefined;
-    s.heldSince = undefined;
+    releaseHold(s);
     return;
   }
-  s.heldBy = undefined;
-  s.heldSince = undefined;
+  releaseHold(s);
   if (s.waitingOnChildren) {
-    s.stateReason = childrenWaitReason(ctx);
+    explainState(s, childrenWaitReason(ctx));
     publish(ctx);
     return;
   }
-  s.idleFrom = ctx.ports.now();
-  s.idleChecked = false;
+  restartIdleClock(s, ctx.ports.now());
   fire(ctx, 'unblock', cause);
 }
 
@@ -118,12 +114,9 @@ export function expireHold(ctx: AgentContext): void {
   const { s, spec } = ctx.core;
   const heldFor = ctx.ports.now() - (s.heldSince ?? ctx.ports.now());
   const reason = `held for ${spanText(heldFor)}, past safety.maxHeldMs (${spanText(spec.safety.maxHeldMs)}): ${s.heldBy ?? 'a block signal'}`;
-  s.heldBy = undefined;
-  s.heldSince = undefined;
-  s.waitingOnChildren = false; // a human takes over from every wait
+  releaseWaits(s); // a human takes over from every wait
   startEpoch(ctx);
-  s.awaitingCause = 'escalation';
-  s.pauseReason = reason;
+  awaitFor(s, 'escalation', reason);
   if (!fire(ctx, 'escalate', reason)) return;
   ctx.ports.log.warn('hold past its bound: the agent awaits a human', { event: 'escalation', agentId: spec.agentId, reason });
   notify(ctx, { event: 'escalation', reason });

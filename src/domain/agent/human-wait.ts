@@ -12,13 +12,15 @@ import type { HumanWaitSchema } from '../contract/turn-schemas.js';
 import type { AgentContext } from './context.js';
 import { fire, refuse } from './core.js';
 import { notify } from './notify.js';
-import type { CarriedState } from './state.js';
+import type { CarriedView } from './state.js';
 import { publish } from './visibility.js';
+import { explainState, setAwaitingCause } from './slices/lifecycle.js';
+import { restartIdleClock } from './slices/turns.js';
 
 export type HumanWait = z.output<typeof HumanWaitSchema>;
 
 /** Whether the agent is waiting for its human at its own CLI's prompt. */
-export const waitingForHuman = (s: CarriedState): boolean => s.state === 'awaiting-input' && s.awaitingCause === 'human';
+export const waitingForHuman = (s: CarriedView): boolean => s.state === 'awaiting-input' && s.awaitingCause === 'human';
 
 /** The reason shown and sent, from the payload's kind and reason. */
 export function humanWaitReason(p: HumanWait): string {
@@ -40,14 +42,14 @@ export function humanWait(ctx: AgentContext, p: HumanWait): void {
     // The same wait, told again (an idle prompt after a permission prompt): no second alert. A
     // permission prompt names what is pending, so its reason replaces a vaguer one.
     if (p.kind === 'permission' && s.stateReason !== reason) {
-      s.stateReason = reason;
+      explainState(s, reason);
       publish(ctx);
     }
     return;
   }
   if (s.state !== 'running' && s.state !== 'spawning') return refuse(ctx, 'humanWait', `the agent is ${s.state}; only a running agent waits for its human`);
   if (!fire(ctx, 'human-wait', reason)) return;
-  s.awaitingCause = 'human';
+  setAwaitingCause(s, 'human');
   notify(ctx, { event: 'awaiting-input', reason });
   publish(ctx);
 }
@@ -57,8 +59,7 @@ export function endHumanWait(ctx: AgentContext, cause: string): void {
   const { s } = ctx.core;
   if (!waitingForHuman(s)) return;
   if (!fire(ctx, 'human-answered', cause)) return;
-  s.awaitingCause = null;
-  s.idleFrom = ctx.ports.now();
-  s.idleChecked = false;
+  setAwaitingCause(s, null);
+  restartIdleClock(s, ctx.ports.now());
   publish(ctx);
 }

@@ -20,3 +20,14 @@ export interface LinkState {
   linkedEscalation: number;
 }
 export const freshLinks = (): LinkState => ({ usedLinks: [], linkedEscalation: 0 });
+
+/*
+ * The only function that assigns the link fields (docs/developing/architecture.md, "State
+ * slices"); the rules are in links.ts.
+ */
+
+/** A link was used: its token id joins the kept ones (`usedLinks`: already pruned by the caller); its escalation, if any, voids older links. */
+export function recordLinkUsed(s: LinkState, usedLinks: UsedLink[], escalation: number | undefined): void {
+  s.usedLinks = usedLinks;
+  if (escalation) s.linkedEscalation = Math.max(s.linkedEscalation ?? 0, escalation);
+}

@@ -39,8 +39,8 @@ import type { AgentContext } from './context.js';
 import { signal } from './controls.js';
 import { findingId } from '../judgement/finding.js';
 import { dismissProblem, lastFlagged } from './dismissal.js';
-import { MAX_USED_LINKS, type UsedLink } from './link-state.js';
-import type { CarriedState } from './state.js';
+import { MAX_USED_LINKS, recordLinkUsed, type UsedLink } from './link-state.js';
+import type { CarriedView } from './state.js';
 
 export const LinkRequestSchema = shared('agent/links:LinkRequestSchema', () =>
   z
@@ -85,7 +85,7 @@ export class LinkRefused extends Error {
 export const unexpired = (used: readonly UsedLink[], nowMs: number): UsedLink[] => used.filter((u) => u.until * 1000 > nowMs);
 
 /** Why the agent, in state `s`, cannot take `action` now, or null. */
-export function linkProblem(s: CarriedState, action: LinkRequest['action']): string | null {
+export function linkProblem(s: CarriedView, action: LinkRequest['action']): string | null {
   if (action === 'resume' || action === 'abort') {
     const r = transition(s.state, action);
     return r.ok ? null : `the agent is ${s.state}: nothing to ${action}`;
@@ -108,7 +108,7 @@ export interface EscalationView {
 }
 
 /** The escalation view of state `s`. */
-export function escalationView(s: CarriedState): EscalationView {
+export function escalationView(s: CarriedView): EscalationView {
   const escalated = [...s.cases].reverse().find((c) => c.escalated);
   const flagged = escalated ? { verdict: escalated.verdict, signature: escalated.signature } : lastFlagged(s);
   return {
@@ -175,9 +175,8 @@ export function validateLink(ctx: AgentContext, raw: unknown): void {
 export function applyLink(ctx: AgentContext, raw: unknown): LinkResult {
   const { s } = ctx.core;
   const req = LinkRequestSchema.parse(raw); // the validator passed
-  s.usedLinks = [...unexpired(s.usedLinks, ctx.ports.now()), { id: req.tokenId, until: req.expiresAt }];
   // Its siblings are void from now on, whatever the control does.
-  if (req.escalation) s.linkedEscalation = Math.max(s.linkedEscalation ?? 0, req.escalation);
+  recordLinkUsed(s, [...unexpired(s.usedLinks, ctx.ports.now()), { id: req.tokenId, until: req.expiresAt }], req.escalation);
   const before = { state: s.state, refused: s.refused, whispers: s.whisperSeq, dismissals: s.dismissals };
   ctx.ports.log.info('action link used', { agentId: ctx.core.spec.agentId, action: req.action, tokenId: req.tokenId, escalation: req.escalation ?? null });
   if (req.action === 'resume') signal(ctx, 'resume', { note: 'from an action link' });

@@ -9,9 +9,13 @@ import type { AgentContext } from './context.js';
 import { fire, queueWhisper, refuse } from './core.js';
 import { stopChildren } from './delegation.js';
 import { notify } from './notify.js';
-import { iso, keepLast, spendOf } from './state.js';
+import { spendOf } from './state.js';
 import { publish } from './visibility.js';
 import { requestStop } from './stop.js';
+import { recordRefusal } from './slices/lifecycle.js';
+import { keepForRetry } from './slices/whispers.js';
+import { recordTurnFailure, setFailures } from './slices/driven.js';
+import { recordChildSpend } from './slices/spend.js';
 
 /** Budgets are hard ceilings: reaching one stops the agent (the reason says which) and notifies. True if one is reached. */
 export function enforceBudgets(ctx: AgentContext): boolean {
@@ -32,7 +36,7 @@ export function enforceBudgets(ctx: AgentContext): boolean {
 export function receiveChildSpend(ctx: AgentContext, p: { agentId?: string; tokens?: number; costUsd?: number; turns?: number }): void {
   const { s } = ctx.core;
   if (!p.agentId || !s.children.some((c) => c.agentId === p.agentId)) return refuse(ctx, 'childSpend', `unknown child ${p.agentId}`);
-  s.childSpend[p.agentId] = { tokens: p.tokens ?? 0, costUsd: p.costUsd ?? 0, turns: p.turns ?? 0 };
+  recordChildSpend(s, p.agentId, { tokens: p.tokens ?? 0, costUsd: p.costUsd ?? 0, turns: p.turns ?? 0 });
   enforceBudgets(ctx);
   publish(ctx);
 }
@@ -49,7 +53,7 @@ export function enforceAllowlist(ctx: AgentContext, turn: Turn): void {
   const outside = [...new Set((turn.toolCalls ?? []).map((c) => c.name).filter((n) => !allowed.includes(n)))];
   if (outside.length === 0) return;
   const reason = `tool call outside the allowlist: ${outside.join(', ')} (allowed: ${allowed.join(', ')})`;
-  s.refused = keepLast(s.refused, { what: 'tool', reason, at: iso(ctx.ports.now()) });
+  recordRefusal(s, 'tool', reason, ctx.ports.now());
   queueWhisper(ctx, 'CORRECTION', `Your contract allows only these tools: ${allowed.join(', ')}. Do not use ${outside.join(', ')}.`);
 }
 
@@ -76,15 +80,14 @@ export interface TurnFailure {
 export function turnFailed(ctx: AgentContext, f: TurnFailure): number | null {
   const { core, ports } = ctx;
   const { s, spec } = core;
-  s.lastTurnError = f.cause;
-  s.consecutiveFailures += 1;
+  recordTurnFailure(s, f.cause);
   if (f.protocolError) {
     fire(ctx, 'fail', `turn ${f.turnNumber} failed: ${f.cause}`);
     return null;
   }
-  s.retryWhispers = f.whispers; // the retry gets the same input; nothing queued is lost or doubled
+  keepForRetry(s, f.whispers); // the retry gets the same input; nothing queued is lost or doubled
   const r = recordFailure(s.failures, ports.now(), spec.safety.maxRestarts, spec.safety.restartWindowMs);
-  s.failures = r.failures;
+  setFailures(s, r.failures);
   // Slow failures (a turn that fails after minutes) never crowd the window: consecutive ones count too.
   const consecutive = !r.open && s.consecutiveFailures > spec.safety.maxRestarts;
   if (r.open || consecutive) {

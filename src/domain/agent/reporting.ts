@@ -19,7 +19,11 @@ import { countTurnForEvaluation } from './supervision.js';
 import { endHumanWait } from './human-wait.js';
 import { claimDone } from './verification.js';
 import { compactionFinished, deliverCompaction, pendingCompaction, reportedAfterHandoff } from './compaction.js';
-import { addSpend, isPaused, keepLast, spendOf } from './state.js';
+import { isPaused, spendOf } from './state.js';
+import { markDrained, markInterruptPending } from './slices/lifecycle.js';
+import { countTurn, seeGeneration, setWindow, turnReportedAt } from './slices/turns.js';
+import { rememberDelivery } from './slices/whispers.js';
+import { recordTurnSpend } from './slices/spend.js';
 import { publish } from './visibility.js';
 
 /** How many turns' deliveries are remembered for answering a re-sent report. */
@@ -64,11 +68,10 @@ export function reportTurn(ctx: AgentContext, input: unknown, validated?: Turn):
   const turn = validated ?? (TurnSchema.safeParse(input).data as Turn);
   const now = ctx.ports.now();
   ctx.core.run.lastGapMs = s.lastTurnAt === null ? null : now - s.lastTurnAt;
-  s.lastTurnAt = now;
-  s.idleChecked = false;
+  turnReportedAt(s, now);
   if (turn.generation !== undefined) {
     if (turn.generation < s.generation) return { ...reply(ctx, false, false, []), stale: true };
-    s.generation = turn.generation;
+    seeGeneration(s, turn.generation);
   }
   if (turn.id !== undefined && s.recentIds.includes(turn.id)) {
     const earlier = s.deliveries.find((d) => d.turnId === turn.id);
@@ -90,7 +93,7 @@ export function reportTurn(ctx: AgentContext, input: unknown, validated?: Turn):
   enforceBudgets(ctx); // before the agent's next turn: the reply says stop
   const whispers = takeWhispers(ctx);
   if (turn.id !== undefined && whispers.length > 0) {
-    s.deliveries = keepLast(s.deliveries, { turnId: turn.id, whispers }, KEEP_DELIVERIES);
+    rememberDelivery(s, turn.id, whispers, KEEP_DELIVERIES);
   }
   const compact = deliverCompaction(ctx, turn.id);
   publish(ctx);
@@ -101,14 +104,10 @@ export function reportTurn(ctx: AgentContext, input: unknown, validated?: Turn):
 export function recordTurn(ctx: AgentContext, turn: Turn): void {
   const { core, ports } = ctx;
   const { s, spec } = core;
-  if (turn.id !== undefined) s.recentIds = rememberId(s.recentIds, turn.id);
-  s.turns += 1;
-  s.tokensIn += turn.tokensIn ?? 0;
-  s.tokensOut += turn.tokensOut ?? 0;
-  s.costUsd += turn.costUsd ?? 0;
-  s.spendHistory = addSpend(s.spendHistory, ports.now(), (turn.tokensIn ?? 0) + (turn.tokensOut ?? 0), turn.costUsd ?? 0);
-  s.window = boundedWindow(pushWindow(s.window, turn, spec.supervisor.windowSize));
-  if (s.state === 'cancelling') s.drained = true;
+  countTurn(s, turn.id !== undefined ? rememberId(s.recentIds, turn.id) : null);
+  recordTurnSpend(s, turn, ports.now());
+  setWindow(s, boundedWindow(pushWindow(s.window, turn, spec.supervisor.windowSize)));
+  if (s.state === 'cancelling') markDrained(s);
   if (spec.parent) {
     const total = spendOf(core, ports.now());
     ports.signalAgent(spec.parent.workflowId, {
@@ -122,7 +121,7 @@ export function recordTurn(ctx: AgentContext, turn: Turn): void {
 function reply(ctx: AgentContext, accepted: boolean, duplicate: boolean, whispers: Whisper[], compact?: { handoff: string }): ReportTurnResult {
   const { s } = ctx.core;
   const interrupt = s.interruptPending;
-  if (accepted) s.interruptPending = false;
+  if (accepted) markInterruptPending(s, false);
   return {
     accepted,
     duplicate,

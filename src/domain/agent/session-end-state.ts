@@ -25,3 +25,20 @@ export function sessionEndDeadline(core: AgentCore): number | null {
 
 /** While watching: the session's deadline moved (it ended, resumed, or the agent was heard from). */
 export const sessionEndMoved = (core: AgentCore, plan: { sessionEndAt?: number }): boolean => sessionEndDeadline(core) !== (plan.sessionEndAt ?? null);
+
+/*
+ * The only functions that assign the session-end fields (docs/developing/architecture.md, "State
+ * slices"); the rules are in session-end.ts.
+ */
+
+/** The agent's CLI said its session ended at `at` (reason: as it said, or null). */
+export function recordSessionEnd(s: SessionEndState, at: number, reason: string | null): void {
+  s.sessionEndedAt = at;
+  s.sessionEndReason = reason;
+}
+
+/** The session resumed, or its end was acted on (once). */
+export function clearSessionEnd(s: SessionEndState): void {
+  s.sessionEndedAt = null;
+  s.sessionEndReason = null;
+}

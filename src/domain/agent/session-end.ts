@@ -10,6 +10,7 @@ import { isTerminal } from '../contract/states.js';
 import type { AgentContext } from './context.js';
 import type { AgentCore } from './state.js';
 import { sessionEndDeadline } from './session-end-state.js';
+import { clearSessionEnd, recordSessionEnd } from './session-end-state.js';
 import { requestStop } from './stop.js';
 import type { WatchPlan } from './next-step.js';
 
@@ -18,12 +19,10 @@ export function sessionSignal(ctx: AgentContext, p: SignalPayload<'session'>): v
   const { s } = ctx.core;
   if (isTerminal(s.state) || s.state === 'cancelling') return;
   if (p.phase === 'resume') {
-    s.sessionEndedAt = null;
-    s.sessionEndReason = null;
+    clearSessionEnd(s);
     return;
   }
-  s.sessionEndedAt = ctx.ports.now();
-  s.sessionEndReason = p.reason ?? null;
+  recordSessionEnd(s, ctx.ports.now(), p.reason ?? null);
 }
 
 /** The watch plan with the session's deadline: the watch's timer fires no later than it. */
@@ -42,7 +41,6 @@ export function endIfSessionGone(ctx: AgentContext): boolean {
   if (deadline === null || ports.now() < deadline) return false;
   const why = s.sessionEndReason ? ` (${s.sessionEndReason})` : '';
   const grace = Math.round(core.spec.supervisor.sessionEndGraceMs / 1000);
-  s.sessionEndedAt = null; // acted on, once: never a deadline in the past that wakes the watch again
-  s.sessionEndReason = null;
+  clearSessionEnd(s); // acted on, once: never a deadline in the past that wakes the watch again
   return requestStop(ctx, { reason: `its session ended${why} and did not resume within ${grace} s`, drainMs: 0, drained: true, stopChildren: true });
 }

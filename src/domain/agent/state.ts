@@ -7,118 +7,53 @@
  * fields are only ever added (with a default in `freshState`), never renamed or removed.
  */
 import type { Spend } from './budgets.js';
-import type { AgentSpec, Turn, Whisper, WhisperType } from '../contract/schemas.js';
-import type { AgentStatus, RefusalRecord, TransitionRecord } from '../contract/status.js';
+import type { AgentSpec } from '../contract/schemas.js';
 import { freshVerification, type VerificationState } from './verification-state.js';
 import { freshWaiting, type WaitingState } from './waiting-state.js';
 import { freshCompaction, type CompactionState } from './compaction-state.js';
 import { freshSessionEnd, type SessionEndState } from './session-end-state.js';
 import { freshLinks, type LinkState } from './link-state.js';
-import type { DriverSession } from '../contract/activity-types.js';
-import { effectiveThreshold, initialLadder, type LadderState } from '../judgement/ladder.js';
-import type { AgentState } from '../contract/states.js';
+import { effectiveThreshold } from '../judgement/ladder.js';
 import { freshTeaching, type TeachingState } from './teaching-state.js';
 import { RUN_LIMITS, type RunLimits } from './run-limits.js';
-import { emptyEvaluatorSpend, type EvaluatorSpend } from '../judgement/tiered.js'; // evaluator spend, apart from the agent's
+import { freshLifecycle, startQueued, type LifecycleSlice } from './slices/lifecycle.js';
+import { freshTurns, type TurnsSlice } from './slices/turns.js';
+import { freshWhispers, type WhispersSlice } from './slices/whispers.js';
+import { freshJudgement, type JudgementSlice } from './slices/judgement.js';
+import { freshSpend, type SpendSlice } from './slices/spend.js';
+import { freshDriven, type DrivenSlice } from './slices/driven.js';
+import { freshDelegation, type DelegationSlice } from './slices/delegation.js';
 
-export interface EvalJob {
-  reason: 'interval' | 'idle';
-  turns: Turn[];
-  idleMs?: number;
-  /** The number (1-based, counting every turn of the agent) of `turns[0]`. Absent in jobs carried from older runs. */
-  firstTurn?: number;
-}
+export type { EvalJob } from './slices/judgement.js';
+export type { Delivery } from './slices/whispers.js';
+export type { ChildRecord } from './slices/delegation.js';
+export { SPEND_BUCKET_MS, SPEND_BUCKETS, addSpend, type SpendBucket } from './slices/spend.js';
+export { KEEP_RECORDS, keepLast, iso } from './records.js';
 
-/** A whisper reached the agent right before its turn number `beforeTurn`. */
-export interface Delivery {
-  beforeTurn: number;
-  type: WhisperType;
-  text: string;
-}
-
-export interface ChildRecord {
-  agentId: string;
-  workflowId: string;
-  state: 'queued' | 'running' | 'done' | 'failed';
-  reason: string | null;
-  /** A stop was already sent (once is enough; a second could overtake the first's reason). */
-  stopSent?: boolean;
-}
-
-/** Everything the agent's supervision needs, carried verbatim across continue-as-new (dismissals and cases: dismissal.ts; compaction: compaction.ts; links: links.ts). */
-export interface CarriedState extends TeachingState, VerificationState, WaitingState, CompactionState, LinkState, SessionEndState {
-  state: AgentState;
-  stateReason: string | null;
-  pauseReason: string | null;
-  /** Why the agent is awaiting input: the ladder escalated, a human interrupted it, or its own CLI waits for its human (human-wait.ts). */
-  awaitingCause: 'escalation' | 'interrupt' | 'human' | null;
-  ladder: LadderState;
-  window: Turn[];
-  recentIds: string[];
-  deliveries: { turnId: string; whispers: Whisper[] }[];
-  turns: number;
-  turnsSinceEval: number;
-  evaluations: AgentStatus['evaluations'];
-  lastVerdict: AgentStatus['lastVerdict'];
-  lastSkipReason: string | null;
-  pendingWhispers: Whisper[];
-  whispersDelivered: number;
-  whisperSeq: number;
-  tokensIn: number;
-  tokensOut: number;
-  costUsd: number;
-  evaluatorSpend: EvaluatorSpend;
-  evalQueue: EvalJob[];
-  /** A stop was requested: the drain ends by this time. */
-  stopDeadline: number | null;
-  stopReason: string | null;
-  /** External agents: a turn boundary was reached after the stop (the drain is over). */
-  drained: boolean;
-  /** The next reportTurn reply tells the agent it was interrupted. */
-  interruptPending: boolean;
-  lastTurnAt: number | null;
-  lastHeartbeatAt: number | null;
-  /** The idle watchdog already evaluated this silence; it re-arms with the next turn or resume. */
-  idleChecked: boolean;
-  transitions: TransitionRecord[];
-  refused: RefusalRecord[];
-  invalidSignals: number;
+/**
+ * Everything the agent's supervision needs, carried verbatim across continue-as-new: one flat
+ * object on the wire, cut into slices (slices/*.ts and the *-state.ts mixins), each declared with
+ * its initial value and the only functions that assign its fields (docs/developing/architecture.md,
+ * "State slices"; test/unit/slice-ownership.test.ts holds it). The fields declared here are the
+ * run's own bookkeeping across continue-as-new, assigned only here.
+ */
+export interface CarriedState
+  extends LifecycleSlice,
+    TurnsSlice,
+    WhispersSlice,
+    JudgementSlice,
+    SpendSlice,
+    DrivenSlice,
+    DelegationSlice,
+    TeachingState,
+    VerificationState,
+    WaitingState,
+    CompactionState,
+    LinkState,
+    SessionEndState {
   runs: number;
-  session: DriverSession | null; // driven: the driver's session (e.g. a codex session id)
-  /** Driven mode: the stop's drain timeout passed and the running turn was cancelled. */
-  drainTimedOut: boolean;
   /** When supervision started (wall-clock budget). */
   startedAt: number;
-  /** Times of recent failed turns (restart intensity). */
-  failures: number[];
-  /** The newest agent generation seen; older reports are stale. */
-  generation: number;
-  /** Driven mode: the whispers of a failed turn, delivered again with its retry. */
-  retryWhispers: Whisper[] | null;
-  /** Delegation (parent side): the children and what each has spent. */
-  children: ChildRecord[];
-  childSpend: Record<string, { tokens: number; costUsd: number; turns: number }>;
-  /** Delegation (child side): the parent has admitted this queued child. */
-  admitted: boolean;
-  /** A finished child's checked result: inline, or a content-addressed reference. */
-  result: AgentStatus['result'];
-  /** The first turn (by number) that may serve as evidence for the ladder: turns before it were
-   * already judged by a flagged evaluation, or came before the last whisper reached the agent. */
-  evidenceFrom: number;
-  /** Whispers delivered to the agent within the window, so evaluators see where each one landed. */
-  deliveredAt: Delivery[];
-  /** Silence counts from here at the earliest: a resume (time spent paused is not idleness). */
-  idleFrom: number | null;
-  /** Driven mode: why the last turn failed (cleared by the next turn that succeeds). */
-  lastTurnError: string | null;
-  /** Driven mode: failed turns since the last one that succeeded. */
-  consecutiveFailures: number;
-  /** Driven mode: time spent blocked by rate limits since the last finished turn (blocking.ts). */
-  blockedMs?: number;
-  /** Driven mode: rate-limited turns in a row (blocking.ts), carried so the backoff goes on growing across continue-as-new. */
-  rateLimited?: number;
-  /** Spend per minute over the last hour (oldest first, at most SPEND_BUCKETS): `warden top`'s burn rate. */
-  spendHistory: SpendBucket[];
   /**
    * Set only in the continue-as-new input: the search attribute values the previous run had last
    * published. The server copies them into the new run, so the new run upserts only what differs
@@ -127,17 +62,12 @@ export interface CarriedState extends TeachingState, VerificationState, WaitingS
   publishedAtContinue: Omit<Published, 'details'> | null;
 }
 
+/** The carried state as the code that only reads it takes it: every write goes through its slice's functions. */
+export type CarriedView = Readonly<CarriedState>;
+
 /** The last values published as search attributes and details. */
 export type Published = { state: string; step: number; paused: boolean; details: string; spendBucket: number; spendAt: number };
 
-/** Spend within one bucket of SPEND_BUCKET_MS, starting at `at` (ms). */
-export interface SpendBucket {
-  at: number;
-  tokens: number;
-  costUsd: number;
-}
-export const SPEND_BUCKET_MS = 60_000;
-export const SPEND_BUCKETS = 60;
 export { RUN_LIMITS, type RunLimits } from './run-limits.js';
 
 export interface RunState {
@@ -166,54 +96,15 @@ export interface AgentCore {
 
 export function freshState(now: number): CarriedState {
   return {
-    state: 'spawning',
-    stateReason: 'workflow started',
-    pauseReason: null,
-    awaitingCause: null,
-    ladder: initialLadder(),
-    window: [],
-    recentIds: [],
-    deliveries: [],
-    turns: 0,
-    turnsSinceEval: 0,
-    evaluations: { total: 0, ok: 0, flagged: 0, skipped: 0 },
-    lastVerdict: null,
-    lastSkipReason: null,
-    pendingWhispers: [],
-    whispersDelivered: 0,
-    whisperSeq: 0,
-    tokensIn: 0,
-    tokensOut: 0,
-    costUsd: 0,
-    evaluatorSpend: emptyEvaluatorSpend(),
-    evalQueue: [],
-    stopDeadline: null,
-    stopReason: null,
-    drained: false,
-    interruptPending: false,
-    lastTurnAt: null,
-    lastHeartbeatAt: null,
-    idleChecked: false,
-    transitions: [],
-    refused: [],
-    invalidSignals: 0,
+    ...freshLifecycle(),
+    ...freshTurns(),
+    ...freshWhispers(),
+    ...freshJudgement(),
+    ...freshSpend(),
+    ...freshDriven(),
+    ...freshDelegation(),
     runs: 1,
-    session: null,
-    drainTimedOut: false,
     startedAt: now,
-    failures: [],
-    generation: 0,
-    retryWhispers: null,
-    children: [],
-    childSpend: {},
-    admitted: false,
-    result: null,
-    evidenceFrom: 1,
-    deliveredAt: [],
-    idleFrom: null,
-    lastTurnError: null,
-    consecutiveFailures: 0,
-    spendHistory: [],
     publishedAtContinue: null,
     ...freshTeaching(),
     ...freshVerification(),
@@ -232,10 +123,7 @@ export function resumeState(carried: CarriedState, now: number): CarriedState {
 /** The core of one run: a fresh agent, or one continued from `carried`. */
 export function createCore(spec: AgentSpec, ids: { workflowId: string; runId: string }, now: number, carried?: CarriedState): AgentCore {
   const s = carried ? resumeState(carried, now) : freshState(now);
-  if (!carried && spec.startQueued) {
-    s.state = 'queued';
-    s.stateReason = 'waiting for a concurrency slot of its parent';
-  }
+  if (!carried && spec.startQueued) startQueued(s);
   const published = s.publishedAtContinue;
   s.publishedAtContinue = null; // meaningful only in the input that carried it
   return {
@@ -258,12 +146,7 @@ export function createCore(spec: AgentSpec, ids: { workflowId: string; runId: st
   };
 }
 
-export const isPaused = (s: CarriedState): boolean => s.state === 'paused-by-user' || (s.state === 'awaiting-input' && s.awaitingCause !== 'human'); // by a human, or waiting for one (not its own CLI's prompt)
-
-export const KEEP_RECORDS = 10; // how many transitions and refusals status keeps
-
-export const keepLast = <T>(list: T[], item: T, n = KEEP_RECORDS): T[] => [...list, item].slice(-n);
-export const iso = (ms: number): string => new Date(ms).toISOString();
+export const isPaused = (s: CarriedView): boolean => s.state === 'paused-by-user' || (s.state === 'awaiting-input' && s.awaitingCause !== 'human'); // by a human, or waiting for one (not its own CLI's prompt)
 
 /** What the agent has spent by `now`; a parent's spend covers its whole subtree. */
 export function spendOf(core: AgentCore, now: number): Spend {
@@ -275,13 +158,4 @@ export function spendOf(core: AgentCore, now: number): Spend {
     turns: s.turns,
     wallClockMs: now - s.startedAt,
   };
-}
-
-/** Add a turn's spend to the history at `now`: one bucket per minute, the last hour kept. */
-export function addSpend(history: readonly SpendBucket[], now: number, tokens: number, costUsd: number): SpendBucket[] {
-  const at = Math.floor(now / SPEND_BUCKET_MS) * SPEND_BUCKET_MS;
-  const kept = history.filter((b) => b.at > at - SPEND_BUCKETS * SPEND_BUCKET_MS);
-  const last = kept.at(-1);
-  if (last && last.at === at) return [...kept.slice(0, -1), { at, tokens: last.tokens + tokens, costUsd: last.costUsd + costUsd }];
-  return [...kept, { at, tokens, costUsd }];
 }

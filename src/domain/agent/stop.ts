@@ -6,6 +6,7 @@ import type { AgentContext } from './context.js';
 import { fire } from './core.js';
 import { stopChildren } from './delegation.js';
 import { startEpoch } from './supervision.js';
+import { beginStop, markDrained } from './slices/lifecycle.js';
 
 export interface StopRequest {
   reason: string;
@@ -25,9 +26,8 @@ export function requestStop(ctx: AgentContext, req: StopRequest): boolean {
   const { s } = core;
   if (!fire(ctx, 'stop', req.reason)) return false;
   startEpoch(ctx);
-  s.stopReason = req.reason;
-  s.stopDeadline = ports.now() + req.drainMs;
-  if (req.drained) s.drained = true;
+  beginStop(s, req.reason, ports.now() + req.drainMs);
+  if (req.drained) markDrained(s);
   if (req.cancelTurn) ports.cancelTurn();
   if (req.stopChildren) stopChildren(ctx, req.reason);
   return true;

@@ -19,30 +19,44 @@ import { isDismissed, recordCase } from './dismissal.js';
 import { notify } from './notify.js';
 import { judging } from './hold-state.js';
 import { iso, type EvalJob } from './state.js';
+import { awaitFor } from './slices/lifecycle.js';
+import { markIdleChecked } from './slices/turns.js';
+import { recordEvaluatorSpend } from './slices/spend.js';
+import { releaseHold } from './waiting-state.js';
+import { recordSuppressed } from './teaching-state.js';
+import {
+  countEvaluation,
+  countTurnTowardsEvaluation,
+  dropEvaluations,
+  evidenceFromAtLeast,
+  queueIdleJob,
+  queueIntervalEvaluation,
+  recordSkip,
+  recordVerdict,
+  resetEvaluationCount,
+  setLadder,
+  takeEvaluation,
+} from './slices/judgement.js';
 import { publish } from './visibility.js';
-import { addEvaluatorSpend } from '../judgement/tiered.js';
 
 /** After a turn was recorded: every `evalInterval` turns while running (or held, reporting: hold-state.ts), queue an evaluation of the window. */
 export function countTurnForEvaluation(ctx: AgentContext): void {
   const { s, spec } = ctx.core;
   if (!judging(ctx.core)) return;
-  s.turnsSinceEval += 1;
-  if (evaluationDue(s.turnsSinceEval, spec.supervisor.evalInterval)) {
-    s.turnsSinceEval = 0;
+  if (evaluationDue(countTurnTowardsEvaluation(s), spec.supervisor.evalInterval)) {
+    resetEvaluationCount(s);
     const job: EvalJob = { reason: 'interval', turns: [...s.window], firstTurn: firstWindowTurn(ctx) };
     // An evaluation still waiting is superseded by this one (its window covers the newer turns):
     // at most one interval job waits, so a slow evaluator never piles up copies of the window.
-    const waiting = s.evalQueue.findIndex((j) => j.reason === 'interval');
-    if (waiting >= 0) s.evalQueue[waiting] = job;
-    else s.evalQueue.push(job);
+    queueIntervalEvaluation(s, job);
   }
 }
 
 /** The idle watchdog fired: one evaluation of this silence (re-armed by the next turn or a resume). */
 export function queueIdleEvaluation(ctx: AgentContext, idleMs: number): void {
   const { s } = ctx.core;
-  s.idleChecked = true;
-  s.evalQueue.push({ reason: 'idle', turns: [...s.window], idleMs, firstTurn: firstWindowTurn(ctx) });
+  markIdleChecked(s, true);
+  queueIdleJob(s, { reason: 'idle', turns: [...s.window], idleMs, firstTurn: firstWindowTurn(ctx) });
 }
 
 /** The number of the oldest turn in the window. */
@@ -50,7 +64,7 @@ const firstWindowTurn = (ctx: AgentContext): number => ctx.core.s.turns - ctx.co
 
 /** Nothing queued may run any more (a human intervened, or the agent escalated or stopped). */
 export function dropQueuedEvaluations(ctx: AgentContext): void {
-  ctx.core.s.evalQueue = [];
+  dropEvaluations(ctx.core.s);
 }
 
 /**
@@ -78,7 +92,7 @@ export interface StartedEvaluation {
 export function startEvaluation(ctx: AgentContext): StartedEvaluation {
   const { core } = ctx;
   const { s, spec } = core;
-  const queued = s.evalQueue.shift()!;
+  const queued = takeEvaluation(s)!;
   core.run.evaluating = true;
   // The activity input goes into history: its window has its own byte budget. If whole turns had
   // to go (oldest first), the numbering moves with them.
@@ -140,10 +154,10 @@ export function applyEvaluation(
   const { core, ports } = ctx;
   const { s } = core;
   core.run.evaluating = false;
-  s.evaluations.total += 1;
+  countEvaluation(s);
   // The model call was paid for whether or not its verdict is applied. (Only evaluators that can
   // call a model report spend; the plain heuristic's results count in neither tier.)
-  if (result.spend) s.evaluatorSpend = addEvaluatorSpend(s.evaluatorSpend, result.spend, undefined);
+  if (result.spend) recordEvaluatorSpend(s, result.spend, undefined);
   if (result.kind === 'skipped' || started.epoch !== core.run.epoch || !judging(core)) {
     skip(ctx, result.kind === 'skipped' ? result.reason : `superseded: the agent became ${s.state} during the evaluation`);
     return;
@@ -156,23 +170,21 @@ export function applyEvaluation(
       return;
     }
     // These turns have now been judged: they never count again.
-    s.evidenceFrom = Math.max(s.evidenceFrom, started.lastTurn + 1);
+    evidenceFromAtLeast(s, started.lastTurn + 1);
   }
   // A finding a human dismissed as a false alarm: no whisper, no step (dismissal.ts).
   if (isDismissed(s, verdict)) {
-    s.evidenceFrom = Math.max(s.evidenceFrom, started.lastTurn + 1);
-    s.suppressed += 1;
+    evidenceFromAtLeast(s, started.lastTurn + 1);
+    recordSuppressed(s);
     ports.log.info('verdict matches a dismissed finding; not applied to the ladder', { agentId: core.spec.agentId, verdict: formatVerdict(verdict) });
     skip(ctx, `dismissed earlier by a human as a false alarm: ${formatVerdict(verdict)}`);
     return;
   }
-  s.lastVerdict = { ...verdict, at: iso(ports.now()) };
+  recordVerdict(s, { ...verdict, at: iso(ports.now()) }, true);
   // Which tier gave the verdict that is applied (a skipped or superseded one decides nothing).
-  if (result.spend) s.evaluatorSpend = addEvaluatorSpend(s.evaluatorSpend, undefined, result.tier);
-  if (verdict.kind === 'OK') s.evaluations.ok += 1;
-  else s.evaluations.flagged += 1;
+  if (result.spend) recordEvaluatorSpend(s, undefined, result.tier);
   const { state: ladder, action } = applyOutcome(s.ladder, { kind: 'verdict', verdict }, core.threshold, lastResortOf(ctx));
-  s.ladder = ladder;
+  setLadder(s, ladder);
   if (verdict.kind !== 'OK') recordCase(ctx, verdict, started, action.kind === 'escalate');
   switch (action.kind) {
     case 'whisper':
@@ -191,8 +203,7 @@ export function applyEvaluation(
 
 function skip(ctx: AgentContext, reason: string): void {
   const { s } = ctx.core;
-  s.evaluations.skipped += 1;
-  s.lastSkipReason = reason;
+  recordSkip(s, reason);
   publish(ctx);
 }
 
@@ -200,13 +211,12 @@ function skip(ctx: AgentContext, reason: string): void {
 export function escalate(ctx: AgentContext, verdict: Verdict, text: string): void {
   const { s, spec } = ctx.core;
   queueWhisper(ctx, 'ESCALATION', text);
-  s.awaitingCause = 'escalation';
-  s.pauseReason = `escalated: ${verdict.pattern ?? verdict.kind} — ${verdict.message}`;
+  const reason = `escalated: ${verdict.pattern ?? verdict.kind} — ${verdict.message}`;
+  awaitFor(s, 'escalation', reason);
   // A held external agent escalated by its own turns: the human takes over from the hold.
-  s.heldBy = undefined;
-  s.heldSince = undefined;
+  releaseHold(s);
   dropQueuedEvaluations(ctx);
-  fire(ctx, 'escalate', s.pauseReason);
+  fire(ctx, 'escalate', reason);
   ctx.ports.log.warn('agent escalated to humans', {
     event: 'escalation',
     agentId: spec.agentId,
@@ -214,5 +224,5 @@ export function escalate(ctx: AgentContext, verdict: Verdict, text: string): voi
     verdict: formatVerdict(verdict),
     channels: spec.notify.webhooks.length,
   });
-  notify(ctx, { event: 'escalation', verdict, whisper: text, reason: s.pauseReason, escalation: s.ladder.escalations });
+  notify(ctx, { event: 'escalation', verdict, whisper: text, reason, escalation: s.ladder.escalations });
 }

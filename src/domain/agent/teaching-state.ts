@@ -26,3 +26,31 @@ export interface Dismissal {
 }
 
 export const freshTeaching = (): TeachingState => ({ flaggedSeq: 0, cases: [], dismissed: [], dismissals: 0, lastDismissal: null, suppressed: 0 });
+
+/*
+ * The only functions that assign the teaching fields (docs/developing/architecture.md, "State
+ * slices"); the rules are in dismissal.ts and supervision.ts.
+ */
+
+/** A verdict repeated a dismissed finding: counted, never applied. */
+export function recordSuppressed(s: TeachingState): void {
+  s.suppressed += 1;
+}
+
+/** A human dismissed a finding: counted, remembered, and its signature kept (`dismissed`, bounded by the caller). */
+export function recordDismissed(s: TeachingState, dismissal: Dismissal, dismissed: string[]): void {
+  s.dismissals += 1;
+  s.lastDismissal = dismissal;
+  s.dismissed = dismissed;
+}
+
+/** The remembered flagged windows, as the caller bounded or labelled them. */
+export function setCases(s: TeachingState, cases: CaseRecord[]): void {
+  s.cases = cases;
+}
+
+/** One more flagged verdict: its number. */
+export function nextFlaggedSeq(s: TeachingState): number {
+  s.flaggedSeq += 1;
+  return s.flaggedSeq;
+}

@@ -34,6 +34,9 @@ import { isTerminal } from '../contract/states.js';
 import { escalate } from './supervision.js';
 import { lastResortOf, startCompaction } from './compaction.js';
 import { publish } from './visibility.js';
+import { setResult } from './slices/delegation.js';
+import { recordVerdict, setLadder } from './slices/judgement.js';
+import { recordVerification, setBaseline, setDoneClaim } from './verification-state.js';
 
 /** The spec asks warden to check done-claims. */
 export const checksDone = (spec: AgentSpec): boolean => spec.verify !== undefined || spec.protect.length > 0;
@@ -54,7 +57,7 @@ export function baselineInput(core: AgentCore) {
 }
 
 export function baselineRead(ctx: AgentContext, out: BaselineOutput | { error: string }): void {
-  ctx.core.s.baseline = 'error' in out ? { commit: null, reason: out.error } : { commit: out.commit, ...(out.reason ? { reason: out.reason } : {}) };
+  setBaseline(ctx.core.s, 'error' in out ? { commit: null, reason: out.error } : { commit: out.commit, ...(out.reason ? { reason: out.reason } : {}) });
 }
 
 /**
@@ -85,7 +88,7 @@ export function claimDone(ctx: AgentContext): boolean {
     fire(ctx, 'complete', `the agent reported the task complete after ${s.turns} turns`);
     return true;
   }
-  if (s.doneClaim === null) s.doneClaim = { turn: s.turns, at: ctx.ports.now() };
+  if (s.doneClaim === null) setDoneClaim(s, { turn: s.turns, at: ctx.ports.now() });
   publish(ctx);
   return false;
 }
@@ -99,7 +102,7 @@ export function claimDone(ctx: AgentContext): boolean {
 export function claimWithResult(ctx: AgentContext, check: CheckResultOutput): boolean {
   const { s, spec } = ctx.core;
   if (!check.ok || !checksDone(spec) || s.state !== 'running') return false;
-  s.result = check.ref ? { ref: check.ref } : { inline: check.inline };
+  setResult(s, check.ref ? { ref: check.ref } : { inline: check.inline });
   claimDone(ctx);
   return true;
 }
@@ -137,7 +140,7 @@ export function verificationFinished(ctx: AgentContext, out: VerifyOutput): void
   const { s, spec } = core;
   core.run.verifying = false;
   const claim = s.doneClaim;
-  s.doneClaim = null;
+  setDoneClaim(s, null);
   // The heuristic over the window and the working tree's diff, run once: was a protected file changed,
   // were tests weakened, skipped or deleted? `tampered` (what the protected paths' diff shows) fails
   // the check even when the command passed; a failed check's verdict is REWARD_HACKING when either the
@@ -161,11 +164,11 @@ export function verificationFinished(ctx: AgentContext, out: VerifyOutput): void
     ...(out.protectedChanges.length ? { protectedChanges: out.protectedChanges.map(describeChange) } : {}),
     ...(tampered ? { rewardHacking: tampered } : {}),
   };
-  s.lastVerification = last;
+  recordVerification(s, last);
   if (s.state !== 'running') {
     // Paused, interrupted or escalated meanwhile: the claim is checked again once the agent runs
     // (what a human did may have changed the tree). Stopped or ended: it decides nothing.
-    if (!verificationCancelled(core)) s.doneClaim = claim;
+    if (!verificationCancelled(core)) setDoneClaim(s, claim);
     publish(ctx);
     return;
   }
@@ -173,7 +176,7 @@ export function verificationFinished(ctx: AgentContext, out: VerifyOutput): void
     fire(ctx, 'complete', `verified done after ${s.turns} turns${spec.verify ? `: ${spec.verify.command} passed` : ''}`);
     return;
   }
-  s.result = null; // a delegated child's held result is not delivered: the child goes on
+  setResult(s, null); // a delegated child's held result is not delivered: the child goes on
   const hacking = judged.pattern === 'REWARD_HACKING';
   const failed =
     spec.verify && !out.passed
@@ -186,9 +189,9 @@ export function verificationFinished(ctx: AgentContext, out: VerifyOutput): void
     message: `You said the task is done, but warden's check disagrees: ${what}.`,
     evidence: claim ? [claim.turn] : [],
   };
-  s.lastVerdict = { ...verdict, at: iso(ports.now()) };
+  recordVerdict(s, { ...verdict, at: iso(ports.now()) }, false);
   const { state: ladder, action } = applyOutcome(s.ladder, { kind: 'verdict', verdict }, core.threshold, lastResortOf(ctx));
-  s.ladder = ladder;
+  setLadder(s, ladder);
   const output = failed && out.outputTail.trim() ? `\nOutput (tail):\n${tailOf(out.outputTail.trimEnd())}` : '';
   if (action.kind === 'escalate') {
     escalate(ctx, verdict, action.text);
@@ -208,14 +211,14 @@ export function verificationSkipped(ctx: AgentContext, cause: string): void {
   const { s, spec } = core;
   core.run.verifying = false;
   const claim = s.doneClaim;
-  s.doneClaim = null;
-  s.lastVerification = { command: spec.verify?.command ?? null, passed: false, exitCode: null, outputTail: '', at: iso(ports.now()), skipped: cause };
+  setDoneClaim(s, null);
+  recordVerification(s, { command: spec.verify?.command ?? null, passed: false, exitCode: null, outputTail: '', at: iso(ports.now()), skipped: cause });
   ports.log.warn('verification skipped', { agentId: spec.agentId, cause });
   if (s.state !== 'running') {
-    if (!verificationCancelled(core)) s.doneClaim = claim; // checked again once the agent runs
+    if (!verificationCancelled(core)) setDoneClaim(s, claim); // checked again once the agent runs
     publish(ctx);
     return;
   }
-  s.result = null;
+  setResult(s, null);
   queueWhisper(ctx, 'VERIFY', `[VERIFY] warden could not check your done-claim (${cause}); you are not done yet. Claim done again to have it checked.`);
 }

@@ -15,3 +15,31 @@ export interface WaitingState {
 }
 
 export const freshWaiting = (): WaitingState => ({ waitingOnChildren: false });
+
+/*
+ * The only functions that assign the waiting fields (docs/developing/architecture.md, "State
+ * slices"); the rules are in delegation.ts, held.ts, controls.ts and supervision.ts.
+ */
+
+/** A human (or an escalation) took over from every wait: on children, and a hold. */
+export function releaseWaits(s: WaitingState): void {
+  s.waitingOnChildren = false;
+  releaseHold(s);
+}
+
+/** The hold is over (the children's wait, if any, goes on). */
+export function releaseHold(s: WaitingState): void {
+  s.heldBy = undefined;
+  s.heldSince = undefined;
+}
+
+/** A `block` signal holds the agent for `reason`; `since`: when the bound starts (undefined: keep it). */
+export function holdFor(s: WaitingState, reason: string, since: number | undefined): void {
+  s.heldBy = reason;
+  if (since !== undefined) s.heldSince = since;
+}
+
+/** The agent waits (true) or no longer waits (false) on its open delegated children. */
+export function setWaitingOnChildren(s: WaitingState, waiting: boolean): void {
+  s.waitingOnChildren = waiting;
+}
