@@ -7,7 +7,7 @@ import { CommanderError } from 'commander';
 import { EXIT } from './errors.js';
 import { printError } from './output.js';
 import { buildProgram, verbOf } from './program.js';
-import { visibleBlock } from './sanitize.js';
+import { visibleBlock } from '../text/sanitize.js';
 
 export { buildProgram };
 

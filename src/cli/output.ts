@@ -3,7 +3,7 @@
  * the choke point for what reaches a terminal: human text goes through `visibleBlock` (agent text
  * may carry escape sequences; see sanitize.ts), and JSON escapes every control character.
  */
-import { visibleBlock } from './sanitize.js';
+import { visibleBlock } from '../text/sanitize.js';
 
 /**
  * `value` as JSON text. JSON.stringify already writes C0 controls (ESC, BEL, CR, …) as \u escapes;

@@ -16,7 +16,7 @@ import type * as Fs from 'node:fs';
 import type * as Os from 'node:os';
 import type * as Path from 'node:path';
 import type * as Url from 'node:url';
-import { visible } from '../cli/sanitize.js';
+import { visible } from '../text/sanitize.js';
 import { builtin } from './builtin.js';
 import { HOOK_ROUTE, endpointFile, endpointLog, readEndpoint, wardenHome, type HookEndpoint } from './endpoint-file.js';
 

@@ -1,10 +1,10 @@
 /**
  * The small HTML pages `warden serve` answers with. Everything shown that came from a request or an
  * agent (agent ids, steering text, a refusal reason) is untrusted: it is made visible as plain text
- * first (control and bidi characters shown, not applied: src/cli/sanitize.ts) and then HTML-escaped.
+ * first (control and bidi characters shown, not applied: src/text/sanitize.ts) and then HTML-escaped.
  * The pages load nothing and link nowhere; forms post back to the page's own URL.
  */
-import { visible } from '../cli/sanitize.js';
+import { visible } from '../text/sanitize.js';
 
 /** HTML-escape text for an element body or a quoted attribute value. */
 export function escapeHtml(text: string): string {

@@ -1,7 +1,7 @@
-/** The terminal-safe text of src/cli/sanitize.ts: every control an agent could send is shown, never interpreted. */
+/** The terminal-safe text of src/text/sanitize.ts: every control an agent could send is shown, never interpreted. */
 import { describe, expect, it } from 'vitest';
 import { jsonText } from '../../src/cli/output.js';
-import { visible, visibleBlock, visibleDeep } from '../../src/cli/sanitize.js';
+import { visible, visibleBlock, visibleDeep } from '../../src/text/sanitize.js';
 
 const ESC = '\x1b';
 // Whatever the output, a terminal must find nothing in it to interpret.

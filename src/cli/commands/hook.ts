@@ -11,7 +11,7 @@ import { HookInputError, answerHookEvent, connectForHook, hookFailed } from '../
 import type { ClaudeHookOutput, HookAgent } from '../../hooks/protocol.js';
 import { globals } from '../context.js';
 import { UsageError } from '../exit.js';
-import { visible } from '../sanitize.js';
+import { visible } from '../../text/sanitize.js';
 
 // ---------- the command ----------
 

@@ -12,7 +12,7 @@ import { describeZodError } from '../../domain/contract/schemas.js';
 import { UsageError } from '../exit.js';
 import { globals, withClient } from '../context.js';
 import { print, printJson } from '../output.js';
-import { visibleDeep } from '../sanitize.js';
+import { visibleDeep } from '../../text/sanitize.js';
 
 interface RunOptions {
   tasks: string;

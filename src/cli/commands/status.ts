@@ -5,7 +5,7 @@ import { formatVerdict } from '../../domain/judgement/verdict-text.js';
 import { formatEvaluatorSpend } from '../../domain/judgement/tiered.js';
 import { withClient, globals } from '../context.js';
 import { print, printJson } from '../output.js';
-import { visibleDeep } from '../sanitize.js';
+import { visibleDeep } from '../../text/sanitize.js';
 
 /** The last failed turn of a driven agent (until a turn succeeds); absent on agents from older versions. */
 function lastTurnError(s: AgentStatus): string | null {

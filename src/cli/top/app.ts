@@ -6,7 +6,7 @@
 import { Box, Text, render, useApp, useInput, useStdout } from 'ink';
 import { createElement as h, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import type { WardenClient } from '../../client/index.js';
-import { visible } from '../sanitize.js';
+import { visible } from '../../text/sanitize.js';
 import { checkVerb, refusalSince, statusBarLabels, verbForKey, VERBS, type Verb } from './verbs.js';
 import {
   badge,

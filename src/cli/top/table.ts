@@ -2,7 +2,7 @@
  * The roster as a table of fixed-width text cells: column layout for a terminal width, and one row's
  * cells. Pure; the Ink view and `--once` (text) both draw from it.
  */
-import { visible } from '../sanitize.js';
+import { visible } from '../../text/sanitize.js';
 import { downsample, sparkline } from './sparkline.js';
 import { badge, formatCost, formatCount, formatElapsed, formatStep, type Row, type SortKey } from './rows.js';
 
