@@ -33,12 +33,26 @@ export async function testServerExecutable(): Promise<string> {
   return String(r.stdout).trim().split('\n').at(-1)!;
 }
 
+/**
+ * The SDK gives the test server (a JVM) five seconds to listen; on a loaded machine (integration files
+ * run side by side) it can take longer. A start that failed that way is tried again, three times in all.
+ */
+async function createWithRetries(path: string): Promise<TestWorkflowEnvironment> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path } } });
+    } catch (err) {
+      if (attempt >= 3 || !/did not start within/.test(String(err))) throw err;
+    }
+  }
+}
+
 /** A time-skipping environment with warden's search attributes registered. */
 export async function startTimeSkipping(): Promise<TestWorkflowEnvironment> {
   const path = await testServerExecutable();
   // The environment instantiates the SDK runtime; install warden's first, as an in-process worker would.
   installPinoRuntime(quietLog);
-  const env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path } } });
+  const env = await createWithRetries(path);
   const searchAttributes = Object.fromEntries(Object.entries(SEARCH_ATTRIBUTES).map(([name, type]) => [name, INDEXED[type]!]));
   await env.connection.operatorService.addSearchAttributes({ namespace: env.namespace ?? 'default', searchAttributes });
   return env;
