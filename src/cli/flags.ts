@@ -39,3 +39,30 @@ export function sampleOkFlag(v: string): number {
     throw new UsageError(`--sample-ok must be a fraction from 0 to 1 (e.g. 0.05), got ${JSON.stringify(v)}`);
   return n;
 }
+
+/** A whole number above 0 (`--budget-turns 20`). */
+export const positiveInt = (name: string) => (v: string) => {
+  const n = Number(v);
+  if (v.trim() === '' || !Number.isSafeInteger(n) || n < 1) throw new UsageError(`${name} must be a whole number above 0, got ${JSON.stringify(v)}`);
+  return n;
+};
+
+/** A number above 0, at most `max` (`--budget-cost-usd 2.50`). */
+export const positiveNumber = (name: string, max: number) => (v: string) => {
+  const n = Number(v);
+  if (v.trim() === '' || !Number.isFinite(n) || n <= 0) throw new UsageError(`${name} must be a number above 0, e.g. 2.50, got ${JSON.stringify(v)}`);
+  if (n > max) throw new UsageError(`${name} must be at most ${max}, got ${JSON.stringify(v)}`);
+  return n;
+};
+
+/** A duration above 0 (`--budget-wall-clock 2h`): 45s, 90m, 2h, or a number of ms; 0 is refused. */
+export const positiveDuration = (name: string) => (v: string) => {
+  let ms: number;
+  try {
+    ms = duration(name)(v);
+  } catch {
+    ms = Number.NaN;
+  }
+  if (!(ms > 0) || !Number.isSafeInteger(ms)) throw new UsageError(`${name} must be a duration above 0 like 45s, 90m or 2h, got ${JSON.stringify(v)}`);
+  return ms;
+};

@@ -38,6 +38,17 @@
  *   protect: ['test/**', '*.snap']   # deleting or weakening these is reward hacking
  *   hooks:
  *     auto_start: true           # a hook of a session nobody started starts supervising it (warden install)
+ *   budgets:                     # hard ceilings, checked before every turn (--budget-* flags override them)
+ *     tokens: 2000000
+ *     cost_usd: 5
+ *     turns: 200
+ *     wall_clock: 2h
+ *   safety:
+ *     max_restarts: 3            # failed turns within restart_window that open the circuit
+ *     restart_window: 60s
+ *     max_blocked: 1h            # rate-limited or overloaded this long opens the circuit
+ *     max_held: 4h               # a hold (block) longer than this awaits a human
+ *     heartbeat_interval: 30s    # external agents: silence for twice this makes the agent orphaned
  */
 import { closeSync, constants, existsSync, fstatSync, openSync, readSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -107,6 +118,32 @@ const VerifyFile = z.union([
   z.object({ command: z.string().min(1), cwd: z.string().min(1).optional(), timeout: DurationSchema.optional() }).strict(),
 ]);
 
+/**
+ * Budgets: hard ceilings, checked before every turn (AgentSpec.budgets; the `--budget-*` flags of
+ * `warden start`). Bounds as the spec's, so a bad value is refused here, naming its key.
+ */
+export const BudgetsFile = z
+  .object({
+    tokens: z.number().int('must be a whole number').positive('must be above 0').max(Number.MAX_SAFE_INTEGER),
+    cost_usd: z.number().positive('must be above 0').max(1e12, 'at most 1e12 USD'),
+    turns: z.number().int('must be a whole number').positive('must be above 0'),
+    wall_clock: DurationSchema.pipe(z.number().int().positive('must be above 0')),
+  })
+  .partial()
+  .strict();
+
+/** Safety rails (AgentSpec.safety); durations without the spec's `Ms` suffix, as elsewhere in the file. */
+const SafetyFile = z
+  .object({
+    max_restarts: z.number().int().min(0).max(100),
+    restart_window: DurationSchema,
+    max_blocked: DurationSchema.pipe(z.number().int().min(1000, 'at least 1s')),
+    max_held: DurationSchema.pipe(z.number().int().min(1000, 'at least 1s')),
+    heartbeat_interval: DurationSchema.pipe(z.number().int().min(100, 'at least 100ms')),
+  })
+  .partial()
+  .strict();
+
 /** The hooks of `warden install`: `auto_start: false` leaves sessions nobody started unsupervised. */
 const HooksFile = z.object({ auto_start: z.boolean() }).partial().strict();
 
@@ -118,6 +155,8 @@ export const ConfigFileSchema = z
     verify: VerifyFile,
     protect: z.array(z.string().min(1)),
     hooks: HooksFile,
+    budgets: BudgetsFile,
+    safety: SafetyFile,
   })
   .partial()
   .strict();
@@ -229,7 +268,28 @@ export function specFromConfig(cfg: ConfigFile): Omit<Partial<AgentSpecInput>, '
     out.verify = { command: v.command, ...(v.cwd !== undefined && { cwd: v.cwd }), ...(v.timeout !== undefined && { timeoutMs: v.timeout }) };
   }
   if (cfg.protect) out.protect = cfg.protect;
+  if (cfg.budgets) out.budgets = budgetsFromFile(cfg.budgets);
+  if (cfg.safety) {
+    const f = cfg.safety;
+    out.safety = {
+      ...(f.max_restarts !== undefined && { maxRestarts: f.max_restarts }),
+      ...(f.restart_window !== undefined && { restartWindowMs: f.restart_window }),
+      ...(f.max_blocked !== undefined && { maxBlockedMs: f.max_blocked }),
+      ...(f.max_held !== undefined && { maxHeldMs: f.max_held }),
+      ...(f.heartbeat_interval !== undefined && { heartbeatIntervalMs: f.heartbeat_interval }),
+    };
+  }
   return out;
+}
+
+/** The config file's `budgets:` as the spec's (`cost_usd` → `costUsd`, `wall_clock` → `wallClockMs`). */
+export function budgetsFromFile(b: z.output<typeof BudgetsFile>): NonNullable<AgentSpecInput['budgets']> {
+  return {
+    ...(b.tokens !== undefined && { tokens: b.tokens }),
+    ...(b.cost_usd !== undefined && { costUsd: b.cost_usd }),
+    ...(b.turns !== undefined && { turns: b.turns }),
+    ...(b.wall_clock !== undefined && { wallClockMs: b.wall_clock }),
+  };
 }
 
 type ModelEvaluatorInput = Extract<NonNullable<AgentSpecInput['evaluator']>, { kind: 'codex' | 'claude' | 'command' | 'openai' }>;

@@ -11,7 +11,8 @@
  * untrusted again until the user trusts it again, as direnv's `allow` works.
  *
  * The base an untrusted project's file can only tighten is the user's own config
- * (userConfigDir()/warden.yaml), else the defaults.
+ * (userConfigDir()/warden.yaml), else the defaults. Budgets are the user's ceiling even under a
+ * trusted file: a project's budgets only ever make them tighter (capBudgets).
  */
 import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
@@ -119,7 +120,8 @@ export interface UntrustedMerge {
  * credential or a program), verify (a command), notify (webhooks, IRC), protect (it makes the worker
  * run git in the repository with the repository's patterns), hooks (auto_start: false switches
  * supervision off), nor the supervisor's model, window, timeouts, last resort or session grace,
- * which are not thresholds of strictness. Pure.
+ * which are not thresholds of strictness, nor `safety` (its settings are honoured only from a trusted
+ * file). Budgets are taken only where they are tighter than the base's (capBudgets). Pure.
  */
 export function mergeUntrusted(project: ConfigFile, base: ConfigFile | null): UntrustedMerge {
   const taken: string[] = [];
@@ -149,10 +151,44 @@ export function mergeUntrusted(project: ConfigFile, base: ConfigFile | null): Un
       } else ignored.push(`${name} (${p.idle_after === 0 ? '0 would switch the idle watchdog off' : 'a slower idle watchdog'})`);
     } else ignored.push(name);
   }
-  for (const key of Object.keys(project) as Array<keyof ConfigFile>) if (key !== 'supervisor') ignored.push(key);
+  const budgets = capBudgets(project.budgets, base?.budgets);
+  taken.push(...budgets.taken);
+  ignored.push(...budgets.ignored);
+  for (const key of Object.keys(project) as Array<keyof ConfigFile>) if (key !== 'supervisor' && key !== 'budgets') ignored.push(key);
   const cfg: ConfigFile = { ...(base ?? {}) };
   if (Object.keys(supervisor).length) cfg.supervisor = supervisor;
+  if (budgets.budgets) cfg.budgets = budgets.budgets;
   return { cfg, taken, ignored };
+}
+
+type BudgetsFile = NonNullable<ConfigFile['budgets']>;
+const BUDGET_KEYS = ['tokens', 'cost_usd', 'turns', 'wall_clock'] as const;
+const budgetText = (key: (typeof BUDGET_KEYS)[number], v: number) =>
+  key === 'wall_clock' ? `${v} ms` : key === 'cost_usd' ? `$${v}` : `${v} ${key === 'tokens' ? 'tokens' : 'turns'}`;
+
+/**
+ * A project's budgets under the user's (`base`): the user's budgets are a ceiling no project file
+ * lifts, trusted or not. Each budget of the project's is taken where the user has none or where it
+ * is no higher than the user's; a higher one is ignored, naming the cap it would lift. The user's
+ * budgets the project does not set stay. Pure.
+ */
+export function capBudgets(
+  project: BudgetsFile | undefined,
+  base: BudgetsFile | undefined,
+): { budgets: BudgetsFile | undefined; taken: string[]; ignored: string[] } {
+  const taken: string[] = [];
+  const ignored: string[] = [];
+  const out: BudgetsFile = { ...(base ?? {}) };
+  for (const key of BUDGET_KEYS) {
+    const p = project?.[key];
+    if (p === undefined) continue;
+    const cap = base?.[key];
+    if (cap === undefined || p <= cap) {
+      out[key] = p;
+      taken.push(`budgets.${key}`);
+    } else ignored.push(`budgets.${key} (${budgetText(key, p)} would lift your cap of ${budgetText(key, cap)})`);
+  }
+  return { budgets: Object.keys(out).length ? out : undefined, taken, ignored };
 }
 
 // ---------- the session's config ----------
@@ -174,7 +210,7 @@ export interface SessionConfig {
 
 /**
  * The config of a hooked session in `projectDir`: its `warden.yaml` as it is when the user trusts
- * that very text; else the user's config with the project's stricter thresholds (mergeUntrusted).
+ * that very text (its budgets no higher than the user's: capBudgets); else the user's config with the project's stricter thresholds (mergeUntrusted).
  * An untrusted file warden cannot read or parse is ignored as a whole. Throws a ConfigError when a
  * trusted project's file or the user's own is bad (the session is then not supervised, and hears why).
  */
@@ -196,7 +232,13 @@ export function sessionConfig(projectDir: string, env: NodeJS.ProcessEnv = proce
   } catch {
     // A damaged record trusts nothing; `warden trust --list` says what is wrong with it.
   }
-  if (isTrusted(entries, projectDir, configDigest(text))) return { cfg: parseConfig(text, file), source: file };
+  if (isTrusted(entries, projectDir, configDigest(text))) {
+    // Used as a whole, except that its budgets only tighten the user's (a trusted file is still not the user's cap).
+    const cfg = parseConfig(text, file);
+    const { budgets } = capBudgets(cfg.budgets, loadBase()?.budgets);
+    const { budgets: _, ...rest } = cfg;
+    return { cfg: { ...rest, ...(budgets && { budgets }) }, source: file };
+  }
   const base = loadBase();
   let project: ConfigFile;
   try {
@@ -244,5 +286,7 @@ export function describeConfig(cfg: ConfigFile): string[] {
   if (cfg.protect?.length) out.push(`protect: runs git in the project to check ${cfg.protect.join(', ')}`);
   if (cfg.hooks?.auto_start === false) out.push('hooks: auto_start: false (sessions here are not supervised)');
   for (const [k, v] of Object.entries(cfg.supervisor ?? {})) out.push(`supervisor.${k}: ${String(v)}`);
+  for (const [k, v] of Object.entries(cfg.budgets ?? {})) out.push(`budgets.${k}: ${String(v)} (only where it is no higher than your own config's)`);
+  for (const [k, v] of Object.entries(cfg.safety ?? {})) out.push(`safety.${k}: ${String(v)}`);
   return out;
 }

@@ -48,6 +48,10 @@ interface StartOptions {
   verifyCwd?: string;
   verifyTimeout?: number;
   protect?: string[];
+  budgetTokens?: number;
+  budgetCostUsd?: number;
+  budgetTurns?: number;
+  budgetWallClock?: number;
 }
 
 /** Driven mode from flags: `--driver codex|claude|command|scripted` and its options. */
@@ -133,7 +137,36 @@ export function buildSpec(agentId: string, o: StartOptions): AgentSpecInput {
     throw new UsageError('--webhook-format only goes with --webhook URL');
   }
   if (o.irc !== undefined) notify.irc = { channel: o.irc };
-  return { agentId, task: o.task, supervisor, ...(evaluator && { evaluator }), notify, ...driverFromFlags(o), ...doneFromFlags(o, fromFile) };
+  const budgets = budgetsFromFlags(o, fromFile.budgets);
+  return {
+    agentId,
+    task: o.task,
+    supervisor,
+    ...(evaluator && { evaluator }),
+    notify,
+    ...driverFromFlags(o),
+    ...doneFromFlags(o, fromFile),
+    ...(Object.keys(budgets).length > 0 && { budgets }),
+    ...(fromFile.safety && { safety: fromFile.safety }),
+  };
+}
+
+/**
+ * Budgets from `--budget-tokens`, `--budget-cost-usd`, `--budget-turns` and `--budget-wall-clock`,
+ * each over the config file's `budgets.tokens`, `.cost_usd`, `.turns`, `.wall_clock` (the flags and
+ * `--config` are both the caller's, so a flag may set a budget higher than the file's).
+ */
+export function budgetsFromFlags(
+  o: Pick<StartOptions, 'budgetTokens' | 'budgetCostUsd' | 'budgetTurns' | 'budgetWallClock'>,
+  fromFile: AgentSpecInput['budgets'] = {},
+): NonNullable<AgentSpecInput['budgets']> {
+  return {
+    ...fromFile,
+    ...(o.budgetTokens !== undefined && { tokens: o.budgetTokens }),
+    ...(o.budgetCostUsd !== undefined && { costUsd: o.budgetCostUsd }),
+    ...(o.budgetTurns !== undefined && { turns: o.budgetTurns }),
+    ...(o.budgetWallClock !== undefined && { wallClockMs: o.budgetWallClock }),
+  };
 }
 
 /** Definition of done from `--verify`, `--verify-cwd`, `--verify-timeout` and `--protect`, over the config file's. */
@@ -255,6 +288,25 @@ export const startAction = async (agentId: string, o: StartOptions, cmd: Command
     print(
       `  verified done: ${r.spec.verify ? `\`${r.spec.verify.command}\`` : 'no command'}${r.spec.protect.length ? `, protecting ${r.spec.protect.join(' ')}` : ''} (checked when the agent reports "done": true)`,
     );
+  const b = r.spec.budgets;
+  const caps = [
+    b.tokens !== undefined && `${b.tokens} tokens`,
+    b.costUsd !== undefined && `$${b.costUsd}`,
+    b.turns !== undefined && `${b.turns} turns`,
+    b.wallClockMs !== undefined && `${formatMs(b.wallClockMs)} of wall-clock time`,
+  ].filter(Boolean);
+  if (caps.length) print(`  budgets: stops at ${caps.join(', ')}`);
   if (!r.searchAttributes) print('  note: Warden* search attributes are not registered on this namespace; list/filters by state are unavailable');
   print(`  report turns: echo '{"text":"…"}' | warden report ${agentId}`);
 };
+
+/** A duration in words for the start summary: 2h, 90m, 45s, or ms. */
+function formatMs(ms: number): string {
+  for (const [unit, n] of [
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+  ] as const)
+    if (ms % n === 0) return `${ms / n}${unit}`;
+  return `${ms}ms`;
+}

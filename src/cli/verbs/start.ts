@@ -1,6 +1,6 @@
 /** `warden start <agentId> --task TEXT`: start supervising an agent (config file, then flags). */
 import { Option, type Command } from 'commander';
-import { collect, duration, int, sampleOkFlag } from '../flags.js';
+import { collect, duration, int, positiveDuration, positiveInt, positiveNumber, sampleOkFlag } from '../flags.js';
 import { lazy } from './lazy.js';
 
 export function register(program: Command): void {
@@ -83,6 +83,18 @@ export function register(program: Command): void {
       "a path the agent must not delete or weaken, e.g. 'test/**' or '*.snap' (repeatable); checked in the working tree's git diff at a done-claim",
       collect,
     )
+    .option('--budget-tokens <n>', 'stop the agent once it has used this many tokens (in + out; config budgets.tokens)', positiveInt('--budget-tokens'))
+    .option(
+      '--budget-cost-usd <usd>',
+      'stop the agent once it has cost this many US dollars, e.g. 2.50 (config budgets.cost_usd)',
+      positiveNumber('--budget-cost-usd', 1e12),
+    )
+    .option('--budget-turns <n>', 'stop the agent after this many turns, driven or reported (config budgets.turns)', positiveInt('--budget-turns'))
+    .option(
+      '--budget-wall-clock <time>',
+      'stop the agent this long after it started, e.g. 45s, 90m, 2h (config budgets.wall_clock)',
+      positiveDuration('--budget-wall-clock'),
+    )
     .option('--workflow-id <id>', 'refuse to start unless the workflow id is this (it is always agent-<agentId>)')
     .option('--json', 'print the result as JSON')
     .addHelpText(
@@ -92,6 +104,7 @@ Examples:
   warden start fixer --task "make the failing build pass"
   warden start fixer --task "…" --verify "npm test" --verify-cwd ./repo --protect 'test/**' --protect '*.snap'
   warden start fixer --task "…" --driver codex --last-resort compact
+  warden start fixer --task "…" --driver codex --budget-cost-usd 5 --budget-wall-clock 2h
   warden start fixer --task "…" --config warden.yaml --webhook http://127.0.0.1:9000/hook
   warden start fixer --task "…" --irc '#alerts' --webhook https://hooks.slack.com/services/… --webhook-format slack
   warden start fixer --task "…" --evaluator command --evaluator-command "python3 judge.py"

@@ -15,10 +15,12 @@ export function register(program: Command): void {
       `
 A warden.yaml in a project comes with the repository. Until you trust it, a session hooked there
 (warden install) takes from it only thresholds that make supervision stricter than your own config
-(supervisor.eval_interval, escalation_threshold, idle_after) and ignores the rest: evaluator,
-verify, notify, protect, hooks and the other supervisor keys. It says once per session what it
-ignored. Trusting records the project's real path and the SHA-256 of its warden.yaml in
-$XDG_CONFIG_HOME/warden/trusted-projects (mode 0600); a changed file is untrusted again.
+(supervisor.eval_interval, escalation_threshold, idle_after; budgets no higher than yours) and
+ignores the rest: evaluator, verify, notify, protect, hooks, safety and the other supervisor keys.
+It says once per session what it ignored. Trusted or not, a project's budgets never lift your
+own config's: each is taken only where you have none or it is lower. Trusting records the
+project's real path and the SHA-256 of its warden.yaml in $XDG_CONFIG_HOME/warden/trusted-projects
+(mode 0600); a changed file is untrusted again.
 Trusting prints what the file makes warden run and send: read it first.
 Exit codes: 0 ok, 1 failure (no warden.yaml), 2 bad usage or an invalid warden.yaml.
 Examples:
