@@ -189,6 +189,57 @@ function leadTime(c: LabelledCase, system: string, split: string, every: number)
   return { c, system, split, flagAt, pattern, sentAt };
 }
 
+/**
+ * The OK window of the same run that ends right before an onset window starts: its trajectory is
+ * the same file, and its annotation says it ends before the very step the onset window starts at
+ * (Who&When's `mistake_step`). Only then do the two windows join into one stretch of the run.
+ */
+export function windowBeforeOnset(c: LabelledCase, all: ReadonlyArray<LabelledCase>): LabelledCase | null {
+  const step = /mistake_step=(\d+)/.exec(c.annotation ?? '')?.[1];
+  if (c.label === 'OK' || step === undefined || !/window starts at the mistake step/.test(c.annotation ?? '')) return null;
+  const trajectory = (x: LabelledCase) => (x.source ?? '').split(' ; ')[0]!.trim();
+  return (
+    all.find(
+      (x) => x.label === 'OK' && trajectory(x) === trajectory(c) && /-> OK: window ends before step (\d+) \(0-based\)/.exec(x.annotation ?? '')?.[1] === step,
+    ) ?? null
+  );
+}
+
+interface Replay {
+  c: LabelledCase;
+  before: LabelledCase;
+  /** Turns of the joined stretch before the onset. */
+  preTurns: number;
+  /** The first evaluation that flags: its last turn, counted from the onset (1 = the onset turn; 0 or less: before the onset), else null. */
+  firstFlag: number | null;
+  pattern: string | null;
+  firstSent: number | null;
+}
+
+/**
+ * Replay the OK window before the onset and the onset window as one stretch of the run, evaluating
+ * every `every` turns over the last `size` turns (warden's window), from the stretch's first turn:
+ * the first evaluation that flags, before or after the onset.
+ */
+function replayAcrossOnset(c: LabelledCase, before: LabelledCase, every: number, size: number): Replay {
+  const turns = [...before.turns, ...c.turns];
+  const pre = before.turns.length;
+  let firstFlag: number | null = null;
+  let pattern: string | null = null;
+  let firstSent: number | null = null;
+  for (let k = every; k <= turns.length && (firstFlag === null || firstSent === null); k += every) {
+    const from = Math.max(0, k - size);
+    const t = tierOne({ agentId: `case-${c.id ?? c.line}`, task: c.task, turns: turns.slice(from, k), reason: 'interval', firstTurnNumber: from + 1 }, 0);
+    if (t.kind === 'skipped') continue;
+    if (firstFlag === null && t.heuristic.kind !== 'OK') {
+      firstFlag = k - pre;
+      pattern = t.heuristic.pattern ?? null;
+    }
+    if (firstSent === null && t.route.ask) firstSent = k - pre;
+  }
+  return { c, before, preTurns: pre, firstFlag, pattern, firstSent };
+}
+
 const median = (xs: number[]): number | null => {
   if (xs.length === 0) return null;
   const s = [...xs].sort((a, b) => a - b);
@@ -262,6 +313,13 @@ export async function buildScorecard(root: string): Promise<string> {
   // ---- lead time
   const onset = rows.filter((r) => startsAtOnset(r.c) !== null);
   const leads = onset.map((r) => leadTime(r.c, r.system, r.split, sup.evalInterval));
+  const replays = onset.flatMap((r) => {
+    const before = windowBeforeOnset(
+      r.c,
+      of(r.set).map((x) => x.c),
+    );
+    return before ? [replayAcrossOnset(r.c, before, sup.evalInterval, sup.windowSize)] : [];
+  });
 
   p(
     '# Scorecard: how well warden judges',
@@ -400,6 +458,35 @@ export async function buildScorecard(root: string): Promise<string> {
         startsAtOnset(l.c)!,
         l.flagAt === null ? 'none in the window' : `${l.flagAt} (${l.pattern})`,
         l.sentAt === null ? 'none in the window' : String(l.sentAt),
+      ]),
+    ),
+    '',
+  );
+
+  const when = (k: number | null) =>
+    k === null
+      ? 'none'
+      : k <= 0
+        ? `${1 - k} turn${k === 0 ? '' : 's'} before the onset (a false alarm, not an early detection)`
+        : `at turn ${k} from the onset (the onset turn is 1)`;
+  const early = replays.filter((r) => r.firstFlag !== null && r.firstFlag <= 0);
+  const after = replays.filter((r) => r.firstFlag !== null && r.firstFlag > 0);
+  p(
+    '### Across the onset, where a run allows it',
+    '',
+    `Where the OK window of the same run ends right before the step the problem window starts at (Who&When: the OK window ends before \`mistake_step\`, the problem window starts at it), the two windows are one stretch of the run, in order. ${replays.length} problem window${replays.length === 1 ? ' has' : 's have'} such a predecessor. Each stretch is replayed as warden would see it: an evaluation every ${sup.evalInterval} turns from the stretch's first turn, each over the last ${sup.windowSize} turns (\`windowSize\`). Only the **first** flag of the stretch is scored: a first flag before the onset is a false alarm on the OK part and is not counted as early detection (nor is a later flag of the same stretch then counted as a detection).`,
+    '',
+    `First flags after the onset: ${ofN(after.length, replays.length)}; before the onset (false alarms): ${ofN(early.length, replays.length)}; none in the stretch: ${ofN(replays.length - after.length - early.length, replays.length)}.`,
+    '',
+    ...table(
+      ['problem window', 'label', 'OK window before it', 'turns before / from the onset', 'first heuristic flag', 'first sent by the first tier'],
+      replays.map((r) => [
+        `\`${r.c.id ?? `line ${r.c.line}`}\``,
+        r.c.label,
+        `\`${r.before.id ?? `line ${r.before.line}`}\``,
+        `${r.preTurns} / ${r.c.turns.length}`,
+        r.firstFlag === null ? 'none' : `${when(r.firstFlag)} (${r.pattern})`,
+        when(r.firstSent),
       ]),
     ),
     '',

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { buildScorecard, OUT, startsAtOnset, systemOf } from '../../scripts/scorecard.js';
+import { buildScorecard, OUT, startsAtOnset, systemOf, windowBeforeOnset } from '../../scripts/scorecard.js';
 import type { LabelledCase } from '../../src/domain/judgement/scoring.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -60,5 +60,27 @@ describe('scorecard helpers', () => {
     // A later window of the same repetition starts after the onset: no lead time can be read from it.
     expect(startsAtOnset({ ...base, label: 'SPIRALING', annotation: agentRx(102) })).toBeNull();
     expect(startsAtOnset({ ...base, label: 'SPIRALING' })).toBeNull();
+  });
+
+  test('windowBeforeOnset: the OK window of the same run that ends right before the onset step, and no other', () => {
+    const run = (n: number) => `https://github.com/ag2ai/Agents_Failure_Attribution@c:Who&When/Hand-Crafted/${n}.json`;
+    const mk = (x: Partial<LabelledCase>) => ({ task: 't', turns: [], line: 1, ...x }) as LabelledCase;
+    const problem = mk({
+      id: 'p',
+      label: 'SPIRALING',
+      source: run(7),
+      annotation: 'Who&When mistake_step=9 … -> SPIRALING (…): window starts at the mistake step',
+    });
+    const okBefore = (id: string, n: number, step: number) =>
+      mk({
+        id,
+        label: 'OK',
+        source: `${run(n)} ; annotation also …`,
+        annotation: `… -> OK: window ends before step ${step} (0-based), the earliest annotated failure`,
+      });
+    expect(windowBeforeOnset(problem, [okBefore('other-run', 8, 9), okBefore('earlier', 7, 4), okBefore('right', 7, 9)])?.id).toBe('right');
+    // An earlier failure (AgentRx's) ends the OK window before the mistake step: the two are not one stretch.
+    expect(windowBeforeOnset(problem, [okBefore('earlier', 7, 4)])).toBeNull();
+    expect(windowBeforeOnset(mk({ ...problem, annotation: 'AgentRx: … window starts at step 9' }), [okBefore('right', 7, 9)])).toBeNull();
   });
 });
