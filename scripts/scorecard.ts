@@ -340,10 +340,10 @@ export async function buildScorecard(root: string): Promise<string> {
     '',
     '## Headline',
     '',
-    `- Real runs, \`dev\` split (${realDev.windows} windows): the heuristic catches ${ofN(realDev.caught, realDev.problems)} of the problem windows with the right pattern (SPIRALING precision ${f3(sDev.precision)}, recall ${f3(sDev.recall)}: ${sDev.truePositives} of ${sDev.support}) and flags ${ofN(realDev.okFlagged, realDev.okWindows)} OK windows.`,
+    `- Real runs, \`dev\` split (${realDev.windows} windows): the heuristic gives ${ofN(realDev.caught, realDev.problems)} problem windows their own pattern (SPIRALING precision ${f3(sDev.precision)}, recall ${f3(sDev.recall)}: ${sDev.truePositives} of ${sDev.support}) and flags ${ofN(realDev.okFlagged, realDev.okWindows)} OK windows.`,
     `- Real runs, \`untouched\` split (${realUn.windows} windows, ${realUn.problems} of them problems): OK windows flagged ${ofN(realUn.okFlagged, realUn.okWindows)}; problem windows caught ${ofN(realUn.caught, realUn.problems)}${realUn.problems < 10 ? ` — with ${realUn.problems} problem window${realUn.problems === 1 ? '' : 's'}, recall on untouched data is not measured` : ''}.`,
     `- The first tier of \`tiered\` (what it sends to a model): real \`dev\` problem windows ${ofN(realDev.tri.problems.sent, realDev.tri.problems.windows)}, OK windows ${ofN(realDev.tri.ok.sent, realDev.tri.ok.windows)}; real \`untouched\` OK windows ${ofN(realUn.tri.ok.sent, realUn.tri.ok.windows)}.`,
-    `- Model cost of \`tiered\` on a healthy agent (assumptions below): ${costRows.map((c) => `${c.calls.toFixed(2)} model calls per agent-hour ($${c.usd.toFixed(4)}) at the OK rate of the real \`${c.split}\` windows`).join('; ')}.`,
+    `- Model cost of \`tiered\` on a healthy agent (assumptions below): ${costRows.map((c) => `${c.calls.toFixed(2)} model calls per agent-hour ($${c.usd.toFixed(4)} per agent-hour) at the OK rate of the real \`${c.split}\` windows`).join('; ')}.`,
     '',
   );
 
