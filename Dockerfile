@@ -17,6 +17,7 @@ COPY workflows ./workflows
 COPY activities ./activities
 COPY workers ./workers
 COPY bench ./bench
+COPY scripts ./scripts
 RUN npm run build \
  && npm prune --omit=dev --ignore-scripts --no-audit --no-fund \
  && npm cache clean --force

@@ -8,23 +8,11 @@ import { z } from 'zod';
 import { makeEvaluate } from '../../../activities/evaluate.js';
 import { parseOrThrow } from '../../client/index.js';
 import { loadConfigFile, specFromConfig } from '../../config/file.js';
-import { EvaluatorConfigSchema, SupervisorConfigSchema, TurnSchema, type EvaluatorConfig, type Verdict } from '../../domain/contract/schemas.js';
-import {
-  CaseFileError,
-  formatGroups,
-  formatScore,
-  groupOf,
-  parseCases,
-  predictionOf,
-  score,
-  scoreGroups,
-  type CaseLabel,
-  type GroupBy,
-  type Prediction,
-} from '../../domain/judgement/scoring.js';
+import { EvaluatorConfigSchema, SupervisorConfigSchema, TurnSchema, type EvaluatorConfig } from '../../domain/contract/schemas.js';
+import { CaseFileError, formatGroups, formatScore, parseCases, type GroupBy } from '../../domain/judgement/scoring.js';
 import { createLogger } from '../../logger.js';
-import { addEvaluatorSpend, emptyEvaluatorSpend } from '../../domain/judgement/tiered.js';
-import { formatTriage, triage, triageWindow, type TriageWindow } from '../../domain/judgement/triage.js';
+import { formatTriage } from '../../domain/judgement/triage.js';
+import { scoreCases, type EvaluateFn } from './score-cases.js';
 import { globals } from '../context.js';
 import { openaiEvaluatorFromFlags, tieredEvaluatorFromFlags } from './start.js';
 import { UsageError } from '../exit.js';
@@ -58,17 +46,6 @@ interface EvaluateOptions {
   timeout: string;
 }
 
-type EvaluateFn = ReturnType<typeof makeEvaluate>;
-
-/** Per window of `--cases` under `tiered`: which tier decided, and why the model was asked (null: it was not). */
-interface WindowTier {
-  line: number;
-  id?: string;
-  tier: string | null;
-  asked: string | null;
-  modelError?: string;
-}
-
 async function runCases(
   file: string,
   split: string | undefined,
@@ -96,55 +73,8 @@ async function runCases(
   }
   if (split) cases = cases.filter((c) => c.split === split);
   if (cases.length === 0) throw new UsageError(`${file}: no case has split ${JSON.stringify(split)}`);
-  const results: Array<{ line: number; id?: string; group: string; label: CaseLabel; predicted: Prediction; verdict: Verdict | null; skipped?: string }> = [];
-  const windows: WindowTier[] = [];
-  // The triage of tiered's first tier (no model asked, no OK sampled): under `heuristic` (the first
-  // tier alone) and `tiered`; a model evaluator alone has no first tier.
-  const measureTriage = evaluator.kind === 'heuristic' || evaluator.kind === 'tiered';
-  const triaged: TriageWindow[] = [];
-  let spend = emptyEvaluatorSpend();
-  for (const c of cases) {
-    const window = {
-      agentId: `case-${c.id ?? c.line}`,
-      task: c.task,
-      turns: c.turns,
-      reason: c.reason ?? 'interval',
-      evidenceFrom: c.evidenceFrom,
-      firstTurnNumber: c.firstTurnNumber,
-    };
-    if (measureTriage) triaged.push(triageWindow(c.label, window));
-    const r = await evaluate({
-      ...window,
-      evaluator,
-      model,
-      timeoutMs,
-    });
-    const verdict = r.kind === 'verdict' ? r.verdict : null;
-    results.push({
-      line: c.line,
-      id: c.id,
-      group: by ? groupOf(c, by) : '',
-      label: c.label,
-      predicted: predictionOf(verdict),
-      verdict,
-      ...(r.kind === 'skipped' ? { skipped: r.reason } : {}),
-    });
-    if (r.spend) spend = addEvaluatorSpend(spend, r.spend, r.kind === 'verdict' ? r.tier : undefined);
-    windows.push({ line: c.line, ...(c.id && { id: c.id }), tier: r.tier ?? null, asked: r.asked ?? null, ...(r.modelError && { modelError: r.modelError }) });
-  }
-  const s = score(results);
-  const groups = by ? scoreGroups(results, (r) => r.group) : undefined;
+  const { results, windows, score: s, groups, triage: tri, cost } = await scoreCases(cases, { by, evaluate, evaluator, model, timeoutMs });
   const misses = results.filter((r) => r.predicted !== r.label);
-  const tri = measureTriage ? triage(triaged) : undefined;
-  // What the model cost: calls made, against one call per window for a model evaluator alone.
-  const cost = {
-    windows: results.length,
-    modelCalls: spend.calls,
-    modelFailures: spend.failed,
-    modelTokens: spend.tokens,
-    modelCostUsd: spend.costUsd,
-    decided: spend.decided,
-  };
   if (json) {
     return printJson({
       file,
@@ -166,7 +96,7 @@ async function runCases(
   }
   print();
   print(
-    `model calls: ${cost.modelCalls} for ${cost.windows} windows${cost.modelFailures ? ` (${cost.modelFailures} failed)` : ''}; ${cost.modelTokens.total} tokens, $${cost.modelCostUsd.toFixed(4)}${evaluator.kind === 'tiered' ? `; decided by the heuristic ${spend.decided.heuristic}, by the model ${spend.decided.model}` : ''}`,
+    `model calls: ${cost.modelCalls} for ${cost.windows} windows${cost.modelFailures ? ` (${cost.modelFailures} failed)` : ''}; ${cost.modelTokens.total} tokens, $${cost.modelCostUsd.toFixed(4)}${evaluator.kind === 'tiered' ? `; decided by the heuristic ${cost.decided.heuristic}, by the model ${cost.decided.model}` : ''}`,
   );
   if (evaluator.kind === 'tiered') {
     const asked = (why: string) => windows.filter((w) => w.asked === why).length;
