@@ -5,7 +5,6 @@
  * builder): after a change to the judgement, one command regenerates the page.
  * test/unit/scorecard.test.ts rebuilds the page in-process and compares it with the committed one.
  */
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -71,20 +70,6 @@ export function systemOf(set: string, source: string | undefined): string {
   for (const [re, name] of known) if (re.test(`${repo} ${path}`)) return name;
   if (set === 'regression') return repo;
   return `${repo} ${path.replace(/\/[^/]*$/, '')}`.trim();
-}
-
-/** The last commit that changed the data files, and whether the working tree changes them since. */
-export function dataCommit(root: string): { commit: string; dirty: boolean } {
-  const files = SETS.map((s) => s.file);
-  const git = (...args: string[]) => execFileSync('git', ['-C', root, ...args], { encoding: 'utf8' }).trim();
-  const commit = git('log', '-1', '--format=%H', '--', ...files);
-  let dirty = false;
-  try {
-    git('diff', '--quiet', 'HEAD', '--', ...files);
-  } catch {
-    dirty = true;
-  }
-  return { commit, dirty };
 }
 
 interface Row {
@@ -262,7 +247,6 @@ export async function buildScorecard(root: string): Promise<string> {
       rows.push({ set: set.key, split: c.split ?? '(none)', system: systemOf(set.key, c.source), c, predicted: res.predicted, triaged: r.triaged![i]! });
     });
   }
-  const { commit, dirty } = dataCommit(root);
   const sup = SupervisorConfigSchema.parse({});
   const out: string[] = [];
   const p = (...ls: string[]) => out.push(...ls);
@@ -334,7 +318,7 @@ export async function buildScorecard(root: string): Promise<string> {
     ...SETS.flatMap((s) => splitsOf(s.key).map((split) => `node dist/src/cli/main.js evaluate --cases ${s.file} --split ${split} --json`)),
     '```',
     '',
-    `Data: the three case files as of commit \`${commit}\` (the last commit that changed them)${dirty ? ', **with uncommitted changes on top** (commit the data, then regenerate)' : ''}; ${hashes.join(', ')}.`,
+    `Data: the three case files, by the sha256 of their contents: ${hashes.join(', ')}.`,
     '',
     "**The untouched split.** The real set's `untouched` split is the only data here that nobody tuned on. This page scores it on every regeneration: anyone who changes a detector while reading its row is tuning on it, and it stops being untouched.",
     '',
