@@ -191,8 +191,10 @@ describe('compaction reporting (PreCompact / PostCompact)', () => {
       'PreToolUse',
       'PostToolUse',
       'PostToolUseFailure',
+      'PermissionDenied',
       'Notification',
       'Stop',
+      'StopFailure',
       'PreCompact',
       'PostCompact',
       'SessionEnd',
@@ -270,8 +272,10 @@ describe('already or partly installed, or an older warden hook', () => {
       "added warden's hook to UserPromptSubmit",
       "added warden's hook to PostToolUse",
       "added warden's hook to PostToolUseFailure",
+      "added warden's hook to PermissionDenied",
       "added warden's hook to Notification",
       "added warden's hook to Stop",
+      "added warden's hook to StopFailure",
       "added warden's hook to PreCompact",
       "added warden's hook to PostCompact",
       "added warden's hook to SessionEnd",
@@ -450,7 +454,7 @@ describe('what the user wrote around warden is kept', () => {
     const before = stopOnly({ type: 'command', command: 'warden hook claude --timeout 300000', timeout: 310 });
     const same = installHooks(before, { agent: 'claude', command: 'warden hook claude' });
     expect(value(same.text).hooks!.Stop).toEqual([{ hooks: [{ type: 'command', command: 'warden hook claude --timeout 300000', timeout: 310 }] }]);
-    expect(same.actions.filter((a) => /Stop/.test(a))).toEqual([]);
+    expect(same.actions.filter((a) => / Stop$/.test(a))).toEqual([]);
     // Another CLI path: the command is updated, the user's tuning goes along.
     const moved = installHooks(before, claude);
     expect(moved.actions).toContain('updated an older warden hook on Stop');
@@ -576,7 +580,7 @@ describe('a user edit between two installs', () => {
       const edited = edit(first.after!);
       const again = planInstall(path, edited, first.record, second);
       expect(again.changed).toBe(true);
-      expect(count(again.after)).toBe(9);
+      expect(count(again.after)).toBe(11);
       const u = planUninstall(path, again.after, again.record, 'claude');
       expect(count(u.after), u.after!).toBe(0);
       expect(value(u.after!)).toEqual({ permissions: { allow: ['Bash(npm test)'] }, model: 'opus' });

@@ -52,8 +52,12 @@ export const HOOK_EVENTS: Record<HookAgent, PlannedEvent[]> = {
     { event: 'PreToolUse', matcher: '*', http: true },
     { event: 'PostToolUse', matcher: '*', http: true },
     { event: 'PostToolUseFailure', matcher: '*', http: true },
+    // A tool call its CLI denied: reported as a denied call (the same one denied again and again is a spiral).
+    { event: 'PermissionDenied', matcher: '*' },
     { event: 'Notification' },
     { event: 'Stop' },
+    // A turn that ended on an API error: blocked (a rate limit) or awaiting its human (a login, a bill).
+    { event: 'StopFailure' },
     // Claude Code compacting its own context: the agent shows `compacting` in between.
     { event: 'PreCompact' },
     { event: 'PostCompact' },
