@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { DETECTORS, heuristicVerdict } from '../../src/domain/judgement/heuristic/index.js';
 import { repeatedDenial } from '../../src/domain/judgement/heuristic/denied.js';
 import { TurnSchema, type Turn } from '../../src/domain/contract/schemas.js';
+import { unknownTurnFields } from '../../src/domain/contract/limits.js';
 
 const denied = (name: string, args: string): Turn =>
   TurnSchema.parse({ text: '', toolCalls: [{ name, args, result: 'denied: the auto mode classifier blocked it', ok: false, denied: true }] });
@@ -54,6 +55,11 @@ describe('repeatedDenial', () => {
     const r = TurnSchema.safeParse({ text: '', toolCalls: [{ name: 'Bash', denied: 'yes' }] });
     expect(r.success).toBe(false);
     expect(JSON.stringify(r.error?.issues[0]?.path)).toBe('["toolCalls",0,"denied"]');
+  });
+
+  it('the client takes `denied` as a tool call field (it refuses unknown ones before sending)', () => {
+    expect(unknownTurnFields({ text: '', toolCalls: [{ name: 'Bash', args: 'rm x', ok: false, denied: true }] })).toEqual([]);
+    expect(unknownTurnFields({ text: '', toolCalls: [{ name: 'Bash', refused: true }] })).toEqual(['toolCalls.0.refused']);
   });
 
   it('runs before the generic repeated-failure detector (its message is the more precise one)', () => {
