@@ -5,12 +5,14 @@
  *    Claude Code's error kinds (2.1.330: authentication_failed, oauth_org_not_allowed,
  *    account_on_hold, verification_required, billing_error, rate_limit, overloaded,
  *    invalid_request, model_not_found, server_error, unknown, max_output_tokens,
- *    cloud_credential_error), `error_details` says more. A rate limit, an overloaded model or a
+ *    cloud_credential_error), `error_details` (or, as 2.1.330 sends it, `last_assistant_message`:
+ *    "API Error: Request rejected (429) · …") says more. A rate limit, an overloaded model or a
  *    server error passes by itself: the agent is `blocked` with the reason. Anything else needs its
  *    human (a login, a bill, a model name): the agent awaits its human, with one alert. Either ends
  *    at its next tool call, prompt or turn.
- *  - PermissionDenied: a tool call its CLI denied (2.1.330 runs it for a denial by the auto-mode
- *    classifier; its `reason` says why). Reported as a failed tool call with `denied: true`, so the
+ *  - PermissionDenied: a tool call its CLI denied (2.1.330 runs it for a denial in auto mode only —
+ *    by its classifier, or because the classifier is unavailable — not for a `permissions.deny`
+ *    rule or `dontAsk`; its `reason` says why). Reported as a failed tool call with `denied: true`, so the
  *    heuristic sees it: the same call denied again and again is SPIRALING (judgement/heuristic/denied.ts).
  */
 import type { SignalPayload, TurnInput } from '../domain/contract/schemas.js';
@@ -44,7 +46,9 @@ const ERROR_WORDS: Record<string, string> = {
 export function stopFailureWait(input: ClaudeHookInput & { error_details?: string }): SignalPayload<'humanWait'> {
   const kind = sanitize(input.error ?? '', 64) || 'unknown';
   const words = ERROR_WORDS[kind] ?? `API error ${kind}`;
-  const details = input.error_details ? sanitize(input.error_details) : '';
+  // 2.1.330 sends no error_details; its last message is the error as the session shows it.
+  const said = input.error_details || input.last_assistant_message;
+  const details = said ? sanitize(said) : '';
   const reason = sanitize(`its turn ended on an API error: ${words}${kind in ERROR_WORDS ? ` (${kind})` : ''}${details ? `: ${details}` : ''}`);
   return { phase: 'start', kind: TRANSIENT_API_ERRORS.has(kind) ? 'rate-limit' : 'api-error', reason };
 }

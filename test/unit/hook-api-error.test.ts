@@ -43,6 +43,10 @@ describe('the StopFailure payload', () => {
     for (const error of ['billing_error', 'invalid_request', 'model_not_found', 'account_on_hold', 'unknown', 'max_output_tokens'])
       expect(stopFailureWait({ error }).kind, error).toBe('api-error');
     expect(stopFailureWait({ error: 'quota_\u0007exceeded' }).reason).toBe('its turn ended on an API error: API error quota_ exceeded');
+    // As 2.1.330 sends it: no error_details, the error in its last message.
+    expect(stopFailureWait({ error: 'rate_limit', last_assistant_message: 'API Error: Request rejected (429) · slow down' }).reason).toBe(
+      'its turn ended on an API error: model rate-limited (rate_limit): API Error: Request rejected (429) · slow down',
+    );
     expect(stopFailureWait({})).toMatchObject({ kind: 'api-error', reason: 'its turn ended on an API error: unknown API error (unknown)' });
   });
 
