@@ -70,6 +70,7 @@ import '../src/domain/judgement/evidence.js';
 import '../src/domain/judgement/finding.js';
 import '../src/domain/judgement/handoff.js';
 import '../src/domain/judgement/heuristic/admit.js';
+import '../src/domain/judgement/heuristic/denied.js';
 import '../src/domain/judgement/heuristic/drift.js';
 import '../src/domain/judgement/heuristic/index.js';
 import '../src/domain/judgement/heuristic/lookup.js';

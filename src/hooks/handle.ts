@@ -21,6 +21,7 @@ import {
 } from './protocol.js';
 import { DEFAULT_VERIFY_WAIT_MS, claimAtStop } from './stop.js';
 import { humanWaitFromHook } from './human-wait.js';
+import { deniedTurn, stopFailureWait } from './api-error.js';
 import { ownGuard, type OwnGuard } from './own-files.js';
 import { selfControlCall, type SelfControlHit } from './self-control.js';
 
@@ -169,8 +170,8 @@ async function answer(
       const s = await c.status(agentId);
       const aborted = abortOf(s);
       if (aborted) return abortedAnswer(event, agentId, aborted);
-      // A new tool call: its human has answered whatever its CLI was waiting for.
-      if (s.waitingForHuman) await c.signal(agentId, 'humanWait', { phase: 'end' });
+      // A new tool call: its human has answered whatever its CLI was waiting for (or its model's rate limit passed).
+      if (s.waitingForHuman || s.blockedByCli) await c.signal(agentId, 'humanWait', { phase: 'end' });
       if (s.sessionEndsAt) await c.signal(agentId, 'session', { phase: 'resume' }); // its session goes on after all
       const tool = input.tool_name || 'unknown-tool';
       const allowed = s.toolAllowlist ?? [];
@@ -242,7 +243,7 @@ async function answer(
       const s = await c.status(agentId);
       const aborted = abortOf(s);
       if (aborted) return abortedAnswer(event, agentId, aborted);
-      if (s.waitingForHuman) await c.signal(agentId, 'humanWait', { phase: 'end' }); // its human answered
+      if (s.waitingForHuman || s.blockedByCli) await c.signal(agentId, 'humanWait', { phase: 'end' }); // its human answered
       if (s.sessionEndsAt) await c.signal(agentId, 'session', { phase: 'resume' }); // a resumed session (`claude --resume`)
       // warden's compaction waits for its handoff to reach the agent: a prompt carries it too.
       const handoffDue = s.lastCompaction?.done === false;
@@ -278,6 +279,21 @@ async function answer(
       const context = whisperContext(agentId, reply.whispers, reply.compact ? { ...reply, paused: false } : undefined)!;
       if (input.stop_hook_active) return { systemMessage: context }; // a race: shown to the human, at least
       return { decision: 'block', reason: `${context}\nAct on this before you finish.` };
+    }
+
+    case 'StopFailure': {
+      // The turn ended on an API error: blocked (a rate limit), or awaiting its human (a login, a bill).
+      if (agent !== 'claude') return null;
+      await (await client()).signal(agentId, 'humanWait', stopFailureWait(input));
+      return null;
+    }
+
+    case 'PermissionDenied': {
+      // A denied tool call: a failed call with `denied: true`, for the heuristic. Its answer has room
+      // only for `retry`, so whispers the report takes are shown to the human.
+      const reply = await (await client()).reportTurn(agentId, deniedTurn(agent, input));
+      const context = whisperContext(agentId, reply.whispers, reply);
+      return context ? { systemMessage: context } : null;
     }
 
     case 'SessionEnd': {

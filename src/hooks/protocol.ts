@@ -19,6 +19,11 @@
  *  - PreCompact / PostCompact: Claude Code compacts its own context (`/compact`, or automatically
  *    when the window is full): the `compaction` signal makes the agent `compacting` until the
  *    compaction ends (or its next turn arrives), so the roster tells summarising from thinking.
+ *  - StopFailure: the turn ended on an API error (api-error.ts): a rate limit, an overloaded model or a
+ *    server error makes the agent `blocked` with the reason; any other error (authentication,
+ *    billing, …) makes it await its human, with one alert. Its next tool call, prompt or turn ends either.
+ *  - PermissionDenied: a tool call its CLI denied (api-error.ts): reported as a failed call with
+ *    `denied: true`; the same call denied three times is SPIRALING.
  *  - SessionEnd: the `session` signal (`end`): the agent ends `done` after `supervisor.sessionEndGraceMs`
  *    (10 minutes) unless a turn, heartbeat or resumed session (SessionStart, a prompt, a tool call)
  *    comes first. Codex sends it too (reason `other`) when `codex exec` exits.
@@ -75,14 +80,16 @@ export interface ClaudeHookInput {
   tool_input?: unknown;
   tool_response?: unknown;
   tool_use_id?: string;
-  /** PostToolUseFailure */
+  /** PostToolUseFailure: the error text; StopFailure: the API error's kind (`rate_limit`, `authentication_failed`, …). */
   error?: string;
+  /** StopFailure: more about the API error. */
+  error_details?: string;
   is_interrupt?: boolean;
   /** UserPromptSubmit */
   prompt?: string;
   /** SessionStart */
   source?: string;
-  /** SessionEnd: `clear`, `logout`, `prompt_input_exit`, `other`, … */
+  /** SessionEnd: `clear`, `logout`, `prompt_input_exit`, `other`, …; PermissionDenied: why the call was denied. */
   reason?: string;
   /** Stop */
   stop_hook_active?: boolean;
@@ -113,6 +120,7 @@ const TEXT_FIELDS = [
   'tool_name',
   'tool_use_id',
   'error',
+  'error_details',
   'prompt',
   'source',
   'reason',

@@ -11,6 +11,7 @@ import { SettingsError } from '../../src/hooks/install/json-edit.js';
 import { sha256 } from '../../src/hooks/install/record.js';
 import {
   HOOK_EVENTS,
+  detachedCommand,
   httpHandler,
   installHooks,
   isForwarderCommand,
@@ -42,7 +43,7 @@ function expectInstalled(text: string, plan: HookPlan): void {
     const ours = groups.flatMap((g) => g.hooks.filter((h) => isWardenHandler(h, plan.agent)).map((h) => ({ g, h })));
     expect(ours, e.event).toHaveLength(1);
     if (plan.http && e.http) expect(ours[0]!.h, e.event).toEqual(httpHandler(plan.http, 30));
-    else expect(ours[0]!.h, e.event).toEqual({ type: 'command', command: plan.command, timeout: e.timeout ?? 30 });
+    else expect(ours[0]!.h, e.event).toEqual({ type: 'command', command: e.detach ? detachedCommand(plan.command) : plan.command, timeout: e.timeout ?? 30 });
     if (ours[0]!.g.hooks.length === 1) expect(ours[0]!.g.matcher, e.event).toBe(e.matcher);
   }
 }
@@ -179,6 +180,22 @@ describe('install then uninstall gives back the same bytes', () => {
   });
 });
 
+describe('StopFailure and PermissionDenied (Claude Code)', () => {
+  test('StopFailure runs in the background (claude -p kills a hook still running as it exits); PermissionDenied matches every tool', () => {
+    const s = value(installHooks(null, claude).text);
+    expect(s.hooks!.StopFailure).toEqual([{ hooks: [{ type: 'command', command: detachedCommand(claude.command), timeout: 30 }] }]);
+    expect(detachedCommand('warden-hook claude')).toBe('{ warden-hook claude <&3 >/dev/null 2>&1 & } 3<&0');
+    expect(isWardenCommand(detachedCommand(claude.command), 'claude')).toBe(true);
+    expect(s.hooks!.PermissionDenied).toEqual([{ matcher: '*', hooks: [{ type: 'command', command: claude.command, timeout: 30 }] }]);
+    expect(value(installHooks(null, codex).text).hooks!.StopFailure).toBeUndefined(); // codex has no such event
+    const again = installHooks(installHooks(null, claude).text, claude);
+    expect(again.changed).toBe(false);
+    const un = uninstallHooks(installHooks(null, claude).text, 'claude');
+    expect(un.actions).toContain("removed warden's hook from StopFailure");
+    expect(un.actions).toContain("removed warden's hook from PermissionDenied");
+  });
+});
+
 describe('compaction reporting (PreCompact / PostCompact)', () => {
   test('both agents get a hook on PreCompact and PostCompact, with no matcher (manual and auto)', () => {
     for (const plan of [claude, codex]) {
@@ -191,8 +208,10 @@ describe('compaction reporting (PreCompact / PostCompact)', () => {
       'PreToolUse',
       'PostToolUse',
       'PostToolUseFailure',
+      'PermissionDenied',
       'Notification',
       'Stop',
+      'StopFailure',
       'PreCompact',
       'PostCompact',
       'SessionEnd',
@@ -204,7 +223,10 @@ describe('compaction reporting (PreCompact / PostCompact)', () => {
       hooks: Object.fromEntries(
         HOOK_EVENTS.claude
           .filter((e) => !/Compact$/.test(e.event))
-          .map((e) => [e.event, [{ ...(e.matcher ? { matcher: e.matcher } : {}), hooks: [{ type: 'command', command: CMD, timeout: 30 }] }]]),
+          .map((e) => [
+            e.event,
+            [{ ...(e.matcher ? { matcher: e.matcher } : {}), hooks: [{ type: 'command', command: e.detach ? detachedCommand(CMD) : CMD, timeout: 30 }] }],
+          ]),
       ),
     };
     // The user's own PreCompact hook, there before.
@@ -270,8 +292,10 @@ describe('already or partly installed, or an older warden hook', () => {
       "added warden's hook to UserPromptSubmit",
       "added warden's hook to PostToolUse",
       "added warden's hook to PostToolUseFailure",
+      "added warden's hook to PermissionDenied",
       "added warden's hook to Notification",
       "added warden's hook to Stop",
+      "added warden's hook to StopFailure",
       "added warden's hook to PreCompact",
       "added warden's hook to PostCompact",
       "added warden's hook to SessionEnd",
@@ -450,7 +474,7 @@ describe('what the user wrote around warden is kept', () => {
     const before = stopOnly({ type: 'command', command: 'warden hook claude --timeout 300000', timeout: 310 });
     const same = installHooks(before, { agent: 'claude', command: 'warden hook claude' });
     expect(value(same.text).hooks!.Stop).toEqual([{ hooks: [{ type: 'command', command: 'warden hook claude --timeout 300000', timeout: 310 }] }]);
-    expect(same.actions.filter((a) => /Stop/.test(a))).toEqual([]);
+    expect(same.actions.filter((a) => / Stop$/.test(a))).toEqual([]);
     // Another CLI path: the command is updated, the user's tuning goes along.
     const moved = installHooks(before, claude);
     expect(moved.actions).toContain('updated an older warden hook on Stop');
@@ -576,7 +600,7 @@ describe('a user edit between two installs', () => {
       const edited = edit(first.after!);
       const again = planInstall(path, edited, first.record, second);
       expect(again.changed).toBe(true);
-      expect(count(again.after)).toBe(9);
+      expect(count(again.after)).toBe(11);
       const u = planUninstall(path, again.after, again.record, 'claude');
       expect(count(u.after), u.after!).toBe(0);
       expect(value(u.after!)).toEqual({ permissions: { allow: ['Bash(npm test)'] }, model: 'opus' });
@@ -647,7 +671,12 @@ describe('the hook endpoint: http handlers in user scope, the forwarder everywhe
     for (const [event, hs] of handlers(text)) {
       expect(hs, event).toHaveLength(1);
       if (HTTP_EVENTS.includes(event)) expect(hs[0], event).toEqual(http());
-      else expect(hs[0], event).toEqual({ type: 'command', command: 'warden-hook claude', timeout: 30 });
+      else
+        expect(hs[0], event).toEqual({
+          type: 'command',
+          command: event === 'StopFailure' ? detachedCommand('warden-hook claude') : 'warden-hook claude',
+          timeout: 30,
+        });
     }
     expect(s.hooks!.PreToolUse![0]!.matcher).toBe('*');
     // The key order is the spec's, as Claude Code's /hooks shows it.

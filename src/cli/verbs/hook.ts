@@ -40,7 +40,11 @@ whispers), Stop (report the final text; block the stop once to deliver whispers)
 PostCompact (the agent shows "compacting" while Claude Code compacts its own context), SessionEnd
 (the agent ends done after supervisor.sessionEndGraceMs unless the session resumes), Notification
 (a permission or idle prompt: the agent is awaiting-input with the pending tool call as the reason,
-and the notification channels hear it once; its next tool call or prompt ends the wait). For an agent
+and the notification channels hear it once; its next tool call or prompt ends the wait), StopFailure
+(the turn ended on an API error: a rate limit or an overloaded model makes the agent blocked with the
+reason, any other error awaiting-input with one alert; its next tool call or prompt ends either),
+PermissionDenied (a denied tool call is reported as a failed call marked denied; the same call
+denied three times is SPIRALING). For an agent
 started with --verify or --protect, a Stop claims the task done: the hook waits (within --timeout)
 for warden's check and, when it fails, blocks the stop with the [VERIFY] whisper as the reason.
 Give the Stop hook a --timeout longer than the check (and Claude's own hook "timeout" longer still).

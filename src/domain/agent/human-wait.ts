@@ -6,6 +6,11 @@
  *
  * It is not a problem warden found: the ladder does not move, and the wait is never idleness
  * (awaiting-input is not an active state; the idle clock starts over when the wait ends).
+ *
+ * Its CLI's turn ended on an API error (Claude Code's StopFailure hook): one its human must fix
+ * (authentication, billing, an invalid request: kind `api-error`) is such a wait; a rate-limited or
+ * overloaded model (kind `rate-limit`) is not the human's to fix: the agent is `blocked` with the
+ * reason, no alert, and its next tool call, prompt or turn (the CLI going on) makes it `running`.
  */
 import type { z } from 'zod';
 import type { HumanWaitSchema } from '../contract/turn-schemas.js';
@@ -16,6 +21,7 @@ import type { CarriedView } from './state.js';
 import { publish } from './visibility.js';
 import { explainState, setAwaitingCause } from './slices/lifecycle.js';
 import { restartIdleClock } from './slices/turns.js';
+import { setCliBlocked } from './waiting-state.js';
 
 export type HumanWait = z.output<typeof HumanWaitSchema>;
 
@@ -27,6 +33,8 @@ export function humanWaitReason(p: HumanWait): string {
   if (p.reason) return p.reason;
   if (p.kind === 'permission') return 'waiting for permission';
   if (p.kind === 'idle') return 'waiting for input';
+  if (p.kind === 'api-error') return "its CLI's turn ended on an API error";
+  if (p.kind === 'rate-limit') return "its CLI's model is rate-limited";
   return 'waiting for a human';
 }
 
@@ -38,10 +46,12 @@ export function humanWait(ctx: AgentContext, p: HumanWait): void {
   }
   const { s } = ctx.core;
   const reason = humanWaitReason(p);
+  if (p.kind === 'rate-limit') return cliRateLimited(ctx, reason);
+  if (blockedByCli(s)) endCliBlock(ctx, 'it reported another error'); // a rate limit, then an error its human must fix
   if (waitingForHuman(s)) {
     // The same wait, told again (an idle prompt after a permission prompt): no second alert. A
     // permission prompt names what is pending, so its reason replaces a vaguer one.
-    if (p.kind === 'permission' && s.stateReason !== reason) {
+    if ((p.kind === 'permission' || p.kind === 'api-error') && s.stateReason !== reason) {
       explainState(s, reason);
       publish(ctx);
     }
@@ -54,12 +64,46 @@ export function humanWait(ctx: AgentContext, p: HumanWait): void {
   publish(ctx);
 }
 
+/** Blocked because its own CLI's model is rate-limited (see cliRateLimited). */
+export const blockedByCli = (s: CarriedView): boolean => s.state === 'blocked' && s.cliBlocked !== undefined;
+
+/** Its CLI's turn ended on a rate-limited or overloaded model: `blocked` with the reason, no alert. */
+function cliRateLimited(ctx: AgentContext, reason: string): void {
+  const { s, spec } = ctx.core;
+  if (spec.driver) return refuse(ctx, 'humanWait', `agent is driven by warden (${spec.driver.kind}); warden retries its rate-limited turns itself`);
+  if (blockedByCli(s)) {
+    // The same wait, told again: a newer reason.
+    setCliBlocked(s, reason);
+    if (s.heldBy === undefined && !s.waitingOnChildren) explainState(s, reason);
+    publish(ctx);
+    return;
+  }
+  if (s.state !== 'running' && s.state !== 'spawning')
+    return refuse(ctx, 'humanWait', `the agent is ${s.state}; only a running agent is blocked by its CLI's rate limit`);
+  // Its very first turn failed: it did start (its CLI runs), it is blocked from there.
+  if (s.state === 'spawning' && !fire(ctx, 'started', "its CLI's first turn ended on an API error")) return;
+  if (fire(ctx, 'block', reason)) setCliBlocked(s, reason);
+  publish(ctx);
+}
+
 /** The agent moved again (a tool call, a prompt, a turn): running, with the idle clock starting now. */
 export function endHumanWait(ctx: AgentContext, cause: string): void {
   const { s } = ctx.core;
+  if (s.cliBlocked !== undefined) endCliBlock(ctx, cause);
   if (!waitingForHuman(s)) return;
   if (!fire(ctx, 'human-answered', cause)) return;
   setAwaitingCause(s, null);
   restartIdleClock(s, ctx.ports.now());
+  publish(ctx);
+}
+
+/** Its CLI went on after a rate limit: running again, unless something else (a hold, its children) still blocks it. */
+function endCliBlock(ctx: AgentContext, cause: string): void {
+  const { s } = ctx.core;
+  const blocked = blockedByCli(s);
+  setCliBlocked(s, undefined);
+  if (!blocked || s.heldBy !== undefined || s.waitingOnChildren) return;
+  restartIdleClock(s, ctx.ports.now());
+  fire(ctx, 'unblock', `its CLI went on (${cause})`);
   publish(ctx);
 }

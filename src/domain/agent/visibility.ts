@@ -90,6 +90,7 @@ export function status(ctx: AgentContext): AgentStatus {
     paused,
     pauseReason: paused ? s.pauseReason : null,
     waitingForHuman: s.state === 'awaiting-input' && s.awaitingCause === 'human',
+    ...(s.state === 'blocked' && s.cliBlocked !== undefined ? { blockedByCli: true } : {}),
     ...sessionEndsAt(core),
     ...heldUntil(core),
     escalationStep: s.ladder.step,

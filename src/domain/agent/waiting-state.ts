@@ -12,6 +12,11 @@ export interface WaitingState {
    * hold taken by a run recorded before the bound: such a hold has none.
    */
   heldSince?: number;
+  /**
+   * `blocked` because the agent's own CLI ended its turn on a rate-limited or overloaded model (a
+   * hook's `humanWait` of kind `rate-limit`): the reason. Its next tool call, prompt or turn ends it.
+   */
+  cliBlocked?: string;
 }
 
 export const freshWaiting = (): WaitingState => ({ waitingOnChildren: false });
@@ -25,6 +30,12 @@ export const freshWaiting = (): WaitingState => ({ waitingOnChildren: false });
 export function releaseWaits(s: WaitingState): void {
   s.waitingOnChildren = false;
   releaseHold(s);
+  if (s.cliBlocked !== undefined) s.cliBlocked = undefined;
+}
+
+/** Blocked (true: `reason`) or no longer (undefined) because its own CLI's model is rate-limited. */
+export function setCliBlocked(s: WaitingState, reason: string | undefined): void {
+  s.cliBlocked = reason;
 }
 
 /** The hold is over (the children's wait, if any, goes on). */

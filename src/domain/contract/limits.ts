@@ -140,7 +140,7 @@ export type BudgetCheck = { ok: true; bytes: number } | { ok: false; field: stri
 
 /** The fields a Turn may have (anything else is refused by name; see unknownTurnFields). */
 export const TURN_FIELDS = ['id', 'text', 'toolCalls', 'tokensIn', 'tokensOut', 'costUsd', 'at', 'generation', 'done', 'awaitChildren'] as const;
-export const TOOL_CALL_FIELDS = ['name', 'args', 'result', 'ok'] as const;
+export const TOOL_CALL_FIELDS = ['name', 'args', 'result', 'ok', 'denied'] as const;
 
 const isRecord = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 
@@ -209,6 +209,7 @@ export interface ToolCallShape {
   args?: string;
   result?: string;
   ok?: boolean;
+  denied?: boolean;
 }
 export interface TurnShape {
   text: string;

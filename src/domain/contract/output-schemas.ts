@@ -36,6 +36,8 @@ const AgentStatusShape = z.object({
   pauseReason: z.string().nullable(),
   /** Absent on agents from older versions. */
   waitingForHuman: z.boolean().optional(),
+  /** Blocked because its own CLI's model is rate-limited: its next tool call, prompt or turn ends it. Absent otherwise. */
+  blockedByCli: z.boolean().optional(),
   /** Its CLI's session ended: when the agent ends `done` unless the session resumes first. Absent when no session ended (and on older agents). */
   sessionEndsAt: z.string().optional(),
   /** A `block` signal holds it: when the hold runs out (safety.maxHeldMs). Absent otherwise (and on older agents). */

@@ -25,6 +25,8 @@ export interface AgentStatus {
   pauseReason: string | null;
   /** awaiting-input because its own CLI waits for its human (a permission or idle prompt; stateReason says which). */
   waitingForHuman: boolean;
+  /** blocked because its own CLI's turn ended on a rate-limited or overloaded model (its next tool call, prompt or turn ends it). Absent otherwise. */
+  blockedByCli?: boolean;
   /** Its CLI's session ended (a hook said so): when the agent ends `done` unless the session resumes first. */
   sessionEndsAt?: string;
   /** A `block` signal holds it: when the hold runs out and the agent awaits a human (safety.maxHeldMs). */

@@ -24,6 +24,8 @@ export const ToolCallSchema = shared('contract/turn-schemas:ToolCallSchema', () 
     args: looseText.optional(),
     result: looseText.optional(),
     ok: z.boolean().optional(),
+    /** The call never ran: its CLI denied it (its human, a permission rule, an auto-mode classifier). */
+    denied: z.boolean().optional(),
   }),
 );
 export type ToolCall = z.output<typeof ToolCallSchema>;
@@ -118,9 +120,19 @@ export function describeZodError(err: z.ZodError): string {
 /**
  * The agent's own CLI waits for its human (Claude Code's Notification hook, Codex's PermissionRequest):
  * `start` makes it `awaiting-input` with the reason, `end` (or its next tool call, prompt or turn) `running` again.
+ * Its turn ended on an API error (Claude Code's StopFailure hook): kind `api-error` (authentication,
+ * billing, an invalid request: its human must act) is such a wait; kind `rate-limit` (rate-limited,
+ * overloaded, a server error: the API itself recovers) makes it `blocked` with the reason instead, and
+ * no alert; its next tool call, prompt or turn ends either.
  */
 export const HumanWaitSchema = shared('contract/turn-schemas:HumanWaitSchema', () =>
-  z.object({ phase: z.enum(['start', 'end']), kind: z.enum(['permission', 'idle', 'question', 'other']), reason: cut(MAX_REASON_TEXT) }).partial(),
+  z
+    .object({
+      phase: z.enum(['start', 'end']),
+      kind: z.enum(['permission', 'idle', 'question', 'other', 'api-error', 'rate-limit']),
+      reason: cut(MAX_REASON_TEXT),
+    })
+    .partial(),
 );
 
 /**

@@ -39,7 +39,20 @@ export interface PlannedEvent {
   timeout?: number;
   /** A hot-path event: an http handler when the plan has one (Claude Code, user scope). */
   http?: true;
+  /** The CLI may exit as soon as it runs this hook (and kill it): the command runs in the background (detachedCommand). */
+  detach?: true;
 }
+
+/**
+ * A hook command run in the background, with the event on its stdin: `claude -p` runs StopFailure
+ * as it exits and kills a hook still running a few ms later (2.1.330), before any hook can reach
+ * warden. The background process keeps the event (fd 3 is the hook's stdin: a background job's own
+ * stdin would be /dev/null) and outlives the CLI. It has nothing to answer: StopFailure takes no decision.
+ */
+export function detachedCommand(command: string): string {
+  return `{ ${command} <&3 >/dev/null 2>&1 & } 3<&0`;
+}
+const DETACHED = /^\{ (.+) <&3 >\/dev\/null 2>&1 & \} 3<&0$/;
 
 /** Codex runs a SessionEnd hook for at most 3 s (0.169: longer ones are clamped, with a warning). */
 export const CODEX_SESSION_END_TIMEOUT_S = 3;
@@ -52,8 +65,12 @@ export const HOOK_EVENTS: Record<HookAgent, PlannedEvent[]> = {
     { event: 'PreToolUse', matcher: '*', http: true },
     { event: 'PostToolUse', matcher: '*', http: true },
     { event: 'PostToolUseFailure', matcher: '*', http: true },
+    // A tool call its CLI denied: reported as a denied call (the same one denied again and again is a spiral).
+    { event: 'PermissionDenied', matcher: '*' },
     { event: 'Notification' },
     { event: 'Stop' },
+    // A turn that ended on an API error: blocked (a rate limit) or awaiting its human (a login, a bill).
+    { event: 'StopFailure', detach: true },
     // Claude Code compacting its own context: the agent shows `compacting` in between.
     { event: 'PreCompact' },
     { event: 'PostCompact' },
@@ -140,7 +157,8 @@ function handlerFor(plan: HookPlan, e: PlannedEvent, existing?: unknown): Handle
   const timeout = e.timeout ?? (typeof old.timeout === 'number' && Number.isFinite(old.timeout) && old.timeout > planned ? old.timeout : planned);
   if (plan.http && e.http) return httpHandler(plan.http, timeout);
   const flag = typeof old.command === 'string' && !hookTimeoutFlag(plan.command) ? hookTimeoutFlag(old.command) : null;
-  return { type: 'command', command: flag ? `${plan.command} --timeout ${flag}` : plan.command, timeout };
+  const command = flag ? `${plan.command} --timeout ${flag}` : plan.command;
+  return { type: 'command', command: e.detach ? detachedCommand(command) : command, timeout };
 }
 const groupFor = (plan: HookPlan, e: PlannedEvent, existing?: unknown) => ({
   ...(e.matcher !== undefined && { matcher: e.matcher }),
@@ -241,6 +259,8 @@ const base = (w: string) => w.slice(w.lastIndexOf('/') + 1);
  * hook next to something else (`audit.sh; warden hook claude`, a pipe, `&&`): that is the user's.
  */
 export function isOnlyWardenHookCommand(command: unknown, agent: HookAgent): boolean {
+  const inner = typeof command === 'string' ? DETACHED.exec(command)?.[1] : undefined;
+  if (inner !== undefined) return isOnlyWardenHookCommand(inner, agent); // warden's own background form
   const old = isWardenHookCommand(command, agent);
   const forwarder = isForwarderCommand(command, agent);
   if (!old && !forwarder) return false;

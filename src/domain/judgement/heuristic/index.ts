@@ -25,6 +25,7 @@ import type { Detector, DetectorContext, HeuristicInput } from './types.js';
 import { protectedTampering, protectedTamperingBefore, tamperingEvidence } from './protected.js';
 import { findingKey, normaliseMessage } from '../finding.js';
 import { selfControlAttempt } from './self-control.js';
+import { repeatedDenial } from './denied.js';
 
 export type { HeuristicInput, Finding, Detector, DetectorContext } from './types.js';
 
@@ -38,6 +39,7 @@ export const DETECTORS: ReadonlyArray<readonly [string, Detector]> = [
   ['mockedUnderTest', mockedUnderTest],
   ['specialCased', specialCased],
   ['claims', claims],
+  ['repeatedDenial', repeatedDenial],
   ['repeatedFailure', repeatedFailure],
   ['editRevert', editRevert],
   ['pingPong', pingPong],
