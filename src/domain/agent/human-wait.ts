@@ -13,7 +13,6 @@ import type { AgentContext } from './context.js';
 import { fire, refuse } from './core.js';
 import { notify } from './notify.js';
 import type { CarriedView } from './state.js';
-import { publish } from './visibility.js';
 import { explainState, setAwaitingCause } from './slices/lifecycle.js';
 import { restartIdleClock } from './slices/turns.js';
 
@@ -41,17 +40,13 @@ export function humanWait(ctx: AgentContext, p: HumanWait): void {
   if (waitingForHuman(s)) {
     // The same wait, told again (an idle prompt after a permission prompt): no second alert. A
     // permission prompt names what is pending, so its reason replaces a vaguer one.
-    if (p.kind === 'permission' && s.stateReason !== reason) {
-      explainState(s, reason);
-      publish(ctx);
-    }
+    if (p.kind === 'permission' && s.stateReason !== reason) explainState(s, reason);
     return;
   }
   if (s.state !== 'running' && s.state !== 'spawning') return refuse(ctx, 'humanWait', `the agent is ${s.state}; only a running agent waits for its human`);
   if (!fire(ctx, 'human-wait', reason)) return;
   setAwaitingCause(s, 'human');
   notify(ctx, { event: 'awaiting-input', reason });
-  publish(ctx);
 }
 
 /** The agent moved again (a tool call, a prompt, a turn): running, with the idle clock starting now. */
@@ -61,5 +56,4 @@ export function endHumanWait(ctx: AgentContext, cause: string): void {
   if (!fire(ctx, 'human-answered', cause)) return;
   setAwaitingCause(s, null);
   restartIdleClock(s, ctx.ports.now());
-  publish(ctx);
 }
