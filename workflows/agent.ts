@@ -7,7 +7,16 @@
  *
  * Deterministic code only: @temporalio/workflow, zod and src/domain.
  */
-import { ApplicationFailure, CancellationScope, condition, currentUpdateInfo, setDefaultSignalHandler, setHandler, workflowInfo } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  currentUpdateInfo,
+  setDefaultSignalHandler,
+  setHandler,
+  workflowInfo,
+  type SignalDefinition,
+} from '@temporalio/workflow';
 import { cancellationRequested, signal, unknownSignal } from '../src/domain/agent/controls.js';
 import type { AgentContext } from '../src/domain/agent/context.js';
 import { stopChildren } from '../src/domain/agent/delegation.js';
@@ -15,8 +24,8 @@ import { validateDelegation } from '../src/domain/agent/delegation-spec.js';
 import { applyLink, escalationView } from '../src/domain/agent/links.js';
 import { reportTurn, validateReport, validatedTurnSlot } from '../src/domain/agent/reporting.js';
 import { createCore, type CarriedState } from '../src/domain/agent/state.js';
-import { finalOutcome, publish, status } from '../src/domain/agent/visibility.js';
-import { AgentSpecSchema, describeZodError, type AgentSpecInput } from '../src/domain/contract/schemas.js';
+import { commit, finalOutcome, status } from '../src/domain/agent/visibility.js';
+import { AgentSpecSchema, describeZodError, type AgentSpecInput, type SignalName } from '../src/domain/contract/schemas.js';
 import type { AgentStatus } from '../src/domain/contract/status.js';
 import { isUndecodable, undecodableReason } from '../src/domain/contract/undecodable.js';
 import { delegate } from './children.js';
@@ -45,31 +54,43 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
   const shell = createShell(spec);
   const ctx: AgentContext = { core, ports: shell.ports };
   const { s } = core;
+  // The one commit point of the handlers: each ends by publishing what it changed (visibility.ts),
+  // in the same workflow task as the commands its rules sent through the ports.
+  const committed =
+    <A extends unknown[], R>(handler: (...args: A) => R) =>
+    (...args: A): R => {
+      try {
+        return handler(...args);
+      } finally {
+        commit(ctx);
+      }
+    };
 
-  // Signals: validated, recorded and ignored when invalid; never thrown.
-  setHandler(m.steerSignal, (p) => signal(ctx, 'steer', p));
-  setHandler(m.interruptSignal, (p) => signal(ctx, 'interrupt', p));
-  setHandler(m.stopSignal, (p) => signal(ctx, 'stop', p));
-  setHandler(m.pauseSignal, (p) => signal(ctx, 'pause', p));
-  setHandler(m.resumeSignal, (p) => signal(ctx, 'resume', p));
-  setHandler(m.abortSignal, (p) => signal(ctx, 'abort', p));
-  setHandler(m.dismissSignal, (p) => signal(ctx, 'dismiss', p));
-  setHandler(m.heartbeatSignal, (p) => signal(ctx, 'heartbeat', p));
-  setHandler(m.compactionSignal, (p) => signal(ctx, 'compaction', p));
-  setHandler(m.humanWaitSignal, (p) => signal(ctx, 'humanWait', p));
-  setHandler(m.sessionSignal, (p) => signal(ctx, 'session', p));
-  setHandler(m.blockSignal, (p) => signal(ctx, 'block', p));
-  setHandler(m.admitSignal, (p) => signal(ctx, 'admit', p));
-  setHandler(m.childSpendSignal, (p) => signal(ctx, 'childSpend', p));
-  setDefaultSignalHandler((name) => unknownSignal(ctx, name));
+  // Signals: validated, recorded and ignored when invalid; never thrown. Registered in the order of
+  // agentSignals (steer, interrupt, stop, …), each a hand-off to the core, then a commit.
+  for (const name of Object.keys(m.agentSignals) as SignalName[]) {
+    setHandler(
+      m.agentSignals[name] as SignalDefinition<[unknown?]>,
+      committed((p?: unknown) => signal(ctx, name, p)),
+    );
+  }
+  setDefaultSignalHandler(committed((name: string) => unknownSignal(ctx, name)));
   // Updates: synchronous validators reject bad input before it enters history.
   // A live turn is parsed once: the validator's parse goes to the handler of the same update.
   const validated = validatedTurnSlot();
-  setHandler(m.reportTurnUpdate, (turn) => reportTurn(ctx, turn, validated.take(currentUpdateInfo()?.id)), {
-    validator: (turn) => validated.put(currentUpdateInfo()?.id, validateReport(ctx, turn)),
-  });
-  setHandler(m.delegateUpdate, (task) => delegate(ctx, task), { validator: (task) => validateDelegation(ctx, task) });
-  setHandler(m.linkUpdate, (req) => applyLink(ctx, req), { validator: (req) => validateLinkUpdate(ctx, req) });
+  const report = committed((turn: unknown) => reportTurn(ctx, turn, validated.take(currentUpdateInfo()?.id)));
+  setHandler(m.reportTurnUpdate, report, { validator: (turn) => validated.put(currentUpdateInfo()?.id, validateReport(ctx, turn)) });
+  // Committed once the child's start is asked for (its plan is state); its end commits in children.ts.
+  setHandler(
+    m.delegateUpdate,
+    committed((task: unknown) => delegate(ctx, task)),
+    { validator: (task) => validateDelegation(ctx, task) },
+  );
+  setHandler(
+    m.linkUpdate,
+    committed((req: unknown) => applyLink(ctx, req)),
+    { validator: (req) => validateLinkUpdate(ctx, req) },
+  );
   // Queries.
   setHandler(m.statusQuery, () => status(ctx));
   setHandler(m.pendingWhispersQuery, () => [...s.pendingWhispers]);
@@ -79,19 +100,20 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
 
   // A cancellation request from Temporal is a stop: the loop runs shielded from it, drains, and ends.
   let cancelled: unknown = null;
-  CancellationScope.current().cancelRequested.catch((err: unknown) => {
-    cancelled = err;
-    cancellationRequested(ctx);
-  });
+  CancellationScope.current().cancelRequested.catch(
+    committed((err: unknown) => {
+      cancelled = err;
+      cancellationRequested(ctx);
+    }),
+  );
   // A promise chain, not an async function: while the agent waits, one promise is pending here
   // instead of an async function's and its await's, and every promise made in the loop carries a
   // shorter async stack (the SDK keeps a captured stack trace for each pending promise made in
   // workflow context). The callbacks run when the awaits they replace resumed: same commands.
   await CancellationScope.nonCancellable(() => {
-    publish(ctx);
     return runLoop(ctx, shell, specInput).then(() => {
       stopChildren(ctx, `it ended ${s.state}`);
-      return condition(quiet(shell)).then(() => publish(ctx));
+      return condition(quiet(shell)).then(() => commit(ctx)); // before completion
     });
   });
   if (cancelled) throw cancelled; // the run ends CANCELED, with its state (done) visible

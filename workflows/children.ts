@@ -3,7 +3,7 @@ import { ParentClosePolicy, startChild } from '@temporalio/workflow';
 import type { AgentContext } from '../src/domain/agent/context.js';
 import { childEnded } from '../src/domain/agent/delegation.js';
 import { planChild } from '../src/domain/agent/delegation-spec.js';
-import { publish } from '../src/domain/agent/visibility.js';
+import { commit } from '../src/domain/agent/visibility.js';
 import type { AgentStatus } from '../src/domain/contract/status.js';
 import type { agentWorkflow } from './agent.js';
 
@@ -16,12 +16,16 @@ export async function delegate(ctx: AgentContext, input: unknown): Promise<{ chi
     parentClosePolicy: ParentClosePolicy.ABANDON,
     staticSummary: child.summary,
   });
+  // The child's end is a handler of its own: the core records it, the shell commits.
+  const ended = (outcome: { state: 'done' | 'failed'; reason: string | null }) => {
+    childEnded(ctx, child.rec, outcome);
+    commit(ctx);
+  };
   handle.result().then(
-    (st: AgentStatus) => childEnded(ctx, child.rec, { state: st.state === 'done' ? 'done' : 'failed', reason: st.stateReason }),
+    (st: AgentStatus) => ended({ state: st.state === 'done' ? 'done' : 'failed', reason: st.stateReason }),
     // A failed child is a failed workflow: its own reason is the failure's cause.
-    (err: unknown) => childEnded(ctx, child.rec, { state: 'failed', reason: failureReason(err) }),
+    (err: unknown) => ended({ state: 'failed', reason: failureReason(err) }),
   );
-  publish(ctx);
   return { childAgentId: child.rec.agentId, workflowId: child.rec.workflowId, queued: child.queued };
 }
 

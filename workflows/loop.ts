@@ -1,7 +1,8 @@
 /**
  * The agent's main loop: ask the core for the next step (src/domain/agent/next-step.ts) and carry
  * it out with Temporal calls: timers and conditions, the evaluation activity, driven turns,
- * continue-as-new.
+ * continue-as-new. The loop is the commit point of the core's steps: it publishes what the last
+ * step changed before it asks for the next one (and a step commits before each wait inside it).
  */
 import { allHandlersFinished, condition, continueAsNew, log, workflowInfo } from '@temporalio/workflow';
 import type { EvaluateResult } from '../src/domain/contract/activity-types.js';
@@ -15,6 +16,7 @@ import { endIfSessionGone, withSessionEnd } from '../src/domain/agent/session-en
 import { expireHold } from '../src/domain/agent/held.js';
 import { holdDeadline } from '../src/domain/agent/hold-state.js';
 import { applyEvaluation, evaluationFailed, startEvaluation, type StartedEvaluation } from '../src/domain/agent/supervision.js';
+import { commit } from '../src/domain/agent/visibility.js';
 import { isTerminal } from '../src/domain/contract/states.js';
 import type { AgentSpecInput } from '../src/domain/contract/schemas.js';
 import type { Shell } from './ports.js';
@@ -35,6 +37,7 @@ export async function runLoop(ctx: AgentContext, shell: Shell, specInput: AgentS
   const { s } = ctx.core;
   const watchTimer = new WatchTimer();
   for (;;) {
+    commit(ctx);
     const step = nextStep(ctx, history());
     switch (step.kind) {
       case 'end':
@@ -63,6 +66,7 @@ export async function runLoop(ctx: AgentContext, shell: Shell, specInput: AgentS
         continue;
       case 'continue-as-new':
         await condition(quiet(shell));
+        commit(ctx); // the new run starts with the search attributes this one published
         log.info('continuing as new', { agentId: ctx.core.spec.agentId, historyLength: workflowInfo().historyLength, historySize: workflowInfo().historySize });
         await continueAsNew(specInput, carriedForContinueAsNew(ctx, specInput));
         return;
@@ -115,6 +119,7 @@ export async function runLoop(ctx: AgentContext, shell: Shell, specInput: AgentS
  */
 function evaluate(ctx: AgentContext, shell: Shell): Promise<void> {
   const started = startEvaluation(ctx);
+  commit(ctx);
   const evidence = protectedEvidence(ctx, shell, started); // AgentSpec.protect only: the working tree's evidence
   return evidence !== null ? evidence.then(() => runEvaluator(ctx, shell, started)) : runEvaluator(ctx, shell, started);
 }

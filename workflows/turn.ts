@@ -1,7 +1,8 @@
 /**
  * One driven turn: the turn activity inside its own cancellation scope (interrupt, abort and a
  * stop past its drain deadline cancel it; the process group gets its grace period), then the
- * core's rules for what the turn's outcome means.
+ * core's rules for what the turn's outcome means. What the rules changed is committed before every
+ * wait (the turn, a drain, a backoff, the result's check); the loop commits the rest.
  */
 import { ActivityCancellationType, CancellationScope, condition, isCancellation } from '@temporalio/workflow';
 import type { CheckResultOutput, TurnResult } from '../src/domain/contract/activity-types.js';
@@ -10,12 +11,14 @@ import { claimWithResult } from '../src/domain/agent/verification.js';
 import { beginTurn, completeTask, drainDeadline, drainTimedOut, endTurn, resultChecked, turnFinished } from '../src/domain/agent/driven.js';
 import { turnFailed } from '../src/domain/agent/rails.js';
 import { blockedFor, rateLimitOf, retryAfterBlock, turnRateLimited } from '../src/domain/agent/blocking.js';
+import { commit } from '../src/domain/agent/visibility.js';
 import type { Shell } from './ports.js';
 
 export async function runDrivenTurn(ctx: AgentContext, shell: Shell): Promise<void> {
   const scope = new CancellationScope();
   shell.turnScope = scope;
   const t = beginTurn(ctx);
+  commit(ctx);
   let settled = false;
   const running = scope.run(() =>
     shell.activities.runTurn.executeWithOptions(
@@ -40,6 +43,7 @@ export async function runDrivenTurn(ctx: AgentContext, shell: Shell): Promise<vo
       const finished = await condition(() => settled, Math.max(1, deadline - ctx.ports.now()));
       if (!finished) {
         drainTimedOut(ctx);
+        commit(ctx);
         scope.cancel();
       }
       break;
@@ -65,6 +69,7 @@ export async function runDrivenTurn(ctx: AgentContext, shell: Shell): Promise<vo
         const waitMs = turnRateLimited(ctx, { turnNumber: t.turnNumber, whispers: t.whispers, cause, limit });
         // Blocked (or a compaction turn, which stays compacting) until the timer, or until a human moves the agent.
         const waitingIn = ctx.core.s.state === 'compacting' ? 'compacting' : 'blocked';
+        commit(ctx);
         if (waitMs !== null) {
           const from = ctx.ports.now();
           await condition(() => ctx.core.s.state !== waitingIn, waitMs);
@@ -81,6 +86,7 @@ export async function runDrivenTurn(ctx: AgentContext, shell: Shell): Promise<vo
       });
       // Running (or compacting: the compaction turn is retried) until the backoff ends or a human steps in.
       const retryingIn = ctx.core.s.state === 'compacting' ? 'compacting' : 'running';
+      commit(ctx);
       if (backoffMs !== null) await condition(() => ctx.core.s.state !== retryingIn, backoffMs);
       return;
     }
@@ -91,6 +97,7 @@ export async function runDrivenTurn(ctx: AgentContext, shell: Shell): Promise<vo
   const next = turnFinished(ctx, result, t.turnNumber);
   if (next.kind === 'complete') completeTask(ctx);
   if (next.kind !== 'check-result') return;
+  commit(ctx);
   let check: CheckResultOutput;
   try {
     check = await shell.activities.checkResult.executeWithOptions(

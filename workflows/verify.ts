@@ -16,6 +16,7 @@ import {
   verificationFinished,
   verificationSkipped,
 } from '../src/domain/agent/verification.js';
+import { commit } from '../src/domain/agent/visibility.js';
 import type { ProtectedDiffInput } from '../src/domain/contract/activity-types.js';
 import type { Shell } from './ports.js';
 
@@ -35,6 +36,7 @@ export async function recordBaseline(ctx: AgentContext, shell: Shell): Promise<v
 
 export async function verifyClaim(ctx: AgentContext, shell: Shell): Promise<void> {
   const v = startVerification(ctx);
+  commit(ctx); // verifying, while the check runs
   // A stop or an abort cancels the check (its process group is killed); a pause lets it finish.
   const scope = new CancellationScope();
   let settled = false;

@@ -35,15 +35,15 @@ test('a busy agent publishes spend at most every five minutes; a state change pu
   const t0 = Date.now();
   await reportWithEvaluations(stack.warden, agentId, turns(1, 12));
   expect((await stack.warden.status(agentId)).tokens.in).toBe(1200);
-  // Published when the first turn arrived (spawning → running, before it counted); turns 5 and 10
-  // (every 5 turns) fell within the five minutes. The first rule would show 1000 here.
-  await eventually(async () => ((await tokensInVisibility()) === 0 ? true : null), { what: 'the spend published at the start in visibility' });
+  // Published when the first turn's report committed (spawning → running, that turn's spend
+  // included); turns 5 and 10 (every 5 turns) fell within the five minutes. The first rule would show 1000 here.
+  await eventually(async () => ((await tokensInVisibility()) === 100 ? true : null), { what: 'the spend published at the start in visibility' });
 
   await stack.kill(worker);
   worker = stack.spawnWorker();
   await reportWithEvaluations(stack.warden, agentId, turns(13, 3), 5, 2);
   expect((await stack.warden.status(agentId)).tokens.in).toBe(1500);
-  if (Date.now() - t0 < 50_000) expect(await tokensUpserted()).toEqual([0]); // turn 15 too, within the minute
+  if (Date.now() - t0 < 50_000) expect(await tokensUpserted()).toEqual([100]); // turn 15 too, within the minute
 
   // A state change publishes at once, with the exact spend.
   await stack.warden.signal(agentId, 'pause', { reason: 'lunch' });
@@ -52,7 +52,7 @@ test('a busy agent publishes spend at most every five minutes; a state change pu
   await stack.warden.signal(agentId, 'resume', {});
   await waitForStatus(stack.warden, agentId, (s) => s.state === 'running', 'running again');
   const resumedAt = await stack.env.currentTimeMs(); // the server's clock, which the skip below moves on
-  expect(await tokensUpserted()).toEqual([0, 1500, 1500]); // the pause and the resume
+  expect(await tokensUpserted()).toEqual([100, 1500, 1500]); // the pause and the resume
 
   // More than a minute after that upsert (the resume), within five: the bucket moves at turn 20,
   // and nothing is upserted. The previous rule (a minute; histories recorded before five minutes)
@@ -61,7 +61,7 @@ test('a busy agent publishes spend at most every five minutes; a state change pu
   expect((await stack.env.currentTimeMs()) - resumedAt, 'the server clock moved on a minute').toBeGreaterThanOrEqual(62_000);
   await reportWithEvaluations(stack.warden, agentId, turns(16, 5), 5, 3);
   expect((await stack.warden.status(agentId)).tokens.in).toBe(2000);
-  if ((await stack.env.currentTimeMs()) - resumedAt < 280_000) expect(await tokensUpserted()).toEqual([0, 1500, 1500]);
+  if ((await stack.env.currentTimeMs()) - resumedAt < 280_000) expect(await tokensUpserted()).toEqual([100, 1500, 1500]);
 
   await recordHistory(stack.server.address, stack.warden.handle(agentId), 'spend-every-five-minutes');
 
@@ -71,7 +71,7 @@ test('a busy agent publishes spend at most every five minutes; a state change pu
   await stack.env.sleep(5 * 60_000);
   await reportWithEvaluations(stack.warden, agentId, turns(21, 5), 5, 3);
   expect((await stack.warden.status(agentId)).tokens.in).toBe(2500);
-  expect(await tokensUpserted()).toEqual([0, 1500, 1500, 2100]);
+  expect(await tokensUpserted()).toEqual([100, 1500, 1500, 2100]);
   await eventually(async () => ((await tokensInVisibility()) === 2100 ? true : null), { what: 'the spend published after five minutes in visibility' });
   await stack.warden.signal(agentId, 'abort', { reason: 'test over' });
 }, 240_000);

@@ -1,25 +1,39 @@
-/** Visibility: the details text and search attributes are sent only when they change; spend every 5 turns, at most once every five minutes. */
+/**
+ * Visibility: the details text and search attributes are sent only when they change; spend every 5
+ * turns, at most once every five minutes. The core's rules never publish: the workflow shell commits
+ * at the end of each handler (here: after each report and signal, as workflows/agent.ts does).
+ */
 import { describe, expect, it } from 'vitest';
-import { reportTurn } from '../../src/domain/agent/reporting.js';
-import { publish, status } from '../../src/domain/agent/visibility.js';
-import { signal } from '../../src/domain/agent/controls.js';
-import { testAgent, turn } from '../helpers/core.js';
+import { reportTurn as report } from '../../src/domain/agent/reporting.js';
+import { commit, status } from '../../src/domain/agent/visibility.js';
+import { signal as send } from '../../src/domain/agent/controls.js';
+import { testAgent, turn, type TestAgent } from '../helpers/core.js';
+
+/** The handlers as the shell runs them: the rule, then one commit. */
+const reportTurn = (a: TestAgent, t: ReturnType<typeof turn>) => {
+  report(a, t);
+  commit(a);
+};
+const signal = (a: TestAgent, name: 'pause', p: Record<string, unknown>) => {
+  send(a, name, p);
+  commit(a);
+};
 
 const names = (u: { key: { name: string }; value: unknown }[]) => Object.fromEntries(u.map((x) => [x.key.name, x.value]));
 
-describe('publish', () => {
+describe('commit', () => {
   it('upserts on state changes and every 5 turns for spend; details whenever they change', () => {
     const a = testAgent();
-    publish(a);
-    publish(a);
+    commit(a);
+    commit(a);
     expect(a.rec.upserts).toHaveLength(1);
     expect(names(a.rec.upserts[0]!)).toEqual({ WardenState: 'spawning', WardenEscalationStep: 0, WardenPaused: false, WardenCostUsd: 0, WardenTokens: 0 });
     for (let i = 1; i <= 9; i++) {
       a.clock.advance(301_000); // a slow agent: the five minutes never hold spend back
       reportTurn(a, turn(`t${i}`, 'x', { tokensIn: 10, costUsd: 0.0012345678 }));
     }
-    // spawning → running when turn 1 arrives (before it is counted), then spend at turn 5 (bucket 1)
-    expect(a.rec.upserts.map((u) => names(u).WardenTokens)).toEqual([0, 0, 50]);
+    // spawning → running with turn 1 (committed after the report, its spend included), then spend at turn 5 (bucket 1)
+    expect(a.rec.upserts.map((u) => names(u).WardenTokens)).toEqual([0, 10, 50]);
     expect(names(a.rec.upserts.at(-1)!).WardenCostUsd).toBe(0.006173);
     expect(a.rec.details.at(-1)).toContain('**turns** 9');
     signal(a, 'pause', {});
@@ -28,7 +42,7 @@ describe('publish', () => {
 
   it('a busy agent publishes spend at most once every five minutes; a slow one every 5 turns', () => {
     const a = testAgent();
-    reportTurn(a, turn('t1', 'x', { tokensIn: 10 })); // spawning → running: state and spend (0), at t=0
+    reportTurn(a, turn('t1', 'x', { tokensIn: 10 })); // spawning → running: state and spend (10), at t=0
     const spendUpserts = () => a.rec.upserts.map((u) => names(u).WardenTokens);
     for (let i = 2; i <= 12; i++) {
       a.clock.advance(20_000);
@@ -36,23 +50,23 @@ describe('publish', () => {
     }
     // 12 turns in 220 s, one every 20 s: buckets 1 and 2 were reached (turns 5 and 10, the agent's
     // evaluation turns), both more than a minute after the last upsert, but within five minutes.
-    expect(spendUpserts()).toEqual([0]);
+    expect(spendUpserts()).toEqual([10]);
     for (let i = 13; i <= 16; i++) {
       a.clock.advance(20_000);
       reportTurn(a, turn(`t${i}`, 'x', { tokensIn: 10 }));
     }
     // Turn 16, 300 s after the last upsert: published, on a turn that is not an evaluation turn.
-    expect(spendUpserts()).toEqual([0, 160]);
+    expect(spendUpserts()).toEqual([10, 160]);
     // The next turn, five minutes later, is still in the published bucket: not due yet.
     a.clock.advance(301_000);
     reportTurn(a, turn('t17', 'x', { tokensIn: 10 }));
-    expect(spendUpserts()).toEqual([0, 160]);
+    expect(spendUpserts()).toEqual([10, 160]);
     // Slow: one turn every five minutes publishes on each bucket change, as before.
     for (let i = 18; i <= 20; i++) {
       a.clock.advance(301_000);
       reportTurn(a, turn(`t${i}`, 'x', { tokensIn: 10 }));
     }
-    expect(spendUpserts()).toEqual([0, 160, 200]);
+    expect(spendUpserts()).toEqual([10, 160, 200]);
     // A state change publishes at once, spend included, and restarts the five minutes.
     signal(a, 'pause', {});
     expect(names(a.rec.upserts.at(-1)!)).toMatchObject({ WardenState: 'paused-by-user', WardenTokens: 200 });
@@ -64,7 +78,7 @@ describe('publish', () => {
     expect(off.rec.upserts).toEqual([]);
     expect(off.rec.details.length).toBeGreaterThan(0);
     const child = testAgent({ agentId: 'p.c', parent: { agentId: 'p', workflowId: 'agent-p', depth: 1 } });
-    publish(child);
+    commit(child);
     expect(names(child.rec.upserts[0]!).WardenParent).toBe('p');
   });
 });

@@ -10,7 +10,7 @@ import { signal } from '../../src/domain/agent/controls.js';
 import { queueWhisper } from '../../src/domain/agent/core.js';
 import { reportTurn } from '../../src/domain/agent/reporting.js';
 import { applyEvaluation, startEvaluation } from '../../src/domain/agent/supervision.js';
-import { status } from '../../src/domain/agent/visibility.js';
+import { commit, status } from '../../src/domain/agent/visibility.js';
 import { capCase, labelOf, rememberCase, type CaseRecord } from '../../src/domain/judgement/cases.js';
 import { exportCases, toJsonl } from '../../src/domain/judgement/case-export.js';
 import { dismissOutcome } from '../../src/domain/contract/control.js';
@@ -180,6 +180,7 @@ describe('dismiss', () => {
       lastDismissal: { note: 'the build is expected to fail until the vendor fix lands', pattern: 'SPIRALING' },
     });
     expect(st.cases).toEqual({ kept: 2, decided: 1 });
+    commit(a); // the shell commits at the end of the handler
     expect(a.rec.upserts.at(-1)).toContainEqual(expect.objectContaining({ value: 0 })); // the step search attribute follows
   });
 

@@ -3,8 +3,7 @@
  * with the holder's token the agent was started with (AgentSpec safety.holdToken), an agent
  * started without one refuses every `block`, a hold ends after safety.maxHeldMs with the agent
  * awaiting a human and every channel told, and the turns a held external agent reports are still
- * judged on the ladder. Runs recorded before these rules (patch `block-holder` not taken) keep the
- * old ones.
+ * judged on the ladder.
  */
 import { describe, expect, it } from 'vitest';
 import { signal } from '../../src/domain/agent/controls.js';
@@ -27,8 +26,8 @@ const calm = { historyLength: 10, continueAsNewSuggested: false };
 const webhook = { notify: { webhooks: [{ url: 'http://127.0.0.1:9/hook' }] } };
 const driven = { driver: { kind: 'scripted' as const, turns: [{ text: 'x' }] }, ...webhook };
 
-function running(spec = {}, patches = {}): TestAgent {
-  const a = testAgent({ ...driven, ...spec }, { patches });
+function running(spec = {}): TestAgent {
+  const a = testAgent({ ...driven, ...spec });
   a.core.s.state = 'running';
   return a;
 }
@@ -68,7 +67,6 @@ describe("the holder's token", () => {
       expect(r.reason).not.toContain(TOKEN);
       expect(r.reason).not.toContain(OTHER);
     }
-    expect(a.rec.patches).toContain('block-holder');
   });
 
   it("the holder's token holds it, and only the holder's token ends the hold", () => {
@@ -90,16 +88,6 @@ describe("the holder's token", () => {
     expect(holderProblem(TOKEN, TOKEN.slice(0, -1))).toMatch(/^token: /);
     expect(holderProblem(TOKEN, `${TOKEN.slice(0, -1)}0`)).toMatch(/^token: /);
     expect(holderProblem(TOKEN, '')).toMatch(/^token: /);
-  });
-
-  it('a run recorded before the token (patch not taken) accepts a block without one, and its hold has no bound', () => {
-    const a = running({}, { 'block-holder': false });
-    signal(a, 'block', { reason: REASON });
-    expect(a.core.s).toMatchObject({ state: 'blocked', heldBy: REASON });
-    expect(a.core.s.heldSince).toBeUndefined();
-    expect(holdDeadline(a.core)).toBeNull();
-    a.clock.advance(100 * HOUR);
-    expect(nextStep(a, calm)).toEqual({ kind: 'await-human' });
   });
 
   it('the spec validates the token and the bound, naming the field', () => {
@@ -208,14 +196,5 @@ describe('the turns a held agent reports', () => {
     expect(a.core.s.state).toBe('blocked');
     expect(a.core.s.evalQueue).toEqual([]);
     expect(nextStep(a, calm)).toEqual({ kind: 'await-human' });
-  });
-
-  it('a run recorded before (patch not taken): a held external agent’s turns are not evaluated', () => {
-    const a = testAgent({ supervisor: { evalInterval: 1 } }, { patches: { 'block-holder': false } });
-    reportTurn(a, turn('t0'));
-    a.core.s.evalQueue = [];
-    signal(a, 'block', { reason: REASON });
-    reportTurn(a, turn('t1'));
-    expect(a.core.s.evalQueue).toEqual([]);
   });
 });

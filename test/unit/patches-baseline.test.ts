@@ -10,7 +10,10 @@ import { PATCH_IDS } from '../../src/domain/contract/patches.js';
 
 const ROOT = join(import.meta.dirname, '../..');
 
-/** The ids collapsed into the baseline: none may come back (a new change takes a new id). */
+/** PATCH_IDS as plain records (empty right after a collapse, when its element type is `never`). */
+const DECLARED: readonly { id: string; doc: string }[] = PATCH_IDS;
+
+/** The ids collapsed into the baseline (twice, the second time before the first release): none may come back (a new change takes a new id). */
 const BEFORE_THE_BASELINE = [
   'idle-timer-rearms',
   'turn-restart-intensity',
@@ -45,6 +48,22 @@ const BEFORE_THE_BASELINE = [
   'mesh-cleanup-worktrees',
   'mesh-failure-ends-named',
   'mesh-failure-notified',
+  // The second collapse, before the first release (0.1.0).
+  'interrupt-while-blocked',
+  'steer-joins-retry',
+  'blocked-time-limit',
+  'continue-at-quiet-moment',
+  'mesh-continue-as-new',
+  'mesh-attempt-cleanup',
+  'mesh-removal-while-ready',
+  'mesh-rebase-hold',
+  'mesh-task-check',
+  'protect-any-change',
+  'mesh-check-on-integration',
+  'mesh-first-edit-target',
+  'mesh-hedging',
+  'block-holder',
+  'mesh-holder-token',
 ];
 
 function sources(dir: string): string[] {
@@ -66,7 +85,7 @@ function askedIds(): string[] {
 
 /** The ids declared in PATCH_IDS (src/domain/contract/patches.ts). */
 function declaredIds(): string[] {
-  return PATCH_IDS.map((p) => p.id);
+  return DECLARED.map((p) => p.id);
 }
 
 /**
@@ -111,8 +130,8 @@ describe('the baseline', () => {
   });
 
   it('every id is declared once, with its line', () => {
-    expect(new Set(declaredIds()).size).toBe(PATCH_IDS.length);
-    for (const p of PATCH_IDS) expect(p.doc.length, p.id).toBeGreaterThan(20);
+    expect(new Set(declaredIds()).size).toBe(DECLARED.length);
+    for (const p of DECLARED) expect(p.doc.length, p.id).toBeGreaterThan(20);
   });
 
   it('the docs name no patch the code no longer declares', () => {

@@ -52,25 +52,14 @@ describe('the agent waits for a quiet moment to continue as new', () => {
     return a;
   }
 
-  it('turns 400 ms apart: the run goes on past 250 events, and the patch is asked', () => {
+  it('turns 400 ms apart: the run goes on past 250 events', () => {
     const a = backToBack();
     expect(a.core.run.lastGapMs).toBe(400);
     a.clock.advance(-400); // right after the latest turn
     expect(nextStep(a, at(300))).toEqual({ kind: 'watch' });
-    expect(a.rec.patches).toContain('continue-at-quiet-moment');
     const plan = watchPlan(a.core, a.clock.now);
     if (plan.kind !== 'wait') throw new Error('expected a wait');
     expect(watchWake(a, at(300), plan)).toBe(false);
-  });
-
-  it('a run recorded before the rule continues at once', () => {
-    const a = testAgent({}, { patches: { 'continue-at-quiet-moment': false } });
-    for (let i = 1; i <= 3; i++) {
-      reportTurn(a, turn(`t${i}`));
-      a.clock.advance(400);
-    }
-    a.clock.advance(-400);
-    expect(nextStep(a, at(300))).toEqual({ kind: 'continue-as-new' });
   });
 
   it('a turn after a 3 s pause, or 2 s of silence: continue as new', () => {
@@ -95,6 +84,5 @@ describe('the agent waits for a quiet moment to continue as new', () => {
     a.core.run.lastGapMs = 10;
     a.core.s.lastTurnAt = a.clock.now;
     expect(nextStep(a, at(250))).toEqual({ kind: 'continue-as-new' });
-    expect(a.rec.patches).not.toContain('continue-at-quiet-moment');
   });
 });

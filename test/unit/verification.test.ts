@@ -149,8 +149,8 @@ describe('a done-claim', () => {
 
   describe('any change to a protected file fails the claim, though the command passes', () => {
     const passing = (changes: VerifyOutput['protectedChanges']) => out({ exitCode: 0, passed: true, outputTail: '1 passed\n', protectedChanges: changes });
-    const claim = (changes: VerifyOutput['protectedChanges'], patches: Record<string, boolean> = {}) => {
-      const a = testAgent({ verify: VERIFY, protect: ['test/**', 'package.json'] }, { patches });
+    const claim = (changes: VerifyOutput['protectedChanges']) => {
+      const a = testAgent({ verify: VERIFY, protect: ['test/**', 'package.json'] });
       reportTurn(a, turn('t0'));
       a.core.s.evalQueue = [];
       a.core.s.baseline = { commit: 'a'.repeat(40) };
@@ -180,25 +180,17 @@ describe('a done-claim', () => {
       expect(a.core.s.lastVerdict).toMatchObject({ kind: 'CORRECTION', pattern: 'REWARD_HACKING' });
       expect(a.core.s.lastVerdict!.message).toContain(named);
       expect(a.core.s.pendingWhispers[0]!.type).toBe('VERIFY');
-      expect(a.rec.patches).toContain('protect-any-change');
     });
 
     it('a new file under a protected glob is allowed (shown as evidence): the claim passes', () => {
       const a = claim([{ path: 'test/more.test.js', status: 'A', added: 5, deleted: 0, assertionsRemoved: 0, assertionsAdded: 2 }]);
       expect(a.core.s.state).toBe('done');
       expect(a.core.s.lastVerification).toMatchObject({ passed: true, protectedChanges: ['A test/more.test.js +5/-0, assertions -0/+2'] });
-      expect(a.rec.patches).not.toContain('protect-any-change'); // both rules agree: not asked
     });
 
-    it('replaying a run from before the rule (no patch marker): a modification passed as it did then', () => {
-      const a = claim([rewritten], { 'protect-any-change': false });
-      expect(a.core.s.state).toBe('done');
-    });
-
-    it('a deletion is asked no patch (both rules flag it)', () => {
+    it('a deletion fails it too', () => {
       const a = claim([{ path: 'test/sum.test.js', status: 'D', added: 0, deleted: 3, assertionsRemoved: 1, assertionsAdded: 0 }]);
       expect(a.core.s.lastVerdict).toMatchObject({ pattern: 'REWARD_HACKING' });
-      expect(a.rec.patches).not.toContain('protect-any-change');
     });
   });
 

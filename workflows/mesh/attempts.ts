@@ -3,7 +3,7 @@
  * (restart, take-over or give up: src/domain/mesh/policy.ts), failing a task, and sending a held
  * rebase request to the same agent or a new attempt.
  */
-import { ActivityFailure, getExternalWorkflowHandle, ParentClosePolicy, patched, proxyActivities, startChild, uuid4, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, getExternalWorkflowHandle, ParentClosePolicy, proxyActivities, startChild, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { MeshActivities } from '../../src/domain/mesh/activity-types.js';
 import { initialGates } from '../../src/domain/mesh/gates.js';
 import { markFailed } from '../../src/domain/mesh/policy.js';
@@ -35,9 +35,8 @@ export async function spawn(sh: MeshShell, r: TaskRecord, kind: Attempt['kind'],
     },
     initialGates(r.task, r.task.verify || !!r.task.check || spec.validate !== undefined),
   );
-  // The worker's holder token: only the mesh may hold it (a `block` until its rebase turn). Meshes
-  // started before it give none, and their workers take a block without one.
-  if (patched('mesh-holder-token')) a.holdToken = uuid4();
+  // The worker's holder token: only the mesh may hold it (a `block` until its rebase turn).
+  a.holdToken = uuid4();
   r.attempts.push(a);
   r.firstSpawnAt ??= a.spawnedAt;
   r.state = 'spawned';
@@ -94,10 +93,9 @@ export async function sendRebase(sh: MeshShell, r: TaskRecord, a: Attempt): Prom
  * The rebase request is held for a human (past the conflict budget): the worker's agent waits for
  * its rebase turn, so it is told with a `block` signal and shows `blocked` with the reason (no turns,
  * no evaluations meanwhile). The rebase request (a steer) ends that; closing the attempt stops it.
- * Meshes started before this send nothing.
  */
 export function holdForRebase(sh: MeshShell, r: TaskRecord, a: Attempt, why: string): void {
-  if (a.agentEnded !== null || a.closed || !patched('mesh-rebase-hold')) return;
+  if (a.agentEnded !== null || a.closed) return;
   const reason = rebaseWaitReason(sh.spec.runId, r.task.index, why);
   record(sh, `HOLDING ${a.agentId}: ${reason}`);
   sh.holds ??= new Map();
@@ -111,11 +109,11 @@ export function holdForRebase(sh: MeshShell, r: TaskRecord, a: Attempt, why: str
 
 /**
  * A replaced attempt's worktree and branch go once its agent has ended, not only at the end of the
- * mesh (kept with keepWorktrees). Meshes started before this keep them until apply or cancel.
+ * mesh (kept with keepWorktrees).
  */
 export async function removeReplaced(sh: MeshShell): Promise<void> {
   const due = sh.spec.keepWorktrees ? [] : removableAttempts(sh.s.tasks);
-  if (!due.length || !patched('mesh-attempt-cleanup')) return;
+  if (!due.length) return;
   for (const [r, a] of due) {
     try {
       const out = await acts.meshRemoveAttempt({ repo: sh.s.repo, runId: sh.spec.runId, slug: r.task.slug, attempt: a.attempt });

@@ -1,8 +1,7 @@
 /** A task's own check (its `verify` command) on a gated patch: the shell of src/domain/mesh/check.ts. */
-import { ActivityFailure, CancellationScope, condition, isCancellation, patched, proxyActivities } from '@temporalio/workflow';
-import type { WardenActivities } from '../../src/domain/contract/activity-types.js';
+import { ActivityFailure, CancellationScope, condition, isCancellation, proxyActivities } from '@temporalio/workflow';
 import type { MeshActivities } from '../../src/domain/mesh/activity-types.js';
-import { checkActivityTimeoutMs, checkInput, checkOutcome, taskCheckInput } from '../../src/domain/mesh/check.js';
+import { checkActivityTimeoutMs, checkOutcome, taskCheckInput } from '../../src/domain/mesh/check.js';
 import { isOpen, type Attempt, type TaskRecord } from '../../src/domain/mesh/state.js';
 import { fail } from './attempts.js';
 import { now, record, steer, type MeshShell } from './shell.js';
@@ -11,27 +10,21 @@ import { now, record, steer, type MeshShell } from './shell.js';
  * The task's own check (its `verify` command) on a gated patch, in a worktree warden makes from
  * the integration head plus exactly the gated patch bytes (meshTaskCheck: timeout, output tail, the
  * operator's environment, contained, stale runs killed), never in the worker's own worktree, where
- * the worker can change tests and scripts outside its patch. Runs recorded before this change
- * (no `mesh-check-on-integration` marker) checked in the attempt's worktree (verifyDone). It
- * heartbeats: a warden worker that dies mid-check is noticed and the check runs again; a cancel of
+ * the worker can change tests and scripts outside its patch. It heartbeats: a warden worker that dies mid-check is noticed and the check runs again; a cancel of
  * the mesh cancels it. The decision is src/domain/mesh/check.ts.
  */
 export async function taskCheck(sh: MeshShell, r: TaskRecord, a: Attempt): Promise<void> {
-  const { verifyDone, meshTaskCheck } = proxyActivities<Pick<WardenActivities, 'verifyDone'> & Pick<MeshActivities, 'meshTaskCheck'>>({
+  const { meshTaskCheck } = proxyActivities<Pick<MeshActivities, 'meshTaskCheck'>>({
     startToCloseTimeout: checkActivityTimeoutMs(r),
     heartbeatTimeout: '15s',
     retry: { maximumAttempts: 3, initialInterval: '1s' },
   });
-  const onIntegration = patched('mesh-check-on-integration');
   record(sh, `CHECK task ${r.task.index} ${a.agentId}: ${r.task.check!.command}`);
   r.next = 'check';
   // A cancel of the mesh cancels the check (its process group is killed); the attempt stays unchecked.
   const scope = new CancellationScope();
   let settled = false;
-  const running = scope.run(
-    (): Promise<Parameters<typeof checkOutcome>[2]> =>
-      onIntegration ? meshTaskCheck(taskCheckInput(r, a, sh.s.integrationDir!, sh.s.integrationHead)) : verifyDone(checkInput(r, a)),
-  );
+  const running = scope.run((): Promise<Parameters<typeof checkOutcome>[2]> => meshTaskCheck(taskCheckInput(r, a, sh.s.integrationDir!, sh.s.integrationHead)));
   running.then(
     () => (settled = true),
     () => (settled = true),

@@ -2,7 +2,7 @@
  * The mesh's ending steps: finish (close every attempt, gate V, `ready`), wait for apply (removing
  * replaced attempts whose agents end meanwhile), clean up after apply or cancel, and continue as new.
  */
-import { ActivityFailure, allHandlersFinished, condition, continueAsNew, log, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, allHandlersFinished, condition, continueAsNew, log, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { MeshActivities } from '../../src/domain/mesh/activity-types.js';
 import { fitMeshCarried } from '../../src/domain/mesh/carried.js';
 import type { MeshInput } from '../../src/domain/mesh/config.js';
@@ -39,7 +39,7 @@ export async function finish(sh: MeshShell): Promise<void> {
 export async function awaitApply(sh: MeshShell): Promise<void> {
   const { s, loop, spec } = sh;
   const decided = () => s.applied !== null || loop.cancel !== null;
-  const removeLate = !spec.keepWorktrees && patched('mesh-removal-while-ready');
+  const removeLate = !spec.keepWorktrees;
   for (;;) {
     await condition(() => decided() || (removeLate && removableAttempts(s.tasks).length > 0));
     if (decided()) return;

@@ -3,7 +3,6 @@
  * (an activity); the outcome (src/domain/mesh/policy.ts) integrates, fails, asks for a rebase or
  * waits for a human past the conflict budget. Hedges that lost are closed.
  */
-import { patched } from '@temporalio/workflow';
 import { checkDue } from '../../src/domain/mesh/check.js';
 import { losers } from '../../src/domain/mesh/hedge.js';
 import { integrationOutcome } from '../../src/domain/mesh/policy.js';
@@ -24,7 +23,7 @@ export async function integrate(sh: MeshShell): Promise<void> {
   for (let turn = integrationTurn(s.tasks); turn !== null; turn = integrationTurn(s.tasks)) {
     const r = s.tasks[turn - 1]!;
     const a = readyAttempt(r);
-    if (!a?.ready || s.phase === 'awaiting-input' || (checkDue(r, a) && patched('mesh-task-check'))) return;
+    if (!a?.ready || s.phase === 'awaiting-input' || checkDue(r, a)) return;
     const lost = losers(r, a);
     if (a.mode === 'analysis-only') {
       [r.state, r.next] = ['done', '-'];

@@ -3,7 +3,7 @@
  * carry it out with Temporal calls: setup, spawns, tick timers, observation and integration,
  * waiting for a human or for `apply`, validation, clean-up, continue-as-new.
  */
-import { condition, patched, workflowInfo } from '@temporalio/workflow';
+import { condition, workflowInfo } from '@temporalio/workflow';
 import type { MeshInput } from '../../src/domain/mesh/config.js';
 import { nextStep, type MeshHistory } from '../../src/domain/mesh/next-step.js';
 import { markFailed } from '../../src/domain/mesh/policy.js';
@@ -14,7 +14,7 @@ import { integrate } from './integrate.js';
 import { tick } from './tick.js';
 import { awaitApply, cleanUp, continueMesh, finish } from './end.js';
 
-/** The history as the server reports it; null while continue-as-new is off (histories from before it). */
+/** The history as the server reports it; null while continue-as-new is off (before the first round). */
 function history(canContinue: boolean): MeshHistory | null {
   if (!canContinue) return null;
   const info = workflowInfo();
@@ -24,11 +24,11 @@ function history(canContinue: boolean): MeshHistory | null {
 /** Runs until the mesh ends (returns) or continues as new (throws ContinueAsNew). */
 export async function runLoop(sh: MeshShell, input: MeshInput): Promise<void> {
   const { s, loop, spec } = sh;
-  let canContinue: boolean | null = null;
+  let canContinue = false;
   for (;;) {
-    // Asked once per run, at its first round: a run replayed from before continue-as-new never continues.
-    if (canContinue === null && (loop.at === 'round' || loop.at === 'ticked')) canContinue = patched('mesh-continue-as-new');
-    const step = nextStep(s, loop, now(), history(canContinue === true), sh.limits);
+    // A run continues as new only once it reached its first round.
+    if (!canContinue && (loop.at === 'round' || loop.at === 'ticked')) canContinue = true;
+    const step = nextStep(s, loop, now(), history(canContinue), sh.limits);
     switch (step.kind) {
       case 'setup': {
         const setup = await acts.meshSetup({

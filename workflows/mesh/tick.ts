@@ -3,7 +3,6 @@
  * hedge.ts) and run the actions they return; a gated patch's task check (check.ts). Integration in
  * task order is integrate.ts; adopted attempts (after continue-as-new) are adopted.ts.
  */
-import { patched } from '@temporalio/workflow';
 import { checkDue } from '../../src/domain/mesh/check.js';
 import { endsAttempt, settleAttempt } from '../../src/domain/mesh/hedge.js';
 import { liveCount } from '../../src/domain/mesh/next-step.js';
@@ -39,13 +38,12 @@ export async function tick(sh: MeshShell): Promise<void> {
     }
     if (a.ready) {
       // Finished and gated: waiting for its turn (or for its task check, if the last one could not run).
-      if (checkDue(r, a) && patched('mesh-task-check')) await taskCheck(sh, r, a);
+      if (checkDue(r, a)) await taskCheck(sh, r, a);
       continue;
     }
-    // The first edit target acts only in runs that took its patch (asked when it would fire).
-    const actions = tickTask(r, a, o, now(), t, { firstEdit: () => patched('mesh-first-edit-target') });
-    // Hedging (a budget over 1) only in runs that know it: a run recorded before it replays as one attempt per task.
-    const budget = t.hedgeBudget > 1 && endsAttempt(actions) && patched('mesh-hedging') ? t.hedgeBudget : 1;
+    const actions = tickTask(r, a, o, now(), t);
+    // Hedging: a budget over 1 keeps the attempt that ends and starts a hedge beside it.
+    const budget = t.hedgeBudget > 1 && endsAttempt(actions) ? t.hedgeBudget : 1;
     for (const x of settleAttempt(r, a, actions, { budget, meshLive: liveCount(s), cap: t.cap })) {
       if (x.kind === 'log') record(sh, x.text);
       else if (x.kind === 'steer') steer(sh, a, x.text);
@@ -53,7 +51,7 @@ export async function tick(sh: MeshShell): Promise<void> {
       else if (x.kind === 'spawn') await spawn(sh, r, x.attempt, a.diffBase);
       else fail(sh, r, x.reason);
     }
-    if (checkDue(r, a) && patched('mesh-task-check')) await taskCheck(sh, r, a);
+    if (checkDue(r, a)) await taskCheck(sh, r, a);
     const turn = integrationTurn(s.tasks);
     const cur = activeAttempt(r) ?? a;
     if (isOpen(r))

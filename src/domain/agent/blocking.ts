@@ -10,7 +10,6 @@ import type { AgentContext } from './context.js';
 import { fire } from './core.js';
 import { notify } from './notify.js';
 import { iso } from './state.js';
-import { publish } from './visibility.js';
 import { explainState } from './slices/lifecycle.js';
 import { keepForRetry } from './slices/whispers.js';
 import { addBlockedTime, recordRateLimited } from './slices/driven.js';
@@ -70,7 +69,6 @@ export function turnRateLimited(ctx: AgentContext, f: { turnNumber: number; whis
   keepForRetry(s, f.whispers); // the retry gets the same input; nothing queued is lost or doubled
   const attempt = recordRateLimited(s, f.cause);
   if (s.state !== 'running' && s.state !== 'compacting') {
-    publish(ctx);
     return null;
   }
   const backoffMs = rateLimitBackoffMs(attempt, f.limit.retryAfterMs, `${spec.agentId}:${f.turnNumber}:${attempt}`);
@@ -81,8 +79,7 @@ export function turnRateLimited(ctx: AgentContext, f: { turnNumber: number; whis
     attempts: attempt,
     reason: f.limit.reason,
   });
-  // Runs recorded before the bound existed waited on, however long the model stayed limited.
-  if (decision.kind === 'give-up' && ports.patched('blocked-time-limit')) {
+  if (decision.kind === 'give-up') {
     ports.log.error('model rate-limited for too long; the circuit opens', {
       agentId: spec.agentId,
       turn: f.turnNumber,
@@ -104,7 +101,6 @@ export function turnRateLimited(ctx: AgentContext, f: { turnNumber: number; whis
   if (s.state === 'compacting') {
     // The compaction turn waits out the backoff and is retried; the agent stays compacting (the table has no compacting -> blocked).
     explainState(s, `compacting; ${f.limit.reason}; retrying at ${at} UTC (attempt ${s.rateLimited})`);
-    publish(ctx);
     return waitMs;
   }
   return fire(ctx, 'block', `${f.limit.reason}; retrying at ${at} UTC (attempt ${s.rateLimited})`) ? waitMs : null;
@@ -120,5 +116,4 @@ export function retryAfterBlock(ctx: AgentContext): void {
   }
   // A `block` signal holds it too (held.ts): blocked on that alone; the turn is retried when it ends.
   explainState(s, s.heldBy);
-  publish(ctx);
 }

@@ -23,7 +23,6 @@ import type { AgentContext } from './context.js';
 import { fire } from './core.js';
 import type { CarriedState } from './state.js';
 import type { DriverSession } from '../contract/activity-types.js';
-import { publish } from './visibility.js';
 import { setCompaction, type Compaction } from './compaction-state.js';
 import { dropEvaluations, evidenceFromAtLeast, resetEvaluationCount } from './slices/judgement.js';
 import { setSession } from './slices/driven.js';
@@ -75,7 +74,6 @@ export function compactionFinished(ctx: AgentContext, session: DriverSession | n
   const first = s.turns + 1; // this turn, about to be recorded
   evidenceFromAtLeast(s, first);
   if (s.state === 'compacting') fire(ctx, 'compacted', `compacted: turn ${first} started a fresh context from the handoff`);
-  else publish(ctx);
 }
 
 /** External agents: this reply carries the handoff (remembered by turn id, so a re-sent report gets it again). */

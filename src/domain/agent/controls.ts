@@ -24,7 +24,6 @@ import { evidenceFromTurn, resetEvaluationCount, restartLadder } from './slices/
 import { heartbeatAt, markIdleChecked, restartIdleClock, seeGeneration, setWindow } from './slices/turns.js';
 import { markAdmitted } from './slices/delegation.js';
 import { releaseWaits } from './waiting-state.js';
-import { publish } from './visibility.js';
 
 /** A stop signal without `drainTimeoutMs` lets the current turn finish for this long. */
 export const DEFAULT_DRAIN_MS = 30_000;
@@ -53,7 +52,6 @@ export function resumeAgent(ctx: AgentContext, cause: string): boolean {
   releaseWaits(s); // a human took over from the wait
   resetEvaluationCount(s);
   markIdleChecked(s, false);
-  publish(ctx);
   return true;
 }
 
@@ -68,7 +66,7 @@ const controls: { [N in SignalName]: (ctx: AgentContext, p: Payload<N>) => void 
     queueWhisper(ctx, 'STEERING', p.text);
     // A driven turn waits to be retried (rate limit, failure backoff, an interrupt meanwhile): the
     // steer joins the retry's input instead of waiting one more turn.
-    if (s.retryWhispers && ctx.ports.patched('steer-joins-retry')) keepForRetry(s, [...s.retryWhispers, ...takeWhispers(ctx)]);
+    if (s.retryWhispers) keepForRetry(s, [...s.retryWhispers, ...takeWhispers(ctx)]);
     endChildrenWait(ctx, 'steered by a human while waiting on its children');
     // New input ends a hold (held.ts): a mesh's rebase request is the input its worker waited for.
     if (s.heldBy !== undefined) endHold(ctx, `steered while blocked (${s.heldBy}): it runs with the new input`);
@@ -81,17 +79,12 @@ const controls: { [N in SignalName]: (ctx: AgentContext, p: Payload<N>) => void 
   interrupt(ctx, p) {
     const { core } = ctx;
     const { s } = core;
-    // Runs recorded before an interrupt could end a blocked wait refused it there.
-    if (s.state === 'blocked' && !ctx.ports.patched('interrupt-while-blocked')) {
-      return refuse(ctx, 'interrupt', "'interrupt' is not allowed while blocked (allowed: unblock, fail, heartbeat-lost, pause, stop, abort)");
-    }
     if (!fire(ctx, 'interrupt', p.reason ?? 'interrupted by a human')) return;
     releaseWaits(s); // a human took over from a wait on delegated children, or a hold
     startEpoch(ctx);
     ctx.ports.cancelTurn(); // driven: abandon the running turn; the session is kept
     markInterruptPending(s, true);
     awaitFor(s, 'interrupt', p.reason ?? 'interrupted: waiting for input');
-    publish(ctx);
   },
   stop(ctx, p) {
     requestStop(ctx, { reason: p.reason ?? 'stop requested', drainMs: p.drainTimeoutMs ?? DEFAULT_DRAIN_MS });
@@ -101,7 +94,6 @@ const controls: { [N in SignalName]: (ctx: AgentContext, p: Payload<N>) => void 
     if (!fire(ctx, 'pause', p.reason ?? 'paused by a human')) return;
     startEpoch(ctx);
     pausedFor(core.s, p.reason ?? 'paused by a human');
-    publish(ctx);
   },
   resume(ctx, p) {
     const escalated = ctx.core.s.awaitingCause === 'escalation';
@@ -177,8 +169,7 @@ const controls: { [N in SignalName]: (ctx: AgentContext, p: Payload<N>) => void 
     // Dismissing the escalation that paused the agent resumes it (awaiting-input -> running); a
     // human pause or an interrupt stays.
     const cause = `resumed: dismissed as a false alarm${p.note ? ` (${p.note})` : ''}`;
-    if (s.state === 'awaiting-input' && s.awaitingCause === 'escalation' && resumeAgent(ctx, cause)) return;
-    publish(ctx);
+    if (s.state === 'awaiting-input' && s.awaitingCause === 'escalation') resumeAgent(ctx, cause);
   },
 };
 

@@ -8,7 +8,6 @@ import type { AgentContext } from './context.js';
 import { enterState, recordRefusal } from './slices/lifecycle.js';
 import { markDelivered, recordWhisperQueued } from './slices/whispers.js';
 import { evidenceFromAtLeast } from './slices/judgement.js';
-import { publish } from './visibility.js';
 
 /** Apply `event` through the state table. An illegal event is recorded as refused and changes nothing. */
 export function fire(ctx: AgentContext, event: AgentEvent, cause: string): boolean {
@@ -20,7 +19,6 @@ export function fire(ctx: AgentContext, event: AgentEvent, cause: string): boole
     return false;
   }
   enterState(s, r.to, event, cause, ctx.ports.now());
-  publish(ctx);
   return true;
 }
 
@@ -35,7 +33,6 @@ export function refuse(ctx: AgentContext, what: string, reason: string): void {
 export function queueWhisper(ctx: AgentContext, type: WhisperType, text: string): Whisper {
   const { s, spec } = ctx.core;
   const w = recordWhisperQueued(s, spec.agentId, type, text, ctx.ports.now());
-  publish(ctx);
   return w;
 }
 

@@ -16,7 +16,6 @@ import { explainState } from './slices/lifecycle.js';
 import { restartIdleClock } from './slices/turns.js';
 import { childAdmitted, childFinished, childStopSent } from './slices/delegation.js';
 import { setWaitingOnChildren } from './waiting-state.js';
-import { publish } from './visibility.js';
 
 export const liveChildren = (ctx: AgentContext): number => ctx.core.s.children.filter((c) => c.state === 'running').length;
 export const openChildren = (ctx: AgentContext): number => ctx.core.s.children.filter((c) => c.state === 'running' || c.state === 'queued').length;
@@ -31,7 +30,6 @@ export function childEnded(ctx: AgentContext, rec: ChildRecord, outcome: { state
       endChildrenWait(ctx, `its delegated children finished (${ended})`);
     } else explainState(ctx.core.s, childrenWaitReason(ctx)); // one fewer to wait for
   }
-  publish(ctx);
 }
 
 /** The child's id under its parent: `boss.tests` → `tests`. */
@@ -68,7 +66,6 @@ export function endChildrenWait(ctx: AgentContext, cause: string): void {
   if (s.heldBy !== undefined) {
     // A `block` signal holds it too (held.ts): blocked on that alone until it ends.
     explainState(s, s.heldBy);
-    publish(ctx);
     return;
   }
   restartIdleClock(s, ctx.ports.now());

@@ -16,7 +16,6 @@ import { awaitChildren } from './delegation.js';
 import { enforceAllowlist, enforceMaxTurns } from './rails.js';
 import { recordTurn } from './reporting.js';
 import type { AgentCore } from './state.js';
-import { publish } from './visibility.js';
 import { checksDone, claimDone } from './verification.js';
 import { markDrainTimedOut } from './slices/lifecycle.js';
 import { keepForRetry } from './slices/whispers.js';
@@ -49,7 +48,6 @@ export function beginTurn(ctx: AgentContext): PlannedTurn {
   // The compaction turn (compaction.ts): a fresh context (no session) that starts from the handoff.
   const compaction = pendingCompaction(s);
   core.run.turnRunning = true;
-  publish(ctx);
   // Failed turns are retried by the workflow, which counts them (restart intensity).
   return {
     turnNumber,
@@ -107,7 +105,7 @@ export function turnFinished(ctx: AgentContext, result: TurnResult | null, turnN
     enforceAllowlist(ctx, result.turn);
   }
   if (s.state !== 'running') {
-    publish(ctx); // interrupted, stopped or aborted meanwhile: the signal handlers set the state
+    // interrupted, stopped or aborted meanwhile: the signal handlers set the state
     return { kind: 'none' };
   }
   if (result?.done) {
@@ -124,7 +122,7 @@ export function turnFinished(ctx: AgentContext, result: TurnResult | null, turnN
   }
   // Its turn waits for its open delegated children: no next turn until the last one ends (delegation.ts).
   if (result?.turn.awaitChildren) awaitChildren(ctx);
-  if (!enforceMaxTurns(ctx)) publish(ctx);
+  enforceMaxTurns(ctx);
   return { kind: 'none' };
 }
 

@@ -27,7 +27,6 @@ import { heldBySignal as heldBySignalCore, holdDeadline } from './hold-state.js'
 import { notify } from './notify.js';
 import { spanText } from './blocking.js';
 import { startEpoch } from './supervision.js';
-import { publish } from './visibility.js';
 
 /** Blocked because a `block` signal holds it (it may wait on something else too: a rate limit, children). */
 export const heldBySignal = (ctx: AgentContext): boolean => heldBySignalCore(ctx.core);
@@ -53,12 +52,8 @@ function sameToken(a: string, b: string): boolean {
 /** The `block` signal (validated). */
 export function blockSignal(ctx: AgentContext, p: { phase?: 'start' | 'end'; reason: string; token?: string }): void {
   const { s, spec } = ctx.core;
-  // Runs recorded before the holder's token accepted any block, and their holds had no bound.
-  const bounded = ctx.ports.patched('block-holder');
-  if (bounded) {
-    const problem = holderProblem(spec.safety.holdToken, p.token);
-    if (problem) return refuse(ctx, 'block', `${p.phase === 'end' ? 'end of a block' : 'block'} refused: ${problem}`);
-  }
+  const problem = holderProblem(spec.safety.holdToken, p.token);
+  if (problem) return refuse(ctx, 'block', `${p.phase === 'end' ? 'end of a block' : 'block'} refused: ${problem}`);
   if (p.phase === 'end') {
     if (!heldBySignal(ctx)) return refuse(ctx, 'block', `end of a block, but nothing holds the agent (it is ${s.state})`);
     endHold(ctx, `its wait ended: ${p.reason}`);
@@ -70,11 +65,10 @@ export function blockSignal(ctx: AgentContext, p: { phase?: 'start' | 'end'; rea
     // Already blocked (a rate-limit backoff, its children): it stays blocked until both waits end.
     if (s.heldBy === undefined) explainState(s, `${s.stateReason ?? 'blocked'}; then ${p.reason}`);
     else explainState(s, p.reason);
-    holdFor(s, p.reason, bounded && startsHold ? ctx.ports.now() : undefined);
-    publish(ctx);
+    holdFor(s, p.reason, startsHold ? ctx.ports.now() : undefined);
     return;
   }
-  if (fire(ctx, 'block', p.reason)) holdFor(s, p.reason, bounded ? ctx.ports.now() : undefined);
+  if (fire(ctx, 'block', p.reason)) holdFor(s, p.reason, ctx.ports.now());
 }
 
 /**
@@ -91,7 +85,6 @@ export function endHold(ctx: AgentContext, cause: string): void {
   releaseHold(s);
   if (s.waitingOnChildren) {
     explainState(s, childrenWaitReason(ctx));
-    publish(ctx);
     return;
   }
   restartIdleClock(s, ctx.ports.now());

@@ -10,7 +10,7 @@ export const heldBySignal = (core: AgentCore): boolean => core.s.state === 'bloc
 
 /**
  * When the current hold runs out (safety.maxHeldMs after it began), or null: nothing holds the
- * agent, or the hold was taken by a run recorded before the bound (it has none).
+ * agent, or the hold has no start time.
  */
 export function holdDeadline(core: AgentCore): number | null {
   if (!heldBySignal(core) || core.s.heldSince === undefined) return null;

@@ -18,7 +18,6 @@ import type { AgentContext } from './context.js';
 import { fire, refuse } from './core.js';
 import { notify } from './notify.js';
 import type { CarriedView } from './state.js';
-import { publish } from './visibility.js';
 import { explainState, setAwaitingCause } from './slices/lifecycle.js';
 import { restartIdleClock } from './slices/turns.js';
 import { setCliBlocked } from './waiting-state.js';
@@ -51,17 +50,13 @@ export function humanWait(ctx: AgentContext, p: HumanWait): void {
   if (waitingForHuman(s)) {
     // The same wait, told again (an idle prompt after a permission prompt): no second alert. A
     // permission prompt names what is pending, so its reason replaces a vaguer one.
-    if ((p.kind === 'permission' || p.kind === 'api-error') && s.stateReason !== reason) {
-      explainState(s, reason);
-      publish(ctx);
-    }
+    if ((p.kind === 'permission' || p.kind === 'api-error') && s.stateReason !== reason) explainState(s, reason);
     return;
   }
   if (s.state !== 'running' && s.state !== 'spawning') return refuse(ctx, 'humanWait', `the agent is ${s.state}; only a running agent waits for its human`);
   if (!fire(ctx, 'human-wait', reason)) return;
   setAwaitingCause(s, 'human');
   notify(ctx, { event: 'awaiting-input', reason });
-  publish(ctx);
 }
 
 /** Blocked because its own CLI's model is rate-limited (see cliRateLimited). */
@@ -75,7 +70,6 @@ function cliRateLimited(ctx: AgentContext, reason: string): void {
     // The same wait, told again: a newer reason.
     setCliBlocked(s, reason);
     if (s.heldBy === undefined && !s.waitingOnChildren) explainState(s, reason);
-    publish(ctx);
     return;
   }
   if (s.state !== 'running' && s.state !== 'spawning')
@@ -83,7 +77,6 @@ function cliRateLimited(ctx: AgentContext, reason: string): void {
   // Its very first turn failed: it did start (its CLI runs), it is blocked from there.
   if (s.state === 'spawning' && !fire(ctx, 'started', "its CLI's first turn ended on an API error")) return;
   if (fire(ctx, 'block', reason)) setCliBlocked(s, reason);
-  publish(ctx);
 }
 
 /** The agent moved again (a tool call, a prompt, a turn): running, with the idle clock starting now. */
@@ -94,7 +87,6 @@ export function endHumanWait(ctx: AgentContext, cause: string): void {
   if (!fire(ctx, 'human-answered', cause)) return;
   setAwaitingCause(s, null);
   restartIdleClock(s, ctx.ports.now());
-  publish(ctx);
 }
 
 /** Its CLI went on after a rate limit: running again, unless something else (a hold, its children) still blocks it. */
@@ -105,5 +97,4 @@ function endCliBlock(ctx: AgentContext, cause: string): void {
   if (!blocked || s.heldBy !== undefined || s.waitingOnChildren) return;
   restartIdleClock(s, ctx.ports.now());
   fire(ctx, 'unblock', `its CLI went on (${cause})`);
-  publish(ctx);
 }

@@ -56,7 +56,7 @@ export const canEvaluate = (core: AgentCore): boolean => judging(core) && !core.
 /**
  * The run is long enough to continue as new (run-limits.ts). Never while children are open: their
  * results are awaited by this run. An external agent whose turns come back to back waits for a
- * quiet moment; runs recorded before that rule continue at once.
+ * quiet moment.
  */
 export function shouldContinueAsNew(ctx: AgentContext, h: HistoryInfo): boolean {
   if (openChildren(ctx) > 0) return false;
@@ -64,8 +64,7 @@ export function shouldContinueAsNew(ctx: AgentContext, h: HistoryInfo): boolean 
   const waitsForQuiet = !core.spec.driver && core.s.state === 'running';
   const pace = { lastTurnAt: core.s.lastTurnAt, lastGapMs: core.run.lastGapMs };
   const decision = runLimitDecision(core.run.runLimits, h, pace, ctx.ports.now(), waitsForQuiet);
-  if (decision === 'defer') return !ctx.ports.patched('continue-at-quiet-moment');
-  return decision === 'now';
+  return decision === 'now'; // 'defer': at a quiet moment
 }
 
 export function nextStep(ctx: AgentContext, h: HistoryInfo): Step {

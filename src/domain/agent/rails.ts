@@ -10,7 +10,6 @@ import { fire, queueWhisper, refuse } from './core.js';
 import { stopChildren } from './delegation.js';
 import { notify } from './notify.js';
 import { spendOf } from './state.js';
-import { publish } from './visibility.js';
 import { requestStop } from './stop.js';
 import { recordRefusal } from './slices/lifecycle.js';
 import { keepForRetry } from './slices/whispers.js';
@@ -38,7 +37,6 @@ export function receiveChildSpend(ctx: AgentContext, p: { agentId?: string; toke
   if (!p.agentId || !s.children.some((c) => c.agentId === p.agentId)) return refuse(ctx, 'childSpend', `unknown child ${p.agentId}`);
   recordChildSpend(s, p.agentId, { tokens: p.tokens ?? 0, costUsd: p.costUsd ?? 0, turns: p.turns ?? 0 });
   enforceBudgets(ctx);
-  publish(ctx);
 }
 
 /**
@@ -98,7 +96,6 @@ export function turnFailed(ctx: AgentContext, f: TurnFailure): number | null {
     return null;
   }
   ports.log.warn('turn failed; retrying', { agentId: spec.agentId, turn: f.turnNumber, failures: r.failures.length, cause: f.cause });
-  publish(ctx);
   // Back off before the retry (1 s, 2 s, 4 s …), unless a human steps in meanwhile.
   return Math.min(30_000, 1_000 * 2 ** (r.failures.length - 1));
 }

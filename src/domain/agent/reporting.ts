@@ -24,7 +24,6 @@ import { markDrained, markInterruptPending } from './slices/lifecycle.js';
 import { countTurn, seeGeneration, setWindow, turnReportedAt } from './slices/turns.js';
 import { rememberDelivery } from './slices/whispers.js';
 import { recordTurnSpend } from './slices/spend.js';
-import { publish } from './visibility.js';
 
 /** How many turns' deliveries are remembered for answering a re-sent report. */
 export const KEEP_DELIVERIES = 20;
@@ -96,7 +95,6 @@ export function reportTurn(ctx: AgentContext, input: unknown, validated?: Turn):
     rememberDelivery(s, turn.id, whispers, KEEP_DELIVERIES);
   }
   const compact = deliverCompaction(ctx, turn.id);
-  publish(ctx);
   return reply(ctx, true, false, whispers, compact);
 }
 

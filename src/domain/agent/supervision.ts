@@ -37,7 +37,6 @@ import {
   setLadder,
   takeEvaluation,
 } from './slices/judgement.js';
-import { publish } from './visibility.js';
 
 /** After a turn was recorded: every `evalInterval` turns while running (or held, reporting: hold-state.ts), queue an evaluation of the window. */
 export function countTurnForEvaluation(ctx: AgentContext): void {
@@ -196,15 +195,12 @@ export function applyEvaluation(
     case 'compact':
       startCompaction(ctx, verdict, action.text);
       break;
-    default:
-      publish(ctx);
   }
 }
 
 function skip(ctx: AgentContext, reason: string): void {
   const { s } = ctx.core;
   recordSkip(s, reason);
-  publish(ctx);
 }
 
 /** The ladder reached its threshold: an ESCALATION whisper, the agent awaits a human, every channel hears. */

@@ -22,7 +22,7 @@
  */
 import type { BaselineOutput, CheckResultOutput, ProtectedDiffInput, VerifyInput, VerifyOutput } from '../contract/activity-types.js';
 import { heuristicJudgement } from '../judgement/heuristic/index.js';
-import { describeChange, protectedTampering, protectedTamperingBefore } from '../judgement/heuristic/protected.js';
+import { describeChange } from '../judgement/heuristic/protected.js';
 import { applyOutcome } from '../judgement/ladder.js';
 import { VERIFY_WHISPER_TAIL_CHARS } from '../contract/limits.js';
 import type { AgentSpec, Verdict } from '../contract/schemas.js';
@@ -33,7 +33,6 @@ import { iso, type AgentCore } from './state.js';
 import { isTerminal } from '../contract/states.js';
 import { escalate } from './supervision.js';
 import { lastResortOf, startCompaction } from './compaction.js';
-import { publish } from './visibility.js';
 import { setResult } from './slices/delegation.js';
 import { recordVerdict, setLadder } from './slices/judgement.js';
 import { recordVerification, setBaseline, setDoneClaim } from './verification-state.js';
@@ -89,7 +88,6 @@ export function claimDone(ctx: AgentContext): boolean {
     return true;
   }
   if (s.doneClaim === null) setDoneClaim(s, { turn: s.turns, at: ctx.ports.now() });
-  publish(ctx);
   return false;
 }
 
@@ -120,18 +118,6 @@ export function startVerification(ctx: AgentContext): { input: VerifyInput; summ
   };
 }
 
-/**
- * Any change to a protected file is tampering; a workflow that checked done-claims before that rule
- * flagged only deletions and lost assertions. The patch is asked only where the two rules disagree
- * (a protected file modified, renamed or changed in type with no assertion lost), so histories that
- * never met such a change replay without its marker.
- */
-function tamperingRule(ctx: AgentContext, out: VerifyOutput): 'any-change' | 'deleted-or-weakened' {
-  const changes = out.protectedChanges;
-  if (changes.length === 0 || (protectedTampering(changes) === null) === (protectedTamperingBefore(changes) === null)) return 'any-change';
-  return ctx.ports.patched('protect-any-change') ? 'any-change' : 'deleted-or-weakened';
-}
-
 const tailOf = (text: string): string => (text.length > VERIFY_WHISPER_TAIL_CHARS ? `…${text.slice(-VERIFY_WHISPER_TAIL_CHARS)}` : text);
 
 /** The check ran: the agent ends done, or the false claim is whispered and counted on the ladder. */
@@ -146,13 +132,13 @@ export function verificationFinished(ctx: AgentContext, out: VerifyOutput): void
   // the check even when the command passed; a failed check's verdict is REWARD_HACKING when either the
   // diff or the window shows it.
   const firstTurnNumber = s.turns - s.window.length + 1;
-  const tampering = tamperingRule(ctx, out);
+  // Any change to a protected file is tampering.
   const { verdict: judged, tampered } = heuristicJudgement({
     task: spec.task,
     turns: s.window,
     firstTurnNumber,
     protectedChanges: out.protectedChanges,
-    tampering,
+    tampering: 'any-change',
   });
   const last: LastVerification = {
     command: spec.verify?.command ?? null,
@@ -169,7 +155,6 @@ export function verificationFinished(ctx: AgentContext, out: VerifyOutput): void
     // Paused, interrupted or escalated meanwhile: the claim is checked again once the agent runs
     // (what a human did may have changed the tree). Stopped or ended: it decides nothing.
     if (!verificationCancelled(core)) setDoneClaim(s, claim);
-    publish(ctx);
     return;
   }
   if (last.passed) {
@@ -216,7 +201,6 @@ export function verificationSkipped(ctx: AgentContext, cause: string): void {
   ports.log.warn('verification skipped', { agentId: spec.agentId, cause });
   if (s.state !== 'running') {
     if (!verificationCancelled(core)) setDoneClaim(s, claim); // checked again once the agent runs
-    publish(ctx);
     return;
   }
   setResult(s, null);

@@ -1,6 +1,6 @@
 /**
  * What the world sees of an agent: the status query, the Web UI's current-details text, and the
- * search attribute values. `publish` sends only what changed: details on every change, search
+ * search attribute values. `commit` sends only what changed: details on every change, search
  * attributes on a state/step/pause change and, for spend, every SPEND_EVERY turns but at most once
  * per SPEND_INTERVAL_MS (five minutes).
  */
@@ -55,7 +55,13 @@ export function searchAttributeValues(core: AgentCore): SearchAttributeUpdate[] 
   ];
 }
 
-export function publish(ctx: AgentContext): void {
+/**
+ * The one commit point: send what changed since the last commit. Only the workflow shell calls it
+ * (workflows/agent.ts at the end of every signal and update handler, workflows/loop.ts once per
+ * main-loop step and before every wait inside a step); the core's rules change state and never
+ * publish (test/unit/commit-point.test.ts).
+ */
+export function commit(ctx: AgentContext): void {
   const { core, ports } = ctx;
   const { s, spec, run } = core;
   const details = detailsText(core);

@@ -8,8 +8,8 @@ export interface WaitingState {
    */
   heldBy?: string;
   /**
-   * When the current hold began (workflow time), for its bound (safety.maxHeldMs). Absent for a
-   * hold taken by a run recorded before the bound: such a hold has none.
+   * When the current hold began (workflow time), for its bound (safety.maxHeldMs). Absent when
+   * nothing holds the agent.
    */
   heldSince?: number;
   /**

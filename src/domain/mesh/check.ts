@@ -7,7 +7,7 @@
  * its output and waits for a new patch; after `checkAttempts` failures (over all attempts) the task
  * fails with gate V.
  */
-import type { VerifyInput, VerifyOutput } from '../contract/activity-types.js';
+import type { VerifyOutput } from '../contract/activity-types.js';
 import type { TaskCheckInput } from './activity-types.js';
 import { VERIFY_WHISPER_TAIL_CHARS } from '../contract/limits.js';
 import type { Tunables } from './config.js';
@@ -41,13 +41,6 @@ export function taskCheckInput(r: TaskRecord, a: Attempt, integrationDir: string
     command: c.command,
     timeoutMs: c.timeoutMs,
   };
-}
-
-/** The verifyDone input (runs recorded before `mesh-check-on-integration`): the command in the attempt's worktree, no protected paths. */
-export function checkInput(r: TaskRecord, a: Attempt): VerifyInput {
-  const c = r.task.check!;
-  // Its own marker: never the agent's own done-claim checks.
-  return { agentId: `${a.agentId}.check`, cwd: a.worktree, driven: false, command: c.command, timeoutMs: c.timeoutMs, protect: [], baseCommit: null };
 }
 
 /** The activity's start-to-close timeout: the command's, plus time for the kill grace and git. */

@@ -114,7 +114,7 @@ function round(s: MeshStatus, loop: MeshLoop, now: number, h: MeshHistory | null
   return spawnOrSettle(s);
 }
 
-/** `h` null: continue-as-new is off (a history recorded before it, see workflows/mesh/loop.ts). */
+/** `h` null: continue-as-new is off (before the first round, see workflows/mesh/loop.ts). */
 export function nextStep(s: MeshStatus, loop: MeshLoop, now: number, h: MeshHistory | null, limits: MeshRunLimits = MESH_RUN_LIMITS): MeshStep {
   switch (loop.at) {
     case 'setup':

@@ -78,7 +78,7 @@ export const onlyOutputMissing = (a: Attempt): boolean => a.mode !== 'analysis-o
 /** A real change in the patch draft: one that touches at least one file (an empty diff is none). */
 export const realChange = (p: PatchObservation): boolean => p.exists && !p.refused && p.files.length > 0;
 
-/** What the workflow lets a rule do: `firstEdit` answers whether the first edit target may act (a patch for runs from before it). */
+/** What the workflow lets a rule do: `firstEdit` answers whether the first edit target may act (unset: it may). */
 export interface RuleGates {
   firstEdit?: () => boolean;
 }
