@@ -65,8 +65,11 @@ export function workflowBundle(): Promise<WorkflowBundleOption> {
   return bundle;
 }
 
-export async function inProcessWorker(server: DevServer, taskQueue = 'warden'): Promise<WorkerHandle> {
-  return startWorker({ address: server.address, namespace: server.namespace, taskQueue, log: quietLog, workflowBundle: await workflowBundle() });
+/** Activities that replace warden's own by name: workflow scenarios with fake activities. */
+export type ActivityOverrides = NonNullable<Parameters<typeof startWorker>[0]>['activities'];
+
+export async function inProcessWorker(server: DevServer, taskQueue = 'warden', activities?: ActivityOverrides): Promise<WorkerHandle> {
+  return startWorker({ address: server.address, namespace: server.namespace, taskQueue, log: quietLog, workflowBundle: await workflowBundle(), activities });
 }
 
 /** A worker in its own process (node dist/workers/main.js), so a test can SIGKILL it. */
@@ -117,12 +120,13 @@ export interface Stack {
 /**
  * A dev server, an in-process worker and a client for the enclosing file or describe block:
  * started in beforeAll, stopped in afterAll. Read the fields inside tests (they are set by then).
+ * `activities` replace warden's own by name (a workflow scenario with fake activities).
  */
-export function useStack(opts: Partial<DevServerOptions> = {}): Stack {
+export function useStack(opts: Partial<DevServerOptions> = {}, activities?: ActivityOverrides): Stack {
   const stack = {} as Stack;
   beforeAll(async () => {
     stack.server = await startTestServer(opts);
-    stack.worker = await inProcessWorker(stack.server);
+    stack.worker = await inProcessWorker(stack.server, 'warden', activities);
     stack.warden = await clientFor(stack.server);
   });
   afterAll(async () => {
