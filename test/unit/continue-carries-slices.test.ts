@@ -59,7 +59,18 @@ describe('continue-as-new carries the whole state', () => {
     const s = a.core.s as unknown as Record<string, unknown>;
     const moved = Object.keys(fresh).filter((f) => JSON.stringify(s[f]) !== JSON.stringify(fresh[f]));
     // One field at least from each slice the scenario touches (lifecycle, turns, whispers, judgement, spend, teaching).
-    for (const f of ['transitions', 'turns', 'window', 'whispersDelivered', 'lastVerdict', 'evaluations', 'tokensIn', 'costUsd', 'dismissals', 'spendHistory']) {
+    for (const f of [
+      'transitions',
+      'turns',
+      'window',
+      'whispersDelivered',
+      'lastVerdict',
+      'evaluations',
+      'tokensIn',
+      'costUsd',
+      'dismissals',
+      'spendHistory',
+    ]) {
       expect(moved, f).toContain(f);
     }
     expect(moved.length).toBeGreaterThanOrEqual(20);
