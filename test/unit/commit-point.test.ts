@@ -1,7 +1,8 @@
 /**
  * One commit point (src/domain/agent/visibility.ts `commit`): the agent core's rules change state
  * and never publish it; the workflow shell (workflows/) publishes at the end of every handler, once
- * per main-loop step and before every wait inside a step. A rule that published itself again, or a
+ * per main-loop step and before every wait inside a step. The mesh is built the same way: its core
+ * (src/domain/mesh/) only changes state, its shell (workflows/mesh/) commits with `commit(sh)`. A rule that published itself again, or a
  * shell that grew commits here and there, fails this test.
  */
 import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -13,6 +14,12 @@ const ROOT = join(import.meta.dirname, '../..');
 
 /** The most `commit(ctx)` calls the agent's shell may make (today: 12, listed below). */
 const MAX_COMMIT_SITES = 12;
+/**
+ * The most `commit(sh)` calls the mesh's shell may make (today: 10: once per loop step, the
+ * handlers' wrapper, before validation, the waits for a human and for apply, the alerts,
+ * continue-as-new, a carried run's start and completion).
+ */
+const MAX_MESH_COMMIT_SITES = 10;
 
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -35,6 +42,7 @@ function calls(files: string[]): string[] {
 
 const shellFiles = () => sources(join(ROOT, 'workflows'));
 const agentShell = () => shellFiles().filter((f) => !f.includes('/workflows/mesh/'));
+const meshShell = () => sources(join(ROOT, 'workflows/mesh'));
 
 describe('one commit point', () => {
   it('no code under src/ publishes: the agent core, the mesh core and the rest only change state', () => {
@@ -50,6 +58,23 @@ describe('one commit point', () => {
   it('the commit sites are the handlers, the loop and the waits inside a step', () => {
     const files = new Set(calls(agentShell()).map((at) => at.split(':')[0]));
     expect([...files].sort()).toEqual(['workflows/agent.ts', 'workflows/children.ts', 'workflows/loop.ts', 'workflows/turn.ts', 'workflows/verify.ts']);
+  });
+
+  it(`the mesh's shell commits at no more than ${MAX_MESH_COMMIT_SITES} sites`, () => {
+    const sites = calls(meshShell());
+    expect(sites.length).toBeGreaterThan(0);
+    expect(sites.length, sites.join('\n')).toBeLessThanOrEqual(MAX_MESH_COMMIT_SITES);
+  });
+
+  it("the mesh's commit sites are its handlers, its loop, its ending steps and the wait for a human", () => {
+    const files = new Set(calls(meshShell()).map((at) => at.split(':')[0]));
+    expect([...files].sort()).toEqual([
+      'workflows/mesh/end.ts',
+      'workflows/mesh/integrate.ts',
+      'workflows/mesh/loop.ts',
+      'workflows/mesh/shell.ts',
+      'workflows/mesh/workflow.ts',
+    ]);
   });
 
   it('the detector sees a call and ignores definitions, methods and comments', () => {

@@ -10,7 +10,7 @@ import { readyReason } from '../../src/domain/mesh/policy.js';
 import { removableAttempts } from '../../src/domain/mesh/state.js';
 import { awaitAdoptedEnds } from './adopted.js';
 import { acts, removeReplaced } from './attempts.js';
-import { alert, closeAll, now, publish, record, type MeshShell } from './shell.js';
+import { alert, closeAll, commit, now, record, setPhase, type MeshShell } from './shell.js';
 
 const validation = proxyActivities<Pick<MeshActivities, 'meshValidate'>>({ startToCloseTimeout: '11m', retry: { maximumAttempts: 1 } });
 
@@ -22,13 +22,15 @@ export async function finish(sh: MeshShell): Promise<void> {
   const { s, spec } = sh;
   closeAll(sh, 'mesh finished');
   if (spec.validate && s.tasks.some((r) => r.state === 'integrated')) {
-    publish(sh, 'validating');
+    setPhase(sh, 'validating');
+    commit(sh); // visible during validation
     const v = await validation.meshValidate({ integrationDir: s.integrationDir!, command: spec.validate, timeoutMs: 600_000 });
     s.validation = { ...v, at: now() };
     for (const r of s.tasks) if (r.state === 'integrated') r.attempts.find((a) => a.attempt === r.integratedAttempt)!.gates.V = v.ok ? 'ok' : 'fail';
     record(sh, `VALIDATION ${v.ok ? 'passed' : `failed (exit ${v.exitCode})`}: ${spec.validate}`);
   }
-  publish(sh, 'ready', readyReason(s));
+  setPhase(sh, 'ready', readyReason(s));
+  commit(sh); // visible before the alert
   alert(sh, `mesh ready: ${s.phaseReason}`, 'mesh ready');
 }
 
@@ -44,7 +46,7 @@ export async function awaitApply(sh: MeshShell): Promise<void> {
     await condition(() => decided() || (removeLate && removableAttempts(s.tasks).length > 0));
     if (decided()) return;
     await removeReplaced(sh);
-    publish(sh);
+    commit(sh); // a wait inside the step
   }
 }
 
@@ -60,7 +62,6 @@ export async function cleanUp(sh: MeshShell): Promise<void> {
   } catch (err) {
     record(sh, `CLEANUP FAILED: ${err instanceof ActivityFailure ? (err.cause?.message ?? err.message) : String(err)}`);
   }
-  publish(sh);
 }
 
 /** A long history: the mesh continues as new with its state; live attempts are adopted by the next run. */
@@ -78,6 +79,7 @@ export async function continueMesh(sh: MeshShell, input: MeshInput): Promise<voi
     const { bytesBefore, bytesAfter, trimmed } = fitted;
     log.warn('mesh state over its byte budget: detail trimmed before continue-as-new', { runId: s.runId, bytesBefore, bytesAfter, trimmed });
   }
+  commit(sh);
   const carried = { status: fitted.status, loop: { ...loop, at: 'round' as const, wake: false, continued: loop.continued + 1, adopted } };
   await continueAsNew<(i: MeshInput) => Promise<unknown>>({ ...input, continued: carried });
 }

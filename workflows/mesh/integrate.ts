@@ -10,7 +10,7 @@ import { rebaseRequest } from '../../src/domain/mesh/render.js';
 import { integrationTurn, taskState } from '../../src/domain/mesh/rules.js';
 import { liveAttempts, readyAttempt, type Attempt } from '../../src/domain/mesh/state.js';
 import { acts, fail, holdForRebase, sendRebase } from './attempts.js';
-import { alert, close, publish, record, type MeshShell } from './shell.js';
+import { alert, close, commit, record, setPhase, type MeshShell } from './shell.js';
 
 /** A file list for one log line: at most ~300 characters. */
 const shortList = (xs: string[]) => {
@@ -76,7 +76,8 @@ export async function integrate(sh: MeshShell): Promise<void> {
     });
     if (out.kind === 'await-human') {
       r.next = 'wait for a human';
-      publish(sh, 'awaiting-input', out.reason);
+      setPhase(sh, 'awaiting-input', out.reason);
+      commit(sh); // visible before the alert and the wait for a human
       alert(sh, out.reason); // counted: the mesh does not end before it is sent
       holdForRebase(sh, r, a, out.reason);
       return;

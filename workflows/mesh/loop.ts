@@ -9,7 +9,7 @@ import { nextStep, type MeshHistory } from '../../src/domain/mesh/next-step.js';
 import { markFailed } from '../../src/domain/mesh/policy.js';
 import { isOpen, rebaseTarget } from '../../src/domain/mesh/state.js';
 import { acts, fail, removeReplaced, sendRebase, spawn } from './attempts.js';
-import { closeAll, now, publish, record, type MeshShell } from './shell.js';
+import { closeAll, commit, now, record, setPhase, type MeshShell } from './shell.js';
 import { integrate } from './integrate.js';
 import { tick } from './tick.js';
 import { awaitApply, cleanUp, continueMesh, finish } from './end.js';
@@ -21,7 +21,7 @@ function history(canContinue: boolean): MeshHistory | null {
   return { historyLength: info.historyLength, historySize: info.historySize, continueAsNewSuggested: info.continueAsNewSuggested };
 }
 
-/** Runs until the mesh ends (returns) or continues as new (throws ContinueAsNew). */
+/** Runs until the mesh ends (returns) or continues as new (throws ContinueAsNew); commits once per step. */
 export async function runLoop(sh: MeshShell, input: MeshInput): Promise<void> {
   const { s, loop, spec } = sh;
   let canContinue = false;
@@ -50,67 +50,66 @@ export async function runLoop(sh: MeshShell, input: MeshInput): Promise<void> {
           sh,
           `MANIFEST written: ${setup.manifestPath} (${s.tasks.length} tasks, cap ${s.tunables.cap}, base ${setup.base.slice(0, 12)} on ${setup.userBranch})`,
         );
-        publish(sh, 'running');
+        setPhase(sh, 'running');
         loop.at = 'round';
-        continue;
+        break;
       }
       case 'time-budget':
         record(sh, `TIME BUDGET: ${Math.round(s.tunables.timeBudget! / 1000)}s spent; integrating what is ready, returning best-effort partial results`);
         await integrate(sh);
         for (const r of s.tasks.filter(isOpen)) fail(sh, r, 'time budget spent');
         loop.at = 'finish';
-        continue;
+        break;
       case 'continue-as-new':
         await continueMesh(sh, input);
         return;
       case 'spawn':
         await spawn(sh, s.tasks[step.task - 1]!, 'worker', s.base!);
         loop.at = 'spawning';
-        continue;
+        break;
       case 'settle':
         for (const r of s.tasks) if (r.state === 'queued') r.next = 'wait for a slot';
-        publish(sh);
         loop.at = 'settled';
-        continue;
+        break;
       case 'wait':
         await condition(() => loop.cancel !== null || loop.wake, step.timeoutMs);
         loop.wake = false;
         loop.at = 'waited';
-        continue;
+        break;
       case 'tick':
         await tick(sh);
         await integrate(sh);
         await removeReplaced(sh);
-        publish(sh);
         loop.at = 'ticked';
-        continue;
+        break;
       case 'await-human':
         await condition(() => loop.cancel !== null || s.phase !== 'awaiting-input');
         for (const r of s.tasks) if (loop.heldRebase[String(r.task.index)] && rebaseTarget(r)) await sendRebase(sh, r, rebaseTarget(r)!);
         loop.at = 'round';
-        continue;
+        break;
       case 'cancel':
         closeAll(sh, `mesh cancelled: ${loop.cancel}`);
         for (const r of s.tasks.filter(isOpen)) markFailed(r, `cancelled: ${loop.cancel}`);
         record(sh, `CANCELLED: ${loop.cancel}`);
-        publish(sh, 'cancelled', loop.cancel);
+        setPhase(sh, 'cancelled', loop.cancel);
         loop.at = 'clean-up';
-        continue;
+        break;
       case 'finish':
         await finish(sh);
         loop.at = 'ready';
-        continue;
+        break;
       case 'await-apply':
         await awaitApply(sh);
-        if (!s.applied) publish(sh, 'cancelled', loop.cancel);
+        if (!s.applied) setPhase(sh, 'cancelled', loop.cancel);
         loop.at = 'clean-up';
-        continue;
+        break;
       case 'clean-up':
         await cleanUp(sh);
         loop.at = 'end';
-        continue;
+        break;
       case 'end':
         return;
     }
+    commit(sh); // once per step
   }
 }

@@ -1,6 +1,6 @@
 /**
- * The mesh shell's context and its small Temporal calls: the log, publishing the phase and the
- * dashboard, fire-and-forget signals to the workers (counted, so the mesh does not end before they
+ * The mesh shell's context and its small Temporal calls: the log, the phase and its one commit
+ * point (the WardenState search attribute and the dashboard), fire-and-forget signals to the workers (counted, so the mesh does not end before they
  * are sent), closing an attempt, and alerts through the notify workflow.
  */
 import { getExternalWorkflowHandle, log, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
@@ -36,13 +36,37 @@ export function record(sh: MeshShell, text: string): void {
   if (entries.length > KEEP_LOG) entries.splice(0, entries.length - KEEP_LOG);
 }
 
-export function publish(sh: MeshShell, phase?: MeshPhase, reason?: string | null): void {
+/** Sets the phase (state only): it becomes visible at the next commit. */
+export function setPhase(sh: MeshShell, phase: MeshPhase, reason?: string | null): void {
+  [sh.s.phase, sh.s.phaseReason] = [phase, reason ?? null];
+}
+
+/**
+ * The mesh's one commit point: publishes the phase (WardenState, when it changed since last
+ * published) and the dashboard. Called at the end of every handler, once per main-loop step, and
+ * before a wait or an alert the phase must be visible for, continue-as-new and completion.
+ */
+export function commit(sh: MeshShell): void {
   const { s } = sh;
-  if (phase) [s.phase, s.phaseReason] = [phase, reason ?? null];
   if (sh.spec.searchAttributes && sh.publishedPhase !== s.phase) upsertSearchAttributes([{ key: WardenState, value: s.phase }]);
   sh.publishedPhase = s.phase;
   setCurrentDetails(renderDashboard(s, now(), { logLines: 10 }));
 }
+
+/** A handler that commits when it ends (an async one once its promise settles). */
+export const committed =
+  <A extends unknown[], R>(sh: MeshShell, handler: (...args: A) => R) =>
+  (...args: A): R => {
+    let settling: Promise<unknown> | null = null;
+    const done = () => commit(sh);
+    try {
+      const result = handler(...args);
+      if (result instanceof Promise) settling = result;
+      return (settling ? settling.finally(done) : result) as R;
+    } finally {
+      if (!settling) done();
+    }
+  };
 
 /** Send a signal, counted until sent; the promise settles once it is sent (or failed, logged). */
 export function signalSent(sh: MeshShell, workflowId: string, send: () => Promise<void>): Promise<void> {

@@ -16,7 +16,7 @@ import { isOpen, type MeshStatus } from '../../src/domain/mesh/state.js';
 import { installHandlers } from './handlers.js';
 import { quiet } from './end.js';
 import { runLoop } from './loop.js';
-import { alert, closeAll, now, publish, record, type MeshShell } from './shell.js';
+import { alert, closeAll, commit, now, record, setPhase, type MeshShell } from './shell.js';
 
 function initialStatus(spec: ReturnType<typeof MeshInputSchema.parse>): MeshStatus {
   const t = spec.tunables;
@@ -70,7 +70,7 @@ export async function meshWorkflow(input: MeshInput): Promise<MeshStatus> {
   };
   const { s } = sh;
   installHandlers(sh);
-  if (carried) publish(sh);
+  if (carried) commit(sh); // the carried phase and dashboard, before the first wait
   try {
     await runLoop(sh, { ...input, continued: undefined });
   } catch (err) {
@@ -80,9 +80,11 @@ export async function meshWorkflow(input: MeshInput): Promise<MeshStatus> {
     closeAll(sh, `mesh failed: ${reason}`);
     for (const r of s.tasks.filter(isOpen)) markFailed(r, `mesh failed: ${reason}`);
     record(sh, `MESH FAILED: ${reason}; its workers were stopped`);
-    publish(sh, 'failed', reason);
+    setPhase(sh, 'failed', reason);
+    commit(sh); // visible before the alert
     alert(sh, `mesh failed: ${reason}`, 'mesh failed');
   }
   await condition(quiet(sh));
+  commit(sh); // before completion
   return s;
 }
