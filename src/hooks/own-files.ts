@@ -27,7 +27,7 @@ import { sessionMarkerDir } from './auto-start.js';
 import { DEFAULT_ENDPOINT, endpointFile, readEndpoint, wardenHome } from './endpoint-file.js';
 import type { SelfControlHit } from './self-control.js';
 
-/** What the hook knows of warden's own installation (from its own environment: see ownGuard in self-guard.ts). */
+/** What the hook knows of warden's own installation (from its own environment: see ownGuard below). */
 export interface OwnGuard {
   /** The user's home (for `~`, `$HOME`). */
   home: string;
