@@ -31,7 +31,7 @@ import { isUndecodable, undecodableReason } from '../src/domain/contract/undecod
 import { delegate } from './children.js';
 import { validateLinkUpdate } from './links.js';
 import { quiet, runLoop } from './loop.js';
-import * as m from './messages.js';
+import * as m from '../src/messages/agent.js';
 import { createShell } from './ports.js';
 
 export type { CarriedState } from '../src/domain/agent/state.js';

@@ -16,7 +16,7 @@ import {
 import type { WardenActivities } from '../src/domain/contract/activity-types.js';
 import type { AgentPorts } from '../src/domain/agent/context.js';
 import type { AgentSpec } from '../src/domain/contract/schemas.js';
-import * as m from './messages.js';
+import * as m from '../src/messages/agent.js';
 import { startNotifyChild } from './notify.js';
 
 export interface Shell {

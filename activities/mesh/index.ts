@@ -30,7 +30,7 @@ import type { AgentStatus } from '../../src/domain/contract/status.js';
 import { UntrustedTreeError, WARDEN_DRAFT_HEADER, attemptBranch, git, gitOk, integrationBranch, runDir, userGit, worktreePlace, type GitPlace } from './git.js';
 import { killMarked } from '../process-group.js';
 import { currentActivity, runCheck, tailBytes } from '../verify.js';
-import { statusQuery, windowQuery } from '../../workflows/messages.js';
+import { statusQuery, windowQuery } from '../../src/messages/agent.js';
 
 const sha = (b: Buffer | string) => createHash('sha256').update(b).digest('hex').slice(0, 16);
 const exists = (p: string) =>

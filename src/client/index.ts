@@ -43,7 +43,7 @@ import { SEARCH_ATTRIBUTES, WardenCostUsd, WardenEscalationStep, WardenPaused, W
 import type { AgentStatus, ReportTurnResult } from '../domain/contract/status.js';
 import { controlOutcome, dismissOutcome, type ControlOutcome, type ControlVerb } from '../domain/contract/control.js';
 import type { AgentCases } from '../domain/judgement/cases.js';
-import { agentSignals, casesQuery, delegateUpdate, pendingWhispersQuery, reportTurnUpdate, statusQuery, windowQuery } from '../../workflows/messages.js';
+import { agentSignals, casesQuery, delegateUpdate, pendingWhispersQuery, reportTurnUpdate, statusQuery, windowQuery } from '../messages/agent.js';
 import { GENERIC_SDK_MESSAGES, backoffMs, describeTemporalError, type TemporalErrorKind } from './errors.js';
 
 export const WORKFLOW_TYPE = 'agentWorkflow';

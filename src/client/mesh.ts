@@ -8,7 +8,7 @@ import { resolve } from 'node:path';
 import { MeshInputSchema, type MeshInput, type MeshSpec } from '../domain/mesh/config.js';
 import type { MeshStatus } from '../domain/mesh/state.js';
 import { SEARCH_ATTRIBUTES, WardenState } from '../domain/contract/search-attributes.js';
-import { meshApplyUpdate, meshCancelSignal, meshResumeSignal, meshStatusQuery } from '../../workflows/mesh/messages.js';
+import { meshApplyUpdate, meshCancelSignal, meshResumeSignal, meshStatusQuery } from '../messages/mesh.js';
 import { AgentNotFoundError, InvalidInputError, parseOrThrow, type WardenClient } from './index.js';
 
 export const MESH_WORKFLOW_TYPE = 'meshWorkflow';

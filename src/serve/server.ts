@@ -22,7 +22,7 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@
 import type { Logger } from 'pino';
 import { isTransientUpdateError } from '../client/index.js';
 import { escalationProblem, type EscalationView, type LinkRequest, type LinkResult } from '../domain/agent/links.js';
-import { linkEscalationQuery, linkUpdate } from '../../workflows/messages.js';
+import { linkEscalationQuery, linkUpdate } from '../messages/agent.js';
 import { SECURITY_HEADERS, MAX_STEER_CHARS, confirmPage, messagePage, type ShownFinding } from './page.js';
 import { isLinkAction, verifyToken, type RefusalReason, type TokenClaims } from './token.js';
 

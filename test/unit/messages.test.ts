@@ -1,5 +1,5 @@
 /**
- * The message definitions in workflows/messages.ts (and workflows/mesh/messages.ts) are the one place
+ * The message definitions in src/messages/agent.ts (and src/messages/mesh.ts) are the one place
  * signal, query and update names and payload types are written. Code outside workflows/ sends through
  * them, so these files must stay safe to load outside the workflow sandbox.
  */
@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { expect, it } from 'vitest';
 import { SIGNAL_SCHEMAS } from '../../src/domain/contract/schemas.js';
-import { agentSignals } from '../../workflows/messages.js';
+import { agentSignals } from '../../src/messages/agent.js';
 
 const ROOT = join(import.meta.dirname, '../..');
 const files = (dir: string): string[] =>
@@ -23,7 +23,7 @@ it('agentSignals has one definition per signal schema, each under its own name',
 });
 
 it('the message files load nothing at run time but @temporalio/workflow (safe in the client)', () => {
-  for (const f of ['workflows/messages.ts', 'workflows/mesh/messages.ts']) {
+  for (const f of ['src/messages/agent.ts', 'src/messages/mesh.ts']) {
     expect(runtimeImports(join(ROOT, f))).toEqual(['@temporalio/workflow']);
   }
   // The check sees a runtime import when there is one.
@@ -45,4 +45,15 @@ it('outside workflows/, no code signals, queries or updates a workflow by a stri
   expect(offenders).toEqual([]);
   expect(byString.test(`await handle.query<AgentStatus>('status');`)).toBe(true);
   expect(byString.test('await handle.query(statusQuery);')).toBe(false);
+});
+
+it('nothing under src/ or activities/ imports from workflows/ (the shell sits above them)', () => {
+  const upward = /from\s+['"](\.\.\/)+workflows\//;
+  const offenders = ['src', 'activities'].flatMap((dir) =>
+    files(join(ROOT, dir))
+      .filter((f) => upward.test(readFileSync(f, 'utf8')))
+      .map((f) => relative(ROOT, f)),
+  );
+  expect(offenders).toEqual([]);
+  expect(upward.test(`import { statusQuery } from '../../workflows/messages.js';`)).toBe(true);
 });

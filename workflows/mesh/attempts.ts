@@ -10,7 +10,7 @@ import { markFailed } from '../../src/domain/mesh/policy.js';
 import { blankAttempt, removableAttempts, type Attempt, type TaskRecord } from '../../src/domain/mesh/state.js';
 import { rebaseWaitReason, workerSpec } from '../../src/domain/mesh/worker.js';
 import { agentWorkflow } from '../agent.js';
-import * as m from '../messages.js';
+import * as m from '../../src/messages/agent.js';
 import { close, hhmmss, now, record, signalSent, steer, type MeshShell } from './shell.js';
 
 // git and file work is quick: a short timeout lets a dead worker's activity be retried soon.

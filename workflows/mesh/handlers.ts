@@ -1,9 +1,9 @@
 /** The mesh's message handlers: status, cancel, resume, child spend, and the `apply` update. */
 import { setHandler } from '@temporalio/workflow';
 import { isOpen, publicState } from '../../src/domain/mesh/state.js';
-import * as m from '../messages.js';
+import * as m from '../../src/messages/agent.js';
 import { acts } from './attempts.js';
-import * as mm from './messages.js';
+import * as mm from '../../src/messages/mesh.js';
 import { committed, now, record, setPhase, type MeshShell } from './shell.js';
 
 export function installHandlers(sh: MeshShell): void {

@@ -10,7 +10,7 @@ import { meshAlert } from '../../src/domain/mesh/notify.js';
 import { renderDashboard } from '../../src/domain/mesh/render.js';
 import type { Attempt, MeshPhase, MeshStatus } from '../../src/domain/mesh/state.js';
 import { WardenState } from '../../src/domain/contract/search-attributes.js';
-import * as m from '../messages.js';
+import * as m from '../../src/messages/agent.js';
 import { startNotifyChild } from '../notify.js';
 
 const KEEP_LOG = 200;

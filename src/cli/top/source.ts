@@ -11,10 +11,10 @@ import pLimit from 'p-limit';
 import { z } from 'zod';
 import type { Turn, Whisper } from '../../domain/contract/schemas.js';
 import { WardenCostUsd, WardenEscalationStep, WardenParent, WardenPaused, WardenState, WardenTokens } from '../../domain/contract/search-attributes.js';
-import { pendingWhispersQuery, statusQuery, windowQuery } from '../../../workflows/messages.js';
+import { pendingWhispersQuery, statusQuery, windowQuery } from '../../messages/agent.js';
 import { intentFromSummary, parseTopStatus, type RosterEntry, type TopStatus } from './rows.js';
 import { MESH_WORKFLOW_TYPE } from '../../client/mesh.js';
-import { meshStatusQuery } from '../../../workflows/mesh/messages.js';
+import { meshStatusQuery } from '../../messages/mesh.js';
 import { parseTopMeshStatus, type MeshEntry, type TopMeshStatus } from './meshes.js';
 
 /** Every agent on the namespace (its live or last run, not the runs it continued as new from), read from visibility page by page. */

@@ -6,10 +6,10 @@
  * @temporalio/workflow, which build plain objects, and types.
  */
 import { defineQuery, defineSignal, defineUpdate, type SignalDefinition } from '@temporalio/workflow';
-import type { SignalName, SignalPayload, TaskSpecInput, Turn, TurnInput, Whisper } from '../src/domain/contract/schemas.js';
-import type { AgentStatus, ReportTurnResult } from '../src/domain/contract/status.js';
-import type { AgentCases } from '../src/domain/judgement/cases.js';
-import type { EscalationView, LinkRequest, LinkResult } from '../src/domain/agent/links.js';
+import type { SignalName, SignalPayload, TaskSpecInput, Turn, TurnInput, Whisper } from '../domain/contract/schemas.js';
+import type { AgentStatus, ReportTurnResult } from '../domain/contract/status.js';
+import type { AgentCases } from '../domain/judgement/cases.js';
+import type { EscalationView, LinkRequest, LinkResult } from '../domain/agent/links.js';
 
 export const steerSignal = defineSignal<[SignalPayload<'steer'>?]>('steer');
 export const interruptSignal = defineSignal<[SignalPayload<'interrupt'>?]>('interrupt');

@@ -1,6 +1,6 @@
 /** Message definitions of meshWorkflow. */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { MeshStatus } from '../../src/domain/mesh/state.js';
+import type { MeshStatus } from '../domain/mesh/state.js';
 
 export const meshStatusQuery = defineQuery<MeshStatus>('meshStatus');
 /** Stop every worker and end the mesh (nothing is merged). */
