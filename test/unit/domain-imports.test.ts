@@ -35,3 +35,33 @@ it('the mesh shell is thin: each file in workflows/mesh/ under 150 lines', () =>
     .map((f) => `${relative(ROOT, f)}: ${lines(f)} lines`);
   expect(long).toEqual([]);
 });
+
+/**
+ * Inside src/domain/, arrows point down: contract (schemas, types, limits) is the floor; judgement
+ * and notify build on it; the agent and mesh cores on those. No folder imports one above it or
+ * beside it (`import type` included: a type that two layers need lives in the lower one).
+ */
+const LAYER: Record<string, number> = { contract: 0, glob: 0, judgement: 1, notify: 1, agent: 2, mesh: 2 };
+const folderOf = (file: string) =>
+  relative(join(ROOT, 'src/domain'), file)
+    .split('/')[0]!
+    .replace(/\.(js|ts)$/, '');
+
+it('inside src/domain/ no folder imports from a folder above or beside it', () => {
+  const offenders = files(join(ROOT, 'src/domain')).flatMap((f) => {
+    const from = folderOf(f);
+    return imports(f)
+      .filter((i) => i.startsWith('.'))
+      .map((i) => folderOf(join(f, '..', i)))
+      .filter((to) => to !== from && (LAYER[to] ?? 9) >= (LAYER[from] ?? 9) && LAYER[to] !== 0)
+      .map((to) => `${relative(ROOT, f)} (${from}) imports ${to}`);
+  });
+  expect(offenders).toEqual([]);
+  // The rule sees an arrow when there is one.
+  expect(folderOf(join(ROOT, 'src/domain/agent/links.ts'))).toBe('agent');
+  expect(Object.keys(LAYER).sort()).toEqual(
+    readdirSync(join(ROOT, 'src/domain'))
+      .map((n) => n.replace(/\.ts$/, ''))
+      .sort(),
+  );
+});

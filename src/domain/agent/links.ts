@@ -28,9 +28,7 @@
  * A request without `escalation` (a link from a warden that did not bind links to escalations)
  * passes the schema, so histories that recorded one still replay, but the validator refuses it.
  */
-import { z } from 'zod';
-import { MAX_WHISPER_TEXT } from '../contract/limits.js';
-import { shared } from '../contract/shared.js';
+import { LinkRequestSchema, type LinkRequest } from '../contract/links.js';
 import { describeZodError } from '../contract/schemas.js';
 import { isTerminal, transition } from '../contract/states.js';
 import type { AgentStatus } from '../contract/status.js';
@@ -42,25 +40,7 @@ import { dismissProblem, lastFlagged } from './dismissal.js';
 import { MAX_USED_LINKS, recordLinkUsed, type UsedLink } from './link-state.js';
 import type { CarriedView } from './state.js';
 
-export const LinkRequestSchema = shared('agent/links:LinkRequestSchema', () =>
-  z
-    .object({
-      action: z.enum(['resume', 'abort', 'dismiss', 'steer']),
-      tokenId: z.string().regex(/^[A-Za-z0-9_-]{22}$/, 'tokenId: 22 base64url characters'),
-      expiresAt: z.number().int().positive(),
-      text: z.string().min(1).max(MAX_WHISPER_TEXT).optional(),
-      /** The escalation the link was issued for (its number); 0: a link of another alert (awaiting-input). */
-      escalation: z.number().int().min(0).optional(),
-      /** The id of that escalation's finding (findingId), for an escalation's link. */
-      finding: z
-        .string()
-        .regex(/^[0-9a-f]{16}$/, 'finding: 16 hex characters')
-        .optional(),
-    })
-    .strict()
-    .refine((r) => r.action !== 'steer' || r.text !== undefined, { message: 'text: steering needs text', path: ['text'] }),
-);
-export type LinkRequest = z.output<typeof LinkRequestSchema>;
+export { LinkRequestSchema, type LinkRequest } from '../contract/links.js';
 
 export interface LinkResult {
   action: LinkRequest['action'];

@@ -1,7 +1,18 @@
 /** The activity contract between the workflow (deterministic) and activities/ (side effects). */
-import type { AskReason, EvaluationSpend, Tier } from '../judgement/tiered.js';
-import type { ProtectedChange } from '../judgement/heuristic/protected.js';
+import type { AskReason, EvaluationSpend, Tier } from './evaluation.js';
 import type { DriverConfig, EvaluatorConfig, Turn, Verdict, WebhookChannel, Whisper, WhisperType } from './schemas.js';
+
+/** One protected file changed since the start commit (git's status letter: A, M, D, R, C, T). */
+export interface ProtectedChange {
+  path: string;
+  status: string;
+  /** Lines added and removed (numstat; absent for binary files). */
+  added?: number;
+  deleted?: number;
+  /** Assertion lines the diff removes and adds. */
+  assertionsRemoved: number;
+  assertionsAdded: number;
+}
 
 export interface EvaluateInput {
   agentId: string;

@@ -1,7 +1,7 @@
 /** Shapes returned by the status query and the reportTurn update. */
 import type { AgentState, AgentEvent } from './states.js';
 import type { Verdict, Whisper } from './schemas.js';
-import type { EvaluatorSpend } from '../judgement/tiered.js';
+import type { EvaluatorSpend } from './evaluation.js';
 
 export interface TransitionRecord {
   from: AgentState;

@@ -7,7 +7,7 @@
  */
 import { TRUNCATION_MARKER, truncate } from '../contract/limits.js';
 import type { Turn, WhisperType } from '../contract/schemas.js';
-import { whisperLine } from '../agent/turn-input.js';
+import { whisperLine } from '../contract/whisper-text.js';
 
 /** The handoff's whole size bound (it goes into history once, and into the agent's first input). */
 export const HANDOFF_MAX_CHARS = 8_000;

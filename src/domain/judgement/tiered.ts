@@ -9,12 +9,10 @@
  * verdict stands and the failure is counted. Also the spend an evaluator's model reports, and how
  * it adds up per agent.
  */
+import type { AskReason, EvaluationSpend, EvaluatorSpend, Tier } from '../contract/evaluation.js';
 import type { Verdict } from '../contract/schemas.js';
 
-/** Which tier's verdict stood (a flag from the working tree's evidence is the heuristic's). */
-export type Tier = 'heuristic' | 'model';
-/** Why the model was asked. */
-export type AskReason = 'flagged' | 'unsure' | 'sampled';
+export type { AskReason, EvaluationSpend, EvaluatorSpend, Tier };
 
 export interface Route {
   ask: boolean;
@@ -53,29 +51,6 @@ export function sampledOk(agentId: string, firstTurn: number, lastTurn: number, 
   if (!(fraction > 0)) return false;
   if (fraction >= 1) return true;
   return fnv1a(`${agentId}\u0000${firstTurn}\u0000${lastTurn}`) / 0x1_0000_0000 < fraction;
-}
-
-/** What one evaluation cost in model calls (what the evaluator could know of it). */
-export interface EvaluationSpend {
-  /** Model calls made (0 or 1 per evaluation). */
-  calls: number;
-  /** Calls that failed (error, timeout, unparseable answer). */
-  failed: number;
-  tokensIn: number;
-  tokensOut: number;
-  /** All tokens, also those reported only as a total (codex prints one number). */
-  tokens: number;
-  costUsd: number;
-}
-
-/** Per agent, the sum over its evaluations: `status.evaluatorSpend`. */
-export interface EvaluatorSpend {
-  calls: number;
-  failed: number;
-  tokens: { in: number; out: number; total: number };
-  costUsd: number;
-  /** Applied verdicts each tier gave, under an evaluator that may call a model (skipped and superseded evaluations count in neither; the plain heuristic is not counted). */
-  decided: { heuristic: number; model: number };
 }
 
 export const emptyEvaluatorSpend = (): EvaluatorSpend => ({

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { NOTIFICATION_EVENTS, type MeshEvent, type NotificationEvent } from '../contract/activity-types.js';
 import { TRUNCATION_MARKER, truncate } from '../contract/limits.js';
 import { chatText, markdownNeutralise, oneLine, slackEscape } from './chat-text.js';
-import { meshHint, meshReason, meshRunOf, meshSlackBody } from '../mesh/alert-text.js';
+import { meshHint, meshReason, meshRunOf, meshSlackBody } from './mesh-text.js';
 import { IrcNotifySchema, VerdictSchema, WebhookChannelSchema, type IrcNotify, type WebhookChannel } from '../contract/schemas.js';
 import { shared } from '../contract/shared.js';
 
@@ -77,7 +77,7 @@ export interface PostIrcResult {
  * continued-as-new agent apart, `seq` counts alerts within a run).
  */
 export { chatText, markdownNeutralise, oneLine, slackEscape, WORD_JOINER } from './chat-text.js';
-export { meshHint, meshRunOf } from '../mesh/alert-text.js';
+export { meshHint, meshRunOf } from './mesh-text.js';
 
 export function notifyWorkflowId(agentId: string, runId: string, seq: number): string {
   return `notify-${agentId}-${runId.slice(0, 8)}-${seq}`;

@@ -7,20 +7,11 @@
  * no `/` matches a file's name in any directory (`*.snap`), as in .gitignore; one with a `/`
  * matches from the repository root (`test/**`). Pure.
  */
+import type { ProtectedChange } from '../../contract/activity-types.js';
 import { MAX_PROTECTED_CHANGES } from '../../contract/limits.js';
 import { compileGlob, globMatch } from '../../glob.js';
 
-/** One protected file changed since the start commit (git's status letter: A, M, D, R, C, T). */
-export interface ProtectedChange {
-  path: string;
-  status: string;
-  /** Lines added and removed (numstat; absent for binary files). */
-  added?: number;
-  deleted?: number;
-  /** Assertion lines the diff removes and adds. */
-  assertionsRemoved: number;
-  assertionsAdded: number;
-}
+export type { ProtectedChange };
 
 /** Does `path` (relative to the repository root, `/`-separated) match one of `globs`? Linear in each (glob.ts). */
 export function matchesProtect(path: string, globs: readonly string[]): boolean {

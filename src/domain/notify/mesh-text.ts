@@ -1,6 +1,6 @@
 /** The mesh's own alerts as text: its run, what happened, and the `warden mesh` command that answers it. Pure. */
 import { MESH_EVENTS, type MeshEvent, type NotificationEvent } from '../contract/activity-types.js';
-import { chatText, markdownNeutralise, oneLine, slackEscape } from '../notify/chat-text.js';
+import { chatText, markdownNeutralise, oneLine, slackEscape } from './chat-text.js';
 import { truncate } from '../contract/limits.js';
 
 /** A mesh alert's run id (its `agentId` is `mesh-<run>`), or null for an agent's alert. */
