@@ -93,12 +93,14 @@ import '../src/domain/mesh/check.js';
 import '../src/domain/mesh/finished.js';
 import '../src/domain/mesh/gates.js';
 import '../src/domain/mesh/hedge.js';
+import '../src/domain/mesh/monitor.js';
 import '../src/domain/mesh/next-step.js';
 import '../src/domain/mesh/notify.js';
 import '../src/domain/mesh/policy.js';
 import '../src/domain/mesh/render.js';
 import '../src/domain/mesh/rules.js';
 import '../src/domain/mesh/state.js';
+import '../src/domain/mesh/waits.js';
 import '../src/domain/mesh/worker.js';
 import '../src/domain/notify/chat-text.js';
 

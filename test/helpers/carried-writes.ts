@@ -61,26 +61,32 @@ export const PART_TYPES: Record<string, string> = {
 
 /**
  * The carried fields: their names, and the declarations (as `path#index`) that make a property one
- * (a field of CarriedState, or a property of a part type declared in `partFiles`).
+ * (a field of `root`, CarriedState unless told, or a property of a part type declared in `partFiles`).
  */
-export function carriedFields(project: Project, stateFile: string, partFiles: string[] = []): Map<string, string> {
+export function carriedFields(
+  project: Project,
+  stateFile: string,
+  partFiles: string[] = [],
+  root: string = CARRIED,
+  partTypes: Record<string, string> = PART_TYPES,
+): Map<string, string> {
   const sf = project.program.getSourceFile(stateFile);
   if (!sf) throw new Error(`${stateFile} is not in the project`);
   let name: Node | undefined;
   sf.forEachChild((n) => {
-    if (n.kind === SyntaxKind.InterfaceDeclaration && PATH_OF(n).name?.text === CARRIED) name = PATH_OF(n).name;
+    if (n.kind === SyntaxKind.InterfaceDeclaration && PATH_OF(n).name?.text === root) name = PATH_OF(n).name;
   });
-  if (!name) throw new Error(`no interface ${CARRIED} in ${stateFile}`);
+  if (!name) throw new Error(`no interface ${root} in ${stateFile}`);
   const { checker } = project;
   const sym = checker.getSymbolAtLocation(name);
-  if (!sym) throw new Error(`no symbol for ${CARRIED}`);
+  if (!sym) throw new Error(`no symbol for ${root}`);
   const byDecl = new Map<string, string>();
   for (const p of checker.getPropertiesOfType(checker.getDeclaredTypeOfSymbol(sym))) {
     for (const d of p.declarations) byDecl.set(`${d.path}#${d.index}`, p.name);
   }
   for (const file of partFiles) {
     project.program.getSourceFile(file)?.forEachChild((n) => {
-      const part = n.kind === SyntaxKind.InterfaceDeclaration ? PART_TYPES[PATH_OF(n).name!.text!] : undefined;
+      const part = n.kind === SyntaxKind.InterfaceDeclaration ? partTypes[PATH_OF(n).name!.text!] : undefined;
       const ps = part ? checker.getSymbolAtLocation(PATH_OF(n).name!) : undefined;
       if (!part || !ps) return;
       for (const p of checker.getPropertiesOfType(checker.getDeclaredTypeOfSymbol(ps))) {

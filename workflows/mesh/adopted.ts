@@ -6,6 +6,7 @@
 import { sleep } from '@temporalio/workflow';
 import { isTerminal, type AgentState } from '../../src/domain/contract/states.js';
 import type { ObserveTarget } from '../../src/domain/mesh/activity-types.js';
+import { sawAgentEnd } from '../../src/domain/mesh/monitor.js';
 import type { Attempt } from '../../src/domain/mesh/state.js';
 import { acts } from './attempts.js';
 import type { MeshShell } from './shell.js';
@@ -34,7 +35,7 @@ export async function learnEnds(sh: MeshShell): Promise<boolean> {
   const seen = await acts.meshObserve({ targets: open.map(target) });
   for (const a of open) {
     const st = seen.find((x) => x.key === a.agentId)?.agentState ?? null;
-    if (st && isTerminal(st as AgentState)) a.agentEnded = st;
+    if (st && isTerminal(st as AgentState)) sawAgentEnd(a, st);
   }
   return adoptedUnended(sh).length === 0;
 }

@@ -7,7 +7,9 @@ import { ActivityFailure, getExternalWorkflowHandle, ParentClosePolicy, proxyAct
 import type { MeshActivities } from '../../src/domain/mesh/activity-types.js';
 import { initialGates } from '../../src/domain/mesh/gates.js';
 import { markFailed } from '../../src/domain/mesh/policy.js';
-import { blankAttempt, removableAttempts, type Attempt, type TaskRecord } from '../../src/domain/mesh/state.js';
+import { sawAgentEnd } from '../../src/domain/mesh/monitor.js';
+import { blankAttempt, giveHoldToken, markRemoved, removableAttempts, type Attempt, type TaskRecord } from '../../src/domain/mesh/state.js';
+import { rebaseRequested } from '../../src/domain/mesh/waits.js';
 import { rebaseWaitReason, workerSpec } from '../../src/domain/mesh/worker.js';
 import { agentWorkflow } from '../agent.js';
 import * as m from '../../src/messages/agent.js';
@@ -36,7 +38,7 @@ export async function spawn(sh: MeshShell, r: TaskRecord, kind: Attempt['kind'],
     initialGates(r.task, r.task.verify || !!r.task.check || spec.validate !== undefined),
   );
   // The worker's holder token: only the mesh may hold it (a `block` until its rebase turn).
-  a.holdToken = uuid4();
+  giveHoldToken(a, uuid4());
   r.attempts.push(a);
   r.firstSpawnAt ??= a.spawnedAt;
   r.state = 'spawned';
@@ -49,8 +51,8 @@ export async function spawn(sh: MeshShell, r: TaskRecord, kind: Attempt['kind'],
     staticSummary: `mesh ${spec.runId} task ${r.task.index} attempt ${n}${kind === 'takeover' ? ' (take-over, direct edit)' : ''}: ${r.task.title.slice(0, 140)}`,
   });
   handle.result().then(
-    (st) => ((a.agentEnded = st.state), (sh.loop.wake = true)),
-    () => ((a.agentEnded = 'failed'), (sh.loop.wake = true)),
+    (st) => (sawAgentEnd(a, st.state), (sh.loop.wake = true)),
+    () => (sawAgentEnd(a, 'failed'), (sh.loop.wake = true)),
   );
   record(
     sh,
@@ -77,9 +79,7 @@ export async function sendRebase(sh: MeshShell, r: TaskRecord, a: Attempt): Prom
     sh.holds.delete(a.agentId);
   }
   if (a.agentEnded === null) {
-    a.waitingFor = { what: 'rebase', sha: a.patchSha, ticks: 0 };
-    a.diffBase = s.integrationHead!;
-    a.draftNotBefore = now();
+    rebaseRequested(a, a.patchSha, s.integrationHead!, now());
     r.next = 'await rebase';
     record(sh, `REBASE REQUEST sent to ${a.agentId}`);
     steer(sh, a, text);
@@ -121,6 +121,6 @@ export async function removeReplaced(sh: MeshShell): Promise<void> {
     } catch (err) {
       record(sh, `REMOVAL FAILED for ${a.agentId}: ${err instanceof ActivityFailure ? (err.cause?.message ?? err.message) : String(err)}`);
     }
-    a.removedAt = now();
+    markRemoved(a, now());
   }
 }

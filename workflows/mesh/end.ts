@@ -6,6 +6,7 @@ import { ActivityFailure, allHandlersFinished, condition, continueAsNew, log, pr
 import type { MeshActivities } from '../../src/domain/mesh/activity-types.js';
 import { fitMeshCarried } from '../../src/domain/mesh/carried.js';
 import type { MeshInput } from '../../src/domain/mesh/config.js';
+import { setGate } from '../../src/domain/mesh/gates.js';
 import { readyReason } from '../../src/domain/mesh/policy.js';
 import { removableAttempts } from '../../src/domain/mesh/state.js';
 import { awaitAdoptedEnds } from './adopted.js';
@@ -26,7 +27,7 @@ export async function finish(sh: MeshShell): Promise<void> {
     commit(sh); // visible during validation
     const v = await validation.meshValidate({ integrationDir: s.integrationDir!, command: spec.validate, timeoutMs: 600_000 });
     s.validation = { ...v, at: now() };
-    for (const r of s.tasks) if (r.state === 'integrated') r.attempts.find((a) => a.attempt === r.integratedAttempt)!.gates.V = v.ok ? 'ok' : 'fail';
+    for (const r of s.tasks) if (r.state === 'integrated') setGate(r.attempts.find((a) => a.attempt === r.integratedAttempt)!, 'V', v.ok ? 'ok' : 'fail');
     record(sh, `VALIDATION ${v.ok ? 'passed' : `failed (exit ${v.exitCode})`}: ${spec.validate}`);
   }
   setPhase(sh, 'ready', readyReason(s));

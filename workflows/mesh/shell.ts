@@ -8,7 +8,7 @@ import type { MeshSpec } from '../../src/domain/mesh/config.js';
 import type { MeshLoop, MeshRunLimits } from '../../src/domain/mesh/next-step.js';
 import { meshAlert } from '../../src/domain/mesh/notify.js';
 import { renderDashboard } from '../../src/domain/mesh/render.js';
-import type { Attempt, MeshPhase, MeshStatus } from '../../src/domain/mesh/state.js';
+import { closeAttempt, type Attempt, type MeshPhase, type MeshStatus } from '../../src/domain/mesh/state.js';
 import { WardenState } from '../../src/domain/contract/search-attributes.js';
 import * as m from '../../src/messages/agent.js';
 import { startNotifyChild } from '../notify.js';
@@ -88,8 +88,7 @@ export const steer = (sh: MeshShell, a: Attempt, text: string) =>
 
 export function close(sh: MeshShell, a: Attempt, reason: string): void {
   if (a.closed) return;
-  a.closed = true;
-  a.reason = reason;
+  closeAttempt(a, reason);
   if (a.agentEnded === null)
     signal(sh, a.workflowId, () =>
       getExternalWorkflowHandle(a.workflowId).signal(m.stopSignal, { reason: `mesh ${sh.spec.runId}: ${reason}`, drainTimeoutMs: 0 }),

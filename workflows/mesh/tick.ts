@@ -5,6 +5,7 @@
  */
 import { checkDue } from '../../src/domain/mesh/check.js';
 import { endsAttempt, settleAttempt } from '../../src/domain/mesh/hedge.js';
+import { sawDraft, sawNote } from '../../src/domain/mesh/monitor.js';
 import { liveCount } from '../../src/domain/mesh/next-step.js';
 import { lastOutputOf, tickTask } from '../../src/domain/mesh/policy.js';
 import { tickLine } from '../../src/domain/mesh/render.js';
@@ -29,11 +30,8 @@ export async function tick(sh: MeshShell): Promise<void> {
     if (a.closed || !isOpen(r)) continue;
     const cp = o.checkpoint.parse?.ok ? o.checkpoint.parse.checkpoint : null;
     record(sh, tickLine(a, cp ? `${cp.statusCode}: ${cp.statusDetail}` : null, cp !== null, o.patch));
-    a.patchSha = o.patch.sha;
-    a.patchFiles = o.patch.files;
-    a.lastOutput = lastOutputOf(o, a.lastOutput);
-    if ((o.agentNote ?? null) !== (a.agentNote ?? null)) {
-      a.agentNote = o.agentNote ?? null;
+    sawDraft(a, o.patch.sha, o.patch.files, lastOutputOf(o, a.lastOutput));
+    if (sawNote(a, o.agentNote ?? null)) {
       record(sh, a.agentNote ? `AGENT NEEDS A HUMAN task ${r.task.index} ${a.agentId}: ${a.agentNote}` : `AGENT RESUMED task ${r.task.index} ${a.agentId}`);
     }
     if (a.ready) {

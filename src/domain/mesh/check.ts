@@ -11,7 +11,32 @@ import type { VerifyOutput } from '../contract/activity-types.js';
 import type { TaskCheckInput } from './activity-types.js';
 import { VERIFY_WHISPER_TAIL_CHARS } from '../contract/limits.js';
 import type { Tunables } from './config.js';
-import type { Attempt, TaskRecord } from './state.js';
+import { setGate, unready } from './gates.js';
+import { moveTo, type Attempt, type TaskRecord } from './state.js';
+import { checkFailed } from './waits.js';
+
+/** The task check's slice of a mesh attempt. Only this file writes it. */
+export interface AttemptCheck {
+  /** The task's own check (its `verify` command) on this attempt's last gated patch (absent otherwise). */
+  check?: TaskCheckResult | null;
+}
+
+/** One run of a task's check command in the attempt's worktree. */
+export interface TaskCheckResult {
+  command: string;
+  /** The patch draft it checked. */
+  sha: string | null;
+  passed: boolean;
+  exitCode: number | null;
+  timedOut: boolean;
+  outputTail: string;
+  at: number;
+}
+
+/** The check's result on the attempt (gate V is set beside it). */
+function recordCheck(a: AttemptCheck, result: TaskCheckResult): void {
+  a.check = result;
+}
 
 /** Failed checks per task when the tunables do not say (older runs). */
 export const CHECK_ATTEMPTS = 3;
@@ -65,8 +90,8 @@ export function checkOutcome(
   t: Partial<Pick<Tunables, 'checkAttempts'>>,
 ): CheckOutcome {
   const command = r.task.check!.command;
-  a.check = { command, sha: checkedSha(a), passed: out.passed, exitCode: out.exitCode, timedOut: out.timedOut, outputTail: out.outputTail, at: now };
-  a.gates.V = out.passed ? 'ok' : 'fail';
+  recordCheck(a, { command, sha: checkedSha(a), passed: out.passed, exitCode: out.exitCode, timedOut: out.timedOut, outputTail: out.outputTail, at: now });
+  setGate(a, 'V', out.passed ? 'ok' : 'fail');
   if (out.passed) return { kind: 'pass', log: `CHECK PASSED task ${r.task.index} ${a.agentId}: ${command}` };
   const failures = (r.checkFailures ?? 0) + 1;
   r.checkFailures = failures;
@@ -77,11 +102,9 @@ export function checkOutcome(
       kind: 'fail',
       reason: `gate V failed: the task's check \`${command}\` failed ${failures} times (${how(out)}${lastLine ? `: ${lastLine}` : ''}); not integrated`,
     };
-  a.ready = false;
-  a.gatedSha = null;
-  a.state = 'needs_reemit';
-  a.waitingFor = { what: 'check', sha: a.patchSha, ticks: 0 };
-  a.draftNotBefore = now;
+  unready(a, true);
+  moveTo(a, 'needs_reemit');
+  checkFailed(a, a.patchSha, now);
   const output = out.outputTail.trim() ? `\nOutput (tail):\n${tailOf(out.outputTail.trimEnd())}` : '';
   return {
     kind: 'retry',

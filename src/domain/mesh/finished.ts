@@ -10,9 +10,10 @@
  * applies).
  */
 import type { Tunables } from './config.js';
-import { deliverableCheck, scopeCheck } from './gates.js';
+import { deliverableCheck, markReady, outputWaited, outputWaitStart, scopeCheck, setGate } from './gates.js';
 import { onlyOutputMissing, outputMark, stallAfterMs, type Observation } from './rules.js';
-import type { Attempt, TaskRecord } from './state.js';
+import { moveTo, type Attempt, type TaskRecord } from './state.js';
+import { reemitRequested } from './waits.js';
 
 export type GateDecision =
   | { kind: 'ready'; warning?: string }
@@ -36,10 +37,10 @@ export function gateFinished(
   now: number,
 ): GateDecision {
   const out = deliverableCheck(obs.lastTurn?.text ?? '', a.mode === 'analysis-only' ? 'explorer' : 'worker');
-  a.gates.O = out.ok ? 'ok' : 'fail';
+  setGate(a, 'O', out.ok ? 'ok' : 'fail');
   if (a.mode !== 'analysis-only' && task.task.scope.length) {
     const sc = scopeCheck(task.task.scope, obs.patch.files);
-    a.gates.S = sc.ok ? 'ok' : 'fail';
+    setGate(a, 'S', sc.ok ? 'ok' : 'fail');
     if (!sc.ok) return { kind: 'fail', reason: `gate S failed: ${sc.outside.join(', ')} outside the scope ${task.task.scope.join(', ')}; not integrated` };
   }
   const failed = [
@@ -47,29 +48,26 @@ export function gateFinished(
     ...(a.gates.D === 'fail' ? ['D (the patch draft is not a unified diff)'] : []),
   ];
   if (failed.length === 0) {
-    a.ready = true;
-    if (a.warning) a.warning = null;
+    markReady(a, null);
     return { kind: 'ready' };
   }
   const keep = onlyOutputMissing(a);
   const accept = (): GateDecision => {
     const warning = `gate O: integrated without the deliverable sections (missing: ${out.missing.join(', ')}); ${a.agentEnded !== null && a.reemits === 0 ? 'the agent had ended its session' : 'asked once to re-emit them'}`;
-    a.ready = true;
-    a.warning = warning;
+    markReady(a, warning);
     return { kind: 'ready', warning };
   };
   // The agent has ended: its final message is final, nobody would read a re-emit request.
   if (keep && a.agentEnded !== null) return accept();
-  const mayWait = now - (a.outputWaitSince ??= now) < stallAfterMs(t);
+  const mayWait = now - outputWaitStart(a, now) < stallAfterMs(t);
   if (a.gates.D !== 'fail' && mayWait) {
-    a.outputWaits += 1;
-    a.gates.O = '?';
+    outputWaited(a);
+    setGate(a, 'O', '?');
     return { kind: 'wait' };
   }
   if (a.reemits >= 1) return keep ? accept() : { kind: 'fail', reason: `gate ${failed.join(' and ')} failed after a re-emit request` };
-  a.reemits += 1;
-  a.state = 'needs_reemit';
-  a.waitingFor = { what: 'reemit', sha: outputMark('reemit', obs), ticks: 0 };
+  reemitRequested(a, outputMark('reemit', obs));
+  moveTo(a, 'needs_reemit');
   return {
     kind: 'reemit',
     failed,

@@ -152,3 +152,50 @@ export function conflictingFiles(applyError: string): string[] {
   }
   return [...out];
 }
+
+/** The gates' slice of a mesh attempt: each gate's result and whether the attempt may integrate. Only this file writes these fields. */
+export interface AttemptGating {
+  gates: Gates;
+  /** Ticks that found the attempt done but its final message not (yet) in the deliverable format. */
+  outputWaits: number;
+  /** Workflow time of the first tick that found it done but its final message not in the format (absent in older runs). */
+  outputWaitSince?: number | null;
+  /** Gates A, O, D and S passed on a finished attempt: it waits for its turn to integrate. */
+  ready: boolean;
+  /** The sha of the draft whose gates passed: integration applies that draft or refuses (absent in older runs). */
+  gatedSha?: string | null;
+  /** Gates D, S passed but the final message lacks the deliverable sections: integrated with this warning (absent in older runs). */
+  warning?: string | null;
+}
+
+export function setGate(a: AttemptGating, gate: GateName, value: GateValue): void {
+  a.gates[gate] = value;
+}
+
+/** Gates A, O, D and S passed: ready to integrate, with a warning (gate O kept) or without one. */
+export function markReady(a: AttemptGating, warning: string | null): void {
+  a.ready = true;
+  if (warning !== null) a.warning = warning;
+  else if (a.warning) a.warning = null;
+}
+
+/** The draft whose gates passed: integration applies that one or refuses. */
+export function gated(a: AttemptGating, sha: string | null): void {
+  a.gatedSha = sha;
+}
+
+/** No longer ready (a conflict, or its task's check failed: `forget` drops the gated draft too). */
+export function unready(a: AttemptGating, forget = false): void {
+  a.ready = false;
+  if (forget) a.gatedSha = null;
+}
+
+/** Waiting for the final message to come in the deliverable format: since when (the first such tick). */
+export function outputWaitStart(a: AttemptGating, now: number): number {
+  a.outputWaitSince ??= now;
+  return a.outputWaitSince;
+}
+
+export function outputWaited(a: AttemptGating): void {
+  a.outputWaits += 1;
+}

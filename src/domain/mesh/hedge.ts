@@ -20,6 +20,12 @@
 import { MAX_RESTARTS, replacement, type TaskAction } from './policy.js';
 import { liveAttempts, type Attempt, type TaskRecord } from './state.js';
 
+/** The hedge's slice of a mesh attempt. Only this file writes it. */
+export interface AttemptHedge {
+  /** It missed the ack SLA or stalled and was kept on with a hedge (another attempt) beside it (absent otherwise). */
+  hedged?: boolean;
+}
+
 /** What the shell needs to know to hedge: the budget (1 = no hedging), the mesh's live attempts and its cap. */
 export interface HedgeRoom {
   budget: number;
@@ -61,7 +67,7 @@ export function settleAttempt(r: TaskRecord, a: Attempt, actions: readonly TaskA
       // Kept on while a hedge (an attempt not itself kept on) carries the task: two kept attempts never hold each other up.
       if (a.hedged && others.some((y) => !y.hedged)) return out.filter((y) => y.kind !== 'log');
       if (!a.hedged && others.length + 1 < room.budget && room.meshLive < room.cap && r.restarts < MAX_RESTARTS) {
-        a.hedged = true;
+        markHedged(a);
         r.restarts += 1;
         const n = r.attempts.length + 1;
         const live = [...others, a].map((y) => y.attempt).sort((p, q) => p - q);
@@ -105,4 +111,9 @@ export function losers(r: TaskRecord, winner: Attempt): Array<[Attempt, string]>
   return liveAttempts(r)
     .filter((x) => x !== winner)
     .map((x): [Attempt, string] => [x, `attempt ${winner.attempt} won the task (its patch passed the gates first)`]);
+}
+
+/** Kept on with a hedge beside it. */
+function markHedged(a: AttemptHedge): void {
+  a.hedged = true;
 }

@@ -15,9 +15,9 @@
  */
 import type { IntegrateOutput } from './activity-types.js';
 import { gateFinished } from './finished.js';
-import type { GateName } from './gates.js';
+import { gated, setGate, unready, type GateName } from './gates.js';
 import { tickAttempt, type Observation, type RuleGates } from './rules.js';
-import type { Attempt, MeshStatus, TaskRecord } from './state.js';
+import { moveTo, type Attempt, type MeshStatus, type TaskRecord } from './state.js';
 import type { Tunables } from './config.js';
 
 /** Restarts per task before it is taken over (patch modes) or given up. */
@@ -45,7 +45,7 @@ export function tickTask(r: TaskRecord, a: Attempt, o: Observation, now: number,
   else if (act.kind === 'ready') {
     const g = gateFinished(r, a, o, t, now);
     if (g.kind === 'ready') {
-      a.gatedSha = o.patch.sha;
+      gated(a, o.patch.sha);
       if (g.warning)
         out.push({
           kind: 'log',
@@ -83,19 +83,23 @@ export type IntegrationOutcome = { kind: 'integrated' } | { kind: 'fail'; reason
 /** What an integration result means: integrated (gate P ok), refused for safety (fail), or a conflict (rebase, or past the budget a human). */
 export function integrationOutcome(r: TaskRecord, a: Attempt, res: IntegrateOutput, s: Pick<MeshStatus, 'conflicts' | 'conflictBudget'>): IntegrationOutcome {
   if (res.applied) {
-    a.gates.P = 'ok';
+    setGate(a, 'P', 'ok');
     if (a.warning) r.warnings = [...(r.warnings ?? []).filter((w) => w !== a.warning), a.warning];
     return { kind: 'integrated' };
   }
-  a.gates.P = 'fail';
+  setGate(a, 'P', 'fail');
   if (res.refused) {
     // Refused for safety (or not the draft that was gated): a rebase cannot fix it.
     const gate = /^gate ([A-Z]):/.exec(res.error)?.[1];
-    if (gate === 'D') [a.gates.P, a.gates.D] = ['--', 'fail'];
+    if (gate === 'D') {
+      setGate(a, 'P', '--');
+      setGate(a, 'D', 'fail');
+    }
     return { kind: 'fail', reason: `${res.error.replace(/^gate ([A-Z]):/, 'gate $1 refused:')}; not integrated` };
   }
-  a.ready = false;
-  [r.state, a.state] = ['needs_rebase', 'needs_rebase'];
+  unready(a);
+  r.state = 'needs_rebase';
+  moveTo(a, 'needs_rebase');
   s.conflicts += 1;
   if (s.conflicts > s.conflictBudget)
     return { kind: 'await-human', reason: `conflict budget spent (${s.conflictBudget}); give the tasks explicit scopes, a smaller cap, or resume` };

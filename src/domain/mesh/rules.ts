@@ -24,7 +24,10 @@
  */
 import type { CheckpointParse } from './checkpoint.js';
 import type { Tunables } from './config.js';
-import { activeAttempt, readyAttempt, type Attempt, type TaskRecord } from './state.js';
+import { setGate } from './gates.js';
+import { firstEdit, nudgedCheckpoint, sawAck, sawCheckpoint, sawProgress, sawTick, strike as addStrike } from './monitor.js';
+import { activeAttempt, moveTo, readyAttempt, type Attempt, type TaskRecord } from './state.js';
+import { doneWaiting, stillWaiting } from './waits.js';
 
 export interface PatchObservation {
   exists: boolean;
@@ -93,28 +96,24 @@ const secs = (ms: number) => `${Math.round(ms / 1000)}s`;
  * the ack restart fails; waiting for feedback nobody gives ends.
  */
 export function tickAttempt(task: TaskRecord, a: Attempt, obs: Observation, now: number, t: Tunables, gates: RuleGates = {}): TickAction {
-  a.lastTickAt = now;
-  if (obs.turns !== undefined && obs.turns !== null && obs.turns !== a.turnsSeen) {
-    a.turnsSeen = obs.turns;
-    a.lastSeenAt = now;
-  }
+  sawTick(a, now, obs.turns);
   const patchFirst = a.mode !== 'analysis-only';
   // Artifacts warden refused to read or use (a FIFO, a device, a symlink, an oversized file, a path git refuses).
   if (obs.checkpoint.refused) {
-    a.gates.C = 'fail';
+    setGate(a, 'C', 'fail');
     return { kind: 'fail', reason: `gate C refused: ${obs.checkpoint.refused}` };
   }
   if (patchFirst && obs.patch.refused) {
     const gate = /^gate ([A-Z]):/.exec(obs.patch.refused)?.[1] === 'P' ? 'P' : 'D';
-    a.gates[gate] = 'fail';
+    setGate(a, gate, 'fail');
     return { kind: 'fail', reason: `${obs.patch.refused.replace(/^gate ([A-Z]):/, 'gate $1 refused:')}; not integrated` };
   }
-  if (patchFirst && a.firstEdit !== 'seen' && realChange(obs.patch)) a.firstEdit = 'seen';
+  if (patchFirst && a.firstEdit !== 'seen' && realChange(obs.patch)) firstEdit(a, 'seen');
   const cp = obs.checkpoint.parse?.ok ? obs.checkpoint.parse.checkpoint : null;
   const firstSpawn = task.firstSpawnAt ?? a.spawnedAt;
 
   // Gate D (and the patch draft timeout) for patch-first attempts.
-  if (patchFirst) a.gates.D = obs.patch.exists ? (obs.patch.unified ? 'ok' : 'fail') : '--';
+  if (patchFirst) setGate(a, 'D', obs.patch.exists ? (obs.patch.unified ? 'ok' : 'fail') : '--');
   const draftDeadline = (a.kind === 'takeover' ? a.spawnedAt : firstSpawn) + t.patchDraftTimeout;
   if (patchFirst && !obs.patch.exists && now >= draftDeadline && !t.continueWaiting) {
     const event = `TIMEOUT ESCALATION: no patch draft after ${secs(now - (a.kind === 'takeover' ? a.spawnedAt : firstSpawn))} (patch draft timeout ${secs(t.patchDraftTimeout)})`;
@@ -125,11 +124,11 @@ export function tickAttempt(task: TaskRecord, a: Attempt, obs: Observation, now:
   // Gate A: the ack SLA.
   if (!a.acked) {
     if (cp) {
-      a.acked = true;
-      a.gates.A = 'ok';
-      a.state = 'acked';
+      sawAck(a);
+      setGate(a, 'A', 'ok');
+      moveTo(a, 'acked');
     } else if (now >= a.spawnedAt + t.ackSla) {
-      a.gates.A = 'fail';
+      setGate(a, 'A', 'fail');
       const why = obs.checkpoint.exists
         ? `checkpoint invalid (${obs.checkpoint.parse && !obs.checkpoint.parse.ok ? obs.checkpoint.parse.error : 'unreadable'})`
         : 'no checkpoint';
@@ -145,10 +144,10 @@ export function tickAttempt(task: TaskRecord, a: Attempt, obs: Observation, now:
           kind: 'fail',
           reason: `gate A failed: ${why} ${secs(now - a.spawnedAt)} after spawn, after the ack restart (limit: the ack SLA ${secs(t.ackSla)} + the patch draft timeout ${secs(t.patchDraftTimeout)})`,
         };
-      a.state = 'waiting_checkpoint';
+      moveTo(a, 'waiting_checkpoint');
       return { kind: 'none' };
     } else {
-      a.state = 'spawned';
+      moveTo(a, 'spawned');
       return { kind: 'none' };
     }
   }
@@ -159,41 +158,35 @@ export function tickAttempt(task: TaskRecord, a: Attempt, obs: Observation, now:
   else if (!cp) strike = `checkpoint invalid: ${obs.checkpoint.parse && !obs.checkpoint.parse.ok ? obs.checkpoint.parse.error : 'unreadable'}`;
   else if (cp.statusCode === 'done' && patchFirst && !obs.patch.exists) strike = 'checkpoint says done but the patch draft does not exist';
   if (strike) {
-    a.gates.C = 'fail';
-    a.unrel += 1;
-    if (a.unrel > t.missingArtifactStrikes)
-      return { kind: 'restart', reason: `missing-artifact incident ${a.unrel}: ${strike}`, event: `UNRELIABLE: ${strike} (strike ${a.unrel})` };
-    a.state = 'waiting_checkpoint';
+    setGate(a, 'C', 'fail');
+    const strikes = addStrike(a);
+    if (strikes > t.missingArtifactStrikes)
+      return { kind: 'restart', reason: `missing-artifact incident ${strikes}: ${strike}`, event: `UNRELIABLE: ${strike} (strike ${strikes})` };
+    moveTo(a, 'waiting_checkpoint');
     return {
       kind: 'steer',
-      text: `Checkpoint integrity: ${strike}. Write the checkpoint at ${a.checkpointPath} in the required format (and the patch draft at ${a.patchPath} if you claim one). Do not claim artifacts that are not on disk. (unreliable strike ${a.unrel})`,
+      text: `Checkpoint integrity: ${strike}. Write the checkpoint at ${a.checkpointPath} in the required format (and the patch draft at ${a.patchPath} if you claim one). Do not claim artifacts that are not on disk. (unreliable strike ${strikes})`,
     };
   }
-  a.gates.C = 'ok';
-  if (obs.checkpoint.mtimeMs !== a.lastCheckpointMtime) a.lastCheckpointMtime = obs.checkpoint.mtimeMs;
+  setGate(a, 'C', 'ok');
+  sawCheckpoint(a, obs.checkpoint.mtimeMs);
   const cpAge = now - (a.lastCheckpointMtime ?? now);
   const waiting = WAITING_CODES.has(cp!.statusCode);
 
   // Stall: no change of status or patch draft for the stall time (before: the same status or draft N ticks).
   const status = `${cp!.statusCode}|${cp!.statusDetail}`;
   const patchStat = obs.patch.exists ? `${obs.patch.size}:${obs.patch.sha}` : null;
-  if (a.progressAt === undefined || a.progressAt === null || status !== a.lastStatus || patchStat !== a.lastPatchStat) a.progressAt = now;
-  a.statusSeen = status === a.lastStatus ? a.statusSeen + 1 : 1;
-  a.lastStatus = status;
-  a.patchSeen = patchStat !== null && patchStat === a.lastPatchStat ? a.patchSeen + 1 : patchStat === null ? 0 : 1;
-  a.lastPatchStat = patchStat;
+  const progressAt = sawProgress(a, status, patchStat, now);
 
   if (cp!.statusCode === 'done' && (!patchFirst || obs.patch.exists)) {
     if (a.waitingFor) {
       const changed = outputMark(a.waitingFor.what, obs) !== a.waitingFor.sha;
       if (!changed) {
-        a.waitingFor.ticks += 1;
-        a.waitingFor.since ??= now;
-        const waited = now - a.waitingFor.since;
+        const waited = stillWaiting(a, now);
         const budget = a.waitingFor.what === 'reemit' ? stallAfterMs(t) : t.patchDraftTimeout;
         // A re-emit that is not coming (the agent ended, or the wait is over) does not throw a correct patch away: the gates decide.
         if (a.waitingFor.what === 'reemit' && onlyOutputMissing(a) && (a.agentEnded !== null || waited >= budget)) {
-          a.waitingFor = null;
+          doneWaiting(a);
           return { kind: 'ready' };
         }
         if (waited >= budget)
@@ -208,38 +201,38 @@ export function tickAttempt(task: TaskRecord, a: Attempt, obs: Observation, now:
           };
         return { kind: 'none' };
       }
-      a.waitingFor = null;
+      doneWaiting(a);
     }
     return { kind: 'ready' };
   }
   // First edit target: no real change in the patch draft by then → the stall rule's action, once per attempt.
   if (patchFirst && !a.firstEdit && now >= a.spawnedAt + t.firstEditTarget && (gates.firstEdit?.() ?? true)) {
-    a.firstEdit = 'missed';
-    a.state = 'stalled';
+    firstEdit(a, 'missed');
+    moveTo(a, 'stalled');
     const reason = `no change in the patch draft after ${secs(now - a.spawnedAt)} (first edit target ${secs(t.firstEditTarget)})`;
     const event = `FIRST EDIT TARGET MISSED: ${reason}`;
     if (now >= draftDeadline && a.kind !== 'takeover' && !task.tookOver)
       return { kind: 'takeover', reason: 'first edit target missed after the patch draft timeout', event };
     return { kind: 'restart', reason: `first edit target missed: ${reason}`, event };
   }
-  const quiet = now - a.progressAt;
+  const quiet = now - progressAt;
   // Waiting for feedback nobody in the mesh gives: not a stall for the patch draft timeout (or the stall time, if longer), then one.
   const stallAfter = waiting ? Math.max(stallAfterMs(t), t.patchDraftTimeout) : stallAfterMs(t);
   if (waiting && quiet < stallAfter) {
-    a.state = 'running';
+    moveTo(a, 'running');
     return { kind: 'none' };
   }
   if (quiet >= stallAfter) {
-    a.state = 'stalled';
+    moveTo(a, 'stalled');
     const reason = `no progress for ${secs(quiet)} (status "${cp!.statusCode}: ${cp!.statusDetail}"${obs.patch.exists ? ' and the patch draft unchanged' : ', no patch draft'}; ${waiting ? `nobody answers a worker waiting for feedback; limit ${secs(stallAfter)}` : `stall time ${secs(stallAfter)}`})`;
     const event = `STALL DETECTED: ${reason}`;
     if (patchFirst && now >= draftDeadline && a.kind !== 'takeover' && !task.tookOver)
       return { kind: 'takeover', reason: 'stall after the patch draft timeout', event };
     return { kind: 'restart', reason: `stall: ${reason}`, event };
   }
-  a.state = 'running';
+  moveTo(a, 'running');
   if (cpAge >= 2 * t.checkpointInterval && (a.checkpointNudgedAt === null || now - a.checkpointNudgedAt >= t.checkpointInterval)) {
-    a.checkpointNudgedAt = now;
+    nudgedCheckpoint(a, now);
     return {
       kind: 'steer',
       text: `No checkpoint update for ${secs(cpAge)} (interval ${secs(t.checkpointInterval)}). Write a minimal checkpoint now: status_code, status_detail and artifact paths, at ${a.checkpointPath}.`,

@@ -3,7 +3,11 @@
  * and the monitoring log. Lives in meshWorkflow; the `meshStatus` query returns it whole.
  */
 import type { MeshTask, TaskMode, Tunables } from './config.js';
-import type { GateName, Gates } from './gates.js';
+import type { AttemptCheck } from './check.js';
+import type { AttemptGating, GateName, Gates } from './gates.js';
+import type { AttemptHedge } from './hedge.js';
+import type { AttemptMonitor } from './monitor.js';
+import type { AttemptWaits } from './waits.js';
 
 /** The states a task shows on the mesh dashboard. */
 export const MESH_TASK_STATES = [
@@ -27,7 +31,13 @@ export type MeshTaskState = (typeof MESH_TASK_STATES)[number];
 export const MESH_PHASES = ['setting-up', 'running', 'awaiting-input', 'validating', 'ready', 'applied', 'cancelled', 'failed'] as const;
 export type MeshPhase = (typeof MESH_PHASES)[number];
 
-export interface Attempt {
+/**
+ * One attempt at a task. Its fields are cut by who decides them, and only that file writes them
+ * (test/unit/mesh-attempt-ownership.test.ts): what the ticks saw (monitor.ts), the gates and
+ * readiness (gates.ts), what the mesh asked the agent for and waits on (waits.ts), the task's own
+ * check (check.ts), the hedge (hedge.ts); here, who the attempt is and where it stands.
+ */
+export interface Attempt extends AttemptMonitor, AttemptGating, AttemptWaits, AttemptCheck, AttemptHedge {
   attempt: number;
   kind: 'worker' | 'takeover';
   mode: TaskMode;
@@ -37,60 +47,12 @@ export interface Attempt {
   worktree: string;
   checkpointPath: string;
   patchPath: string;
-  /** The commit the attempt's diff is taken against (the base, or the integration head after a rebase request). */
-  diffBase: string;
   spawnedAt: number;
-  lastTickAt: number | null;
-  lastSeenAt: number | null;
-  lastStatus: string | null;
-  statusSeen: number;
-  lastPatchStat: string | null;
-  patchSeen: number;
-  lastCheckpointMtime: number | null;
-  /** Workflow time of the tick that last saw the status or the patch draft change (absent in older runs). */
-  progressAt?: number | null;
-  /** The first edit target: `seen` once a tick saw a real change in the patch draft, `missed` once the rule fired (absent before either). */
-  firstEdit?: 'seen' | 'missed' | null;
-  checkpointNudgedAt: number | null;
-  unrel: number;
-  acked: boolean;
-  gates: Gates;
   state: MeshTaskState;
-  /** The patch sha when a rebase, re-emit or (after a failed task check) a new patch was requested: the next one must differ. */
-  /** `since`: the first tick (workflow time) that found it unchanged after the request (absent in older runs). */
-  waitingFor: { what: 'rebase' | 'reemit' | 'check'; sha: string | null; ticks: number; since?: number | null } | null;
-  reemits: number;
-  /** Warden drafts this attempt's patch only from a checkpoint written after this (epoch ms). */
-  draftNotBefore: number;
-  /** Ticks that found the attempt done but its final message not (yet) in the deliverable format. */
-  outputWaits: number;
-  /** Workflow time of the first tick that found it done but its final message not in the format (absent in older runs). */
-  outputWaitSince?: number | null;
-  /** The agent's turn count at the last tick (a new turn means the agent was seen). */
-  turnsSeen: number;
-  /** Gates A, O, D and S passed on a finished attempt: it waits for its turn to integrate. */
-  ready: boolean;
-  /** The patch draft as last seen: its sha and the files it touches. */
-  patchSha: string | null;
-  patchFiles: string[];
-  /** The sha of the draft whose gates passed: integration applies that draft or refuses (absent in older runs). */
-  gatedSha?: string | null;
-  /** The agent workflow ended (its final state), or null while it runs. */
-  agentEnded: string | null;
-  /** The agent escalated or was paused (it waits for a human), as its status says; absent or null otherwise. */
-  agentNote?: string | null;
-  /** The agent's final message as last seen (its last 1,000 characters; absent in older runs). */
-  lastOutput?: string | null;
-  /** Gates D, S passed but the final message lacks the deliverable sections: integrated with this warning (absent in older runs). */
-  warning?: string | null;
   closed: boolean;
   reason: string | null;
   /** A replaced attempt whose worktree and branch were removed (workflow time; absent otherwise). */
   removedAt?: number | null;
-  /** It missed the ack SLA or stalled and was kept on with a hedge (another attempt) beside it (absent otherwise). */
-  hedged?: boolean;
-  /** The task's own check (its `verify` command) on this attempt's last gated patch (absent otherwise). */
-  check?: TaskCheckResult | null;
   /**
    * The holder's token the mesh gave this attempt's agent (its AgentSpec safety.holdToken): the mesh
    * sends it with its `block`. Left out of the status query (`publicState`); absent in older runs.
@@ -134,16 +96,25 @@ export function blankAttempt(start: AttemptStart, gates: Gates): Attempt {
   };
 }
 
-/** One run of a task's check command in the attempt's worktree. */
-export interface TaskCheckResult {
-  command: string;
-  /** The patch draft it checked. */
-  sha: string | null;
-  passed: boolean;
-  exitCode: number | null;
-  timedOut: boolean;
-  outputTail: string;
-  at: number;
+/** The attempt's place in the task state table (what the dashboard shows for it). */
+export function moveTo(a: Attempt, state: MeshTaskState): void {
+  a.state = state;
+}
+
+/** Closed: the mesh is done with it (replaced, lost a hedge, its task ended), with the reason. */
+export function closeAttempt(a: Attempt, reason: string): void {
+  a.closed = true;
+  a.reason = reason;
+}
+
+/** Its worktree and branch were removed (workflow time). */
+export function markRemoved(a: Attempt, at: number): void {
+  a.removedAt = at;
+}
+
+/** The holder's token the mesh gives the attempt's agent (it sends it with its `block`). */
+export function giveHoldToken(a: Attempt, token: string): void {
+  a.holdToken = token;
 }
 
 export interface TaskRecord {
