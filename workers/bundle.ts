@@ -7,16 +7,15 @@
  * per agent (docs/operating/capacity.md, "Memory per cached agent"). So everything warden's
  * workflows run is preloaded: `preloadModules` are evaluated once per worker thread and shared by
  * every workflow of it:
- * - zod itself (workers/zod-preload), src/domain/contract/shared (whose closure keeps warden's
- *   schemas built once per thread), warden's pure domain code (workers/domain-preload: the agent
- *   core, judgement, mesh logic);
- * - last, the workflow entry itself (workflows/index: the workflow shells, their messages, and the
- *   modules that validate with a zod schema). Nothing in it holds per-workflow state at module
+ * - zod itself (workers/zod-preload: it also runs zod's lazy one-time initialisation before the
+ *   freeze), src/domain/contract/shared (whose closure keeps warden's schemas built once per thread);
+ * - last, the workflow entry itself (workflows/index: the workflow shells, their messages, warden's
+ *   domain code and the modules that validate with a zod schema). Nothing in it holds per-workflow state at module
  *   level: every workflow's state lives in what its workflow function builds when it runs
- *   (test/unit/domain-preload.test.ts holds that for every module the entry loads).
+ *   (test/unit/preload.test.ts holds that for every module the entry loads).
  * The SDK deep-freezes what a preloaded module exports, and zod writes to a schema on first use
  * ("Cannot define property …, object is not extensible"), so no zod schema may be reachable from a
- * preloaded module's exports: the domain preload imports no schema module, and webpack's scope
+ * preloaded module's exports: webpack's scope
  * hoisting (`concatenateModules`, off in the SDK's development-mode config) makes the workflow
  * entry and the schema modules one module whose only exports are the workflow functions; the
  * schemas are variables inside it, which the freeze does not reach. Modules that an earlier
@@ -52,12 +51,13 @@ export function keepsStackTraces(env: NodeJS.ProcessEnv = process.env): boolean 
 export const ZOD_PRELOADS: string[] = [here(`./zod-preload${ext}`), here(`../src/domain/contract/shared${ext}`)];
 
 /**
- * Shared by every workflow of a worker thread, in load order (workers/stack-preload, zod-preload,
- * src/domain/contract/shared and workers/domain-preload say why that is safe; the workflow entry
- * last, see above).
+ * Shared by every workflow of a worker thread, in load order (workers/stack-preload, zod-preload and
+ * src/domain/contract/shared say why that is safe; the workflow entry last, see above). A separate
+ * preload of the pure domain code no longer pays since the entry itself is preloaded: measured with
+ * bench/agent-memory, 77 KiB per cached agent at 400 agents with it and without it.
  */
 export function preloadModules(env: NodeJS.ProcessEnv = process.env): string[] {
-  const shared = [...ZOD_PRELOADS, here(`./domain-preload${ext}`), WORKFLOWS_PATH];
+  const shared = [...ZOD_PRELOADS, WORKFLOWS_PATH];
   return keepsStackTraces(env) ? shared : [here(`./stack-preload${ext}`), ...shared];
 }
 

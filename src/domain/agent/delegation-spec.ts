@@ -1,7 +1,7 @@
 /**
  * A `delegate` request (delegation.ts): the task spec validated against its schema, and the child
- * it becomes. Apart from delegation.ts because it uses a zod schema: the workflow bundle preloads
- * the agent core (workers/domain-preload.ts), and a preloaded module must not import a schema.
+ * it becomes. Apart from delegation.ts because it uses a zod schema (the core itself validates
+ * nothing with a schema).
  */
 import { DELEGATION_CAPS } from '../contract/limits.js';
 import { TaskSpecSchema, describeZodError, type AgentSpecInput, type TaskSpec } from '../contract/schemas.js';

@@ -1,7 +1,6 @@
 /**
  * A verdict as text people read. Apart from verdict.ts (the answer's schema and parser) so that the
- * agent core can use it without importing a zod schema: the workflow bundle preloads the core
- * (workers/domain-preload.ts), and a preloaded module must not export a schema.
+ * agent core can use it without importing a zod schema (the core stays free of validation).
  */
 import type { Verdict } from '../contract/schemas.js';
 

@@ -1,15 +1,12 @@
 /**
  * The preloaded code (workers/bundle.ts): the worker loads it once per thread and shares it with
- * every cached workflow. First workers/domain-preload, the pure domain modules; then the workflow
- * entry (workflows/index) with everything else it loads: the workflow shells and the modules that
- * validate with a zod schema. Sharing is correct only while they hold no module-level mutable
- * state and nothing writes to what they export (the SDK deep-freezes it). The domain preload
- * imports neither the workflow API nor a zod schema (zod writes to a schema on first use, and
- * what the domain preload exports is frozen); the workflow entry's schemas stay out of the
- * freeze's reach because webpack's scope hoisting makes the entry one module that exports only the
- * workflow functions, which the last test checks on the prebuilt bundle. These tests hold all of
- * that, and that the domain list is complete: every domain module the workflow bundle uses is
- * listed, or validates with a schema.
+ * every cached workflow. First zod (workers/zod-preload) and the schema cache
+ * (src/domain/contract/shared); then the workflow entry (workflows/index) with everything it loads:
+ * the workflow shells, warden's domain code and the modules that validate with a zod schema.
+ * Sharing is correct only while they hold no module-level mutable state and nothing writes to what
+ * they export (the SDK deep-freezes it). The entry's schemas stay out of the freeze's reach because
+ * webpack's scope hoisting makes the entry one module that exports only the workflow functions,
+ * which the last test checks on the prebuilt bundle.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -17,7 +14,7 @@ import { pathToFileURL } from 'node:url';
 import { expect, it } from 'vitest';
 
 const ROOT = join(import.meta.dirname, '../..');
-const ENTRY = join(ROOT, 'workers/domain-preload.ts');
+const SHARED_ROOT = join(ROOT, 'src/domain/contract/shared.ts');
 const rel = (f: string) => relative(ROOT, f);
 const source = (f: string) => readFileSync(f, 'utf8');
 const files = (dir: string): string[] =>
@@ -56,39 +53,17 @@ function closure(roots: string[]): Set<string> {
   return seen;
 }
 
-const LISTED = valueImports(ENTRY);
-const SHARED = [...closure(LISTED)];
+const SHARED = [...closure([SHARED_ROOT])];
 const SHARED_FILES = SHARED.filter((f) => f.startsWith('/'));
-/** The workflow entry and the modules only it loads (preloaded after the domain code). */
+/** The workflow entry and the modules only it loads (preloaded after zod and the schema cache). */
 const WORKFLOW_ENTRY = join(ROOT, 'workflows/index.ts');
 const WORKFLOW_FILES = [...closure([WORKFLOW_ENTRY])].filter((f) => f.startsWith('/') && !SHARED_FILES.includes(f));
 /** Every file of warden's that a worker thread shares between workflows. */
 const PRELOADED_FILES = [...SHARED_FILES, ...WORKFLOW_FILES];
 
-it('the preload list names src/domain modules that exist', () => {
-  expect(LISTED.length).toBeGreaterThan(40);
-  for (const f of LISTED) {
-    expect(rel(f)).toMatch(/^src\/domain\//);
-    expect(existsSync(f), rel(f)).toBe(true);
-  }
-});
-
-it('everything the preloaded modules import is listed too (the list is what the thread shares)', () => {
-  const unlisted = SHARED_FILES.filter((f) => !LISTED.includes(f)).map(rel);
-  expect(unlisted).toEqual([]);
-});
-
-it('the preloaded modules import no package: not @temporalio (per-workflow API), not zod (a schema would be frozen)', () => {
+it('the schema cache imports no package: not @temporalio (per-workflow API), not zod (a schema would be frozen)', () => {
+  expect(SHARED_FILES.map(rel)).toEqual(['src/domain/contract/shared.ts']);
   expect(SHARED.filter((f) => !f.startsWith('/'))).toEqual([]);
-});
-
-it('the list is complete: a domain module the workflows use is listed, or loads a zod schema', () => {
-  const bundled = [...closure([join(ROOT, 'workflows/index.ts')])].filter((f) => f.startsWith(join(ROOT, 'src/domain/')));
-  const loadsZod = (f: string) => closure([f]).has('zod');
-  const missing = bundled.filter((f) => !LISTED.includes(f) && !loadsZod(f)).map(rel);
-  expect(missing).toEqual([]);
-  // and the per-workflow rest is what we expect: the modules that validate with a schema
-  expect(bundled.filter((f) => !LISTED.includes(f)).length).toBeLessThan(20);
 });
 
 /** Module-level Maps/Sets/WeakMaps that are written, allowed because sharing them is harmless (the file says why). */
@@ -118,7 +93,7 @@ it("no module-level mutable state in the preloaded modules, the workflow entry's
   }
   expect(problems).toEqual([]);
   // the scan sees the sanctioned caches (so it would see another one)
-  expect(SANCTIONED_CACHES.every((c) => SHARED_FILES.map(rel).includes(c.split(':')[0]!))).toBe(true);
+  expect(SANCTIONED_CACHES.every((c) => PRELOADED_FILES.map(rel).includes(c.split(':')[0]!))).toBe(true);
 });
 
 it('nothing writes to an exported object or array of a preloaded module (the SDK freezes them)', () => {
@@ -166,17 +141,20 @@ it('the prebuilt bundle preloads the workflow entry as one module whose exports 
   const bundlePath = join(ROOT, 'dist/workflow-bundle.js');
   expect(existsSync(bundlePath), 'dist/workflow-bundle.js is missing: run `npm run build`').toBe(true);
   const code = source(bundlePath);
-  // The preload function requires the entry last, after the domain code.
+  // The preload function requires the entry last, after zod and the schema cache.
   const preload = /exports\.preloadModules = function preloadModules\(\) \{([\s\S]*?)\n\}/.exec(code)?.[1] ?? '';
   const required = [...preload.matchAll(/__webpack_require__\([^)]*"([^"]+)"\)/g)].map((m) => m[1]);
   expect(required.at(-1)).toBe('./dist/workflows/index.js');
-  expect(required).toContain('./dist/workers/domain-preload.js');
+  expect(required).toContain('./dist/src/domain/contract/shared.js');
   // Every module only the entry loads is inlined into it (a `;// path` section of the entry's
   // concatenated module), never a webpack module of its own whose exports the SDK would freeze.
   const own = new Set([...code.matchAll(/^\/\*\*\*\/ "([^"]+)"/gm)].map((m) => m[1]));
   const inlined = new Set([...code.matchAll(/^;\/\/ (\.\/dist\/\S+\.js)$/gm)].map((m) => m[1]));
   const asBundled = (f: string) => `./dist/${rel(f).replace(/\.ts$/, '.js')}`;
-  const separate = WORKFLOW_FILES.map(asBundled).filter((m) => m !== './dist/workflows/index.js' && (own.has(m) || !inlined.has(m)));
+  // (Modules the payload converter loads too stay separate: they are in two groups. They export no schema.)
+  const converter = new Set([...closure([join(ROOT, 'src/converter/payload-converter.ts')])].filter((f) => f.startsWith('/')).map(asBundled));
+  expect(converter).toContain('./dist/src/domain/contract/undecodable.js');
+  const separate = WORKFLOW_FILES.map(asBundled).filter((m) => m !== './dist/workflows/index.js' && !converter.has(m) && (own.has(m) || !inlined.has(m)));
   expect(separate).toEqual([]);
   expect(own.has('./dist/workflows/index.js')).toBe(true);
   // The entry exports workflow functions only (what the freeze reaches): one `export { x } from` line each.
