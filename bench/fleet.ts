@@ -31,25 +31,35 @@
  * at the end, on error and on SIGINT/SIGTERM. stdout: exactly one JSON object; progress on stderr.
  * Exit 0 ok, 1 failure, 2 bad usage.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { cpus, loadavg } from 'node:os';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { WardenClient, isTransientUpdateError, workflowIdFor, type TurnInput } from '../src/client/index.js';
 import { EvaluatorConfigSchema, type EvaluatorConfig } from '../src/domain/contract/schemas.js';
 import { freePort } from '../src/devserver/ports.js';
-import { startDevServer, type DevServer } from '../src/devserver/server.js';
 import { WORKER_DEFAULTS, tuningFromEnv } from '../workers/main.js';
-import { loopbackAddress, pool } from './common.js';
+import {
+  benchMain,
+  latencyStats as stats,
+  loopbackAddress,
+  makeTurn,
+  type OwnServer,
+  percentile,
+  pool,
+  type Proc,
+  readRssKiB,
+  round,
+  serverAddress,
+  sleep,
+  startProc,
+  stopOwnServer,
+  UsageError,
+  waitReady,
+} from './common.js';
 import { readCpuMs, readTreeCpuMs } from './proc-cpu.js';
 import { parseSdkCounters, type SdkCounters } from './sdk-metrics.js';
-
-const RSS_SAMPLE_MS = 200;
 
 interface Options {
   mode: 'open' | 'closed' | 'recovery';
@@ -84,8 +94,6 @@ interface Options {
   /** Sticky cache size of both workers (null: the SDK's default / WARDEN_MAX_CACHED_WORKFLOWS). */
   cacheSize: number | null;
 }
-
-class UsageError extends Error {}
 
 const USAGE = `usage: node dist/bench/fleet.js [options]
   --agents N           agents per side (default 100, max 20000)
@@ -284,143 +292,17 @@ function parseArgs(argv: string[]): Options {
 }
 
 const say = (msg: string) => process.stderr.write(`[fleet ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const round = (n: number, d = 1) => (Number.isFinite(n) ? Math.round(n * 10 ** d) / 10 ** d : null);
 const mib = (kib: number) => round(kib / 1024, 1);
-
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
-  return sorted[Math.min(rank, sorted.length) - 1]!;
-}
-
-function stats(latencies: number[]) {
-  const s = [...latencies].sort((a, b) => a - b);
-  return { p50: round(percentile(s, 50)), p90: round(percentile(s, 90)), p99: round(percentile(s, 99)), max: round(s.at(-1) ?? NaN) };
-}
-
-// ---------- turns: varied, plausible work (the heuristic evaluator answers OK) ----------
-
-const FILES = ['src/parser.ts', 'src/lexer.ts', 'src/cache.ts', 'src/http/routes.ts', 'src/db/pool.ts', 'test/parser.test.ts', 'README.md'];
-const TOPICS = ['the retry loop', 'the cache eviction', 'error propagation', 'the config loader', 'pagination', 'the date parsing', 'the connection pool'];
-
-function makeTurn(id: string, a: number, t: number): TurnInput {
-  const file = FILES[(a + t) % FILES.length]!;
-  const topic = TOPICS[(a * 3 + t) % TOPICS.length]!;
-  const base = { id, tokensIn: 800 + ((a * 37 + t * 11) % 400), tokensOut: 120 + ((a + t * 7) % 90), costUsd: 0.002 };
-  switch (t % 4) {
-    case 0:
-      return {
-        ...base,
-        text: `Turn ${t}: reading ${file} to understand ${topic} before changing anything (agent ${a}).`,
-        toolCalls: [{ name: 'read_file', args: { path: file }, result: `${40 + t} lines`, ok: true }],
-      };
-    case 1:
-      return {
-        ...base,
-        text: `Turn ${t}: editing ${file} so that ${topic} handles the empty case explicitly (agent ${a}).`,
-        toolCalls: [{ name: 'edit_file', args: { path: file, patch: `@@ -${t},3 +${t},5 @@ handle empty input in ${topic}` }, result: 'applied', ok: true }],
-      };
-    case 2:
-      return {
-        ...base,
-        text: `Turn ${t}: running the parser tests after the change to ${topic} (agent ${a}).`,
-        toolCalls: [{ name: 'shell', args: { cmd: `npx vitest run test/parser.test.ts -t "case ${a}-${t}"` }, result: `${5 + (t % 7)} passed`, ok: true }],
-      };
-    default:
-      return {
-        ...base,
-        text: `Turn ${t}: the ${topic} change looks right; next I will check callers of ${file} for the same assumption (agent ${a}).`,
-        toolCalls: [{ name: 'grep', args: { pattern: topic.split(' ').at(-1), path: 'src' }, result: `${1 + (t % 5)} matches`, ok: true }],
-      };
-  }
-}
 
 // ---------- worker processes and their RSS ----------
 
-function readRssKiB(pid: number): number | null {
-  try {
-    const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) : null;
-  } catch {
-    return null;
-  }
-}
-
-interface Proc {
-  name: string;
-  child: ChildProcess;
-  spawnedAt: number;
-  ready: Promise<number>;
-  exited: Promise<number | string>;
-  rss: { peakKiB: number; lastKiB: number };
-  /** Restart the peak: from now on `rss.peakKiB` is the peak of this phase. */
-  resetPeak(): void;
-  stop(signal?: NodeJS.Signals): Promise<void>;
-}
-
-function startProc(name: string, args: string[], env: Record<string, string>, readyMsg: string): Proc {
-  const spawnedAt = performance.now();
-  // FLEET_NODE_ARGS: Node options for both workers that NODE_OPTIONS refuses (e.g. `--cpu-prof --cpu-prof-dir=DIR`).
-  const nodeArgs = (process.env.FLEET_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, sig) => resolve(code ?? sig ?? 'unknown')));
-  let markReady: (t: number) => void = () => {};
-  const ready = new Promise<number>((resolve) => (markReady = resolve));
-  createInterface({ input: child.stderr! }).on('line', (line) => {
-    let rec: { level?: number; msg?: string } | null = null;
-    try {
-      rec = JSON.parse(line) as { level?: number; msg?: string };
-    } catch {
-      process.stderr.write(`[${name}] ${line}\n`);
-      return;
-    }
-    if (rec.msg === readyMsg) markReady(performance.now());
-    if ((rec.level ?? 0) >= 40) process.stderr.write(`[${name}] ${line.slice(0, 600)}\n`);
-  });
-  child.stdout!.on('data', () => undefined);
-  const rss = { peakKiB: 0, lastKiB: 0 };
-  const sample = () => {
-    const kib = child.pid ? readRssKiB(child.pid) : null;
-    if (kib === null) return;
-    rss.lastKiB = kib;
-    rss.peakKiB = Math.max(rss.peakKiB, kib);
-  };
-  const timer = setInterval(sample, RSS_SAMPLE_MS);
-  timer.unref();
-  return {
-    name,
-    child,
-    spawnedAt,
-    ready,
-    exited,
-    rss,
-    resetPeak() {
-      sample();
-      rss.peakKiB = rss.lastKiB;
-    },
-    async stop(signal: NodeJS.Signals = 'SIGTERM') {
-      clearInterval(timer);
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill(signal);
-      const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(killer);
-    },
-  };
-}
-
-async function waitReady(p: Proc): Promise<number> {
-  const r = await Promise.race([
-    p.ready,
-    p.exited.then((c) => new Error(`${p.name} exited (${c}) before it was ready`)),
-    sleep(120_000).then(() => new Error(`${p.name} not ready after 120 s`)),
-  ]);
-  if (r instanceof Error) throw r;
-  return r;
-}
-
 const distFile = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
+
+/** A worker process: FLEET_NODE_ARGS gives both workers Node options that NODE_OPTIONS refuses (e.g. `--cpu-prof --cpu-prof-dir=DIR`). */
+function startWorkerProc(name: string, args: string[], env: Record<string, string>, readyMsg: string): Proc {
+  const nodeArgs = (process.env.FLEET_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+  return startProc(name, [...nodeArgs, ...args], env, readyMsg, { maxLogLine: 600 });
+}
 
 /** Per-worker extras: the sticky cache size (--cache-size) and where it serves the SDK's metrics. */
 interface WorkerExtras {
@@ -430,7 +312,7 @@ interface WorkerExtras {
 
 function startWardenWorker(address: string, namespace: string, taskQueue: string, x: WorkerExtras): Proc {
   // A real `warden worker` process (the CLI verb), as an operator runs it.
-  return startProc(
+  return startWorkerProc(
     'warden-worker',
     [distFile('../src/cli/main.js'), 'worker'],
     {
@@ -451,7 +333,7 @@ function stickyTimeoutMs(): number {
 }
 
 function startBareWorker(address: string, namespace: string, taskQueue: string, x: WorkerExtras): Proc {
-  return startProc(
+  return startWorkerProc(
     'bare-worker',
     [distFile('./bare-worker.js')],
     {
@@ -524,9 +406,7 @@ function serverCpuMs(o: Options, r: Resources): number | null {
   return o.serverPids.length > 0 ? readTreeCpuMs(o.serverPids) : readCpuMs(r.server?.process.pid);
 }
 
-interface Resources {
-  tmp: string | null;
-  server: DevServer | null;
+interface Resources extends OwnServer {
   procs: Set<Proc>;
   connection: Connection | null;
   warden: WardenClient | null;
@@ -553,15 +433,7 @@ async function teardown(r: Resources, o: Options): Promise<void> {
   r.warden = null;
   await r.connection?.close().catch(() => undefined);
   r.connection = null;
-  if (r.server) {
-    say('stopping dev server');
-    await r.server.stop().catch((err) => say(`server stop: ${String(err)}`));
-    r.server = null;
-  }
-  if (r.tmp) {
-    rmSync(r.tmp, { recursive: true, force: true });
-    r.tmp = null;
-  }
+  await stopOwnServer(r, say);
 }
 
 interface PhaseResult {
@@ -708,16 +580,7 @@ const duplicateReplies: Record<string, number> = {};
 async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
   const tag = `${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
   const load0 = loadavg();
-  let address: string;
-  if (o.address) {
-    address = o.address;
-  } else {
-    r.tmp = mkdtempSync(join(tmpdir(), 'warden-fleet-'));
-    const port = await freePort();
-    say(`starting a dev server on 127.0.0.1:${port}`);
-    r.server = await startDevServer({ port, uiPort: false, dbFile: join(r.tmp, 'temporal.db'), namespace: o.namespace, say });
-    address = r.server.address;
-  }
+  const address = await serverAddress(r, o.address, { prefix: 'warden-fleet-', namespace: o.namespace, say });
   r.connection = await Connection.connect({ address });
   const raw = new Client({ connection: r.connection, namespace: o.namespace });
   const wardenTq = `fleet-warden-${tag}`;
@@ -1117,61 +980,13 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
   };
 }
 
-async function main(): Promise<number> {
-  let o: Options;
-  try {
-    o = parseArgs(process.argv.slice(2));
-  } catch (err) {
-    if (err instanceof UsageError) {
-      process.stderr.write(`fleet: ${err.message}\n${USAGE}\n`);
-      return 2;
-    }
-    throw err;
-  }
-  const r: Resources = { tmp: null, server: null, procs: new Set(), connection: null, warden: null, started: [], stopping: false };
-  let cleaning: Promise<void> | null = null;
-  const cleanup = () => (cleaning ??= teardown(r, o));
-  let signalled = false;
-  const onSignal = (sig: NodeJS.Signals) => {
-    if (signalled) return;
-    signalled = true;
-    say(`${sig}: tearing down`);
-    void cleanup().finally(() => process.exit(sig === 'SIGINT' ? 130 : 143));
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  const straggler = (err: unknown) => {
-    if (!r.stopping) {
-      say(`fatal: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-      void cleanup().finally(() => process.exit(1));
-      return;
-    }
-  };
-  process.on('uncaughtException', straggler);
-  process.on('unhandledRejection', straggler);
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`benchmark did not finish within ${o.timeoutMs} ms`)), o.timeoutMs);
-  });
-  try {
-    const result = await Promise.race([run(o, r), timeout]);
-    await cleanup();
-    process.stdout.write(`${JSON.stringify(result)}\n`);
-    return 0;
-  } catch (err) {
-    if (signalled) return new Promise<number>(() => {});
-    say(`failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-    await cleanup().catch((e) => say(`teardown: ${String(e)}`));
-    return 1;
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-main().then(
-  (code) => process.exit(code),
-  (err) => {
-    say(`fatal: ${String(err)}`);
-    process.exit(1);
-  },
-);
+benchMain({
+  name: 'fleet',
+  usage: USAGE,
+  say,
+  parse: parseArgs,
+  timeoutMs: (o) => o.timeoutMs,
+  resources: (): Resources => ({ tmp: null, server: null, procs: new Set(), connection: null, warden: null, started: [], stopping: false }),
+  run: async (o, r) => ({ result: await run(o, r), ok: true }),
+  teardown,
+});
