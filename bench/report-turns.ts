@@ -204,7 +204,17 @@ async function teardown(r: Resources, concurrency: number): Promise<void> {
   await stopOwnServer(r, say);
 }
 
-async function run(o: Options, r: Resources): Promise<{ result: Record<string, unknown>; ok: boolean }> {
+/** What the phases of one run share. */
+interface Ctx {
+  o: Options;
+  r: Resources;
+  tag: string;
+  worker: Proc;
+  client: WardenClient;
+}
+
+/** Setup: the server (given, or a dev server of our own), the worker on a task queue of its own, ready, and the client. */
+async function setUp(o: Options, r: Resources): Promise<Ctx> {
   const tag = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
   const taskQueue = `warden-bench-${tag}`;
 
@@ -217,62 +227,52 @@ async function run(o: Options, r: Resources): Promise<{ result: Record<string, u
   await waitReady(worker);
 
   r.client = await WardenClient.connect({ address, namespace: o.namespace, taskQueue });
-  const client = r.client;
+  return { o, r, tag, worker, client: r.client };
+}
+
+/** Start these agents; a workflow task per agent has run (the worker has it cached) once a status query answers. */
+async function startAll(c: Ctx, ids: string[]): Promise<void> {
+  const { o, r, client } = c;
   const spec = (agentId: string) => ({
     agentId,
     task: `Benchmark agent ${agentId}: fix the empty-input handling in the parser and keep the tests green.`,
     supervisor: { evalInterval: EVAL_INTERVAL },
     evaluator: { kind: 'heuristic' as const },
   });
-  // A workflow task per agent has run (the worker has it cached) once a status query answers.
-  const startAll = (ids: string[]) =>
-    pool(ids, o.concurrency, async (id) => {
-      if (r.stopping) throw new Stopping();
-      r.agentIds.push(id);
-      await tracked(r, () => client.start(spec(id)));
-      await tracked(r, () => client.status(id));
-    });
-  const reportAll = async (ids: string[], turns: number, onLatency: ((ms: number) => void) | null) => {
-    let whispers = 0;
-    await Promise.all(
-      ids.map(async (id, a) => {
-        for (let t = 0; t < turns; t++) {
-          const t0 = performance.now();
-          const reply = await tracked(r, () => client.reportTurn(id, makeTurn(`${tag}-${a}-${t}`, a, t)));
-          const ms = performance.now() - t0;
-          if (!reply.accepted || reply.duplicate) throw new Error(`turn ${t} of ${id} not accepted: ${JSON.stringify(reply)}`);
-          whispers += reply.whispers.length;
-          onLatency?.(ms);
-        }
-      }),
-    );
-    return whispers;
-  };
+  await pool(ids, o.concurrency, async (id) => {
+    if (r.stopping) throw new Stopping();
+    r.agentIds.push(id);
+    await tracked(r, () => client.start(spec(id)));
+    await tracked(r, () => client.status(id));
+  });
+}
 
-  // Warm-up (not measured): workflow bundle loaded, connections up, the evaluation path exercised.
-  const warmIds = Array.from({ length: o.warmupAgents }, (_, i) => `bench-${tag}-warm-${i}`);
-  if (warmIds.length > 0) {
-    say(`warm-up: ${warmIds.length} agents × ${o.warmupTurns} turns`);
-    await startAll(warmIds);
-    await reportAll(warmIds, o.warmupTurns, null);
-  }
+/** Every agent reports `turns` turns, one after another, all agents at once; the whispers they were answered with. */
+async function reportAll(c: Ctx, ids: string[], turns: number, onLatency: ((ms: number) => void) | null): Promise<number> {
+  const { r, client, tag } = c;
+  let whispers = 0;
+  await Promise.all(
+    ids.map(async (id, a) => {
+      for (let t = 0; t < turns; t++) {
+        const t0 = performance.now();
+        const reply = await tracked(r, () => client.reportTurn(id, makeTurn(`${tag}-${a}-${t}`, a, t)));
+        const ms = performance.now() - t0;
+        if (!reply.accepted || reply.duplicate) throw new Error(`turn ${t} of ${id} not accepted: ${JSON.stringify(reply)}`);
+        whispers += reply.whispers.length;
+        onLatency?.(ms);
+      }
+    }),
+  );
+  return whispers;
+}
 
-  const ids = Array.from({ length: o.agents }, (_, i) => `bench-${tag}-${i}`);
-  say(`starting ${ids.length} agents`);
-  const s0 = performance.now();
-  await startAll(ids);
-  const startMs = performance.now() - s0;
+type Evaluations = { total: number; ok: number; flagged: number; skipped: number };
 
-  say(`measuring: ${ids.length} agents × ${o.turns} turns, concurrently`);
-  const latencies: number[] = [];
-  const m0 = performance.now();
-  const whispers = await reportAll(ids, o.turns, (ms) => latencies.push(ms));
-  const durationMs = performance.now() - m0;
-
-  // Let the evaluations queued by the last turns finish, then count them.
-  const expected = o.agents * Math.floor(o.turns / EVAL_INTERVAL);
+/** Let the evaluations queued by the last turns finish (up to 60 s), then count them. */
+async function settleEvaluations(c: Ctx, ids: string[], expected: number): Promise<Evaluations> {
+  const { o, r, client } = c;
   const settleDeadline = Date.now() + 60_000;
-  let evals = { total: 0, ok: 0, flagged: 0, skipped: 0 };
+  let evals: Evaluations = { total: 0, ok: 0, flagged: 0, skipped: 0 };
   for (;;) {
     const statuses = await pool(ids, o.concurrency, (id) => tracked(r, () => client.status(id)));
     evals = statuses.reduce(
@@ -288,14 +288,43 @@ async function run(o: Options, r: Resources): Promise<{ result: Record<string, u
       // A skipped evaluation (timeout, crash, superseded) is counted, not a verdict: say why.
       const reasons = [...new Set(statuses.filter((st) => st.evaluations.skipped > 0).map((st) => st.lastSkipReason ?? '(no reason)'))];
       if (reasons.length > 0) say(`skipped evaluations, last reasons: ${reasons.slice(0, 5).join(' | ')}`);
-      break;
+      return evals;
     }
     if (Date.now() > settleDeadline) {
       say(`only ${evals.total} of ${expected} evaluations finished within 60 s`);
-      break;
+      return evals;
     }
     await sleep(250);
   }
+}
+
+/** The phases in their order: setup, warm-up, starting the agents, the measured turns, the evaluations settling, the result. */
+async function run(o: Options, r: Resources): Promise<{ result: Record<string, unknown>; ok: boolean }> {
+  const c = await setUp(o, r);
+  const { tag, worker } = c;
+
+  // Warm-up (not measured): workflow bundle loaded, connections up, the evaluation path exercised.
+  const warmIds = Array.from({ length: o.warmupAgents }, (_, i) => `bench-${tag}-warm-${i}`);
+  if (warmIds.length > 0) {
+    say(`warm-up: ${warmIds.length} agents × ${o.warmupTurns} turns`);
+    await startAll(c, warmIds);
+    await reportAll(c, warmIds, o.warmupTurns, null);
+  }
+
+  const ids = Array.from({ length: o.agents }, (_, i) => `bench-${tag}-${i}`);
+  say(`starting ${ids.length} agents`);
+  const s0 = performance.now();
+  await startAll(c, ids);
+  const startMs = performance.now() - s0;
+
+  say(`measuring: ${ids.length} agents × ${o.turns} turns, concurrently`);
+  const latencies: number[] = [];
+  const m0 = performance.now();
+  const whispers = await reportAll(c, ids, o.turns, (ms) => latencies.push(ms));
+  const durationMs = performance.now() - m0;
+
+  const expected = o.agents * Math.floor(o.turns / EVAL_INTERVAL);
+  const evals = await settleEvaluations(c, ids, expected);
   worker.stopSampling();
   if (r.stopping) throw new Stopping();
 
