@@ -249,6 +249,47 @@ export async function stopOwnServer(own: OwnServer, say: (msg: string) => void):
 
 export class UsageError extends Error {}
 
+/**
+ * Walk the flags of `argv` (`--flag value` or `--flag=value`): `-h`/`--help` prints `usage` on
+ * stderr and exits 0; `on` takes any other flag (`val()` reads its value) and returns false for
+ * one it does not know, a UsageError.
+ */
+export function eachFlag(argv: string[], usage: string, on: (flag: string, val: () => string | undefined) => boolean): void {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const [flag, inline] = a.startsWith('--') && a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
+    const val = () => inline ?? argv[++i];
+    if (flag === '-h' || flag === '--help') {
+      process.stderr.write(`${usage}\n`);
+      process.exit(0);
+    }
+    if (!on(flag, val)) throw new UsageError(`unknown argument: ${a}`);
+  }
+}
+
+/** The value of a number flag within [min, max] (a whole number unless `whole` is false), else a UsageError. */
+export function numArg(flag: string, v: string | undefined, min: number, max: number, whole = true): number {
+  if (v === undefined || !(whole ? /^\d+$/ : /^\d+(\.\d+)?$/).test(v)) throw new UsageError(`${flag} needs a ${whole ? 'whole ' : ''}number`);
+  const n = Number(v);
+  if (n < min || n > max) throw new UsageError(`${flag} must be between ${min} and ${max}`);
+  return n;
+}
+
+/** The value of a flag that needs one, else a UsageError. */
+export function valueArg(flag: string, v: string | undefined): string {
+  if (!v) throw new UsageError(`${flag} needs a value`);
+  return v;
+}
+
+/** The value of `--address` (see loopbackAddress), else a UsageError. */
+export function addressArg(v: string | undefined): string {
+  try {
+    return loopbackAddress(v);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
 export interface BenchMain<O, R extends { stopping: boolean }> {
   /** The name in the usage error line (`name: message`). */
   name: string;

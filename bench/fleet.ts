@@ -41,10 +41,12 @@ import { EvaluatorConfigSchema, type EvaluatorConfig } from '../src/domain/contr
 import { freePort } from '../src/devserver/ports.js';
 import { WORKER_DEFAULTS, tuningFromEnv } from '../workers/main.js';
 import {
+  addressArg,
   benchMain,
+  eachFlag,
   latencyStats as stats,
-  loopbackAddress,
   makeTurn,
+  numArg,
   type OwnServer,
   percentile,
   pool,
@@ -56,6 +58,7 @@ import {
   startProc,
   stopOwnServer,
   UsageError,
+  valueArg,
   waitReady,
 } from './common.js';
 import { readCpuMs, readTreeCpuMs } from './proc-cpu.js';
@@ -157,50 +160,41 @@ function parseArgs(argv: string[]): Options {
     cacheSize: null,
   };
   let active: number | null = null;
-  let order: 'bare-first' | 'warden-first' = 'bare-first';
-  const num = (name: string, v: string | undefined, min: number, max: number, whole = true): number => {
-    if (v === undefined || !(whole ? /^\d+$/ : /^\d+(\.\d+)?$/).test(v)) throw new UsageError(`${name} needs a ${whole ? 'whole ' : ''}number`);
-    const n = Number(v);
-    if (n < min || n > max) throw new UsageError(`${name} must be between ${min} and ${max}`);
-    return n;
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    const [flag, inline] = a.startsWith('--') && a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
-    const val = () => inline ?? argv[++i];
+  let order = 'bare-first' as 'bare-first' | 'warden-first';
+  eachFlag(argv, USAGE, (flag, val) => {
     switch (flag) {
       case '--agents':
-        o.agents = num(flag, val(), 1, 20000);
+        o.agents = numArg(flag, val(), 1, 20000);
         break;
       case '--active':
-        active = num(flag, val(), 1, 20000);
+        active = numArg(flag, val(), 1, 20000);
         break;
       case '--idle-after':
-        o.idleAfterMs = Math.round(num(flag, val(), 1, 86400, false) * 1000);
+        o.idleAfterMs = Math.round(numArg(flag, val(), 1, 86400, false) * 1000);
         break;
       case '--cache-size':
-        o.cacheSize = num(flag, val(), 1, 1_000_000);
+        o.cacheSize = numArg(flag, val(), 1, 1_000_000);
         break;
       case '--period':
-        o.periodS = num(flag, val(), 0.1, 3600, false);
+        o.periodS = numArg(flag, val(), 0.1, 3600, false);
         break;
       case '--duration':
-        o.durationS = num(flag, val(), 1, 3600, false);
+        o.durationS = numArg(flag, val(), 1, 3600, false);
         break;
       case '--rounds':
-        o.rounds = num(flag, val(), 1, 20);
+        o.rounds = numArg(flag, val(), 1, 20);
         break;
       case '--eval-interval':
-        o.evalInterval = num(flag, val(), 1, 1000);
+        o.evalInterval = numArg(flag, val(), 1, 1000);
         break;
       case '--history-turns':
-        o.historyTurns = num(flag, val(), 1, 5000);
+        o.historyTurns = numArg(flag, val(), 1, 5000);
         break;
       case '--concurrency':
-        o.concurrency = num(flag, val(), 1, 512);
+        o.concurrency = numArg(flag, val(), 1, 512);
         break;
       case '--timeout-ms':
-        o.timeoutMs = num(flag, val(), 1_000, 7_200_000);
+        o.timeoutMs = numArg(flag, val(), 1_000, 7_200_000);
         break;
       case '--closed-loop':
         o.mode = 'closed';
@@ -230,50 +224,31 @@ function parseArgs(argv: string[]): Options {
         order = v;
         break;
       }
-      case '--evaluator': {
-        const v = val();
-        if (!v) throw new UsageError('--evaluator needs a value');
-        let raw: unknown;
-        try {
-          raw = v.trim().startsWith('{') ? JSON.parse(v) : { kind: v };
-        } catch {
-          throw new UsageError('--evaluator: not valid JSON');
-        }
-        const parsed = EvaluatorConfigSchema.safeParse(raw);
-        if (!parsed.success)
-          throw new UsageError(`--evaluator: ${parsed.error.issues.map((x) => `${x.path.join('.') || 'evaluator'}: ${x.message}`).join('; ')}`);
-        o.evaluator = parsed.data;
+      case '--evaluator':
+        o.evaluator = evaluatorArg(val());
         break;
-      }
-      case '--address': {
-        try {
-          o.address = loopbackAddress(val());
-        } catch (err) {
-          throw new UsageError((err as Error).message);
-        }
+      case '--address':
+        o.address = addressArg(val());
         break;
-      }
       case '--server-pid': {
-        const pid = num(flag, val(), 1, 2 ** 31);
+        const pid = numArg(flag, val(), 1, 2 ** 31);
         if (readCpuMs(pid) === null) throw new UsageError(`--server-pid: no process ${pid} (or /proc is not readable)`);
         o.serverPids.push(pid);
         break;
       }
-      case '--namespace': {
-        const v = val();
-        if (!v) throw new UsageError('--namespace needs a value');
-        o.namespace = v;
+      case '--namespace':
+        o.namespace = valueArg(flag, val());
         break;
-      }
-      case '-h':
-      case '--help':
-        process.stderr.write(`${USAGE}\n`);
-        return process.exit(0);
-      // falls through (unreachable)
       default:
-        throw new UsageError(`unknown argument: ${a}`);
+        return false;
     }
-  }
+    return true;
+  });
+  return checkOptions(o, active, order);
+}
+
+/** The flags' combinations checked, --active and --order applied, the workers' WARDEN_* tuning checked before anything starts. */
+function checkOptions(o: Options, active: number | null, order: 'bare-first' | 'warden-first'): Options {
   o.active = active ?? o.agents;
   if (active !== null) {
     if (o.mode !== 'open') throw new UsageError('--active is for the open loop (not --closed-loop or --mode recovery)');
@@ -284,11 +259,25 @@ function parseArgs(argv: string[]): Options {
   if (o.serverPids.length > 0 && !o.address) throw new UsageError('--server-pid needs --address (the dev server fleet starts is counted by itself)');
   if (order === 'warden-first') o.sides.reverse();
   try {
-    tuningFromEnv(); // the workers' WARDEN_* tuning, checked before anything starts
+    tuningFromEnv();
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
   return o;
+}
+
+/** The value of --evaluator: `heuristic`, another evaluator kind, or an evaluator config as JSON. */
+function evaluatorArg(v: string | undefined): EvaluatorConfig {
+  if (!v) throw new UsageError('--evaluator needs a value');
+  let raw: unknown;
+  try {
+    raw = v.trim().startsWith('{') ? JSON.parse(v) : { kind: v };
+  } catch {
+    throw new UsageError('--evaluator: not valid JSON');
+  }
+  const parsed = EvaluatorConfigSchema.safeParse(raw);
+  if (!parsed.success) throw new UsageError(`--evaluator: ${parsed.error.issues.map((x) => `${x.path.join('.') || 'evaluator'}: ${x.message}`).join('; ')}`);
+  return parsed.data;
 }
 
 const say = (msg: string) => process.stderr.write(`[fleet ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);

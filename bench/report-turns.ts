@@ -23,10 +23,12 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { WardenClient, workflowIdFor } from '../src/client/index.js';
 import {
+  addressArg,
   benchMain,
+  eachFlag,
   latencyStats,
-  loopbackAddress,
   makeTurn,
+  numArg,
   type OwnServer,
   pool,
   type Proc,
@@ -35,7 +37,7 @@ import {
   sleep,
   startProc,
   stopOwnServer,
-  UsageError,
+  valueArg,
   waitReady,
 } from './common.js';
 
@@ -75,58 +77,37 @@ function parseArgs(argv: string[]): Options {
     concurrency: 32,
     timeoutMs: 600_000,
   };
-  const int = (name: string, v: string | undefined, min: number, max: number): number => {
-    if (v === undefined || !/^\d+$/.test(v)) throw new UsageError(`${name} needs a whole number`);
-    const n = Number(v);
-    if (n < min || n > max) throw new UsageError(`${name} must be between ${min} and ${max}`);
-    return n;
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    const [flag, inline] = a.startsWith('--') && a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
-    const val = () => inline ?? argv[++i];
+  eachFlag(argv, USAGE, (flag, val) => {
     switch (flag) {
       case '--agents':
-        o.agents = int(flag, val(), 1, LIMITS.agents);
+        o.agents = numArg(flag, val(), 1, LIMITS.agents);
         break;
       case '--turns':
-        o.turns = int(flag, val(), 1, LIMITS.turns);
+        o.turns = numArg(flag, val(), 1, LIMITS.turns);
         break;
-      case '--address': {
-        try {
-          o.address = loopbackAddress(val());
-        } catch (err) {
-          throw new UsageError((err as Error).message);
-        }
+      case '--address':
+        o.address = addressArg(val());
         break;
-      }
-      case '--namespace': {
-        const v = val();
-        if (!v) throw new UsageError('--namespace needs a value');
-        o.namespace = v;
+      case '--namespace':
+        o.namespace = valueArg(flag, val());
         break;
-      }
       case '--warmup-agents':
-        o.warmupAgents = int(flag, val(), 0, 100);
+        o.warmupAgents = numArg(flag, val(), 0, 100);
         break;
       case '--warmup-turns':
-        o.warmupTurns = int(flag, val(), 1, 100);
+        o.warmupTurns = numArg(flag, val(), 1, 100);
         break;
       case '--concurrency':
-        o.concurrency = int(flag, val(), 1, 256);
+        o.concurrency = numArg(flag, val(), 1, 256);
         break;
       case '--timeout-ms':
-        o.timeoutMs = int(flag, val(), 1_000, 3_600_000);
+        o.timeoutMs = numArg(flag, val(), 1_000, 3_600_000);
         break;
-      case '-h':
-      case '--help':
-        process.stderr.write(`${USAGE}\n`);
-        return process.exit(0);
-      // falls through (unreachable)
       default:
-        throw new UsageError(`unknown argument: ${a}`);
+        return false;
     }
-  }
+    return true;
+  });
   if (o.warmupAgents < 0) o.warmupAgents = Math.min(10, o.agents);
   return o;
 }
