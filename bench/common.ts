@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import pLimit from 'p-limit';
 import type { TurnInput } from '../src/client/index.js';
 import { freePort } from '../src/devserver/ports.js';
@@ -139,6 +140,10 @@ export interface ProcOptions {
   forwardStdout?: boolean;
   /** Cut the warning and error lines passed on to our stderr to this many characters. */
   maxLogLine?: number;
+  /** Warning and error lines not to pass on. */
+  quiet?: (line: string) => boolean;
+  /** Sample the RSS (default true); without, `rss` stays at zero. */
+  sampleRss?: boolean;
 }
 
 /**
@@ -160,7 +165,7 @@ export function startProc(name: string, args: string[], env: Record<string, stri
       return;
     }
     if (rec.msg === readyMsg) markReady(performance.now());
-    if ((rec.level ?? 0) >= 40) process.stderr.write(`[${name}] ${opts.maxLogLine ? line.slice(0, opts.maxLogLine) : line}\n`);
+    if ((rec.level ?? 0) >= 40 && !opts.quiet?.(line)) process.stderr.write(`[${name}] ${opts.maxLogLine ? line.slice(0, opts.maxLogLine) : line}\n`);
   });
   child.stdout!.on('data', opts.forwardStdout ? (d: Buffer) => process.stderr.write(d) : () => undefined);
   const rss = { peakKiB: 0, lastKiB: 0 };
@@ -170,9 +175,11 @@ export function startProc(name: string, args: string[], env: Record<string, stri
     rss.lastKiB = kib;
     rss.peakKiB = Math.max(rss.peakKiB, kib);
   };
-  sample();
+  const sampling = opts.sampleRss ?? true;
+  if (sampling) sample();
   const timer = setInterval(sample, RSS_SAMPLE_MS);
   timer.unref();
+  if (!sampling) clearInterval(timer);
   return {
     name,
     child,
@@ -197,6 +204,18 @@ export function startProc(name: string, args: string[], env: Record<string, stri
       clearTimeout(killer);
     },
   };
+}
+
+/** A worker process (`node dist/workers/main.js`) on `taskQueue`, named `worker`, ready once it logs "worker started". */
+export function startWorkerMain(address: string, namespace: string, taskQueue: string, env: Record<string, string> = {}, opts: ProcOptions = {}): Proc {
+  const script = fileURLToPath(new URL('../workers/main.js', import.meta.url));
+  return startProc(
+    'worker',
+    [script],
+    { TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: namespace, WARDEN_TASK_QUEUE: taskQueue, ...env },
+    'worker started',
+    opts,
+  );
 }
 
 /** When `p` is ready (see Proc.ready); an error if it exits first or is not ready within 120 s. */

@@ -20,7 +20,6 @@
 import { randomBytes } from 'node:crypto';
 import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import { WardenClient, workflowIdFor } from '../src/client/index.js';
 import {
   addressArg,
@@ -35,7 +34,7 @@ import {
   round,
   serverAddress,
   sleep,
-  startProc,
+  startWorkerMain,
   stopOwnServer,
   valueArg,
   waitReady,
@@ -115,12 +114,6 @@ function parseArgs(argv: string[]): Options {
 const say = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
 
 // ---------- the run ----------
-
-function startWorkerProcess(address: string, namespace: string, taskQueue: string): Proc {
-  const script = fileURLToPath(new URL('../workers/main.js', import.meta.url));
-  const env = { TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: namespace, WARDEN_TASK_QUEUE: taskQueue, WARDEN_LOG_LEVEL: 'info' };
-  return startProc('worker', [script], env, 'worker started', { forwardStdout: true });
-}
 
 interface Resources extends OwnServer {
   worker: Proc | null;
@@ -203,7 +196,7 @@ async function setUp(o: Options, r: Resources): Promise<Ctx> {
   const address = await serverAddress(r, o.address, { prefix: 'warden-bench-', namespace: o.namespace, say });
 
   say(`starting the worker on task queue ${taskQueue}`);
-  r.worker = startWorkerProcess(address, o.namespace, taskQueue);
+  r.worker = startWorkerMain(address, o.namespace, taskQueue, { WARDEN_LOG_LEVEL: 'info' }, { forwardStdout: true });
   const worker = r.worker;
   await waitReady(worker);
 
