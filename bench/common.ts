@@ -268,6 +268,17 @@ export async function stopOwnServer(own: OwnServer, say: (msg: string) => void):
 
 export class UsageError extends Error {}
 
+/** Run `main` and exit with the code it returns; what it throws goes to stderr after `prefix`, exit 1. */
+export function exitWith(main: () => Promise<number>, prefix = ''): void {
+  main().then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      process.stderr.write(`${prefix}${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}
+
 /**
  * Walk the flags of `argv` (`--flag value` or `--flag=value`): `-h`/`--help` prints `usage` on
  * stderr and exits 0; `on` takes any other flag (`val()` reads its value) and returns false for

@@ -35,7 +35,7 @@ import { startDevServer, type DevServer } from '../src/devserver/server.js';
 import { ensureEndpoint, type HookEndpoint } from '../src/hooks/endpoint-file.js';
 import { sessionAgentId } from '../src/hooks/session.js';
 import type { HookAgent } from '../src/hooks/protocol.js';
-import { loopbackAddress, type Proc, round, startWorkerMain, waitReady, wholeArg } from './common.js';
+import { exitWith, loopbackAddress, type Proc, round, startWorkerMain, waitReady, wholeArg } from './common.js';
 import { readCpuMs } from './proc-cpu.js';
 
 const USAGE = `usage: node dist/bench/hook-latency.js [--calls N] [--warmup N] [--modes LIST] [--address HOST:PORT] [--namespace NS] [--main PATH]
@@ -380,10 +380,4 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    process.stderr.write(`hook-latency: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    process.exit(1);
-  },
-);
+exitWith(main, 'hook-latency: ');

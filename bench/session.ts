@@ -31,7 +31,7 @@ import { startDevServer, type DevServer } from '../src/devserver/server.js';
 import { projectPart, sessionAgentId } from '../src/hooks/session.js';
 import { startAnthropicServer, text, toolResults, toolUse, type AnthropicServer } from '../test/fixtures/anthropic-server.js';
 import { functionCallOutputs, message, shellCall, startModelServer, type ModelServer } from '../test/fixtures/model-server.js';
-import { loopbackAddress, type Proc, round, startWorkerMain, waitReady, wholeArg } from './common.js';
+import { exitWith, loopbackAddress, type Proc, round, startWorkerMain, waitReady, wholeArg } from './common.js';
 import { parseStat, readCpuMs } from './proc-cpu.js';
 
 const USAGE = `usage: node dist/bench/session.js [--calls N] [--runs N] [--agents claude,codex] [--warmup N] [--main PATH] [--address HOST:PORT] [--namespace NS] [--timeout-ms MS] [--model-ms MS]
@@ -605,10 +605,4 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    process.stderr.write(`session: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    process.exit(1);
-  },
-);
+exitWith(main, 'session: ');
