@@ -22,7 +22,7 @@ import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/wo
 import { createActivities } from '../activities/index.js';
 import { WardenClient, workflowIdFor } from '../src/client/index.js';
 import { wardenDataConverter } from '../src/converter/path.js';
-import { loopbackAddress, pool, round, wholeArg, withServer } from './common.js';
+import { exitWith, loopbackAddress, pool, round, wholeArg, withServer } from './common.js';
 import { createLogger } from '../src/logger.js';
 import { ZOD_PRELOADS, prebuiltBundlePath } from '../workers/bundle.js';
 
@@ -170,10 +170,4 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    process.exit(1);
-  },
-);
+exitWith(main);

@@ -31,25 +31,38 @@
  * at the end, on error and on SIGINT/SIGTERM. stdout: exactly one JSON object; progress on stderr.
  * Exit 0 ok, 1 failure, 2 bad usage.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { cpus, loadavg } from 'node:os';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { WardenClient, isTransientUpdateError, workflowIdFor, type TurnInput } from '../src/client/index.js';
 import { EvaluatorConfigSchema, type EvaluatorConfig } from '../src/domain/contract/schemas.js';
 import { freePort } from '../src/devserver/ports.js';
-import { startDevServer, type DevServer } from '../src/devserver/server.js';
 import { WORKER_DEFAULTS, tuningFromEnv } from '../workers/main.js';
-import { loopbackAddress, pool } from './common.js';
+import {
+  addressArg,
+  benchMain,
+  eachFlag,
+  latencyStats as stats,
+  makeTurn,
+  numArg,
+  type OwnServer,
+  percentile,
+  pool,
+  type Proc,
+  readRssKiB,
+  round,
+  serverAddress,
+  sleep,
+  startProc,
+  stopOwnServer,
+  UsageError,
+  valueArg,
+  waitReady,
+} from './common.js';
 import { readCpuMs, readTreeCpuMs } from './proc-cpu.js';
 import { parseSdkCounters, type SdkCounters } from './sdk-metrics.js';
-
-const RSS_SAMPLE_MS = 200;
 
 interface Options {
   mode: 'open' | 'closed' | 'recovery';
@@ -84,8 +97,6 @@ interface Options {
   /** Sticky cache size of both workers (null: the SDK's default / WARDEN_MAX_CACHED_WORKFLOWS). */
   cacheSize: number | null;
 }
-
-class UsageError extends Error {}
 
 const USAGE = `usage: node dist/bench/fleet.js [options]
   --agents N           agents per side (default 100, max 20000)
@@ -149,50 +160,41 @@ function parseArgs(argv: string[]): Options {
     cacheSize: null,
   };
   let active: number | null = null;
-  let order: 'bare-first' | 'warden-first' = 'bare-first';
-  const num = (name: string, v: string | undefined, min: number, max: number, whole = true): number => {
-    if (v === undefined || !(whole ? /^\d+$/ : /^\d+(\.\d+)?$/).test(v)) throw new UsageError(`${name} needs a ${whole ? 'whole ' : ''}number`);
-    const n = Number(v);
-    if (n < min || n > max) throw new UsageError(`${name} must be between ${min} and ${max}`);
-    return n;
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    const [flag, inline] = a.startsWith('--') && a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
-    const val = () => inline ?? argv[++i];
+  let order = 'bare-first' as 'bare-first' | 'warden-first';
+  eachFlag(argv, USAGE, (flag, val) => {
     switch (flag) {
       case '--agents':
-        o.agents = num(flag, val(), 1, 20000);
+        o.agents = numArg(flag, val(), 1, 20000);
         break;
       case '--active':
-        active = num(flag, val(), 1, 20000);
+        active = numArg(flag, val(), 1, 20000);
         break;
       case '--idle-after':
-        o.idleAfterMs = Math.round(num(flag, val(), 1, 86400, false) * 1000);
+        o.idleAfterMs = Math.round(numArg(flag, val(), 1, 86400, false) * 1000);
         break;
       case '--cache-size':
-        o.cacheSize = num(flag, val(), 1, 1_000_000);
+        o.cacheSize = numArg(flag, val(), 1, 1_000_000);
         break;
       case '--period':
-        o.periodS = num(flag, val(), 0.1, 3600, false);
+        o.periodS = numArg(flag, val(), 0.1, 3600, false);
         break;
       case '--duration':
-        o.durationS = num(flag, val(), 1, 3600, false);
+        o.durationS = numArg(flag, val(), 1, 3600, false);
         break;
       case '--rounds':
-        o.rounds = num(flag, val(), 1, 20);
+        o.rounds = numArg(flag, val(), 1, 20);
         break;
       case '--eval-interval':
-        o.evalInterval = num(flag, val(), 1, 1000);
+        o.evalInterval = numArg(flag, val(), 1, 1000);
         break;
       case '--history-turns':
-        o.historyTurns = num(flag, val(), 1, 5000);
+        o.historyTurns = numArg(flag, val(), 1, 5000);
         break;
       case '--concurrency':
-        o.concurrency = num(flag, val(), 1, 512);
+        o.concurrency = numArg(flag, val(), 1, 512);
         break;
       case '--timeout-ms':
-        o.timeoutMs = num(flag, val(), 1_000, 7_200_000);
+        o.timeoutMs = numArg(flag, val(), 1_000, 7_200_000);
         break;
       case '--closed-loop':
         o.mode = 'closed';
@@ -222,50 +224,31 @@ function parseArgs(argv: string[]): Options {
         order = v;
         break;
       }
-      case '--evaluator': {
-        const v = val();
-        if (!v) throw new UsageError('--evaluator needs a value');
-        let raw: unknown;
-        try {
-          raw = v.trim().startsWith('{') ? JSON.parse(v) : { kind: v };
-        } catch {
-          throw new UsageError('--evaluator: not valid JSON');
-        }
-        const parsed = EvaluatorConfigSchema.safeParse(raw);
-        if (!parsed.success)
-          throw new UsageError(`--evaluator: ${parsed.error.issues.map((x) => `${x.path.join('.') || 'evaluator'}: ${x.message}`).join('; ')}`);
-        o.evaluator = parsed.data;
+      case '--evaluator':
+        o.evaluator = evaluatorArg(val());
         break;
-      }
-      case '--address': {
-        try {
-          o.address = loopbackAddress(val());
-        } catch (err) {
-          throw new UsageError((err as Error).message);
-        }
+      case '--address':
+        o.address = addressArg(val());
         break;
-      }
       case '--server-pid': {
-        const pid = num(flag, val(), 1, 2 ** 31);
+        const pid = numArg(flag, val(), 1, 2 ** 31);
         if (readCpuMs(pid) === null) throw new UsageError(`--server-pid: no process ${pid} (or /proc is not readable)`);
         o.serverPids.push(pid);
         break;
       }
-      case '--namespace': {
-        const v = val();
-        if (!v) throw new UsageError('--namespace needs a value');
-        o.namespace = v;
+      case '--namespace':
+        o.namespace = valueArg(flag, val());
         break;
-      }
-      case '-h':
-      case '--help':
-        process.stderr.write(`${USAGE}\n`);
-        return process.exit(0);
-      // falls through (unreachable)
       default:
-        throw new UsageError(`unknown argument: ${a}`);
+        return false;
     }
-  }
+    return true;
+  });
+  return checkOptions(o, active, order);
+}
+
+/** The flags' combinations checked, --active and --order applied, the workers' WARDEN_* tuning checked before anything starts. */
+function checkOptions(o: Options, active: number | null, order: 'bare-first' | 'warden-first'): Options {
   o.active = active ?? o.agents;
   if (active !== null) {
     if (o.mode !== 'open') throw new UsageError('--active is for the open loop (not --closed-loop or --mode recovery)');
@@ -276,151 +259,39 @@ function parseArgs(argv: string[]): Options {
   if (o.serverPids.length > 0 && !o.address) throw new UsageError('--server-pid needs --address (the dev server fleet starts is counted by itself)');
   if (order === 'warden-first') o.sides.reverse();
   try {
-    tuningFromEnv(); // the workers' WARDEN_* tuning, checked before anything starts
+    tuningFromEnv();
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
   return o;
 }
 
-const say = (msg: string) => process.stderr.write(`[fleet ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const round = (n: number, d = 1) => (Number.isFinite(n) ? Math.round(n * 10 ** d) / 10 ** d : null);
-const mib = (kib: number) => round(kib / 1024, 1);
-
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
-  return sorted[Math.min(rank, sorted.length) - 1]!;
-}
-
-function stats(latencies: number[]) {
-  const s = [...latencies].sort((a, b) => a - b);
-  return { p50: round(percentile(s, 50)), p90: round(percentile(s, 90)), p99: round(percentile(s, 99)), max: round(s.at(-1) ?? NaN) };
-}
-
-// ---------- turns: varied, plausible work (the heuristic evaluator answers OK) ----------
-
-const FILES = ['src/parser.ts', 'src/lexer.ts', 'src/cache.ts', 'src/http/routes.ts', 'src/db/pool.ts', 'test/parser.test.ts', 'README.md'];
-const TOPICS = ['the retry loop', 'the cache eviction', 'error propagation', 'the config loader', 'pagination', 'the date parsing', 'the connection pool'];
-
-function makeTurn(id: string, a: number, t: number): TurnInput {
-  const file = FILES[(a + t) % FILES.length]!;
-  const topic = TOPICS[(a * 3 + t) % TOPICS.length]!;
-  const base = { id, tokensIn: 800 + ((a * 37 + t * 11) % 400), tokensOut: 120 + ((a + t * 7) % 90), costUsd: 0.002 };
-  switch (t % 4) {
-    case 0:
-      return {
-        ...base,
-        text: `Turn ${t}: reading ${file} to understand ${topic} before changing anything (agent ${a}).`,
-        toolCalls: [{ name: 'read_file', args: { path: file }, result: `${40 + t} lines`, ok: true }],
-      };
-    case 1:
-      return {
-        ...base,
-        text: `Turn ${t}: editing ${file} so that ${topic} handles the empty case explicitly (agent ${a}).`,
-        toolCalls: [{ name: 'edit_file', args: { path: file, patch: `@@ -${t},3 +${t},5 @@ handle empty input in ${topic}` }, result: 'applied', ok: true }],
-      };
-    case 2:
-      return {
-        ...base,
-        text: `Turn ${t}: running the parser tests after the change to ${topic} (agent ${a}).`,
-        toolCalls: [{ name: 'shell', args: { cmd: `npx vitest run test/parser.test.ts -t "case ${a}-${t}"` }, result: `${5 + (t % 7)} passed`, ok: true }],
-      };
-    default:
-      return {
-        ...base,
-        text: `Turn ${t}: the ${topic} change looks right; next I will check callers of ${file} for the same assumption (agent ${a}).`,
-        toolCalls: [{ name: 'grep', args: { pattern: topic.split(' ').at(-1), path: 'src' }, result: `${1 + (t % 5)} matches`, ok: true }],
-      };
+/** The value of --evaluator: `heuristic`, another evaluator kind, or an evaluator config as JSON. */
+function evaluatorArg(v: string | undefined): EvaluatorConfig {
+  if (!v) throw new UsageError('--evaluator needs a value');
+  let raw: unknown;
+  try {
+    raw = v.trim().startsWith('{') ? JSON.parse(v) : { kind: v };
+  } catch {
+    throw new UsageError('--evaluator: not valid JSON');
   }
+  const parsed = EvaluatorConfigSchema.safeParse(raw);
+  if (!parsed.success) throw new UsageError(`--evaluator: ${parsed.error.issues.map((x) => `${x.path.join('.') || 'evaluator'}: ${x.message}`).join('; ')}`);
+  return parsed.data;
 }
+
+const say = (msg: string) => process.stderr.write(`[fleet ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+const mib = (kib: number) => round(kib / 1024, 1);
 
 // ---------- worker processes and their RSS ----------
 
-function readRssKiB(pid: number): number | null {
-  try {
-    const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) : null;
-  } catch {
-    return null;
-  }
-}
-
-interface Proc {
-  name: string;
-  child: ChildProcess;
-  spawnedAt: number;
-  ready: Promise<number>;
-  exited: Promise<number | string>;
-  rss: { peakKiB: number; lastKiB: number };
-  /** Restart the peak: from now on `rss.peakKiB` is the peak of this phase. */
-  resetPeak(): void;
-  stop(signal?: NodeJS.Signals): Promise<void>;
-}
-
-function startProc(name: string, args: string[], env: Record<string, string>, readyMsg: string): Proc {
-  const spawnedAt = performance.now();
-  // FLEET_NODE_ARGS: Node options for both workers that NODE_OPTIONS refuses (e.g. `--cpu-prof --cpu-prof-dir=DIR`).
-  const nodeArgs = (process.env.FLEET_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, sig) => resolve(code ?? sig ?? 'unknown')));
-  let markReady: (t: number) => void = () => {};
-  const ready = new Promise<number>((resolve) => (markReady = resolve));
-  createInterface({ input: child.stderr! }).on('line', (line) => {
-    let rec: { level?: number; msg?: string } | null = null;
-    try {
-      rec = JSON.parse(line) as { level?: number; msg?: string };
-    } catch {
-      process.stderr.write(`[${name}] ${line}\n`);
-      return;
-    }
-    if (rec.msg === readyMsg) markReady(performance.now());
-    if ((rec.level ?? 0) >= 40) process.stderr.write(`[${name}] ${line.slice(0, 600)}\n`);
-  });
-  child.stdout!.on('data', () => undefined);
-  const rss = { peakKiB: 0, lastKiB: 0 };
-  const sample = () => {
-    const kib = child.pid ? readRssKiB(child.pid) : null;
-    if (kib === null) return;
-    rss.lastKiB = kib;
-    rss.peakKiB = Math.max(rss.peakKiB, kib);
-  };
-  const timer = setInterval(sample, RSS_SAMPLE_MS);
-  timer.unref();
-  return {
-    name,
-    child,
-    spawnedAt,
-    ready,
-    exited,
-    rss,
-    resetPeak() {
-      sample();
-      rss.peakKiB = rss.lastKiB;
-    },
-    async stop(signal: NodeJS.Signals = 'SIGTERM') {
-      clearInterval(timer);
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill(signal);
-      const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(killer);
-    },
-  };
-}
-
-async function waitReady(p: Proc): Promise<number> {
-  const r = await Promise.race([
-    p.ready,
-    p.exited.then((c) => new Error(`${p.name} exited (${c}) before it was ready`)),
-    sleep(120_000).then(() => new Error(`${p.name} not ready after 120 s`)),
-  ]);
-  if (r instanceof Error) throw r;
-  return r;
-}
-
 const distFile = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
+
+/** A worker process: FLEET_NODE_ARGS gives both workers Node options that NODE_OPTIONS refuses (e.g. `--cpu-prof --cpu-prof-dir=DIR`). */
+function startWorkerProc(name: string, args: string[], env: Record<string, string>, readyMsg: string): Proc {
+  const nodeArgs = (process.env.FLEET_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+  return startProc(name, [...nodeArgs, ...args], env, readyMsg, { maxLogLine: 600 });
+}
 
 /** Per-worker extras: the sticky cache size (--cache-size) and where it serves the SDK's metrics. */
 interface WorkerExtras {
@@ -430,7 +301,7 @@ interface WorkerExtras {
 
 function startWardenWorker(address: string, namespace: string, taskQueue: string, x: WorkerExtras): Proc {
   // A real `warden worker` process (the CLI verb), as an operator runs it.
-  return startProc(
+  return startWorkerProc(
     'warden-worker',
     [distFile('../src/cli/main.js'), 'worker'],
     {
@@ -451,7 +322,7 @@ function stickyTimeoutMs(): number {
 }
 
 function startBareWorker(address: string, namespace: string, taskQueue: string, x: WorkerExtras): Proc {
-  return startProc(
+  return startWorkerProc(
     'bare-worker',
     [distFile('./bare-worker.js')],
     {
@@ -524,9 +395,7 @@ function serverCpuMs(o: Options, r: Resources): number | null {
   return o.serverPids.length > 0 ? readTreeCpuMs(o.serverPids) : readCpuMs(r.server?.process.pid);
 }
 
-interface Resources {
-  tmp: string | null;
-  server: DevServer | null;
+interface Resources extends OwnServer {
   procs: Set<Proc>;
   connection: Connection | null;
   warden: WardenClient | null;
@@ -553,15 +422,7 @@ async function teardown(r: Resources, o: Options): Promise<void> {
   r.warden = null;
   await r.connection?.close().catch(() => undefined);
   r.connection = null;
-  if (r.server) {
-    say('stopping dev server');
-    await r.server.stop().catch((err) => say(`server stop: ${String(err)}`));
-    r.server = null;
-  }
-  if (r.tmp) {
-    rmSync(r.tmp, { recursive: true, force: true });
-    r.tmp = null;
-  }
+  await stopOwnServer(r, say);
 }
 
 interface PhaseResult {
@@ -705,381 +566,495 @@ async function historyOf(connection: Connection, namespace: string, workflowIds:
 /** Replies that said `duplicate` to a turn the bench sent once (see the warden side's `report`). */
 const duplicateReplies: Record<string, number> = {};
 
-async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
+/** What the phases of one run share. */
+interface Ctx {
+  o: Options;
+  r: Resources;
+  tag: string;
+  /** The load average when the run began. */
+  load0: number[];
+  address: string;
+  raw: Client;
+  warden: WardenClient;
+  wardenTq: string;
+  bareTq: string;
+  extras: Record<string, WorkerExtras>;
+  sides: Side[];
+  /** --active: each side is set up right before its window and retired after it. */
+  realistic: boolean;
+  /** Per side, KiB: the worker's RSS before any agent, with every agent cached, and its peak during the warm-up. */
+  idleRss: Record<string, number>;
+  cachedRss: Record<string, number>;
+  setupPeakKiB: Record<string, number>;
+  /** Per side: how long starting every agent and its warm-up turns took, ms. */
+  startMs: Record<string, number>;
+  /** --active: when each silent agent's warm-up turn was answered (its idle timer runs from there). */
+  silentSince: Record<string, number[]>;
+}
+
+/** Setup: the server (given, or a dev server of our own), the clients, each side's task queue and metrics port. */
+async function setUp(o: Options, r: Resources): Promise<Ctx> {
   const tag = `${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
   const load0 = loadavg();
-  let address: string;
-  if (o.address) {
-    address = o.address;
-  } else {
-    r.tmp = mkdtempSync(join(tmpdir(), 'warden-fleet-'));
-    const port = await freePort();
-    say(`starting a dev server on 127.0.0.1:${port}`);
-    r.server = await startDevServer({ port, uiPort: false, dbFile: join(r.tmp, 'temporal.db'), namespace: o.namespace, say });
-    address = r.server.address;
-  }
+  const address = await serverAddress(r, o.address, { prefix: 'warden-fleet-', namespace: o.namespace, say });
   r.connection = await Connection.connect({ address });
   const raw = new Client({ connection: r.connection, namespace: o.namespace });
   const wardenTq = `fleet-warden-${tag}`;
   const bareTq = `fleet-bare-${tag}`;
   r.warden = await WardenClient.connect({ address, namespace: o.namespace, taskQueue: wardenTq });
-  const warden = r.warden;
-
-  const sides: Side[] = [];
-  const idleRss: Record<string, number> = {};
   const extras: Record<string, WorkerExtras> = {};
   for (const name of o.sides) extras[name] = { cacheSize: o.cacheSize, metrics: `127.0.0.1:${await freePort()}` };
-  const startWorkerOf = (name: 'bare' | 'warden') =>
-    name === 'bare' ? startBareWorker(address, o.namespace, bareTq, extras.bare!) : startWardenWorker(address, o.namespace, wardenTq, extras.warden!);
-  for (const name of o.sides) {
-    const worker = startWorkerOf(name);
-    r.procs.add(worker);
+  return {
+    o,
+    r,
+    tag,
+    load0,
+    address,
+    raw,
+    warden: r.warden,
+    wardenTq,
+    bareTq,
+    extras,
+    sides: [],
+    realistic: o.active < o.agents,
+    idleRss: {},
+    cachedRss: {},
+    setupPeakKiB: {},
+    startMs: {},
+    silentSince: {},
+  };
+}
+
+function startWorkerOf(c: Ctx, name: 'bare' | 'warden'): Proc {
+  return name === 'bare'
+    ? startBareWorker(c.address, c.o.namespace, c.bareTq, c.extras.bare!)
+    : startWardenWorker(c.address, c.o.namespace, c.wardenTq, c.extras.warden!);
+}
+
+/** Each side's worker in turn: started, ready, its idle RSS read; then the side that drives it. */
+async function startSides(c: Ctx): Promise<void> {
+  for (const name of c.o.sides) {
+    const worker = startWorkerOf(c, name);
+    c.r.procs.add(worker);
     await waitReady(worker);
     await sleep(500);
-    idleRss[name] = readRssKiB(worker.child.pid!) ?? 0;
-    const ids = Array.from({ length: o.agents }, (_, i) => `fleet-${tag}-${name}-${i}`);
-    if (name === 'bare') {
-      sides.push({
-        name,
-        ids,
-        worker,
-        workflowId: (id) => id,
-        sent: [],
-        start: async (id) => {
-          r.started.push({ workflowId: id });
-          await raw.workflow.start('bareEntityWorkflow', { taskQueue: bareTq, workflowId: id, args: o.idleAfterMs !== null ? [0, o.idleAfterMs] : [0] });
-        },
-        report: async (id, turn) => {
-          await withRetry(() => raw.workflow.getHandle(id).executeUpdate('reportTurn', { args: [turn], updateId: `turn-${turn.id}` }));
-        },
-      });
-    } else {
-      sides.push({
-        name,
-        ids,
-        worker,
-        workflowId: workflowIdFor,
-        sent: [],
-        start: async (id) => {
-          r.started.push({ workflowId: workflowIdFor(id) });
-          await warden.start({
-            agentId: id,
-            task: `Fleet agent ${id}: fix the empty-input handling in the parser and keep the tests green.`,
-            supervisor: { evalInterval: o.evalInterval, ...(o.idleAfterMs !== null ? { idleAfterMs: o.idleAfterMs } : {}) },
-            evaluator: o.evaluator,
-            searchAttributes: o.searchAttributes,
-          });
-        },
-        report: async (id, turn) => {
-          const reply = await warden.reportTurn(id, turn);
-          // Each turn is sent once: a duplicate reply means the client re-sent it after a lost reply
-          // (e.g. the run continued as new under it); the workflow recorded it once and answered the
-          // retry with the same whispers. Answered, and counted apart.
-          if (reply.duplicate) duplicateReplies.warden = (duplicateReplies.warden ?? 0) + 1;
-          else if (!reply.accepted) throw new Error(`turn ${turn.id} not accepted: ${JSON.stringify(reply).slice(0, 200)}`);
-        },
-      });
-    }
+    c.idleRss[name] = readRssKiB(worker.child.pid!) ?? 0;
+    const ids = Array.from({ length: c.o.agents }, (_, i) => `fleet-${c.tag}-${name}-${i}`);
+    c.sides.push(name === 'bare' ? bareSide(c, ids, worker) : wardenSide(c, ids, worker));
   }
+}
 
-  // Start every agent and report its warm-up turns (one each, or spread: see Options): every agent
-  // is then cached by its worker.
+function bareSide(c: Ctx, ids: string[], worker: Proc): Side {
+  const { o, r, raw } = c;
+  return {
+    name: 'bare',
+    ids,
+    worker,
+    workflowId: (id) => id,
+    sent: [],
+    start: async (id) => {
+      r.started.push({ workflowId: id });
+      await raw.workflow.start('bareEntityWorkflow', { taskQueue: c.bareTq, workflowId: id, args: o.idleAfterMs !== null ? [0, o.idleAfterMs] : [0] });
+    },
+    report: async (id, turn) => {
+      await withRetry(() => raw.workflow.getHandle(id).executeUpdate('reportTurn', { args: [turn], updateId: `turn-${turn.id}` }));
+    },
+  };
+}
+
+function wardenSide(c: Ctx, ids: string[], worker: Proc): Side {
+  const { o, r, warden } = c;
+  return {
+    name: 'warden',
+    ids,
+    worker,
+    workflowId: workflowIdFor,
+    sent: [],
+    start: async (id) => {
+      r.started.push({ workflowId: workflowIdFor(id) });
+      await warden.start({
+        agentId: id,
+        task: `Fleet agent ${id}: fix the empty-input handling in the parser and keep the tests green.`,
+        supervisor: { evalInterval: o.evalInterval, ...(o.idleAfterMs !== null ? { idleAfterMs: o.idleAfterMs } : {}) },
+        evaluator: o.evaluator,
+        searchAttributes: o.searchAttributes,
+      });
+    },
+    report: async (id, turn) => {
+      const reply = await warden.reportTurn(id, turn);
+      // Each turn is sent once: a duplicate reply means the client re-sent it after a lost reply
+      // (e.g. the run continued as new under it); the workflow recorded it once and answered the
+      // retry with the same whispers. Answered, and counted apart.
+      if (reply.duplicate) duplicateReplies.warden = (duplicateReplies.warden ?? 0) + 1;
+      else if (!reply.accepted) throw new Error(`turn ${turn.id} not accepted: ${JSON.stringify(reply).slice(0, 200)}`);
+    },
+  };
+}
+
+/**
+ * Warm-up (not measured): start every agent of `side` and report its warm-up turns (one each, or
+ * spread: see Options); every agent is then cached by its worker.
+ */
+async function warmUp(c: Ctx, side: Side): Promise<void> {
+  const { o, r } = c;
   const warmupTurns = (a: number) => (o.spreadEvaluations ? 1 + (a % o.evalInterval) : 1);
-  const startMs: Record<string, number> = {};
-  const cachedRss: Record<string, number> = {};
-  const setupPeakKiB: Record<string, number> = {};
-  /** --active: when each silent agent's warm-up turn was answered (its idle timer runs from there). */
-  const silentSince: Record<string, number[]> = {};
-  const realistic = o.active < o.agents;
-  const warmUp = async (side: Side) => {
-    side.worker.resetPeak();
-    const since: number[] = (silentSince[side.name] = []);
-    say(
-      `${side.name}: starting ${side.ids.length} agents, ${o.spreadEvaluations ? `1 to ${o.evalInterval} warm-up turns each (spread)` : 'one warm-up turn each'}`,
-    );
-    const s0 = performance.now();
-    await pool(side.ids, o.concurrency, async (id, a) => {
-      if (r.stopping) throw new Error('stopping');
-      await setupRetry(() => side.start(id), /already started|already running/i);
-      for (let w = 0; w < warmupTurns(a); w++) {
-        await setupRetry(() => side.report(id, makeTurn(`${tag}-${side.name}-${a}-${w === 0 ? '0' : `w${w}`}`, a, w)), /"duplicate":true/);
-      }
-      side.sent[a] = warmupTurns(a);
-      if (a >= o.active) since.push(performance.now());
-    });
-    startMs[side.name] = performance.now() - s0;
-    await sleep(1_000);
-    cachedRss[side.name] = readRssKiB(side.worker.child.pid!) ?? 0;
-    setupPeakKiB[side.name] = side.worker.rss.peakKiB;
-  };
-  // Without --active every side is set up before any is measured (all cached, all alike); with it
-  // each side is set up right before its window and retired after (the rounds below), so silent agents'
-  // idle timers fire only in their own side's window.
-  if (!realistic) for (const side of sides) await warmUp(side);
-  /** Retire a measured side (--active) before the next: its agents terminated, its worker stopped. */
-  const retire = async (side: Side) => {
-    say(`${side.name}: retiring ${side.ids.length} agents`);
-    const ids = new Set(side.ids.map(side.workflowId));
-    const mine = r.started.filter((w) => ids.has(w.workflowId));
-    r.started = r.started.filter((w) => !ids.has(w.workflowId));
-    await pool(mine, o.concurrency, async ({ workflowId }) => {
-      await raw.workflow
-        .getHandle(workflowId)
-        .terminate('benchmark side finished')
-        .catch(() => undefined);
-    });
-    await side.worker.stop();
-    r.procs.delete(side.worker);
-  };
-
-  const perSide: Record<string, Record<string, unknown>> = {};
-  // The agents that report in the window (all, or the first --active), and a sample of them.
-  const reporting = (side: Side) => side.ids.slice(0, o.active);
-  const sample = (side: Side) =>
-    reporting(side)
-      .filter((_, i) => i % Math.max(1, Math.floor(o.active / 5)) === 0)
-      .slice(0, 5)
-      .map(side.workflowId);
-
-  if (o.mode === 'recovery') {
-    // Each side in turn, on the same server: build the histories, SIGKILL its worker, start a new
-    // one, and time every agent's next turn. The bare side is the floor: what the SDK itself pays to
-    // replay entities with as many turns, behind the same sticky schedule-to-start timeout.
-    const recovered: Record<string, Record<string, unknown>> = {};
-    for (const side of sides) recovered[side.name] = await recover(side);
-    const q = (name: string, k: 'p50' | 'max') => (recovered[name]?.recoveryMs as Record<string, number> | undefined)?.[k] ?? NaN;
-    return {
-      bench: 'fleet',
-      mode: 'recovery',
-      agents: o.agents,
-      historyTurns: o.historyTurns,
-      stickyTimeoutMs: stickyTimeoutMs(),
-      sides: recovered,
-      ...(recovered.bare && recovered.warden
-        ? { ratios: { recoveryP50: round(q('warden', 'p50') / q('bare', 'p50'), 2), recoveryMax: round(q('warden', 'max') / q('bare', 'max'), 2) } }
-        : {}),
-      evaluator: o.evaluator.kind,
-      server: o.address ? 'external' : 'dev-server',
-      loadavgBefore: load0.map((x) => round(x, 2)),
-      loadavgAfter: loadavg().map((x) => round(x, 2)),
-      node: process.version,
-      cpus: cpus().length,
-    };
-  }
-
-  async function recover(side: Side): Promise<Record<string, unknown>> {
-    say(`${side.name} recovery: building histories, ${side.ids.length} agents × ${o.historyTurns} turns (closed loop)`);
-    const b0 = performance.now();
-    let built = 0;
-    const progress = setInterval(() => say(`  ${built} of ${side.ids.length * o.historyTurns} turns`), 10_000);
-    try {
-      await Promise.all(
-        side.ids.map(async (id, a) => {
-          for (let t = 1; t <= o.historyTurns && !r.stopping; t++) {
-            await setupRetry(() => side.report(id, makeTurn(`${tag}-${side.name}-h${a}-${t}`, a, t)), /"duplicate":true/);
-            built += 1;
-          }
-        }),
-      );
-    } finally {
-      clearInterval(progress);
+  side.worker.resetPeak();
+  const since: number[] = (c.silentSince[side.name] = []);
+  say(
+    `${side.name}: starting ${side.ids.length} agents, ${o.spreadEvaluations ? `1 to ${o.evalInterval} warm-up turns each (spread)` : 'one warm-up turn each'}`,
+  );
+  const s0 = performance.now();
+  await pool(side.ids, o.concurrency, async (id, a) => {
+    if (r.stopping) throw new Error('stopping');
+    await setupRetry(() => side.start(id), /already started|already running/i);
+    for (let w = 0; w < warmupTurns(a); w++) {
+      await setupRetry(() => side.report(id, makeTurn(`${c.tag}-${side.name}-${a}-${w === 0 ? '0' : `w${w}`}`, a, w)), /"duplicate":true/);
     }
-    const buildMs = performance.now() - b0;
-    await sleep(2_000); // the evaluations queued by the last turns
-    const hist = await historyOf(r.connection!, o.namespace, side.ids.map(side.workflowId));
-    const rssBefore = side.worker.rss.lastKiB;
-    say(`${side.name}: SIGKILL the worker (pid ${side.worker.child.pid}); histories: max ${Math.max(...hist.map((h) => h.events))} events`);
-    await side.worker.stop('SIGKILL');
-    r.procs.delete(side.worker);
-    const next = startWorkerOf(side.name);
-    r.procs.add(next);
-    const spawned = next.spawnedAt;
-    const perAgent: number[] = new Array(side.ids.length).fill(NaN);
-    const errors: string[] = [];
-    const turnsP = pool(side.ids, side.ids.length, async (id, a) => {
-      try {
-        await side.report(id, makeTurn(`${tag}-${side.name}-rec-${a}`, a, o.historyTurns + 1));
-        perAgent[a] = performance.now() - spawned;
-      } catch (err) {
-        errors.push(String((err as Error)?.message ?? err).slice(0, 300));
-      }
-    });
-    const readyAt = await waitReady(next);
-    await turnsP;
-    // Quiet the box for the next side.
-    await next.stop('SIGTERM');
-    r.procs.delete(next);
-    const ok = perAgent.filter((x) => Number.isFinite(x));
-    const events = hist.map((h) => h.events).sort((a, b) => a - b);
-    return {
-      historyEvents: { min: events[0], p50: percentile(events, 50), max: events.at(-1) },
-      historyBytesMax: Math.max(...hist.map((h) => h.bytes)),
-      buildMs: round(buildMs, 0),
-      workerReadyMs: round(readyAt - spawned, 0),
-      recoveryMs: { ...stats(ok), perAgentMax: round(Math.max(...ok)) },
-      recoveredAgents: ok.length,
-      duplicateReplies: duplicateReplies[side.name] ?? 0,
-      errors: errors.length,
-      errorSamples: errors.slice(0, 5),
-      workerRssMiB: { beforeKill: mib(rssBefore), afterRecoveryPeak: mib(next.rss.peakKiB) },
-    };
-  }
+    side.sent[a] = warmupTurns(a);
+    if (a >= o.active) since.push(performance.now());
+  });
+  c.startMs[side.name] = performance.now() - s0;
+  await sleep(1_000);
+  c.cachedRss[side.name] = readRssKiB(side.worker.child.pid!) ?? 0;
+  c.setupPeakKiB[side.name] = side.worker.rss.peakKiB;
+}
 
-  // Rounds alternate the order (A B, B A, A B, …), so drift on a shared box (the server's database
-  // growing, a neighbour's load) falls on both sides alike; each side's numbers pool its phases.
-  interface Acc {
-    phases: Array<Record<string, number | string[] | number[]>>;
-    evaluationTurnLatencies: number[];
-    otherTurnLatencies: number[];
-    cpu: { worker: number | null; server: number | null };
-    grown: number;
-    grownBytes: number;
-    sampledTurns: number;
-    peakKiB: number;
-    lagMaxMs: number;
-    roundP99: number[];
-    /** --active: the SDK's counters over the window, idle timers due in it, the window's length. */
-    sdk: SdkCounters | null;
-    silentDueInWindow: number;
-    windowS: number;
+/** Retire a measured side (--active) before the next: its agents terminated, its worker stopped. */
+async function retire(c: Ctx, side: Side): Promise<void> {
+  const { o, r } = c;
+  say(`${side.name}: retiring ${side.ids.length} agents`);
+  const ids = new Set(side.ids.map(side.workflowId));
+  const mine = r.started.filter((w) => ids.has(w.workflowId));
+  r.started = r.started.filter((w) => !ids.has(w.workflowId));
+  await pool(mine, o.concurrency, async ({ workflowId }) => {
+    await c.raw.workflow
+      .getHandle(workflowId)
+      .terminate('benchmark side finished')
+      .catch(() => undefined);
+  });
+  await side.worker.stop();
+  r.procs.delete(side.worker);
+}
+
+/** The agents that report in the window: all, or the first --active. */
+const reporting = (c: Ctx, side: Side) => side.ids.slice(0, c.o.active);
+
+/** Up to five of them, spread evenly, whose history growth is measured: their workflow ids. */
+const sampleOf = (c: Ctx, side: Side) =>
+  reporting(c, side)
+    .filter((_, i) => i % Math.max(1, Math.floor(c.o.active / 5)) === 0)
+    .slice(0, 5)
+    .map(side.workflowId);
+
+// ---------- --mode recovery ----------
+
+/**
+ * Each side in turn, on the same server: build the histories, SIGKILL its worker, start a new
+ * one, and time every agent's next turn. The bare side is the floor: what the SDK itself pays to
+ * replay entities with as many turns, behind the same sticky schedule-to-start timeout.
+ */
+async function recoveryResult(c: Ctx): Promise<Record<string, unknown>> {
+  const { o } = c;
+  const recovered: Record<string, Record<string, unknown>> = {};
+  for (const side of c.sides) recovered[side.name] = await recover(c, side);
+  const q = (name: string, k: 'p50' | 'max') => (recovered[name]?.recoveryMs as Record<string, number> | undefined)?.[k] ?? NaN;
+  return {
+    bench: 'fleet',
+    mode: 'recovery',
+    agents: o.agents,
+    historyTurns: o.historyTurns,
+    stickyTimeoutMs: stickyTimeoutMs(),
+    sides: recovered,
+    ...(recovered.bare && recovered.warden
+      ? { ratios: { recoveryP50: round(q('warden', 'p50') / q('bare', 'p50'), 2), recoveryMax: round(q('warden', 'max') / q('bare', 'max'), 2) } }
+      : {}),
+    evaluator: o.evaluator.kind,
+    server: o.address ? 'external' : 'dev-server',
+    loadavgBefore: c.load0.map((x) => round(x, 2)),
+    loadavgAfter: loadavg().map((x) => round(x, 2)),
+    node: process.version,
+    cpus: cpus().length,
+  };
+}
+
+/** Recovery setup: every agent of `side` reports --history-turns turns, back to back; how long that took, ms. */
+async function buildHistories(c: Ctx, side: Side): Promise<number> {
+  const { o, r } = c;
+  say(`${side.name} recovery: building histories, ${side.ids.length} agents × ${o.historyTurns} turns (closed loop)`);
+  const b0 = performance.now();
+  let built = 0;
+  const progress = setInterval(() => say(`  ${built} of ${side.ids.length * o.historyTurns} turns`), 10_000);
+  try {
+    await Promise.all(
+      side.ids.map(async (id, a) => {
+        for (let t = 1; t <= o.historyTurns && !r.stopping; t++) {
+          await setupRetry(() => side.report(id, makeTurn(`${c.tag}-${side.name}-h${a}-${t}`, a, t)), /"duplicate":true/);
+          built += 1;
+        }
+      }),
+    );
+  } finally {
+    clearInterval(progress);
   }
+  return performance.now() - b0;
+}
+
+/** One side's recovery: its histories built, its worker SIGKILLed and a new one started, every agent's next turn timed from the spawn. */
+async function recover(c: Ctx, side: Side): Promise<Record<string, unknown>> {
+  const { o, r } = c;
+  const buildMs = await buildHistories(c, side);
+  await sleep(2_000); // the evaluations queued by the last turns
+  const hist = await historyOf(r.connection!, o.namespace, side.ids.map(side.workflowId));
+  const rssBefore = side.worker.rss.lastKiB;
+  say(`${side.name}: SIGKILL the worker (pid ${side.worker.child.pid}); histories: max ${Math.max(...hist.map((h) => h.events))} events`);
+  await side.worker.stop('SIGKILL');
+  r.procs.delete(side.worker);
+  const next = startWorkerOf(c, side.name);
+  r.procs.add(next);
+  const spawned = next.spawnedAt;
+  const perAgent: number[] = new Array(side.ids.length).fill(NaN);
+  const errors: string[] = [];
+  const turnsP = pool(side.ids, side.ids.length, async (id, a) => {
+    try {
+      await side.report(id, makeTurn(`${c.tag}-${side.name}-rec-${a}`, a, o.historyTurns + 1));
+      perAgent[a] = performance.now() - spawned;
+    } catch (err) {
+      errors.push(String((err as Error)?.message ?? err).slice(0, 300));
+    }
+  });
+  const readyAt = await waitReady(next);
+  await turnsP;
+  // Quiet the box for the next side.
+  await next.stop('SIGTERM');
+  r.procs.delete(next);
+  const ok = perAgent.filter((x) => Number.isFinite(x));
+  const events = hist.map((h) => h.events).sort((a, b) => a - b);
+  return {
+    historyEvents: { min: events[0], p50: percentile(events, 50), max: events.at(-1) },
+    historyBytesMax: Math.max(...hist.map((h) => h.bytes)),
+    buildMs: round(buildMs, 0),
+    workerReadyMs: round(readyAt - spawned, 0),
+    recoveryMs: { ...stats(ok), perAgentMax: round(Math.max(...ok)) },
+    recoveredAgents: ok.length,
+    duplicateReplies: duplicateReplies[side.name] ?? 0,
+    errors: errors.length,
+    errorSamples: errors.slice(0, 5),
+    workerRssMiB: { beforeKill: mib(rssBefore), afterRecoveryPeak: mib(next.rss.peakKiB) },
+  };
+}
+
+// ---------- the measured phases (open and closed loop) ----------
+
+/** One side's measured phases, pooled. */
+interface Acc {
+  phases: Array<Record<string, number | string[] | number[]>>;
+  evaluationTurnLatencies: number[];
+  otherTurnLatencies: number[];
+  cpu: { worker: number | null; server: number | null };
+  grown: number;
+  grownBytes: number;
+  sampledTurns: number;
+  peakKiB: number;
+  lagMaxMs: number;
+  roundP99: number[];
+  /** --active: the SDK's counters over the window, idle timers due in it, the window's length. */
+  sdk: SdkCounters | null;
+  silentDueInWindow: number;
+  windowS: number;
+}
+
+const newAcc = (): Acc => ({
+  phases: [],
+  evaluationTurnLatencies: [],
+  otherTurnLatencies: [],
+  cpu: { worker: 0, server: 0 },
+  grown: 0,
+  grownBytes: 0,
+  sampledTurns: 0,
+  peakKiB: 0,
+  lagMaxMs: 0,
+  roundP99: [],
+  sdk: null,
+  silentDueInWindow: 0,
+  windowS: 0,
+});
+
+/**
+ * Rounds alternate the order (A B, B A, A B, …), so drift on a shared box (the server's database
+ * growing, a neighbour's load) falls on both sides alike; each side's numbers pool its phases.
+ * With --active each side is set up right before its window and retired after it.
+ */
+async function measureRounds(c: Ctx): Promise<Record<string, Acc>> {
   const acc: Record<string, Acc> = {};
-  for (let k = 0; k < o.rounds; k++) {
-    const order = k % 2 === 0 ? sides : [...sides].reverse();
+  for (let k = 0; k < c.o.rounds; k++) {
+    const order = k % 2 === 0 ? c.sides : [...c.sides].reverse();
     for (const side of order) {
-      const a = (acc[side.name] ??= {
-        phases: [],
-        evaluationTurnLatencies: [],
-        otherTurnLatencies: [],
-        cpu: { worker: 0, server: 0 },
-        grown: 0,
-        grownBytes: 0,
-        sampledTurns: 0,
-        peakKiB: 0,
-        lagMaxMs: 0,
-        roundP99: [],
-        sdk: null,
-        silentDueInWindow: 0,
-        windowS: 0,
-      });
-      if (realistic) await warmUp(side);
-      const before = await historyOf(r.connection, o.namespace, sample(side));
-      say(`${side.name}: measuring (${o.mode} loop, ${o.durationS} s${o.rounds > 1 ? `, round ${k + 1} of ${o.rounds}` : ''})`);
-      side.worker.resetPeak();
-      const cpu0 = { worker: readCpuMs(side.worker.child.pid), server: serverCpuMs(o, r) };
-      const lag = monitorEventLoopDelay({ resolution: 10 });
-      lag.enable();
-      const roundTag = o.rounds > 1 ? `${tag}r${k}` : tag;
-      const sdk0 = await scrapeSdkCounters(extras[side.name]!.metrics);
-      const w0 = performance.now();
-      const phase = o.mode === 'open' ? await openLoop(side, o, roundTag, reporting(side)) : await closedLoop(side, o, roundTag);
-      const w1 = performance.now();
-      const sdk1 = await scrapeSdkCounters(extras[side.name]!.metrics);
-      lag.disable();
-      if (sdk0 && sdk1) {
-        const d = Object.fromEntries(Object.keys(sdk1).map((key) => [key, sdk1[key as keyof SdkCounters] - sdk0[key as keyof SdkCounters]])) as SdkCounters;
-        a.sdk = a.sdk
-          ? (Object.fromEntries(Object.keys(d).map((key) => [key, a.sdk![key as keyof SdkCounters] + d[key as keyof SdkCounters]])) as SdkCounters)
-          : d;
-      }
-      a.windowS += (w1 - w0) / 1000;
-      if (o.idleAfterMs !== null) {
-        const since = silentSince[side.name] ?? [];
-        const due = since.filter((t) => t + o.idleAfterMs! >= w0 && t + o.idleAfterMs! <= w1).length;
-        a.silentDueInWindow += due;
-        if (realistic && due < since.length)
-          say(
-            `${side.name}: only ${due} of ${since.length} silent agents' idle timers were due in the window (set --idle-after between the setup time, ${round(startMs[side.name]! / 1000, 0)} s, and --duration)`,
-          );
-      }
-      const cpu1 = { worker: readCpuMs(side.worker.child.pid), server: serverCpuMs(o, r) };
-      for (const key of ['worker', 'server'] as const) {
-        a.cpu[key] = a.cpu[key] === null || cpu0[key] === null || cpu1[key] === null ? null : a.cpu[key]! + cpu1[key]! - cpu0[key]!;
-      }
-      const after = await historyOf(r.connection, o.namespace, sample(side));
-      // History growth per turn over the sampled agents, every run of each counted (historyOf).
-      a.grown += after.reduce((n, h, i) => n + Math.max(0, h.events - before[i]!.events), 0);
-      a.grownBytes += after.reduce((n, h, i) => n + Math.max(0, h.bytes - before[i]!.bytes), 0);
-      a.sampledTurns += (phase.turnsAnswered / o.active) * after.length;
-      a.peakKiB = Math.max(a.peakKiB, side.worker.rss.peakKiB);
-      a.lagMaxMs = Math.max(a.lagMaxMs, lag.max / 1e6);
-      for (const l of phase.evaluationTurnLatencies) a.evaluationTurnLatencies.push(l);
-      for (const l of phase.otherTurnLatencies) a.otherTurnLatencies.push(l);
-      a.roundP99.push(stats(allLatencies(phase)).p99 ?? NaN);
-      const { evaluationTurnLatencies: _e, otherTurnLatencies: _o, ...rest } = phase;
-      a.phases.push(rest as unknown as Record<string, number | string[]>);
-      if (realistic && side !== order.at(-1)) await retire(side);
+      const a = (acc[side.name] ??= newAcc());
+      if (c.realistic) await warmUp(c, side);
+      await measurePhase(c, side, a, k);
+      if (c.realistic && side !== order.at(-1)) await retire(c, side);
       await sleep(2_000);
     }
   }
-  for (const side of sides) {
-    const a = acc[side.name]!;
-    const sum = (key: string) => a.phases.reduce((n, ph) => n + (ph[key] as number), 0);
-    const mean = (key: string) => sum(key) / a.phases.length;
-    const answered = sum('turnsAnswered');
-    const perTurn = (v: number | null) => (v === null || answered === 0 ? null : round(v / answered, 2));
-    perSide[side.name] = {
-      latencyMs: stats(allLatencies(a)),
-      // Split by turn number (see countSent): on warden, the turns that queued an evaluation; on
-      // bare, the same numbers (a control).
-      latencyByTurnMs: {
-        evaluationTurns: { turns: a.evaluationTurnLatencies.length, ...stats(a.evaluationTurnLatencies) },
-        otherTurns: { turns: a.otherTurnLatencies.length, ...stats(a.otherTurnLatencies) },
-      },
-      turnsOffered: sum('turnsOffered'),
-      turnsAnswered: answered,
-      errors: sum('errors'),
-      errorSamples: a.phases.flatMap((ph) => ph.errorSamples as string[]).slice(0, 5),
-      ...(o.mode === 'open'
-        ? {
-            offeredPerS: round(mean('offeredPerS'), 1),
-            achievedPerS: round(mean('achievedPerS'), 1),
-            lateSendsMaxMs: round(Math.max(...a.phases.map((ph) => ph.lateSendsMaxMs as number)), 1),
-          }
-        : { turnsPerS: round(mean('turnsPerS'), 1) }),
-      ...(o.rounds > 1 ? { roundP99Ms: a.roundP99 } : {}),
-      workerRssMiB: {
-        idle: mib(idleRss[side.name]!),
-        withAgentsCached: mib(cachedRss[side.name]!),
-        phasePeak: mib(a.peakKiB),
-        ...(realistic ? { setupPeak: mib(setupPeakKiB[side.name]!) } : {}),
-        perCachedAgentKiB: round((cachedRss[side.name]! - idleRss[side.name]!) / Math.min(side.ids.length, o.cacheSize ?? Infinity), 0),
-      },
-      // The SDK's own counters over the measured window(s) (Prometheus), and per second: a replay of
-      // an evicted agent is a sticky-cache miss (its task came with the whole history).
-      ...(a.sdk
-        ? {
-            sdkCounters: a.sdk,
-            replayPerS: {
-              stickyCacheMiss: round(a.sdk.stickyCacheMiss / a.windowS, 2),
-              workflowTasks: round(a.sdk.workflowTasks / a.windowS, 2),
-              forcedEvictions: round(a.sdk.forcedEvictions / a.windowS, 2),
-            },
-          }
-        : {}),
-      ...(realistic ? { silentAgents: o.agents - o.active, silentIdleTimersDueInWindow: a.silentDueInWindow } : {}),
-      historyPerTurn: { events: round(a.grown / a.sampledTurns, 2), bytes: round(a.grownBytes / a.sampledTurns, 0) },
-      // CPU spent per answered turn while measuring: the worker's own work, and the dev server's
-      // (null with --address). Steadier than latency or throughput on a shared box.
-      cpuMsPerTurn: { worker: perTurn(a.cpu.worker), server: perTurn(a.cpu.server) },
-      duplicateReplies: duplicateReplies[side.name] ?? 0,
-      startAndWarmupMs: round(startMs[side.name]!, 0),
-      clientLoopDelayMaxMs: round(a.lagMaxMs, 1),
-    };
-  }
+  return acc;
+}
 
+/**
+ * One measured phase of `side` in round `k`, added to `a`: its turns (open or closed loop), and
+ * around them the sampled agents' history growth, the worker's and the server's CPU, the worker's
+ * RSS peak, this process's event-loop delay and the SDK's counters.
+ */
+async function measurePhase(c: Ctx, side: Side, a: Acc, k: number): Promise<void> {
+  const { o, r } = c;
+  const before = await historyOf(r.connection!, o.namespace, sampleOf(c, side));
+  say(`${side.name}: measuring (${o.mode} loop, ${o.durationS} s${o.rounds > 1 ? `, round ${k + 1} of ${o.rounds}` : ''})`);
+  side.worker.resetPeak();
+  const cpu0 = { worker: readCpuMs(side.worker.child.pid), server: serverCpuMs(o, r) };
+  const lag = monitorEventLoopDelay({ resolution: 10 });
+  lag.enable();
+  const roundTag = o.rounds > 1 ? `${c.tag}r${k}` : c.tag;
+  const sdk0 = await scrapeSdkCounters(c.extras[side.name]!.metrics);
+  const w0 = performance.now();
+  const phase = o.mode === 'open' ? await openLoop(side, o, roundTag, reporting(c, side)) : await closedLoop(side, o, roundTag);
+  const w1 = performance.now();
+  const sdk1 = await scrapeSdkCounters(c.extras[side.name]!.metrics);
+  lag.disable();
+  addSdkCounters(a, sdk0, sdk1);
+  a.windowS += (w1 - w0) / 1000;
+  countSilentDue(c, side, a, w0, w1);
+  const cpu1 = { worker: readCpuMs(side.worker.child.pid), server: serverCpuMs(o, r) };
+  for (const key of ['worker', 'server'] as const) {
+    a.cpu[key] = a.cpu[key] === null || cpu0[key] === null || cpu1[key] === null ? null : a.cpu[key]! + cpu1[key]! - cpu0[key]!;
+  }
+  const after = await historyOf(r.connection!, o.namespace, sampleOf(c, side));
+  // History growth per turn over the sampled agents, every run of each counted (historyOf).
+  a.grown += after.reduce((n, h, i) => n + Math.max(0, h.events - before[i]!.events), 0);
+  a.grownBytes += after.reduce((n, h, i) => n + Math.max(0, h.bytes - before[i]!.bytes), 0);
+  a.sampledTurns += (phase.turnsAnswered / o.active) * after.length;
+  a.peakKiB = Math.max(a.peakKiB, side.worker.rss.peakKiB);
+  a.lagMaxMs = Math.max(a.lagMaxMs, lag.max / 1e6);
+  addPhase(a, phase);
+}
+
+/** The SDK's counters over the window (after − before), added to the side's. */
+function addSdkCounters(a: Acc, sdk0: SdkCounters | null, sdk1: SdkCounters | null): void {
+  if (!sdk0 || !sdk1) return;
+  const d = Object.fromEntries(Object.keys(sdk1).map((key) => [key, sdk1[key as keyof SdkCounters] - sdk0[key as keyof SdkCounters]])) as SdkCounters;
+  a.sdk = a.sdk ? (Object.fromEntries(Object.keys(d).map((key) => [key, a.sdk![key as keyof SdkCounters] + d[key as keyof SdkCounters]])) as SdkCounters) : d;
+}
+
+/** With an idle watchdog: how many silent agents' idle timers were due in the window [w0, w1]. */
+function countSilentDue(c: Ctx, side: Side, a: Acc, w0: number, w1: number): void {
+  const { o } = c;
+  if (o.idleAfterMs === null) return;
+  const since = c.silentSince[side.name] ?? [];
+  const due = since.filter((t) => t + o.idleAfterMs! >= w0 && t + o.idleAfterMs! <= w1).length;
+  a.silentDueInWindow += due;
+  if (c.realistic && due < since.length)
+    say(
+      `${side.name}: only ${due} of ${since.length} silent agents' idle timers were due in the window (set --idle-after between the setup time, ${round(c.startMs[side.name]! / 1000, 0)} s, and --duration)`,
+    );
+}
+
+/** A phase's latencies and counts (all its fields but the latencies: the open or closed loop's too), added to the side's. */
+function addPhase(a: Acc, phase: PhaseResult): void {
+  for (const l of phase.evaluationTurnLatencies) a.evaluationTurnLatencies.push(l);
+  for (const l of phase.otherTurnLatencies) a.otherTurnLatencies.push(l);
+  a.roundP99.push(stats(allLatencies(phase)).p99 ?? NaN);
+  const { evaluationTurnLatencies: _e, otherTurnLatencies: _o, ...rest } = phase;
+  a.phases.push(rest as unknown as Record<string, number | string[]>);
+}
+
+// ---------- the result ----------
+
+/** One side's entry in the result: its phases pooled. */
+function sideResult(c: Ctx, side: Side, a: Acc): Record<string, unknown> {
+  const { o, realistic } = c;
+  const sum = (key: string) => a.phases.reduce((n, ph) => n + (ph[key] as number), 0);
+  const mean = (key: string) => sum(key) / a.phases.length;
+  const answered = sum('turnsAnswered');
+  const perTurn = (v: number | null) => (v === null || answered === 0 ? null : round(v / answered, 2));
+  return {
+    latencyMs: stats(allLatencies(a)),
+    // Split by turn number (see countSent): on warden, the turns that queued an evaluation; on
+    // bare, the same numbers (a control).
+    latencyByTurnMs: {
+      evaluationTurns: { turns: a.evaluationTurnLatencies.length, ...stats(a.evaluationTurnLatencies) },
+      otherTurns: { turns: a.otherTurnLatencies.length, ...stats(a.otherTurnLatencies) },
+    },
+    turnsOffered: sum('turnsOffered'),
+    turnsAnswered: answered,
+    errors: sum('errors'),
+    errorSamples: a.phases.flatMap((ph) => ph.errorSamples as string[]).slice(0, 5),
+    ...(o.mode === 'open'
+      ? {
+          offeredPerS: round(mean('offeredPerS'), 1),
+          achievedPerS: round(mean('achievedPerS'), 1),
+          lateSendsMaxMs: round(Math.max(...a.phases.map((ph) => ph.lateSendsMaxMs as number)), 1),
+        }
+      : { turnsPerS: round(mean('turnsPerS'), 1) }),
+    ...(o.rounds > 1 ? { roundP99Ms: a.roundP99 } : {}),
+    workerRssMiB: {
+      idle: mib(c.idleRss[side.name]!),
+      withAgentsCached: mib(c.cachedRss[side.name]!),
+      phasePeak: mib(a.peakKiB),
+      ...(realistic ? { setupPeak: mib(c.setupPeakKiB[side.name]!) } : {}),
+      perCachedAgentKiB: round((c.cachedRss[side.name]! - c.idleRss[side.name]!) / Math.min(side.ids.length, o.cacheSize ?? Infinity), 0),
+    },
+    // The SDK's own counters over the measured window(s) (Prometheus), and per second: a replay of
+    // an evicted agent is a sticky-cache miss (its task came with the whole history).
+    ...(a.sdk
+      ? {
+          sdkCounters: a.sdk,
+          replayPerS: {
+            stickyCacheMiss: round(a.sdk.stickyCacheMiss / a.windowS, 2),
+            workflowTasks: round(a.sdk.workflowTasks / a.windowS, 2),
+            forcedEvictions: round(a.sdk.forcedEvictions / a.windowS, 2),
+          },
+        }
+      : {}),
+    ...(realistic ? { silentAgents: o.agents - o.active, silentIdleTimersDueInWindow: a.silentDueInWindow } : {}),
+    historyPerTurn: { events: round(a.grown / a.sampledTurns, 2), bytes: round(a.grownBytes / a.sampledTurns, 0) },
+    // CPU spent per answered turn while measuring: the worker's own work, and the dev server's
+    // (null with --address). Steadier than latency or throughput on a shared box.
+    cpuMsPerTurn: { worker: perTurn(a.cpu.worker), server: perTurn(a.cpu.server) },
+    duplicateReplies: duplicateReplies[side.name] ?? 0,
+    startAndWarmupMs: round(c.startMs[side.name]!, 0),
+    clientLoopDelayMaxMs: round(a.lagMaxMs, 1),
+  };
+}
+
+/** warden ÷ bare: each latency percentile, each split's p99 (against bare's turns of the same numbers), CPU per turn, throughput (closed loop). */
+function ratios(o: Options, perSide: Record<string, Record<string, unknown>>): Record<string, unknown> {
   const p = (name: string, k: string) => (perSide[name]?.latencyMs as Record<string, number> | undefined)?.[k] ?? NaN;
   const ratio = (k: string) => round(p('warden', k) / p('bare', k), 2);
-  const both = perSide.bare && perSide.warden;
   const splitP99 = (name: string, k: string) => (perSide[name]?.latencyByTurnMs as Record<string, { p99: number | null }> | undefined)?.[k]?.p99 ?? NaN;
   const splitRatio = (k: string) => round(splitP99('warden', k) / splitP99('bare', k), 2);
   const cpuOf = (name: string, of: 'worker' | 'server' = 'worker') =>
     (perSide[name]?.cpuMsPerTurn as Record<'worker' | 'server', number | null> | undefined)?.[of] ?? NaN;
   return {
+    p50: ratio('p50'),
+    p90: ratio('p90'),
+    p99: ratio('p99'),
+    max: ratio('max'),
+    evaluationTurnsP99: splitRatio('evaluationTurns'),
+    otherTurnsP99: splitRatio('otherTurns'),
+    workerCpuPerTurn: round(cpuOf('warden') / cpuOf('bare'), 2),
+    ...(Number.isFinite(cpuOf('warden', 'server') / cpuOf('bare', 'server'))
+      ? { serverCpuPerTurn: round(cpuOf('warden', 'server') / cpuOf('bare', 'server'), 2) }
+      : {}),
+    ...(o.mode === 'closed' ? { throughput: round((perSide.warden!.turnsPerS as number) / (perSide.bare!.turnsPerS as number), 2) } : {}),
+  };
+}
+
+/** The result of an open- or closed-loop run: the settings, each side, the ratios (both sides measured), the machine. */
+function fleetResult(c: Ctx, perSide: Record<string, Record<string, unknown>>): Record<string, unknown> {
+  const { o } = c;
+  return {
     bench: 'fleet',
     mode: o.mode,
     agents: o.agents,
-    ...(realistic ? { active: o.active } : {}),
+    ...(c.realistic ? { active: o.active } : {}),
     ...(o.idleAfterMs !== null ? { idleAfterS: o.idleAfterMs / 1000 } : {}),
     ...(o.cacheSize !== null ? { cacheSize: o.cacheSize } : {}),
     ...(o.mode === 'open' ? { periodS: o.periodS } : {}),
@@ -1090,88 +1065,38 @@ async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
     spreadEvaluations: o.spreadEvaluations,
     order: o.sides,
     ...perSide,
-    ...(both
-      ? {
-          ratios: {
-            p50: ratio('p50'),
-            p90: ratio('p90'),
-            p99: ratio('p99'),
-            max: ratio('max'),
-            // Each split against bare's turns of the same numbers (latencyByTurnMs).
-            evaluationTurnsP99: splitRatio('evaluationTurns'),
-            otherTurnsP99: splitRatio('otherTurns'),
-            workerCpuPerTurn: round(cpuOf('warden') / cpuOf('bare'), 2),
-            ...(Number.isFinite(cpuOf('warden', 'server') / cpuOf('bare', 'server'))
-              ? { serverCpuPerTurn: round(cpuOf('warden', 'server') / cpuOf('bare', 'server'), 2) }
-              : {}),
-            ...(o.mode === 'closed' ? { throughput: round((perSide.warden!.turnsPerS as number) / (perSide.bare!.turnsPerS as number), 2) } : {}),
-          },
-        }
-      : {}),
+    ...(perSide.bare && perSide.warden ? { ratios: ratios(o, perSide) } : {}),
     server: o.address ? 'external' : 'dev-server',
     ...(o.serverPids.length > 0 ? { serverPids: o.serverPids } : {}),
-    loadavgBefore: load0.map((x) => round(x, 2)),
+    loadavgBefore: c.load0.map((x) => round(x, 2)),
     loadavgAfter: loadavg().map((x) => round(x, 2)),
     node: process.version,
     cpus: cpus().length,
   };
 }
 
-async function main(): Promise<number> {
-  let o: Options;
-  try {
-    o = parseArgs(process.argv.slice(2));
-  } catch (err) {
-    if (err instanceof UsageError) {
-      process.stderr.write(`fleet: ${err.message}\n${USAGE}\n`);
-      return 2;
-    }
-    throw err;
-  }
-  const r: Resources = { tmp: null, server: null, procs: new Set(), connection: null, warden: null, started: [], stopping: false };
-  let cleaning: Promise<void> | null = null;
-  const cleanup = () => (cleaning ??= teardown(r, o));
-  let signalled = false;
-  const onSignal = (sig: NodeJS.Signals) => {
-    if (signalled) return;
-    signalled = true;
-    say(`${sig}: tearing down`);
-    void cleanup().finally(() => process.exit(sig === 'SIGINT' ? 130 : 143));
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  const straggler = (err: unknown) => {
-    if (!r.stopping) {
-      say(`fatal: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-      void cleanup().finally(() => process.exit(1));
-      return;
-    }
-  };
-  process.on('uncaughtException', straggler);
-  process.on('unhandledRejection', straggler);
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`benchmark did not finish within ${o.timeoutMs} ms`)), o.timeoutMs);
-  });
-  try {
-    const result = await Promise.race([run(o, r), timeout]);
-    await cleanup();
-    process.stdout.write(`${JSON.stringify(result)}\n`);
-    return 0;
-  } catch (err) {
-    if (signalled) return new Promise<number>(() => {});
-    say(`failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-    await cleanup().catch((e) => say(`teardown: ${String(e)}`));
-    return 1;
-  } finally {
-    clearTimeout(timer);
-  }
+/** The phases in their order: setup, workers, warm-up, then recovery or the measured rounds, then the result. */
+async function run(o: Options, r: Resources): Promise<Record<string, unknown>> {
+  const c = await setUp(o, r);
+  await startSides(c);
+  // Without --active every side is set up before any is measured (all cached, all alike); with it
+  // each side is set up right before its window and retired after (measureRounds), so silent
+  // agents' idle timers fire only in their own side's window.
+  if (!c.realistic) for (const side of c.sides) await warmUp(c, side);
+  if (o.mode === 'recovery') return recoveryResult(c);
+  const acc = await measureRounds(c);
+  const perSide: Record<string, Record<string, unknown>> = {};
+  for (const side of c.sides) perSide[side.name] = sideResult(c, side, acc[side.name]!);
+  return fleetResult(c, perSide);
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err) => {
-    say(`fatal: ${String(err)}`);
-    process.exit(1);
-  },
-);
+benchMain({
+  name: 'fleet',
+  usage: USAGE,
+  say,
+  parse: parseArgs,
+  timeoutMs: (o) => o.timeoutMs,
+  resources: (): Resources => ({ tmp: null, server: null, procs: new Set(), connection: null, warden: null, started: [], stopping: false }),
+  run: async (o, r) => ({ result: await run(o, r), ok: true }),
+  teardown,
+});

@@ -28,7 +28,6 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createServer, request, type Server } from 'node:http';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { WardenClient } from '../src/client/index.js';
 import { freePort } from '../src/devserver/ports.js';
@@ -36,7 +35,7 @@ import { startDevServer, type DevServer } from '../src/devserver/server.js';
 import { ensureEndpoint, type HookEndpoint } from '../src/hooks/endpoint-file.js';
 import { sessionAgentId } from '../src/hooks/session.js';
 import type { HookAgent } from '../src/hooks/protocol.js';
-import { loopbackAddress, round, wholeArg } from './common.js';
+import { exitWith, loopbackAddress, type Proc, round, startWorkerMain, waitReady, wholeArg } from './common.js';
 import { readCpuMs } from './proc-cpu.js';
 
 const USAGE = `usage: node dist/bench/hook-latency.js [--calls N] [--warmup N] [--modes LIST] [--address HOST:PORT] [--namespace NS] [--main PATH]
@@ -226,22 +225,6 @@ function serveProcess(wardenHome: string): number | undefined {
   return undefined;
 }
 
-function startWorker(address: string, namespace: string, taskQueue: string): { child: ChildProcess; ready: Promise<void>; exited: Promise<unknown> } {
-  const script = fileURLToPath(new URL('../workers/main.js', import.meta.url));
-  const child = spawn(process.execPath, [script], {
-    env: { ...process.env, TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: namespace, WARDEN_TASK_QUEUE: taskQueue },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  const exited = new Promise((res) => child.once('exit', res));
-  const ready = new Promise<void>((res) => {
-    createInterface({ input: child.stderr! }).on('line', (line) => {
-      if (line.includes('"worker started"')) res();
-      else if (/"level":(4|5)\d/.test(line)) process.stderr.write(`[worker] ${line}\n`);
-    });
-  });
-  return { child, ready, exited };
-}
-
 async function main(): Promise<number> {
   let o: Options;
   try {
@@ -254,7 +237,7 @@ async function main(): Promise<number> {
   const taskQueue = `warden-hookbench-${tag}`;
   const tmp = mkdtempSync(join(tmpdir(), 'warden-hook-latency-'));
   let server: DevServer | null = null;
-  let worker: ReturnType<typeof startWorker> | null = null;
+  let worker: Proc | null = null;
   let client: WardenClient | null = null;
   try {
     let address = o.address;
@@ -265,8 +248,8 @@ async function main(): Promise<number> {
       address = server.address;
     }
     say(`starting the worker on task queue ${taskQueue}`);
-    worker = startWorker(address, o.namespace, taskQueue);
-    await Promise.race([worker.ready, worker.exited.then((c) => Promise.reject(new Error(`worker exited (${String(c)}) before it was ready`)))]);
+    worker = startWorkerMain(address, o.namespace, taskQueue, {}, { sampleRss: false });
+    await waitReady(worker);
     client = await WardenClient.connect({ address, namespace: o.namespace, taskQueue });
 
     // The hooks' world: a project directory (the session's cwd), their own cache and config dirs.
@@ -391,21 +374,10 @@ async function main(): Promise<number> {
     return ok ? 0 : 1;
   } finally {
     await client?.close().catch(() => undefined);
-    if (worker && worker.child.exitCode === null) {
-      worker.child.kill('SIGTERM');
-      const killer = setTimeout(() => worker?.child.kill('SIGKILL'), 15_000);
-      await worker.exited;
-      clearTimeout(killer);
-    }
+    await worker?.stop();
     await server?.stop().catch(() => undefined);
     rmSync(tmp, { recursive: true, force: true });
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    process.stderr.write(`hook-latency: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    process.exit(1);
-  },
-);
+exitWith(main, 'hook-latency: ');

@@ -21,7 +21,7 @@ import v8 from 'node:v8';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import { pino } from 'pino';
 import { WardenClient, workflowIdFor } from '../src/client/index.js';
-import { loopbackAddress, round, wholeArg, withServer } from './common.js';
+import { exitWith, loopbackAddress, round, wholeArg, withServer } from './common.js';
 import { prebuiltBundlePath, WORKFLOWS_PATH } from '../workers/bundle.js';
 import { startWorker } from '../workers/main.js';
 
@@ -212,10 +212,4 @@ async function bareWorker(address: string, taskQueue: string, bundle: { code: st
   };
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    process.exit(1);
-  },
-);
+exitWith(main);

@@ -17,21 +17,30 @@
  *
  * stdout: exactly one JSON object. Everything else goes to stderr. Exit 0 ok, 1 failure, 2 bad usage.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
-import { WardenClient, workflowIdFor, type TurnInput } from '../src/client/index.js';
-import { freePort } from '../src/devserver/ports.js';
-import { startDevServer, type DevServer } from '../src/devserver/server.js';
-import { loopbackAddress, pool } from './common.js';
+import { WardenClient, workflowIdFor } from '../src/client/index.js';
+import {
+  addressArg,
+  benchMain,
+  eachFlag,
+  latencyStats,
+  makeTurn,
+  numArg,
+  type OwnServer,
+  pool,
+  type Proc,
+  round,
+  serverAddress,
+  sleep,
+  startWorkerMain,
+  stopOwnServer,
+  valueArg,
+  waitReady,
+} from './common.js';
 
 const EVAL_INTERVAL = 5; // the default, stated explicitly so `evaluationsExpected` is right
-const RSS_SAMPLE_MS = 200;
 const LIMITS = { agents: 2000, turns: 1000 } as const;
 
 interface Options {
@@ -44,8 +53,6 @@ interface Options {
   concurrency: number;
   timeoutMs: number;
 }
-
-class UsageError extends Error {}
 
 const USAGE = `usage: node dist/bench/report-turns.js [options]
   --agents N          agents reporting concurrently (default 100, max ${LIMITS.agents})
@@ -69,192 +76,47 @@ function parseArgs(argv: string[]): Options {
     concurrency: 32,
     timeoutMs: 600_000,
   };
-  const int = (name: string, v: string | undefined, min: number, max: number): number => {
-    if (v === undefined || !/^\d+$/.test(v)) throw new UsageError(`${name} needs a whole number`);
-    const n = Number(v);
-    if (n < min || n > max) throw new UsageError(`${name} must be between ${min} and ${max}`);
-    return n;
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    const [flag, inline] = a.startsWith('--') && a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
-    const val = () => inline ?? argv[++i];
+  eachFlag(argv, USAGE, (flag, val) => {
     switch (flag) {
       case '--agents':
-        o.agents = int(flag, val(), 1, LIMITS.agents);
+        o.agents = numArg(flag, val(), 1, LIMITS.agents);
         break;
       case '--turns':
-        o.turns = int(flag, val(), 1, LIMITS.turns);
+        o.turns = numArg(flag, val(), 1, LIMITS.turns);
         break;
-      case '--address': {
-        try {
-          o.address = loopbackAddress(val());
-        } catch (err) {
-          throw new UsageError((err as Error).message);
-        }
+      case '--address':
+        o.address = addressArg(val());
         break;
-      }
-      case '--namespace': {
-        const v = val();
-        if (!v) throw new UsageError('--namespace needs a value');
-        o.namespace = v;
+      case '--namespace':
+        o.namespace = valueArg(flag, val());
         break;
-      }
       case '--warmup-agents':
-        o.warmupAgents = int(flag, val(), 0, 100);
+        o.warmupAgents = numArg(flag, val(), 0, 100);
         break;
       case '--warmup-turns':
-        o.warmupTurns = int(flag, val(), 1, 100);
+        o.warmupTurns = numArg(flag, val(), 1, 100);
         break;
       case '--concurrency':
-        o.concurrency = int(flag, val(), 1, 256);
+        o.concurrency = numArg(flag, val(), 1, 256);
         break;
       case '--timeout-ms':
-        o.timeoutMs = int(flag, val(), 1_000, 3_600_000);
+        o.timeoutMs = numArg(flag, val(), 1_000, 3_600_000);
         break;
-      case '-h':
-      case '--help':
-        process.stderr.write(`${USAGE}\n`);
-        return process.exit(0);
-      // falls through (unreachable)
       default:
-        throw new UsageError(`unknown argument: ${a}`);
+        return false;
     }
-  }
+    return true;
+  });
   if (o.warmupAgents < 0) o.warmupAgents = Math.min(10, o.agents);
   return o;
 }
 
 const say = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const round = (n: number, d = 2) => Math.round(n * 10 ** d) / 10 ** d;
-
-/** Nearest-rank percentile of an ascending array. */
-function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
-  return sorted[Math.min(rank, sorted.length) - 1]!;
-}
-
-// ---------- turns: varied, plausible work, so the heuristic evaluator mostly answers OK ----------
-
-const FILES = ['src/parser.ts', 'src/lexer.ts', 'src/cache.ts', 'src/http/routes.ts', 'src/db/pool.ts', 'test/parser.test.ts', 'README.md'];
-const TOPICS = ['the retry loop', 'the cache eviction', 'error propagation', 'the config loader', 'pagination', 'the date parsing', 'the connection pool'];
-
-/** Turn `t` of agent `a`: unique text, successful tool calls, tests actually run before any claim. */
-function makeTurn(tag: string, a: number, t: number): TurnInput {
-  const file = FILES[(a + t) % FILES.length]!;
-  const topic = TOPICS[(a * 3 + t) % TOPICS.length]!;
-  const base = { id: `${tag}-${a}-${t}`, tokensIn: 800 + ((a * 37 + t * 11) % 400), tokensOut: 120 + ((a + t * 7) % 90), costUsd: 0.002 };
-  switch (t % 4) {
-    case 0:
-      return {
-        ...base,
-        text: `Turn ${t}: reading ${file} to understand ${topic} before changing anything (agent ${a}).`,
-        toolCalls: [{ name: 'read_file', args: { path: file }, result: `${40 + t} lines`, ok: true }],
-      };
-    case 1:
-      return {
-        ...base,
-        text: `Turn ${t}: editing ${file} so that ${topic} handles the empty case explicitly (agent ${a}).`,
-        toolCalls: [{ name: 'edit_file', args: { path: file, patch: `@@ -${t},3 +${t},5 @@ handle empty input in ${topic}` }, result: 'applied', ok: true }],
-      };
-    case 2:
-      return {
-        ...base,
-        text: `Turn ${t}: running the parser tests after the change to ${topic} (agent ${a}).`,
-        toolCalls: [{ name: 'shell', args: { cmd: `npx vitest run test/parser.test.ts -t "case ${a}-${t}"` }, result: `${5 + (t % 7)} passed`, ok: true }],
-      };
-    default:
-      return {
-        ...base,
-        text: `Turn ${t}: the ${topic} change looks right; next I will check callers of ${file} for the same assumption (agent ${a}).`,
-        toolCalls: [{ name: 'grep', args: { pattern: topic.split(' ').at(-1), path: 'src' }, result: `${1 + (t % 5)} matches`, ok: true }],
-      };
-  }
-}
-
-// ---------- the worker process and its RSS ----------
-
-interface WorkerProc {
-  child: ChildProcess;
-  ready: Promise<void>;
-  exited: Promise<number | string>;
-  rss: { peakKiB: number; lastKiB: number; samples: number };
-  stopSampling(): void;
-  stop(): Promise<void>;
-}
-
-function readRssKiB(pid: number): number | null {
-  try {
-    const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) : null;
-  } catch {
-    return null;
-  }
-}
-
-function startWorkerProcess(address: string, namespace: string, taskQueue: string): WorkerProc {
-  const script = fileURLToPath(new URL('../workers/main.js', import.meta.url));
-  const child = spawn(process.execPath, [script], {
-    env: { ...process.env, TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: namespace, WARDEN_TASK_QUEUE: taskQueue, WARDEN_LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, sig) => resolve(code ?? sig ?? 'unknown')));
-  let markReady: () => void = () => {};
-  const ready = new Promise<void>((resolve) => (markReady = resolve));
-  // The worker logs pino JSON lines on stderr: watch for "worker started", pass on warnings and errors.
-  const lines = createInterface({ input: child.stderr! });
-  lines.on('line', (line) => {
-    let rec: { level?: number; msg?: string } | null = null;
-    try {
-      rec = JSON.parse(line) as { level?: number; msg?: string };
-    } catch {
-      process.stderr.write(`[worker] ${line}\n`);
-      return;
-    }
-    if (rec.msg === 'worker started') markReady();
-    if ((rec.level ?? 0) >= 40) process.stderr.write(`[worker] ${line}\n`);
-  });
-  child.stdout!.on('data', (d: Buffer) => process.stderr.write(d));
-
-  const rss = { peakKiB: 0, lastKiB: 0, samples: 0 };
-  const sample = () => {
-    const kib = child.pid ? readRssKiB(child.pid) : null;
-    if (kib === null) return;
-    rss.lastKiB = kib;
-    rss.peakKiB = Math.max(rss.peakKiB, kib);
-    rss.samples += 1;
-  };
-  sample();
-  const timer = setInterval(sample, RSS_SAMPLE_MS);
-  timer.unref();
-  return {
-    child,
-    ready,
-    exited,
-    rss,
-    stopSampling: () => {
-      sample();
-      clearInterval(timer);
-    },
-    async stop() {
-      clearInterval(timer);
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM'); // the SDK shuts down gracefully (shutdownGraceTime 10 s)
-      const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(killer);
-    },
-  };
-}
 
 // ---------- the run ----------
 
-interface Resources {
-  tmp: string | null;
-  server: DevServer | null;
-  worker: WorkerProc | null;
+interface Resources extends OwnServer {
+  worker: Proc | null;
   client: WardenClient | null;
   /** Every agent id the run has tried to start (pushed before the start call). */
   agentIds: string[];
@@ -313,100 +175,78 @@ async function teardown(r: Resources, concurrency: number): Promise<void> {
     await r.client.close().catch(() => undefined);
     r.client = null;
   }
-  if (r.server) {
-    say('stopping dev server');
-    await r.server.stop().catch((err) => say(`server stop: ${String(err)}`));
-    r.server = null;
-  }
-  if (r.tmp) {
-    rmSync(r.tmp, { recursive: true, force: true });
-    r.tmp = null;
-  }
+  await stopOwnServer(r, say);
 }
 
-async function run(o: Options, r: Resources): Promise<{ result: Record<string, unknown>; ok: boolean }> {
+/** What the phases of one run share. */
+interface Ctx {
+  o: Options;
+  r: Resources;
+  tag: string;
+  worker: Proc;
+  client: WardenClient;
+}
+
+/** Setup: the server (given, or a dev server of our own), the worker on a task queue of its own, ready, and the client. */
+async function setUp(o: Options, r: Resources): Promise<Ctx> {
   const tag = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
   const taskQueue = `warden-bench-${tag}`;
 
-  let address: string;
-  if (o.address) {
-    address = o.address;
-    say(`using the Temporal server at ${address}`);
-  } else {
-    r.tmp = mkdtempSync(join(tmpdir(), 'warden-bench-'));
-    const port = await freePort();
-    say(`starting a dev server on 127.0.0.1:${port} (SQLite in ${r.tmp})`);
-    r.server = await startDevServer({ port, uiPort: false, dbFile: join(r.tmp, 'temporal.db'), namespace: o.namespace, say });
-    address = r.server.address;
-  }
+  if (o.address) say(`using the Temporal server at ${o.address}`);
+  const address = await serverAddress(r, o.address, { prefix: 'warden-bench-', namespace: o.namespace, say });
 
   say(`starting the worker on task queue ${taskQueue}`);
-  r.worker = startWorkerProcess(address, o.namespace, taskQueue);
+  r.worker = startWorkerMain(address, o.namespace, taskQueue, { WARDEN_LOG_LEVEL: 'info' }, { forwardStdout: true });
   const worker = r.worker;
-  const early = await Promise.race([
-    worker.ready.then(() => null),
-    worker.exited.then((c) => `worker exited (${c}) before it was ready`),
-    sleep(120_000).then(() => 'worker not ready after 120 s'),
-  ]);
-  if (early) throw new Error(early);
+  await waitReady(worker);
 
   r.client = await WardenClient.connect({ address, namespace: o.namespace, taskQueue });
-  const client = r.client;
+  return { o, r, tag, worker, client: r.client };
+}
+
+/** Start these agents; a workflow task per agent has run (the worker has it cached) once a status query answers. */
+async function startAll(c: Ctx, ids: string[]): Promise<void> {
+  const { o, r, client } = c;
   const spec = (agentId: string) => ({
     agentId,
     task: `Benchmark agent ${agentId}: fix the empty-input handling in the parser and keep the tests green.`,
     supervisor: { evalInterval: EVAL_INTERVAL },
     evaluator: { kind: 'heuristic' as const },
   });
-  // A workflow task per agent has run (the worker has it cached) once a status query answers.
-  const startAll = (ids: string[]) =>
-    pool(ids, o.concurrency, async (id) => {
-      if (r.stopping) throw new Stopping();
-      r.agentIds.push(id);
-      await tracked(r, () => client.start(spec(id)));
-      await tracked(r, () => client.status(id));
-    });
-  const reportAll = async (ids: string[], turns: number, onLatency: ((ms: number) => void) | null) => {
-    let whispers = 0;
-    await Promise.all(
-      ids.map(async (id, a) => {
-        for (let t = 0; t < turns; t++) {
-          const t0 = performance.now();
-          const reply = await tracked(r, () => client.reportTurn(id, makeTurn(tag, a, t)));
-          const ms = performance.now() - t0;
-          if (!reply.accepted || reply.duplicate) throw new Error(`turn ${t} of ${id} not accepted: ${JSON.stringify(reply)}`);
-          whispers += reply.whispers.length;
-          onLatency?.(ms);
-        }
-      }),
-    );
-    return whispers;
-  };
+  await pool(ids, o.concurrency, async (id) => {
+    if (r.stopping) throw new Stopping();
+    r.agentIds.push(id);
+    await tracked(r, () => client.start(spec(id)));
+    await tracked(r, () => client.status(id));
+  });
+}
 
-  // Warm-up (not measured): workflow bundle loaded, connections up, the evaluation path exercised.
-  const warmIds = Array.from({ length: o.warmupAgents }, (_, i) => `bench-${tag}-warm-${i}`);
-  if (warmIds.length > 0) {
-    say(`warm-up: ${warmIds.length} agents × ${o.warmupTurns} turns`);
-    await startAll(warmIds);
-    await reportAll(warmIds, o.warmupTurns, null);
-  }
+/** Every agent reports `turns` turns, one after another, all agents at once; the whispers they were answered with. */
+async function reportAll(c: Ctx, ids: string[], turns: number, onLatency: ((ms: number) => void) | null): Promise<number> {
+  const { r, client, tag } = c;
+  let whispers = 0;
+  await Promise.all(
+    ids.map(async (id, a) => {
+      for (let t = 0; t < turns; t++) {
+        const t0 = performance.now();
+        const reply = await tracked(r, () => client.reportTurn(id, makeTurn(`${tag}-${a}-${t}`, a, t)));
+        const ms = performance.now() - t0;
+        if (!reply.accepted || reply.duplicate) throw new Error(`turn ${t} of ${id} not accepted: ${JSON.stringify(reply)}`);
+        whispers += reply.whispers.length;
+        onLatency?.(ms);
+      }
+    }),
+  );
+  return whispers;
+}
 
-  const ids = Array.from({ length: o.agents }, (_, i) => `bench-${tag}-${i}`);
-  say(`starting ${ids.length} agents`);
-  const s0 = performance.now();
-  await startAll(ids);
-  const startMs = performance.now() - s0;
+type Evaluations = { total: number; ok: number; flagged: number; skipped: number };
 
-  say(`measuring: ${ids.length} agents × ${o.turns} turns, concurrently`);
-  const latencies: number[] = [];
-  const m0 = performance.now();
-  const whispers = await reportAll(ids, o.turns, (ms) => latencies.push(ms));
-  const durationMs = performance.now() - m0;
-
-  // Let the evaluations queued by the last turns finish, then count them.
-  const expected = o.agents * Math.floor(o.turns / EVAL_INTERVAL);
+/** Let the evaluations queued by the last turns finish (up to 60 s), then count them. */
+async function settleEvaluations(c: Ctx, ids: string[], expected: number): Promise<Evaluations> {
+  const { o, r, client } = c;
   const settleDeadline = Date.now() + 60_000;
-  let evals = { total: 0, ok: 0, flagged: 0, skipped: 0 };
+  let evals: Evaluations = { total: 0, ok: 0, flagged: 0, skipped: 0 };
   for (;;) {
     const statuses = await pool(ids, o.concurrency, (id) => tracked(r, () => client.status(id)));
     evals = statuses.reduce(
@@ -422,18 +262,46 @@ async function run(o: Options, r: Resources): Promise<{ result: Record<string, u
       // A skipped evaluation (timeout, crash, superseded) is counted, not a verdict: say why.
       const reasons = [...new Set(statuses.filter((st) => st.evaluations.skipped > 0).map((st) => st.lastSkipReason ?? '(no reason)'))];
       if (reasons.length > 0) say(`skipped evaluations, last reasons: ${reasons.slice(0, 5).join(' | ')}`);
-      break;
+      return evals;
     }
     if (Date.now() > settleDeadline) {
       say(`only ${evals.total} of ${expected} evaluations finished within 60 s`);
-      break;
+      return evals;
     }
     await sleep(250);
   }
+}
+
+/** The phases in their order: setup, warm-up, starting the agents, the measured turns, the evaluations settling, the result. */
+async function run(o: Options, r: Resources): Promise<{ result: Record<string, unknown>; ok: boolean }> {
+  const c = await setUp(o, r);
+  const { tag, worker } = c;
+
+  // Warm-up (not measured): workflow bundle loaded, connections up, the evaluation path exercised.
+  const warmIds = Array.from({ length: o.warmupAgents }, (_, i) => `bench-${tag}-warm-${i}`);
+  if (warmIds.length > 0) {
+    say(`warm-up: ${warmIds.length} agents × ${o.warmupTurns} turns`);
+    await startAll(c, warmIds);
+    await reportAll(c, warmIds, o.warmupTurns, null);
+  }
+
+  const ids = Array.from({ length: o.agents }, (_, i) => `bench-${tag}-${i}`);
+  say(`starting ${ids.length} agents`);
+  const s0 = performance.now();
+  await startAll(c, ids);
+  const startMs = performance.now() - s0;
+
+  say(`measuring: ${ids.length} agents × ${o.turns} turns, concurrently`);
+  const latencies: number[] = [];
+  const m0 = performance.now();
+  const whispers = await reportAll(c, ids, o.turns, (ms) => latencies.push(ms));
+  const durationMs = performance.now() - m0;
+
+  const expected = o.agents * Math.floor(o.turns / EVAL_INTERVAL);
+  const evals = await settleEvaluations(c, ids, expected);
   worker.stopSampling();
   if (r.stopping) throw new Stopping();
 
-  latencies.sort((a, b) => a - b);
   const turns = latencies.length;
   const mib = (kib: number) => round(kib / 1024, 1);
   const result = {
@@ -443,12 +311,7 @@ async function run(o: Options, r: Resources): Promise<{ result: Record<string, u
     turns,
     durationMs: round(durationMs, 1),
     turnsPerSecond: round((turns / durationMs) * 1000, 1),
-    latencyMs: {
-      p50: round(percentile(latencies, 50)),
-      p90: round(percentile(latencies, 90)),
-      p99: round(percentile(latencies, 99)),
-      max: round(latencies.at(-1) ?? NaN),
-    },
+    latencyMs: latencyStats(latencies, 2),
     workerRssMiB: { peak: mib(worker.rss.peakKiB), final: mib(worker.rss.lastKiB) },
     evaluations: evals.total,
     evaluationsExpected: expected,
@@ -463,69 +326,14 @@ async function run(o: Options, r: Resources): Promise<{ result: Record<string, u
   return { result, ok: evals.total >= expected };
 }
 
-async function main(): Promise<number> {
-  let o: Options;
-  try {
-    o = parseArgs(process.argv.slice(2));
-  } catch (err) {
-    if (err instanceof UsageError) {
-      process.stderr.write(`bench: ${err.message}\n${USAGE}\n`);
-      return 2;
-    }
-    throw err;
-  }
-
-  const r: Resources = { tmp: null, server: null, worker: null, client: null, agentIds: [], inFlight: new Set(), stopping: false };
-  let cleaning: Promise<void> | null = null;
-  const cleanup = () => (cleaning ??= teardown(r, o.concurrency));
-  // `on`, not `once`: while a listener of ours stays registered, execa's signal-exit hook does not
-  // re-raise the signal and kill this process before the teardown has finished.
-  let signalled = false;
-  const onSignal = (sig: NodeJS.Signals) => {
-    if (signalled) return;
-    signalled = true;
-    say(`${sig}: tearing down`);
-    void cleanup().finally(() => process.exit(sig === 'SIGINT' ? 130 : 143));
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  // Once tearing down, a straggling gRPC call failing on a closed channel must not kill this
-  // process before the worker and the dev server are stopped.
-  const straggler = (err: unknown) => {
-    if (!r.stopping) {
-      say(`fatal: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-      void cleanup().finally(() => process.exit(1));
-      return;
-    }
-    say(`ignored during teardown: ${err instanceof Error ? err.message : String(err)}`);
-  };
-  process.on('uncaughtException', straggler);
-  process.on('unhandledRejection', straggler);
-
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`benchmark did not finish within ${o.timeoutMs} ms`)), o.timeoutMs);
-  });
-  try {
-    const { result, ok } = await Promise.race([run(o, r), timeout]);
-    await cleanup();
-    process.stdout.write(`${JSON.stringify(result)}\n`);
-    if (!ok) say('not every expected evaluation ran: failing the run');
-    return ok ? 0 : 1;
-  } catch (err) {
-    if (signalled) return new Promise<number>(() => {}); // the signal handler exits once torn down
-    say(`failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-    await cleanup().catch((e) => say(`teardown: ${String(e)}`));
-    return 1;
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-main().then(
-  (code) => process.exit(code),
-  (err) => {
-    say(`fatal: ${String(err)}`);
-    process.exit(1);
-  },
-);
+benchMain({
+  name: 'bench',
+  usage: USAGE,
+  say,
+  parse: parseArgs,
+  timeoutMs: (o) => o.timeoutMs,
+  resources: (): Resources => ({ tmp: null, server: null, worker: null, client: null, agentIds: [], inFlight: new Set(), stopping: false }),
+  run,
+  teardown: (r, o) => teardown(r, o.concurrency),
+  notOk: 'not every expected evaluation ran: failing the run',
+});

@@ -24,7 +24,6 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { WardenClient } from '../src/client/index.js';
 import { freePort } from '../src/devserver/ports.js';
@@ -32,7 +31,7 @@ import { startDevServer, type DevServer } from '../src/devserver/server.js';
 import { projectPart, sessionAgentId } from '../src/hooks/session.js';
 import { startAnthropicServer, text, toolResults, toolUse, type AnthropicServer } from '../test/fixtures/anthropic-server.js';
 import { functionCallOutputs, message, shellCall, startModelServer, type ModelServer } from '../test/fixtures/model-server.js';
-import { loopbackAddress, round, wholeArg } from './common.js';
+import { exitWith, loopbackAddress, type Proc, round, startWorkerMain, waitReady, wholeArg } from './common.js';
 import { parseStat, readCpuMs } from './proc-cpu.js';
 
 const USAGE = `usage: node dist/bench/session.js [--calls N] [--runs N] [--agents claude,codex] [--warmup N] [--main PATH] [--address HOST:PORT] [--namespace NS] [--timeout-ms MS] [--model-ms MS]
@@ -265,23 +264,6 @@ async function killAll(pids: number[]): Promise<void> {
   }
 }
 
-function startWorker(address: string, namespace: string, taskQueue: string): { child: ChildProcess; ready: Promise<void>; exited: Promise<unknown> } {
-  const script = fileURLToPath(new URL('../workers/main.js', import.meta.url));
-  const child = spawn(process.execPath, [script], {
-    env: { ...process.env, TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: namespace, WARDEN_TASK_QUEUE: taskQueue },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  const exited = new Promise((res) => child.once('exit', res));
-  const ready = new Promise<void>((res) => {
-    createInterface({ input: child.stderr! }).on('line', (line) => {
-      if (line.includes('"worker started"')) res();
-      // The bench aborts each session's agent when it is done with it: an aborted agent is a failed workflow, not news.
-      else if (/"level":(4|5)\d/.test(line) && !line.includes('"msg":"Workflow failed"')) process.stderr.write(`[worker] ${line}\n`);
-    });
-  });
-  return { child, ready, exited };
-}
-
 // ---------- statistics ----------
 
 const median = (xs: number[]): number => {
@@ -360,7 +342,7 @@ async function main(): Promise<number> {
   const tmp = mkdtempSync(join(tmpdir(), 'warden-session-'));
   const world = join(tmp, 'world');
   let server: DevServer | null = null;
-  let worker: ReturnType<typeof startWorker> | null = null;
+  let worker: Proc | null = null;
   let client: WardenClient | null = null;
   let anthropic: AnthropicServer | null = null;
   let responses: ModelServer | null = null;
@@ -377,12 +359,7 @@ async function main(): Promise<number> {
       await client?.close().catch(() => undefined);
       await anthropic?.close().catch(() => undefined);
       await responses?.close().catch(() => undefined);
-      if (worker && worker.child.exitCode === null) {
-        worker.child.kill('SIGTERM');
-        const killer = setTimeout(() => worker?.child.kill('SIGKILL'), 15_000);
-        await worker.exited;
-        clearTimeout(killer);
-      }
+      await worker?.stop();
       await server?.stop().catch(() => undefined);
       rmSync(tmp, { recursive: true, force: true });
     })());
@@ -406,8 +383,9 @@ async function main(): Promise<number> {
       address = server.address;
     }
     say(`starting the worker on task queue ${taskQueue}`);
-    worker = startWorker(address, o.namespace, taskQueue);
-    await Promise.race([worker.ready, worker.exited.then((c) => Promise.reject(new Error(`worker exited (${String(c)}) before it was ready`)))]);
+    // The bench aborts each session's agent when it is done with it: an aborted agent is a failed workflow, not news.
+    worker = startWorkerMain(address, o.namespace, taskQueue, {}, { sampleRss: false, quiet: (line) => line.includes('"msg":"Workflow failed"') });
+    await waitReady(worker);
     client = await WardenClient.connect({ address, namespace: o.namespace, taskQueue });
 
     // The sessions' world: the same for both sides, apart from the CLI's config dir.
@@ -627,10 +605,4 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    process.stderr.write(`session: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    process.exit(1);
-  },
-);
+exitWith(main, 'session: ');

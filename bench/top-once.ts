@@ -16,6 +16,7 @@ import { WardenClient } from '../src/client/index.js';
 import { mapLimit, listRoster } from '../src/cli/top/source.js';
 import { freePort } from '../src/devserver/ports.js';
 import { startDevServer, type DevServer } from '../src/devserver/server.js';
+import { exitWith } from './common.js';
 
 const say = (m: string) => process.stderr.write(`[top-once] ${m}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -144,10 +145,4 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    process.stderr.write(`[top-once] ${err instanceof Error ? err.stack : String(err)}\n`);
-    process.exit(1);
-  },
-);
+exitWith(main, '[top-once] ');
