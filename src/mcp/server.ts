@@ -46,7 +46,7 @@ ${UNTRUSTED_NOTE}`;
 
 const agentId = z
   .string()
-  .regex(AGENT_ID_RE, 'agentId: letters, digits, ".", "_" or "-", at most 100 characters, starting with a letter or digit')
+  .regex(AGENT_ID_RE, 'not an agent id: letters, digits, ".", "_" or "-", at most 100 characters, starting with a letter or digit')
   .describe('the agent id');
 
 // ---------- output schemas ----------
