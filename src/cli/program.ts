@@ -22,9 +22,12 @@ import { register as registerStart } from './verbs/start.js';
 import { register as registerStatus } from './verbs/status.js';
 import { register as registerTop } from './verbs/top.js';
 import { register as registerMesh } from './verbs/mesh.js';
+import { register as registerMcp } from './verbs/mcp.js';
 import { register as registerTrust } from './verbs/trust.js';
 
 const pkg = JSON.parse(readFileSync(packageJsonUrl(), 'utf8')) as { version: string };
+/** warden's version (package.json). */
+export const VERSION = pkg.version;
 
 /** warden's package.json, from the built place (dist/src/cli/) or from the source (src/cli/). */
 function packageJsonUrl(): URL {
@@ -53,6 +56,7 @@ const VERBS: [names: readonly string[], register: (program: Command) => void][] 
   [['top'], registerTop],
   [['irc'], registerIrc],
   [['serve'], registerServe],
+  [['mcp'], registerMcp],
   [['mesh'], registerMesh],
   [['trust'], registerTrust],
 ];

@@ -11,6 +11,9 @@ import { DEFAULT_ENDPOINT, ensureEndpoint, endpointFile } from '../../hooks/endp
 import { linkSecret } from '../../serve/config.js';
 import { createHookEndpoint } from '../../serve/hooks.js';
 import { createLinkServer, parseListen } from '../../serve/server.js';
+import { MCP_ROUTE, createMcpEndpoint, ensureMcpToken } from '../../serve/mcp.js';
+import { connectLazily } from '../../mcp/connection.js';
+import { VERSION } from '../program.js';
 import { WardenClient } from '../../client/index.js';
 import { globals } from '../context.js';
 import { UsageError } from '../exit.js';
@@ -35,7 +38,11 @@ export const serveAction = async (o: { listen?: string }, cmd: Command) => {
   // Links need Temporal from the start; hook events connect when the first one comes (Temporal may be down now).
   const warden = secret?.ok ? await WardenClient.connect({ address: g.address, namespace: g.namespace }) : null;
   const hooks = createHookEndpoint({ log });
-  const server = createLinkServer({ secret: secret?.ok ? secret.secret : null, client: warden?.client ?? null, log, hooks });
+  // MCP over HTTP: its own bearer token (created now when missing), and Temporal when the first tool needs it.
+  const mcpToken = ensureMcpToken(process.env);
+  const mcpClient = connectLazily({ address: g.address, namespace: g.namespace, taskQueue: g.taskQueue });
+  const mcp = createMcpEndpoint({ log, client: mcpClient.get, version: VERSION });
+  const server = createLinkServer({ secret: secret?.ok ? secret.secret : null, client: warden?.client ?? null, log, hooks, mcp });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => reject(new UsageError(`--listen ${at}: ${err.code ?? err.message}`)));
     server.listen(listen.port, listen.host, resolve);
@@ -45,9 +52,10 @@ export const serveAction = async (o: { listen?: string }, cmd: Command) => {
   const host = listen.host.includes(':') ? `[${listen.host}]` : listen.host;
   const url = `http://${host}:${port}`;
   const links = Boolean(secret?.ok);
-  if (g.json) printJson({ ready: true, url, hooks: `${url}/hooks/`, links, pid: process.pid });
+  if (g.json) printJson({ ready: true, url, hooks: `${url}/hooks/`, links, mcp: `${url}${MCP_ROUTE}`, pid: process.pid });
   else {
     process.stderr.write(`warden serve: answering hook events on ${url}/hooks/claude and /hooks/codex (token in ${endpointFile()})\n`);
+    process.stderr.write(`warden serve: answering MCP on ${url}${MCP_ROUTE} (bearer token in ${mcpToken.file})\n`);
     process.stderr.write(links ? `warden serve: answering action links on ${url}\n` : 'warden serve: action links are off (WARDEN_LINK_SECRET is not set)\n');
   }
   await new Promise<void>((resolve) => {
@@ -61,5 +69,6 @@ export const serveAction = async (o: { listen?: string }, cmd: Command) => {
     process.once('SIGTERM', stop);
   });
   await hooks.close();
+  await mcpClient.close();
   await warden?.close();
 };

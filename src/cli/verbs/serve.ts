@@ -8,13 +8,13 @@ export function register(program: Command): void {
   program
     .command('serve')
     .description(
-      "this user's warden over HTTP: the hook endpoint that Claude Code and Codex hooks post to, and (with WARDEN_LINK_SECRET) the action links of notifications",
+      "this user's warden over HTTP: the hook endpoint that Claude Code and Codex hooks post to, warden's MCP tools at /mcp, and (with WARDEN_LINK_SECRET) the action links of notifications",
     )
     .option(
       '--listen <host:port>',
       `where to listen (default: the hook endpoint's address in $WARDEN_HOME/hook-endpoint.json, else ${DEFAULT_LISTEN}: this machine only; put a proxy with TLS in front to expose links)`,
     )
-    .option('--json', 'print {ready, url, hooks, links, pid} as JSON when listening')
+    .option('--json', 'print {ready, url, hooks, links, mcp, pid} as JSON when listening')
     .addHelpText(
       'after',
       `
@@ -23,6 +23,11 @@ token in $WARDEN_HOME/hook-endpoint.json (created by \`warden install\` or by th
 Claude Code's HTTP hooks post here directly; every other hook runs \`warden-hook claude|codex\`, which
 forwards its stdin here and starts this server (detached, logging to $WARDEN_HOME/serve.log) when
 nothing listens at the endpoint's address. Run it yourself (or as a service) to keep it up.
+
+MCP: POST /mcp speaks the Model Context Protocol (streamable HTTP, stateless) with the tools of
+\`warden mcp\`, for requests that carry \`Authorization: Bearer <token>\` with the token in
+$WARDEN_HOME/mcp-token (created by this command when missing; 0600; replace the file to rotate it).
+Requests from web pages (with an Origin header) are refused.
 
 Action links (only when WARDEN_LINK_SECRET is set; without it links answer 404 and say why):
 Links appear in escalation notifications when the processes that send them (the worker for
