@@ -23,7 +23,7 @@ import { DEFAULT_VERIFY_WAIT_MS, claimAtStop } from './stop.js';
 import { humanWaitFromHook } from './human-wait.js';
 import { deniedTurn, stopFailureWait } from './api-error.js';
 import { ownGuard, type OwnGuard } from './own-files.js';
-import { selfControlCall, type SelfControlHit } from './self-control.js';
+import { mcpSelfControl, selfControlCall, type SelfControlHit } from './self-control.js';
 
 // ---------- an aborted agent ----------
 
@@ -163,7 +163,7 @@ async function answer(
       } catch (err) {
         // The tripwire on warden's own files failing is no reason to leave the rest unchecked.
         warn(`could not check the tool call against warden's own files: ${err instanceof Error ? err.message : String(err)}`);
-        hit = selfControlCall(input.tool_input, agentId);
+        hit = mcpSelfControl(input.tool_name ?? '', input.tool_input, agentId) ?? selfControlCall(input.tool_input, agentId);
       }
       if (hit) return denySelfControl(agent, input, agentId, hit, client, warn);
       const c = await client();

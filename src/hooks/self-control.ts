@@ -94,6 +94,23 @@ export interface OwnCheck {
   tool?: string;
 }
 
+/** warden's MCP tools (`warden mcp`) that act on an agent; reading (`list_agents`, `agent_status`) and `start` are not hits. */
+const MCP_ACTING = new Set(['steer', 'pause', 'resume', 'dismiss', 'abort']);
+
+/**
+ * A call of warden's own MCP tools on the agent itself: `mcp__<server>__resume` (whatever name the
+ * user gave the server in its MCP config) with `agentId` this agent. A lead session steering other
+ * agents is what the tools are for; a supervised agent dismissing its own finding or resuming
+ * itself is not.
+ */
+export function mcpSelfControl(tool: string, toolInput: unknown, agentId: string): SelfControlHit | null {
+  const m = /^mcp__.+__([a-z_]+)$/.exec(tool);
+  if (!m || !MCP_ACTING.has(m[1]!)) return null;
+  const target = toolInput && typeof toolInput === 'object' ? (toolInput as Record<string, unknown>).agentId : undefined;
+  if (typeof target !== 'string' || (target.trim() !== agentId && target.trim() !== `agent-${agentId}`)) return null;
+  return { what: `${m[1]} through warden's MCP tools (${tool})`, command: `${tool} ${JSON.stringify(toolInput).slice(0, 300)}` };
+}
+
 /**
  * Whether this tool call (its `tool_input`: a shell command as a string, or as argv) targets
  * warden's controls of agent `agentId` itself; the first such command, or null. With `own`, also
@@ -103,6 +120,8 @@ export interface OwnCheck {
 export function selfControlCall(toolInput: unknown, agentId: string, own?: OwnCheck): SelfControlHit | null {
   if (!toolInput || typeof toolInput !== 'object') return null;
   const o = toolInput as Record<string, unknown>;
+  const mcp = own?.tool ? mcpSelfControl(own.tool, toolInput, agentId) : null;
+  if (mcp) return mcp;
   const ctx: OwnContext | undefined = own ? { guard: own.guard, cwd: own.cwd, facts: {} } : undefined;
   for (const field of ['command', 'cmd']) {
     const v = o[field];

@@ -5,8 +5,10 @@
  *
  *  - a shell `cat $WARDEN_HOME/hook-endpoint.json`, a Read of that file, a curl to the endpoint's
  *    /hooks/ route and a `pkill -f "warden serve"` are denied, the endpoint keeps running, and the
- *    attempts are recorded as REWARD_HACKING evidence;
- *  - a harmless Read (a file of the project) and an `echo` that names the file are allowed.
+ *    attempts are recorded as REWARD_HACKING evidence; so is a call of warden's own MCP tools
+ *    (`mcp__warden__dismiss`) on the agent itself;
+ *  - a harmless Read (a file of the project), an `echo` that names the file and an MCP steer of
+ *    another agent are allowed.
  */
 import { execa } from 'execa';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -66,6 +68,9 @@ test("a read of the endpoint's token file, a post to the endpoint, a kill of it:
   expect(serveOf(u.env.WARDEN_HOME)).toHaveLength(1); // answered by the endpoint the hook started
   const mention = await hook(u, agentId, pre('Bash', { command: 'echo $WARDEN_HOME/hook-endpoint.json' }, 'toolu_echo'));
   expect(mention, mention.stderr).toMatchObject({ exitCode: 0, stdout: '' });
+  // A lead steering another agent through warden's MCP tools is what they are for.
+  const lead = await hook(u, agentId, pre('mcp__warden__steer', { agentId: 'someone-else', text: 'rebase first' }, 'toolu_lead'));
+  expect(lead, lead.stderr).toMatchObject({ exitCode: 0, stdout: '' });
 
   const denied = [
     [pre('Bash', { command: 'cat $WARDEN_HOME/hook-endpoint.json' }, 'toolu_cat'), /a read of warden's hook endpoint file .*hook-endpoint\.json/],
@@ -76,6 +81,7 @@ test("a read of the endpoint's token file, a post to the endpoint, a kill of it:
       /curl to warden's hook endpoint/,
     ],
     [pre('Bash', { command: 'pkill -f "warden serve"' }, 'toolu_kill'), /pkill of warden's hook endpoint/],
+    [pre('mcp__warden__dismiss', { agentId, note: 'false alarm' }, 'toolu_mcp'), /dismiss through warden's MCP tools \(mcp__warden__dismiss\)/],
   ] as const;
   for (const [event, why] of denied) {
     const r = await hook(u, agentId, event);

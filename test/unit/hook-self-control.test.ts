@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { DETECTORS, heuristicJudgement } from '../../src/domain/judgement/heuristic/index.js';
 import { SELF_CONTROL_TOOL, selfControlAttempt } from '../../src/domain/judgement/heuristic/self-control.js';
 import { abortOf, abortedAnswer } from '../../src/hooks/handle.js';
-import { selfControlCall, splitShell } from '../../src/hooks/self-control.js';
+import { mcpSelfControl, selfControlCall, splitShell } from '../../src/hooks/self-control.js';
 
 const SELF = 'proj-1a2b3c4d5e6f';
 const hit = (command: string | string[], field: 'command' | 'cmd' = 'command') => selfControlCall({ [field]: command }, SELF);
@@ -148,6 +148,36 @@ describe('not hits', () => {
     expect(() => hit(deep)).not.toThrow();
     expect(hit(`echo $(((((( ${'('.repeat(1000)}`)).toBeNull();
     expect(hit(`echo "unterminated ${SELF}`)).toBeNull();
+  });
+});
+
+describe("warden's MCP tools on the agent itself", () => {
+  const guard = {
+    home: '/home/u',
+    wardenHome: '/home/u/.warden',
+    endpointFile: '/home/u/.warden/hook-endpoint.json',
+    endpoint: { host: '127.0.0.1', port: 8788 },
+    tokenFiles: [],
+    codexHome: '/home/u/.codex',
+    pids: [],
+  };
+  const call = (tool: string, input: Record<string, unknown>) => selfControlCall(input, SELF, { guard: () => guard, cwd: '/repo', tool } as never);
+  it.each(['steer', 'pause', 'resume', 'dismiss', 'abort'])('mcp__warden__%s on itself is a hit, under any server name', (verb) => {
+    expect(mcpSelfControl(`mcp__warden__${verb}`, { agentId: SELF, text: 'all good' }, SELF)?.what).toContain(verb);
+    expect(mcpSelfControl(`mcp__my_fleet__${verb}`, { agentId: ` ${SELF} ` }, SELF)).not.toBeNull();
+    expect(mcpSelfControl(`mcp__warden__${verb}`, { agentId: `agent-${SELF}` }, SELF)).not.toBeNull();
+  });
+  it('through the tripwire the hook runs (the tool name given)', () => {
+    expect(call('mcp__warden__dismiss', { agentId: SELF, note: 'false alarm' })?.what).toBe("dismiss through warden's MCP tools (mcp__warden__dismiss)");
+  });
+  it('not hits: reading, starting, another agent, another tool, no agentId', () => {
+    expect(mcpSelfControl('mcp__warden__list_agents', { agentId: SELF }, SELF)).toBeNull();
+    expect(mcpSelfControl('mcp__warden__agent_status', { agentId: SELF }, SELF)).toBeNull();
+    expect(mcpSelfControl('mcp__warden__start', { agentId: SELF, task: 'x' }, SELF)).toBeNull();
+    expect(mcpSelfControl('mcp__warden__steer', { agentId: 'proj-other', text: 'x' }, SELF)).toBeNull();
+    expect(mcpSelfControl('Bash', { agentId: SELF }, SELF)).toBeNull();
+    expect(mcpSelfControl('mcp__warden__resume', {}, SELF)).toBeNull();
+    expect(mcpSelfControl('mcp__warden__resume', null, SELF)).toBeNull();
   });
 });
 
