@@ -17,9 +17,8 @@ import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'n
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { tokenMatches, wardenHome } from '../hooks/endpoint-file.js';
-import { createWardenMcpServer, type WardenApi } from '../mcp/server.js';
+import type { WardenApi } from '../mcp/server.js';
 
 export const MCP_ROUTE = '/mcp';
 /** A request body larger than this is refused (a tool call is a few kilobytes). */
@@ -114,6 +113,12 @@ export function createMcpEndpoint(opts: McpEndpointOptions): McpEndpoint {
       if (err instanceof TooLarge) return refuse(res, 413, `the request is larger than ${MAX_MCP_BODY_BYTES} bytes`);
       return refuse(res, 400, 'the request body is not JSON');
     }
+    // Loaded on the first request: the MCP SDK costs `warden serve` (which the first hook of a
+    // session may start and wait for) a second or more of start-up on a busy machine.
+    const [{ StreamableHTTPServerTransport }, { createWardenMcpServer }] = await Promise.all([
+      import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+      import('../mcp/server.js'),
+    ]);
     const server = createWardenMcpServer({ client: opts.client, version: opts.version });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {
