@@ -14,6 +14,7 @@ import { workerConfig } from '../src/config/worker.js';
 import { createLogger } from '../src/logger.js';
 import { startOtel } from '../src/telemetry/otel.js';
 import { recordAgentEvent } from '../src/telemetry/record.js';
+import { observeAgentsByState } from '../src/telemetry/fleet.js';
 import type { WardenSinks } from '../workflows/ports.js';
 import { OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor } from '@temporalio/interceptors-opentelemetry';
 
@@ -155,6 +156,7 @@ export async function startWorker(
   // started, without an OTLP endpoint.
   const telemetry = startOtel('warden-worker', log);
   const connection = await NativeConnection.connect(settings.connectionOptions);
+  observeAgentsByState(connection, settings.namespace, log);
   const worker = await Worker.create({
     connection,
     namespace: settings.namespace,

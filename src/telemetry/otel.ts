@@ -17,7 +17,7 @@ import { context, logs, metrics, trace } from '@opentelemetry/api';
 import { OTLPLogExporter } from '@opentelemetry/exporter-logs-otlp-http';
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { envDetector, detectResources, resourceFromAttributes } from '@opentelemetry/resources';
+import { detectResources, envDetector, resourceFromAttributes, serviceInstanceIdDetector } from '@opentelemetry/resources';
 import { BatchLogRecordProcessor, LoggerProvider } from '@opentelemetry/sdk-logs';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
@@ -97,7 +97,7 @@ export function startOtel(service: string, log?: Logger, env: NodeJS.ProcessEnv 
   const cfg = otelSettings(env);
   if (cfg.signals.length === 0) return OFF;
   const resource = resourceFromAttributes({ [ATTR_SERVICE_NAME]: service, [ATTR_SERVICE_VERSION]: wardenVersion() }).merge(
-    detectResources({ detectors: [envDetector] }),
+    detectResources({ detectors: [serviceInstanceIdDetector, envDetector] }),
   );
   const stops: Array<() => Promise<void>> = [];
   if (cfg.signals.includes('traces')) {

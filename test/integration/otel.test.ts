@@ -125,6 +125,15 @@ describe('OpenTelemetry export from the worker', () => {
       },
       { what: 'the metrics', timeoutMs: 20_000 },
     );
+    // The fleet by state, from the visibility store: this agent is running again.
+    await eventually(
+      async () => {
+        const running = recv.points().filter((p) => p.metric === 'warden.agents' && p.attributes['warden.agent.state'] === 'running');
+        return running.length > 0 && running.at(-1)!.value >= 1 && running.at(-1)!.kind === 'gauge';
+      },
+      { what: 'warden.agents by state', timeoutMs: 20_000 },
+    );
+    expect(recv.points().find((p) => p.metric === 'warden.agents')!.resource['service.instance.id']).toBeTruthy();
   });
 
   test('an evaluation by a model: a GenAI client span and the model calls, tokens and cost', async () => {
