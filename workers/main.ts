@@ -16,7 +16,6 @@ import { startOtel } from '../src/telemetry/otel.js';
 import { recordAgentEvent } from '../src/telemetry/record.js';
 import { observeAgentsByState } from '../src/telemetry/fleet.js';
 import type { WardenSinks } from '../workflows/ports.js';
-import { OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor } from '@temporalio/interceptors-opentelemetry';
 
 export { WORKFLOWS_PATH };
 
@@ -127,6 +126,18 @@ export function telemetrySinks(): InjectedSinks<WardenSinks> {
   return { otel: { event: { fn: (info, e) => recordAgentEvent({ workflowId: info.workflowId, runId: info.runId }, e), callDuringReplay: false } } };
 }
 
+/**
+ * A span per activity (the evaluation, a webhook, a driven turn) from the Temporal SDK's
+ * OpenTelemetry interceptors, through the global OpenTelemetry API; its parent is whatever span
+ * context the workflow's headers carry. Loaded only when traces are exported. Not its workflow
+ * interceptors: their span sink hands OpenTelemetry SDK 1.x span objects to the exporter, which
+ * the 3.x OTLP exporter cannot serialise (docs/operating/observability.md).
+ */
+async function activitySpans(): Promise<NonNullable<NonNullable<WorkerOptions['interceptors']>['activity']>[number]> {
+  const { OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor } = await import('@temporalio/interceptors-opentelemetry');
+  return (ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) });
+}
+
 export interface WorkerHandle {
   worker: Worker;
   connection: NativeConnection;
@@ -154,9 +165,9 @@ export async function startWorker(
   log.info(secrets, 'worker secrets configuration (names and endpoints only)');
   // OpenTelemetry (OTEL_* environment variables; docs/operating/observability.md): off, and nothing
   // started, without an OTLP endpoint.
-  const telemetry = startOtel('warden-worker', log);
+  const telemetry = await startOtel('warden-worker', log);
   const connection = await NativeConnection.connect(settings.connectionOptions);
-  observeAgentsByState(connection, settings.namespace, log);
+  await observeAgentsByState(connection, settings.namespace, log);
   const worker = await Worker.create({
     connection,
     namespace: settings.namespace,
@@ -173,15 +184,7 @@ export async function startWorker(
     // heartbeat timeout) would delay an interrupt by ~24 s. One heartbeat a second per running turn.
     maxHeartbeatThrottleInterval: '1s',
     sinks: telemetrySinks(),
-    // A span per activity (the evaluation, a webhook, a driven turn), through the global
-    // OpenTelemetry API: its parent is whatever span context the workflow's headers carry.
-    ...(telemetry.signals.includes('traces')
-      ? {
-          interceptors: {
-            activity: [(ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) })],
-          },
-        }
-      : {}),
+    ...(telemetry.signals.includes('traces') ? { interceptors: { activity: [await activitySpans()] } } : {}),
   });
   log.info({ address: settings.connectionOptions.address, namespace: settings.namespace, taskQueue: settings.taskQueue }, 'worker started');
   const done = worker.run().finally(() => Promise.allSettled([connection.close(), telemetry.shutdown()]).then(() => undefined));

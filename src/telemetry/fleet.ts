@@ -5,7 +5,7 @@
  * reports the same fleet-wide numbers (aggregate with max, not sum).
  */
 import { metrics, type ObservableResult } from '@opentelemetry/api';
-import { Client, type ConnectionLike } from '@temporalio/client';
+import type { ConnectionLike } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { STATES, TERMINAL_STATES } from '../domain/contract/states.js';
 import { otel } from './otel.js';
@@ -19,9 +19,10 @@ export const agentsInState = (state: string): string => `WorkflowType = 'agentWo
 let observing = false;
 
 /** Register the gauge (once per process; only when metrics are exported). */
-export function observeAgentsByState(connection: ConnectionLike, namespace: string, log: Logger): void {
+export async function observeAgentsByState(connection: ConnectionLike, namespace: string, log: Logger): Promise<void> {
   if (observing || !otel().signals.includes('metrics')) return;
   observing = true;
+  const { Client } = await import('@temporalio/client');
   const client = new Client({ connection, namespace });
   let warned = false;
   const gauge = metrics.getMeter('warden').createObservableGauge('warden.agents', {

@@ -27,7 +27,7 @@ beforeAll(async () => {
     OTEL_SERVICE_NAME: '',
     WARDEN_OTEL_INCLUDE_TEXT: '1',
   });
-  startOtel('warden-serve', quietLog);
+  await startOtel('warden-serve', quietLog);
   const hooks = createHookEndpoint({
     log: quietLog,
     token: () => TOKEN,

@@ -44,8 +44,8 @@ describe('otelSettings', () => {
 });
 
 describe('off', () => {
-  it('starts nothing: no global provider, and recording is a no-op', () => {
-    const handle = startOtel('warden-test', undefined, {});
+  it('starts nothing: no global provider, and recording is a no-op', async () => {
+    const handle = await startOtel('warden-test', undefined, {});
     expect(handle.enabled).toBe(false);
     expect(otel().enabled).toBe(false);
     // The API's own no-op providers stay in place.

@@ -37,7 +37,7 @@ export const serveAction = async (o: { listen?: string }, cmd: Command) => {
   const g = globals(cmd);
   const log = createLogger('warden-serve');
   // Hook latency as OpenTelemetry, when an OTLP endpoint is set (docs/operating/observability.md).
-  const telemetry = startOtel('warden-serve', log);
+  const telemetry = await startOtel('warden-serve', log);
   // Links need Temporal from the start; hook events connect when the first one comes (Temporal may be down now).
   const warden = secret?.ok ? await WardenClient.connect({ address: g.address, namespace: g.namespace }) : null;
   const hooks = createHookEndpoint({ log });
