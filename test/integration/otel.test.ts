@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startChatServer, type ChatServer } from '../fixtures/chat-server.js';
 import { productiveTurns, reportWithEvaluations, spiralTurn, waitForEvaluations, waitForStatus } from '../helpers/agents.js';
 import { latest, startOtlpReceiver, type OtlpLog, type OtlpReceiver } from '../helpers/otlp.js';
-import { eventually, useWorkerProcesses } from '../helpers/stack.js';
+import { clientFor, eventually, useWorkerProcesses, workerProcess } from '../helpers/stack.js';
 
 const MODEL = 'warden-otel-test-model';
 const TASK = 'Make the build pass (task marker T-OTEL-4471)';
@@ -218,6 +218,36 @@ describe('OpenTelemetry export from the worker', () => {
     expect(budget.attributes).toMatchObject({ 'warden.budget': 'turns', 'warden.budget.limit': 2 });
     await waitForLog(agentId, 'warden.alert', (l) => l.attributes['warden.alert'] === 'budget-exhausted');
     await waitForLog(agentId, 'warden.agent.state_change', (l) => l.attributes['warden.agent.state'] === 'done');
+  });
+
+  test('a worker that stops (SIGTERM) exports what it still held in its batches', async () => {
+    const queue = 'otel-flush';
+    const service = 'warden-otel-flush';
+    // Batches that would wait ten minutes: only the shutdown sends them.
+    const worker = workerProcess(stack.server, {
+      ...env,
+      OTEL_SERVICE_NAME: service,
+      OTEL_BLRP_SCHEDULE_DELAY: '600000',
+      OTEL_BSP_SCHEDULE_DELAY: '600000',
+      OTEL_METRIC_EXPORT_INTERVAL: '600000',
+      WARDEN_TASK_QUEUE: queue,
+    });
+    const client = await clientFor(stack.server, queue);
+    try {
+      await client.start({ agentId: 'otel-flush', task: TASK });
+      await client.reportTurn('otel-flush', productiveTurns(1, 1)[0]!);
+      await waitForStatus(client, 'otel-flush', (s) => s.state === 'running', 'the first turn taken');
+      const mine = () => recv.logs().filter((l) => l.resource['service.name'] === service);
+      expect(mine()).toEqual([]);
+      worker.kill('SIGTERM');
+      const exited = await worker;
+      expect(exited.exitCode).toBe(0);
+      expect(mine().some((l) => l.eventName === 'warden.agent.state_change' && l.attributes['warden.agent.state'] === 'running')).toBe(true);
+      expect(recv.points().some((p) => p.resource['service.name'] === service && p.metric === 'warden.agent.transitions')).toBe(true);
+    } finally {
+      await client.close();
+      if (worker.exitCode === null) worker.kill('SIGKILL');
+    }
   });
 
   test('no text written by an agent, an evaluator or a human in anything exported (the operator did not opt in)', () => {
