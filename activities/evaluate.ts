@@ -19,6 +19,7 @@ import type { EvaluationSpend } from '../src/domain/judgement/tiered.js';
 import { tierOne, withFinding } from '../src/domain/judgement/triage.js';
 import type { Verdict } from '../src/domain/contract/schemas.js';
 import { evaluatorFor, type Evaluator, type EvaluatorUsage } from './evaluators/index.js';
+import { evaluatorModel, modelCallSpan, recordEvaluation } from '../src/telemetry/record.js';
 
 /** Stop the evaluator this long before the activity's start-to-close timeout, so we report the skip. */
 const DEADLINE_MARGIN_MS = 1_000;
@@ -30,8 +31,18 @@ const DEADLINE_MARGIN_MS = 1_000;
  */
 const NEVER_ABORTED: AbortSignal = new AbortController().signal;
 
+/** The evaluation activity: judge, then record the evaluation as telemetry (src/telemetry/record.ts; a no-op when off). */
 export function makeEvaluate(log: Logger) {
+  const judge = makeJudge(log);
   return async function evaluate(input: EvaluateInput): Promise<EvaluateResult> {
+    const r = await judge(input);
+    recordEvaluation(input, r, activityWorkflowId());
+    return r;
+  };
+}
+
+function makeJudge(log: Logger) {
+  return async function judge(input: EvaluateInput): Promise<EvaluateResult> {
     const started = Date.now();
     const config = input.evaluator;
     const budget = Math.max(500, input.timeoutMs - DEADLINE_MARGIN_MS);
@@ -48,7 +59,18 @@ export function makeEvaluate(log: Logger) {
     if (input.reason === 'interval' && !hasEvidenceTurns(frame)) {
       return done({ kind: 'skipped', reason: 'nothing to judge: no turn at or after the evidence boundary' });
     }
-    const ask = (evaluator: Evaluator) => askEvaluator(evaluator, input, frame, { signal, budget, deadline, cancelled, log: elog });
+    const ask = (evaluator: Evaluator) => {
+      const run = () => askEvaluator(evaluator, input, frame, { signal, budget, deadline, cancelled, log: elog });
+      if (evaluator.name === 'heuristic') return run();
+      // A model call: a GenAI client span under the activity's span, when telemetry is on.
+      const model = { evaluator: evaluator.name, ...evaluatorModel(config, input.model) };
+      return modelCallSpan(model, run, ({ spend }) => ({
+        tokensIn: spend.tokensIn,
+        tokensOut: spend.tokensOut,
+        costUsd: spend.costUsd,
+        failed: spend.failed > 0,
+      }));
+    };
     if (config.kind === 'heuristic') {
       const r = await ask(evaluatorFor(config));
       return done(r.outcome, { tier: 'heuristic' });
@@ -141,6 +163,15 @@ function spendOf(u: EvaluatorUsage, base: EvaluationSpend): EvaluationSpend {
   const tokensIn = n(u.tokensIn);
   const tokensOut = n(u.tokensOut);
   return { ...base, tokensIn, tokensOut, tokens: Math.max(n(u.tokens), tokensIn + tokensOut), costUsd: n(u.costUsd) };
+}
+
+/** The workflow this activity runs for (undefined outside an activity). */
+function activityWorkflowId(): string | undefined {
+  try {
+    return Context.current().info.workflowExecution?.workflowId;
+  } catch {
+    return undefined;
+  }
 }
 
 function activityCancellationSignal(): AbortSignal | undefined {

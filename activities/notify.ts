@@ -19,6 +19,7 @@ import { deliveryIdFor, eventDeliveryId } from '../src/domain/notify/notify.js';
 import { webhookBodyWithLinks } from '../src/domain/notify/notify-links.js';
 import { linksForDelivery } from '../src/serve/issue.js';
 import type { NotificationEvent } from '../src/domain/contract/activity-types.js';
+import { recordNotification } from '../src/telemetry/record.js';
 
 export const SIGNATURE_HEADER = 'x-warden-signature';
 export const EVENT_HEADER = 'x-warden-event';
@@ -58,11 +59,28 @@ export function signBody(body: string, secret: string): string {
   return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 }
 
+/** The webhook activity: one delivery attempt, recorded as telemetry (src/telemetry/record.ts; a no-op when off). */
 export function makeNotifyWebhook(log: Logger) {
-  return async function notifyWebhook({ channel, event }: NotifyWebhookInput): Promise<{ status: number }> {
+  const deliver = makeDeliver(log);
+  return async function notifyWebhook(input: NotifyWebhookInput): Promise<{ status: number }> {
+    const deliveryId = currentDeliveryId(input.event);
+    const format = input.channel.format ?? 'json';
+    try {
+      const r = await deliver(input, deliveryId);
+      recordNotification(input.event, { delivered: true, status: r.status, deliveryId, format });
+      return r;
+    } catch (err) {
+      const status = (err as { details?: Array<{ status?: unknown }> }).details?.[0]?.status;
+      recordNotification(input.event, { delivered: false, status: typeof status === 'number' ? status : null, deliveryId, format });
+      throw err;
+    }
+  };
+}
+
+function makeDeliver(log: Logger) {
+  return async function deliver({ channel, event }: NotifyWebhookInput, deliveryId: string): Promise<{ status: number }> {
     // `slack`: a Slack-compatible {text, blocks} body, readable in chat tools; `json` (default): the event as is.
     // Both carry the delivery id, which is also sent as Idempotency-Key: receivers deduplicate retries by it.
-    const deliveryId = currentDeliveryId(event);
     // Action links (when the operator set WARDEN_LINK_SECRET and WARDEN_LINK_BASE_URL): issued here,
     // per delivery attempt, never in the workflow (their token ids are random).
     const links = linksForDelivery(event, (reason) => log.warn({ agentId: event.agentId, reason }, 'notification sent without action links'));

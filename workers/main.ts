@@ -3,7 +3,7 @@
  * SDK's own logs (and workflow `log` calls) to pino. Run it with `warden worker`, or directly with
  * `node dist/workers/main.js` (the Docker image does).
  */
-import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel, type LogMetadata, type WorkerOptions } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, Worker, type InjectedSinks, type LogLevel, type LogMetadata, type WorkerOptions } from '@temporalio/worker';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import { createActivities } from '../activities/index.js';
@@ -12,6 +12,10 @@ import { connectionSettings, type ConnectionSettings } from '../src/config/conne
 import { wardenDataConverter } from '../src/converter/path.js';
 import { workerConfig } from '../src/config/worker.js';
 import { createLogger } from '../src/logger.js';
+import { startOtel } from '../src/telemetry/otel.js';
+import { recordAgentEvent } from '../src/telemetry/record.js';
+import { observeAgentsByState } from '../src/telemetry/fleet.js';
+import type { WardenSinks } from '../workflows/ports.js';
 
 export { WORKFLOWS_PATH };
 
@@ -113,6 +117,27 @@ export function metricsFromEnv(env: NodeJS.ProcessEnv = process.env): string | u
   return v;
 }
 
+/**
+ * The agents' telemetry events (src/domain/agent/telemetry.ts) reach the worker through this sink,
+ * always registered (a workflow calls it whether or not this worker exports): a no-op when
+ * telemetry is off, and never called while a workflow replays.
+ */
+export function telemetrySinks(): InjectedSinks<WardenSinks> {
+  return { otel: { event: { fn: (info, e) => recordAgentEvent({ workflowId: info.workflowId, runId: info.runId }, e), callDuringReplay: false } } };
+}
+
+/**
+ * A span per activity (the evaluation, a webhook, a driven turn) from the Temporal SDK's
+ * OpenTelemetry interceptors, through the global OpenTelemetry API; its parent is whatever span
+ * context the workflow's headers carry. Loaded only when traces are exported. Not its workflow
+ * interceptors: their span sink hands OpenTelemetry SDK 1.x span objects to the exporter, which
+ * the 3.x OTLP exporter cannot serialise (docs/operating/observability.md).
+ */
+async function activitySpans(): Promise<NonNullable<NonNullable<WorkerOptions['interceptors']>['activity']>[number]> {
+  const { OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor } = await import('@temporalio/interceptors-opentelemetry');
+  return (ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) });
+}
+
 export interface WorkerHandle {
   worker: Worker;
   connection: NativeConnection;
@@ -138,7 +163,11 @@ export async function startWorker(
   // The operator's secrets configuration: refuse to start on a malformed one; log names, never values.
   const secrets = workerConfig();
   log.info(secrets, 'worker secrets configuration (names and endpoints only)');
+  // OpenTelemetry (OTEL_* environment variables; docs/operating/observability.md): off, and nothing
+  // started, without an OTLP endpoint.
+  const telemetry = await startOtel('warden-worker', log);
   const connection = await NativeConnection.connect(settings.connectionOptions);
+  await observeAgentsByState(connection, settings.namespace, log);
   const worker = await Worker.create({
     connection,
     namespace: settings.namespace,
@@ -154,9 +183,11 @@ export async function startWorker(
     // Cancellation reaches a running turn with a heartbeat reply; the default throttle (80% of the
     // heartbeat timeout) would delay an interrupt by ~24 s. One heartbeat a second per running turn.
     maxHeartbeatThrottleInterval: '1s',
+    sinks: telemetrySinks(),
+    ...(telemetry.signals.includes('traces') ? { interceptors: { activity: [await activitySpans()] } } : {}),
   });
   log.info({ address: settings.connectionOptions.address, namespace: settings.namespace, taskQueue: settings.taskQueue }, 'worker started');
-  const done = worker.run().finally(() => connection.close());
+  const done = worker.run().finally(() => Promise.allSettled([connection.close(), telemetry.shutdown()]).then(() => undefined));
   return {
     worker,
     connection,

@@ -9,13 +9,16 @@ import {
   patched,
   proxyActivities,
   proxyLocalActivities,
+  proxySinks,
   setCurrentDetails,
   upsertSearchAttributes,
   type CancellationScope,
+  type Sinks,
 } from '@temporalio/workflow';
 import type { WardenActivities } from '../src/domain/contract/activity-types.js';
 import type { AgentPorts } from '../src/domain/agent/context.js';
 import type { AgentSpec } from '../src/domain/contract/schemas.js';
+import type { TelemetryEvent } from '../src/domain/agent/telemetry.js';
 import * as m from '../src/messages/agent.js';
 import { startNotifyChild } from './notify.js';
 
@@ -30,6 +33,15 @@ export interface Shell {
   pending: number;
 }
 
+/**
+ * The worker's sinks: `otel.event` takes the agent's telemetry events to the worker's OpenTelemetry
+ * export (workers/main.ts). A sink call is no command and leaves no trace in history; the worker
+ * does not call it while it replays.
+ */
+export interface WardenSinks extends Sinks {
+  otel: { event(event: TelemetryEvent): void };
+}
+
 export function createShell(spec: AgentSpec): Shell {
   // Options are given per call (with a summary for the Web UI): evaluations never retry, webhooks do.
   const activities = proxyActivities<WardenActivities>({ startToCloseTimeout: spec.supervisor.evalTimeoutMs, retry: { maximumAttempts: 1 } });
@@ -40,6 +52,7 @@ export function createShell(spec: AgentSpec): Shell {
     void p.finally(() => (shell.pending -= 1));
   };
   let notifySeq = 0;
+  const { otel } = proxySinks<WardenSinks>();
   shell.ports = {
     now: () => Date.now(),
     log,
@@ -66,6 +79,7 @@ export function createShell(spec: AgentSpec): Shell {
       track(sent.catch((err: unknown) => log.warn('signal to another agent failed', { agentId: spec.agentId, to: workflowId, error: String(err) })));
     },
     cancelTurn: () => shell.turnScope?.cancel(),
+    telemetry: (event) => otel.event(event),
   };
   return shell;
 }

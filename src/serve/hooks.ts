@@ -27,6 +27,14 @@ import { readEndpoint, tokenMatches } from '../hooks/endpoint-file.js';
 import { HookInputError, answerHookEvent, connectForHook, hookFailed } from '../hooks/event.js';
 import { markUnreachable, sessionMarkerDir } from '../hooks/auto-start.js';
 import type { ClaudeHookOutput, CodexHookInput, HookAgent } from '../hooks/protocol.js';
+import { otel } from '../telemetry/otel.js';
+import { recordHookLatency } from '../telemetry/record.js';
+
+/** The hook's event name (`PreToolUse`, `Stop` …) for telemetry: a short name, never the payload. */
+function hookEventName(raw: string): string {
+  const m = /"hook_event_name"\s*:\s*"([A-Za-z]{1,40})"/.exec(raw);
+  return m ? m[1]! : 'unknown';
+}
 
 /** How long an event may take unless its hook says (`X-Warden-Timeout-Ms`, `?timeout=`): as `warden hook --timeout`. */
 export const DEFAULT_HOOK_TIMEOUT_MS = 10_000;
@@ -161,7 +169,7 @@ export function createHookEndpoint(opts: HookEndpointOptions): HookEndpoint {
     return known;
   }
 
-  async function answer(req: IncomingMessage, res: ServerResponse, agent: HookAgent, url: URL): Promise<void> {
+  async function answer(req: IncomingMessage, res: ServerResponse, agent: HookAgent, url: URL, meta: { event?: string }): Promise<void> {
     if (req.method !== 'POST') throw new Refusal(405, 'hook events are POSTed');
     if (!isLoopbackAddress(req.socket.remoteAddress)) throw new Refusal(403, 'hook events are taken from this machine only');
     if (!loopbackHost(req.headers.host)) throw new Refusal(403, `Host ${JSON.stringify(req.headers.host ?? '')} is not a loopback address`);
@@ -170,6 +178,7 @@ export function createHookEndpoint(opts: HookEndpointOptions): HookEndpoint {
     if (!expected || !(await tokenMatches(req.headers.authorization, expected))) throw new Refusal(401, 'missing or wrong hook token');
     if (!/^application\/json\b/i.test(req.headers['content-type'] ?? '')) throw new Refusal(415, 'the hook event must be sent as application/json');
     const raw = await readBody(req);
+    if (otel().enabled) meta.event = hookEventName(raw);
 
     const forwarded = req.headers['x-warden-forwarder'] === '1';
     const h = (name: string) => headerText(req, name, forwarded);
@@ -242,7 +251,13 @@ export function createHookEndpoint(opts: HookEndpointOptions): HookEndpoint {
       const url = new URL(req.url ?? '/', 'http://localhost');
       const agent = url.pathname === '/hooks/claude' ? 'claude' : url.pathname === '/hooks/codex' ? 'codex' : null;
       if (!agent) return false;
-      answer(req, res, agent, url).catch((err: unknown) => {
+      // Hook latency, when OpenTelemetry is on: from the request to the answer's last byte.
+      const meta: { event?: string } = {};
+      if (otel().enabled) {
+        const t0 = performance.now();
+        res.once('finish', () => recordHookLatency((performance.now() - t0) / 1000, { agent, event: meta.event ?? 'unknown', status: res.statusCode }));
+      }
+      answer(req, res, agent, url, meta).catch((err: unknown) => {
         if (res.headersSent) return res.destroy();
         if (err instanceof Refusal) return reply(res, err.status, { error: err.message }, err.status === 405 ? { allow: 'POST' } : {});
         opts.log.error({ error: err instanceof Error ? err.message : String(err) }, 'hook endpoint failed');

@@ -8,6 +8,7 @@ import type { PatchId } from '../../src/domain/contract/patches.js';
 import { createCore, type CarriedState } from '../../src/domain/agent/state.js';
 import { AgentSpecSchema, type AgentSpecInput } from '../../src/domain/contract/schemas.js';
 import type { NotifyWorkflowInput } from '../../src/domain/notify/notify.js';
+import type { TelemetryEvent } from '../../src/domain/agent/telemetry.js';
 
 export const T0 = Date.parse('2026-11-23T09:00:00.000Z');
 
@@ -19,6 +20,7 @@ export interface Recorded {
   cancels: number;
   patches: PatchId[];
   logs: { level: 'info' | 'warn' | 'error'; message: string; meta?: Record<string, unknown> }[];
+  telemetry: TelemetryEvent[];
 }
 
 export interface TestAgent extends AgentContext {
@@ -33,7 +35,7 @@ export function testAgent(spec: Partial<AgentSpecInput> = {}, opts: { carried?: 
       clock.now += ms;
     },
   };
-  const rec: Recorded = { details: [], upserts: [], notifications: [], signals: [], cancels: 0, patches: [], logs: [] };
+  const rec: Recorded = { details: [], upserts: [], notifications: [], signals: [], cancels: 0, patches: [], logs: [], telemetry: [] };
   const ports: AgentPorts = {
     now: () => clock.now,
     log: {
@@ -50,6 +52,7 @@ export function testAgent(spec: Partial<AgentSpecInput> = {}, opts: { carried?: 
     startNotification: (input) => rec.notifications.push(input),
     signalAgent: (workflowId, signal) => rec.signals.push({ workflowId, signal }),
     cancelTurn: () => (rec.cancels += 1),
+    telemetry: (event) => rec.telemetry.push(event),
   };
   const parsed = AgentSpecSchema.parse({ agentId: 'a1', task: 'Make the build pass', ...spec });
   const core = createCore(parsed, { workflowId: `agent-${parsed.agentId}`, runId: 'run-1' }, clock.now, opts.carried);

@@ -18,6 +18,7 @@ import { WardenClient } from '../../client/index.js';
 import { globals } from '../context.js';
 import { UsageError } from '../exit.js';
 import { printJson } from '../output.js';
+import { startOtel } from '../../telemetry/otel.js';
 
 export { DEFAULT_LISTEN } from '../verbs/serve.js';
 
@@ -35,6 +36,8 @@ export const serveAction = async (o: { listen?: string }, cmd: Command) => {
   if (!listen.ok) throw new UsageError(listen.reason);
   const g = globals(cmd);
   const log = createLogger('warden-serve');
+  // Hook latency as OpenTelemetry, when an OTLP endpoint is set (docs/operating/observability.md).
+  const telemetry = await startOtel('warden-serve', log);
   // Links need Temporal from the start; hook events connect when the first one comes (Temporal may be down now).
   const warden = secret?.ok ? await WardenClient.connect({ address: g.address, namespace: g.namespace }) : null;
   const hooks = createHookEndpoint({ log });
@@ -71,4 +74,5 @@ export const serveAction = async (o: { listen?: string }, cmd: Command) => {
   await hooks.close();
   await mcpClient.close();
   await warden?.close();
+  await telemetry.shutdown();
 };

@@ -7,6 +7,7 @@ import type { NotifyWorkflowInput } from '../notify/notify.js';
 import type { SearchAttributeKey } from '../contract/search-attributes.js';
 import type { AgentCore } from './state.js';
 import type { PatchId } from '../contract/patches.js';
+import type { TelemetryEvent } from './telemetry.js';
 
 export type SearchAttributeUpdate = { key: SearchAttributeKey<string>; value: string | number | boolean };
 
@@ -39,6 +40,8 @@ export interface AgentPorts {
   signalAgent(workflowId: string, signal: AgentSignal): void;
   /** Cancel the running driven turn, if any (its process gets its grace period). */
   cancelTurn(): void;
+  /** Hand one telemetry event to the worker (a Temporal sink: no command, silent in replay). Only the commit point calls it. */
+  telemetry(event: TelemetryEvent): void;
 }
 
 /** The core of one run with its ports: what every core function takes. */

@@ -24,6 +24,7 @@ import { evidenceFromTurn, resetEvaluationCount, restartLadder } from './slices/
 import { heartbeatAt, markIdleChecked, restartIdleClock, seeGeneration, setWindow } from './slices/turns.js';
 import { markAdmitted } from './slices/delegation.js';
 import { releaseWaits } from './waiting-state.js';
+import { CONTROLS, recordControl } from './telemetry.js';
 
 /** A stop signal without `drainTimeoutMs` lets the current turn finish for this long. */
 export const DEFAULT_DRAIN_MS = 30_000;
@@ -196,5 +197,15 @@ export function signal<N extends SignalName>(ctx: AgentContext, name: N, raw?: u
     ctx.ports.log.warn('invalid signal ignored', { agentId: spec.agentId, signal: name, reason });
     return;
   }
+  const refusedBefore = s.refused.at(-1);
   controls[name](ctx, r.data as Payload<N>);
+  if (isControl(name)) recordControl(ctx, name, s.refused.at(-1) === refusedBefore, controlNote(r.data as Record<string, unknown>));
+}
+
+const isControl = (name: string): boolean => (CONTROLS as readonly string[]).includes(name);
+
+/** A control's free text: a steer's text, a note, a reason. */
+function controlNote(p: Record<string, unknown>): string | undefined {
+  const v = p.text ?? p.note ?? p.reason;
+  return typeof v === 'string' ? v : undefined;
 }

@@ -8,6 +8,7 @@ import type { AgentContext } from './context.js';
 import { enterState, recordRefusal } from './slices/lifecycle.js';
 import { markDelivered, recordWhisperQueued } from './slices/whispers.js';
 import { evidenceFromAtLeast } from './slices/judgement.js';
+import { recordStateChange, recordWhisper } from './telemetry.js';
 
 /** Apply `event` through the state table. An illegal event is recorded as refused and changes nothing. */
 export function fire(ctx: AgentContext, event: AgentEvent, cause: string): boolean {
@@ -18,7 +19,9 @@ export function fire(ctx: AgentContext, event: AgentEvent, cause: string): boole
     ctx.ports.log.warn('refused event', { agentId: spec.agentId, event, state: s.state, reason: r.reason });
     return false;
   }
+  const from = s.state;
   enterState(s, r.to, event, cause, ctx.ports.now());
+  if (from !== r.to) recordStateChange(ctx, from, r.to, event, cause);
   return true;
 }
 
@@ -33,6 +36,7 @@ export function refuse(ctx: AgentContext, what: string, reason: string): void {
 export function queueWhisper(ctx: AgentContext, type: WhisperType, text: string): Whisper {
   const { s, spec } = ctx.core;
   const w = recordWhisperQueued(s, spec.agentId, type, text, ctx.ports.now());
+  recordWhisper(ctx, 'queued', w);
   return w;
 }
 
@@ -50,5 +54,6 @@ export function takeWhispers(ctx: AgentContext): Whisper[] {
   const beforeTurn = s.turns + 1;
   const whispers = markDelivered(s, beforeTurn, spec.supervisor.windowSize, KEEP_DELIVERED_AT);
   if (whispers.some((w) => LADDER_WHISPERS.includes(w.type))) evidenceFromAtLeast(s, beforeTurn);
+  for (const w of whispers) recordWhisper(ctx, 'delivered', w);
   return whispers;
 }

@@ -15,6 +15,7 @@ import { recordRefusal } from './slices/lifecycle.js';
 import { keepForRetry } from './slices/whispers.js';
 import { recordTurnFailure, setFailures } from './slices/driven.js';
 import { recordChildSpend } from './slices/spend.js';
+import { recordEvent } from './telemetry.js';
 
 /** Budgets are hard ceilings: reaching one stops the agent (the reason says which) and notifies. True if one is reached. */
 export function enforceBudgets(ctx: AgentContext): boolean {
@@ -25,6 +26,8 @@ export function enforceBudgets(ctx: AgentContext): boolean {
   if (!hit) return false;
   // Nothing to wait for: no new turn may start, and a running one is cancelled.
   if (requestStop(ctx, { reason: hit.reason, drainMs: 0, drained: true, cancelTurn: true })) {
+    const limit = core.spec.budgets[hit.budget];
+    recordEvent(ctx, 'warden.budget.exhausted', { 'warden.budget': hit.budget, ...(limit !== undefined && { 'warden.budget.limit': limit }) });
     stopChildren(ctx, hit.reason);
     notify(ctx, { event: 'budget-exhausted', reason: hit.reason });
   }

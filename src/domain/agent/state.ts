@@ -16,6 +16,7 @@ import { freshLinks, type LinkState } from './link-state.js';
 import { effectiveThreshold } from '../judgement/ladder.js';
 import { freshTeaching, type TeachingState } from './teaching-state.js';
 import { RUN_LIMITS, type RunLimits } from './run-limits.js';
+import type { TelemetryEvent } from './telemetry.js';
 import { freshLifecycle, startQueued, type LifecycleSlice } from './slices/lifecycle.js';
 import { freshTurns, type TurnsSlice } from './slices/turns.js';
 import { freshWhispers, type WhispersSlice } from './slices/whispers.js';
@@ -81,6 +82,9 @@ export interface RunState {
   runLimits: RunLimits;
   /** The gap before the latest turn this run saw (ms; run-limits.ts quietMoment). */
   lastGapMs: number | null;
+  /** Telemetry events recorded since the last commit (telemetry.ts), and how many were dropped. */
+  outbox: TelemetryEvent[];
+  outboxDropped: number;
 }
 
 export interface AgentCore {
@@ -141,6 +145,8 @@ export function createCore(spec: AgentSpec, ids: { workflowId: string; runId: st
         : { state: '', step: -1, paused: false, details: '', spendBucket: 0, spendAt: Number.NEGATIVE_INFINITY },
       runLimits: { ...RUN_LIMITS },
       lastGapMs: null,
+      outbox: [],
+      outboxDropped: 0,
     },
     ...ids,
   };

@@ -13,6 +13,7 @@ import type { AgentContext, SearchAttributeUpdate } from './context.js';
 import { sessionEndDeadline } from './session-end-state.js';
 import { holdDeadline } from './hold-state.js';
 import { SPEND_BUCKET_MS, isPaused, iso, spendOf, type AgentCore } from './state.js';
+import { flushTelemetry } from './telemetry.js';
 
 /** Publish spend as search attributes at most every this many turns (bounded history). */
 export const SPEND_EVERY = 5;
@@ -77,6 +78,7 @@ export function commit(ctx: AgentContext): void {
     spendAt = now;
   }
   run.published = { state: s.state, step: s.ladder.step, paused, details, spendBucket: publishedBucket, spendAt };
+  flushTelemetry(ctx);
 }
 
 /** Spend moved on by SPEND_EVERY turns since it was last published, and five minutes have passed. */
