@@ -23,6 +23,7 @@ import { forgetDeliveredAt, keepForRetry, withdrawWhispers } from './slices/whis
 import { evidenceFromTurn, resetEvaluationCount, restartLadder } from './slices/judgement.js';
 import { heartbeatAt, markIdleChecked, restartIdleClock, seeGeneration, setWindow } from './slices/turns.js';
 import { markAdmitted } from './slices/delegation.js';
+import { markBudgetPaused } from './slices/spend.js';
 import { releaseWaits } from './waiting-state.js';
 
 /** A stop signal without `drainTimeoutMs` lets the current turn finish for this long. */
@@ -52,6 +53,7 @@ export function resumeAgent(ctx: AgentContext, cause: string): boolean {
   releaseWaits(s); // a human took over from the wait
   resetEvaluationCount(s);
   markIdleChecked(s, false);
+  markBudgetPaused(s, false); // a budget still reached pauses it again before its next turn
   return true;
 }
 

@@ -45,7 +45,7 @@ import type { CarriedView } from './state.js';
 export const LinkRequestSchema = shared('agent/links:LinkRequestSchema', () =>
   z
     .object({
-      action: z.enum(['resume', 'abort', 'dismiss', 'steer']),
+      action: z.enum(['resume', 'abort', 'dismiss', 'steer', 'pause']),
       tokenId: z.string().regex(/^[A-Za-z0-9_-]{22}$/, 'tokenId: 22 base64url characters'),
       expiresAt: z.number().int().positive(),
       text: z.string().min(1).max(MAX_WHISPER_TEXT).optional(),
@@ -86,7 +86,7 @@ export const unexpired = (used: readonly UsedLink[], nowMs: number): UsedLink[] 
 
 /** Why the agent, in state `s`, cannot take `action` now, or null. */
 export function linkProblem(s: CarriedView, action: LinkRequest['action']): string | null {
-  if (action === 'resume' || action === 'abort') {
+  if (action === 'resume' || action === 'abort' || action === 'pause') {
     const r = transition(s.state, action);
     return r.ok ? null : `the agent is ${s.state}: nothing to ${action}`;
   }
@@ -182,6 +182,7 @@ export function applyLink(ctx: AgentContext, raw: unknown): LinkResult {
   if (req.action === 'resume') signal(ctx, 'resume', { note: 'from an action link' });
   else if (req.action === 'abort') signal(ctx, 'abort', { reason: 'from an action link' });
   else if (req.action === 'dismiss') signal(ctx, 'dismiss', { note: 'from an action link' });
+  else if (req.action === 'pause') signal(ctx, 'pause', { reason: 'paused from an action link' });
   else signal(ctx, 'steer', { text: req.text });
   const applied =
     req.action === 'steer' ? s.whisperSeq > before.whispers : req.action === 'dismiss' ? s.dismissals > before.dismissals : s.refused === before.refused;

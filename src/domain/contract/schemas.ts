@@ -137,7 +137,7 @@ export const DrivenConfigSchema = shared('contract/schemas:DrivenConfigSchema', 
 );
 export type DrivenConfig = z.output<typeof DrivenConfigSchema>;
 
-/** Hard ceilings, checked before every turn. Reaching one stops the agent and notifies. */
+/** Hard ceilings, checked before every turn: reaching one pauses the agent (until raised) and notifies; `warnAt` (default 0.8) warns once before. */
 export const BudgetsSchema = shared('contract/schemas:BudgetsSchema', () =>
   z
     .object({
@@ -145,6 +145,7 @@ export const BudgetsSchema = shared('contract/schemas:BudgetsSchema', () =>
       costUsd: z.number().positive().max(1e12, 'at most 1e12 USD'),
       turns: z.number().int().positive(),
       wallClockMs: DurationSchema.pipe(z.number().int().positive()),
+      warnAt: z.number().gt(0, 'above 0').lt(1, 'below 1 (a share of the budget, e.g. 0.8)'),
     })
     .partial()
     .strict(),
