@@ -6,7 +6,7 @@
  * @temporalio/workflow, which build plain objects, and types.
  */
 import { defineQuery, defineSignal, defineUpdate, type SignalDefinition } from '@temporalio/workflow';
-import type { RaiseBudgetInput } from '../src/domain/contract/budget-raise-schema.js';
+import type { RaiseBudgetInput } from '../src/domain/contract/budget-schemas.js';
 import type { SignalName, SignalPayload, TaskSpecInput, Turn, TurnInput, Whisper } from '../src/domain/contract/schemas.js';
 import type { AgentStatus, RaiseBudgetResult, ReportTurnResult } from '../src/domain/contract/status.js';
 import type { AgentCases } from '../src/domain/judgement/cases.js';

@@ -38,7 +38,7 @@ import {
   type TurnInput,
   type Whisper,
 } from '../domain/contract/schemas.js';
-import { RaiseBudgetSchema, type RaiseBudgetInput } from '../domain/contract/budget-raise-schema.js';
+import { RaiseBudgetSchema, type RaiseBudgetInput } from '../domain/contract/budget-schemas.js';
 import { MAX_TOOL_CALLS, TRUNCATION_MARKER, fitTurnToBudget, unknownTurnFields } from '../domain/contract/limits.js';
 import { SEARCH_ATTRIBUTES, WardenCostUsd, WardenEscalationStep, WardenPaused, WardenState, WardenTokens } from '../domain/contract/search-attributes.js';
 import type { AgentStatus, RaiseBudgetResult, ReportTurnResult } from '../domain/contract/status.js';

@@ -1,7 +1,7 @@
 /** `warden budget <agentId> --cost-usd 20 [--tokens N] [--turns N] [--wall-clock 2h] [--by NAME]`. */
 import { userInfo } from 'node:os';
 import type { Command } from 'commander';
-import type { RaiseBudgetInput } from '../../domain/contract/budget-raise-schema.js';
+import type { RaiseBudgetInput } from '../../domain/contract/budget-schemas.js';
 import { globals, withClient } from '../context.js';
 import { UsageError } from '../errors.js';
 import { print, printJson } from '../output.js';

@@ -12,12 +12,12 @@
  * spend: the command sets limits. The handler never throws: in replay (where validators do not
  * run) a payload it cannot take is recorded as refused.
  */
-import { RaiseBudgetSchema, type RaiseBudgetRequest } from '../contract/budget-raise-schema.js';
+import { RaiseBudgetSchema, type RaiseBudgetRequest } from '../contract/budget-schemas.js';
 import { describeZodError } from '../contract/schemas.js';
 import { isTerminal } from '../contract/states.js';
 import type { AgentStatus, RaiseBudgetResult } from '../contract/status.js';
 
-export type { RaiseBudgetInput, RaiseBudgetRequest } from '../contract/budget-raise-schema.js';
+export type { RaiseBudgetInput, RaiseBudgetRequest } from '../contract/budget-schemas.js';
 export type { RaiseBudgetResult } from '../contract/status.js';
 import { isUndecodable, undecodableReason } from '../contract/undecodable.js';
 import { BUDGET_NAMES, budgetReport, effectiveBudgets, exhaustedBudget, raiseProblem, type BudgetName } from './budgets.js';

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { AgentSpecSchema, SIGNAL_SCHEMAS, TaskSpecSchema, TurnSchema } from './schemas.js';
 import { AgentStatusSchema, ReportTurnResultSchema } from './output-schemas.js';
 import { LinkRequestSchema } from '../agent/links.js';
-import { RaiseBudgetSchema } from './budget-raise-schema.js';
+import { RaiseBudgetSchema } from './budget-schemas.js';
 
 export function jsonSchemas(): Record<string, unknown> {
   const gen = (schema: z.ZodType, title: string) => ({
