@@ -11,6 +11,9 @@ import { enforceBudgets } from '../../src/domain/agent/rails.js';
 import { reportTurn } from '../../src/domain/agent/reporting.js';
 import { status } from '../../src/domain/agent/visibility.js';
 import { BudgetsSchema } from '../../src/domain/contract/schemas.js';
+import { formatStatus } from '../../src/cli/commands/status.js';
+import { emptyEvaluatorSpend, supervisionRate } from '../../src/domain/judgement/tiered.js';
+import { recordEvaluatorSpend } from '../../src/domain/agent/slices/spend.js';
 import { testAgent, turn } from '../helpers/core.js';
 
 const spend = (s: Partial<Spend>): Spend => ({ tokens: 0, costUsd: 0, turns: 0, wallClockMs: 0, ...s });
@@ -134,5 +137,31 @@ describe('in the core', () => {
     expect(reportTurn(a, turn('t1')).whispers).toEqual([]);
     expect(reportTurn(a, turn('t2'))).toMatchObject({ stop: true, state: 'cancelling' });
     expect(a.rec.notifications.map((n) => n.event.event)).toEqual(['budget-exhausted']);
+  });
+});
+
+describe('what supervision costs', () => {
+  it('the evaluator per agent-hour: dollars and tokens over the hours supervised; none in the first minute', () => {
+    const spent = { ...emptyEvaluatorSpend(), costUsd: 0.3, tokens: { in: 900, out: 100, total: 1000 } };
+    expect(supervisionRate(spent, 59_999)).toEqual({ hours: 59_999 / 3_600_000, costUsdPerHour: null, tokensPerHour: null });
+    expect(supervisionRate(spent, 30 * 60_000)).toEqual({ hours: 0.5, costUsdPerHour: 0.6, tokensPerHour: 2000 });
+  });
+
+  it('warden status shows it next to the evaluator spend, and the budgets: warned, paused, raised by whom', () => {
+    const a = testAgent({ budgets: { turns: 2, warnAt: 0.7 } });
+    recordEvaluatorSpend(a.core.s, { calls: 1, failed: 0, tokensIn: 900, tokensOut: 100, tokens: 1000, costUsd: 0.3 }, 'model');
+    reportTurn(a, turn('t1'));
+    reportTurn(a, turn('t2'));
+    a.clock.advance(30 * 60_000);
+    const paused = formatStatus(status(a)).join('\n');
+    expect(paused).toContain(
+      'evaluator spend: 1 model call, 1000 tokens, $0.3000 (decided: heuristic 0, model 1); $0.6000 and 2000 tokens per agent-hour over 0.50 h',
+    );
+    expect(paused).toContain('budgets: turns 2/2 — paused at a budget: raise it with `warden budget`');
+    raiseBudget(a, { turns: 4, by: 'dana' });
+    reportTurn(a, turn('t3'));
+    const raised = formatStatus(status(a)).join('\n');
+    expect(raised).toContain('budgets: turns 3/4 (warned)');
+    expect(raised).toMatch(/budget raised by dana at \S+: turns 2 → 4/);
   });
 });
