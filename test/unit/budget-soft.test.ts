@@ -14,6 +14,7 @@ import { BudgetsSchema } from '../../src/domain/contract/schemas.js';
 import { formatStatus } from '../../src/cli/commands/status.js';
 import { emptyEvaluatorSpend, supervisionRate } from '../../src/domain/judgement/tiered.js';
 import { recordEvaluatorSpend } from '../../src/domain/agent/slices/spend.js';
+import { carriedForContinueAsNew } from '../../src/domain/agent/bytes.js';
 import { testAgent, turn } from '../helpers/core.js';
 
 const spend = (s: Partial<Spend>): Spend => ({ tokens: 0, costUsd: 0, turns: 0, wallClockMs: 0, ...s });
@@ -130,6 +131,22 @@ describe('in the core', () => {
     expect(a.core.s.refused.at(-1)?.what).toBe('raiseBudget');
     signal(a, 'abort', {});
     expect(() => validateRaiseBudget(a, { turns: 9, by: 'x' })).toThrow('agent a1 is failed: its budgets can no longer change');
+  });
+
+  it('which warnings went out, the raised limits, the raises and the pause are carried across continue-as-new', () => {
+    const spec = { budgets: { turns: 2, costUsd: 1 } };
+    const a = testAgent(spec);
+    reportTurn(a, turn('t1', 'x', { costUsd: 0.9 }));
+    reportTurn(a, turn('t2'));
+    expect(a.core.s).toMatchObject({ state: 'paused-by-user', budgetPaused: true, budgetWarned: ['costUsd'] });
+    const b = testAgent(spec, { carried: carriedForContinueAsNew(a, { agentId: 'a1', task: 'Make the build pass', ...spec }) });
+    expect(b.core.s).toMatchObject({ state: 'paused-by-user', budgetPaused: true, budgetWarned: ['costUsd'], runs: 2 });
+    expect(raiseBudget(b, { turns: 5, by: 'erin' })).toMatchObject({ resumed: true });
+    const c = testAgent(spec, { carried: carriedForContinueAsNew(b, { agentId: 'a1', task: 'Make the build pass', ...spec }) });
+    expect(c.core.s.budgetRaised).toEqual({ turns: 5 });
+    expect(c.core.s.budgetRaises.map((r) => r.by)).toEqual(['erin']);
+    expect(reportTurn(c, turn('t3', 'x', { costUsd: 0.05 })).whispers).toEqual([]); // costUsd warned once, already
+    expect(c.core.s.state).toBe('running'); // 3 of 5 turns
   });
 
   it('before the patches (recorded histories): no warning, and the budget stops the agent', () => {
