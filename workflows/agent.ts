@@ -22,6 +22,7 @@ import type { AgentContext } from '../src/domain/agent/context.js';
 import { stopChildren } from '../src/domain/agent/delegation.js';
 import { validateDelegation } from '../src/domain/agent/delegation-spec.js';
 import { applyLink, escalationView } from '../src/domain/agent/links.js';
+import { raiseBudget, validateRaiseBudget } from '../src/domain/agent/budget-raise.js';
 import { reportTurn, validateReport, validatedTurnSlot } from '../src/domain/agent/reporting.js';
 import { createCore, type CarriedState } from '../src/domain/agent/state.js';
 import { commit, finalOutcome, status } from '../src/domain/agent/visibility.js';
@@ -90,6 +91,11 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
     m.linkUpdate,
     committed((req: unknown) => applyLink(ctx, req)),
     { validator: (req) => validateLinkUpdate(ctx, req) },
+  );
+  setHandler(
+    m.raiseBudgetUpdate,
+    committed((req: unknown) => raiseBudget(ctx, req)),
+    { validator: (req) => validateRaiseBudget(ctx, req) },
   );
   // Queries.
   setHandler(m.statusQuery, () => status(ctx));

@@ -55,6 +55,14 @@ export const positiveNumber = (name: string, max: number) => (v: string) => {
   return n;
 };
 
+/** A share strictly between 0 and 1 (`--budget-warn-at 0.8`). */
+export const fraction = (name: string) => (v: string) => {
+  const n = Number(v);
+  if (v.trim() === '' || !Number.isFinite(n) || n <= 0 || n >= 1)
+    throw new UsageError(`${name} must be a number above 0 and below 1, e.g. 0.8, got ${JSON.stringify(v)}`);
+  return n;
+};
+
 /** A duration above 0 (`--budget-wall-clock 2h`): 45s, 90m, 2h, or a number of ms; 0 is refused. */
 export const positiveDuration = (name: string) => (v: string) => {
   let ms: number;

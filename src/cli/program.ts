@@ -6,6 +6,7 @@
 import { Command } from 'commander';
 import { existsSync, readFileSync } from 'node:fs';
 import { register as registerCases } from './verbs/cases.js';
+import { register as registerBudget } from './verbs/budget.js';
 import { register as registerDismiss } from './verbs/dismiss.js';
 import { register as registerEvaluate } from './verbs/evaluate.js';
 import { register as registerHook } from './verbs/hook.js';
@@ -45,6 +46,7 @@ const VERBS: [names: readonly string[], register: (program: Command) => void][] 
   [['report'], registerReport],
   [['steer', 'interrupt', 'stop', 'pause', 'resume', 'abort', 'heartbeat'], registerSignals],
   [['dismiss'], registerDismiss],
+  [['budget'], registerBudget],
   [['status', 'list'], registerStatus],
   [['evaluate'], registerEvaluate],
   [['cases'], registerCases],

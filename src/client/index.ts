@@ -38,12 +38,22 @@ import {
   type TurnInput,
   type Whisper,
 } from '../domain/contract/schemas.js';
+import { RaiseBudgetSchema, type RaiseBudgetInput } from '../domain/contract/budget-schemas.js';
 import { MAX_TOOL_CALLS, TRUNCATION_MARKER, fitTurnToBudget, unknownTurnFields } from '../domain/contract/limits.js';
 import { SEARCH_ATTRIBUTES, WardenCostUsd, WardenEscalationStep, WardenPaused, WardenState, WardenTokens } from '../domain/contract/search-attributes.js';
-import type { AgentStatus, ReportTurnResult } from '../domain/contract/status.js';
+import type { AgentStatus, RaiseBudgetResult, ReportTurnResult } from '../domain/contract/status.js';
 import { controlOutcome, dismissOutcome, type ControlOutcome, type ControlVerb } from '../domain/contract/control.js';
 import type { AgentCases } from '../domain/judgement/cases.js';
-import { agentSignals, casesQuery, delegateUpdate, pendingWhispersQuery, reportTurnUpdate, statusQuery, windowQuery } from '../messages/agent.js';
+import {
+  agentSignals,
+  casesQuery,
+  delegateUpdate,
+  pendingWhispersQuery,
+  raiseBudgetUpdate,
+  reportTurnUpdate,
+  statusQuery,
+  windowQuery,
+} from '../messages/agent.js';
 import { GENERIC_SDK_MESSAGES, backoffMs, describeTemporalError, type TemporalErrorKind } from './errors.js';
 
 export const WORKFLOW_TYPE = 'agentWorkflow';
@@ -533,6 +543,28 @@ export class WardenClient {
       });
     } catch (err) {
       throw await this.translate(agentId, err);
+    }
+  }
+
+  /**
+   * Set new budget limits (the `raiseBudget` update; `warden budget`): each given budget's limit
+   * replaces the old one, recorded with `by` and the time. An agent paused because a budget was
+   * reached runs again once none is. Refused (InvalidInputError naming the field) for a malformed
+   * request, an ended agent, or a limit not above what the agent has already spent.
+   */
+  async raiseBudget(agentId: string, raise: RaiseBudgetInput): Promise<RaiseBudgetResult> {
+    const parsed = parseOrThrow(RaiseBudgetSchema, raise, 'budget raise');
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.handle(agentId).executeUpdate(raiseBudgetUpdate, { args: [parsed as RaiseBudgetInput] });
+      } catch (err) {
+        // The run continued as new or its workflow task failed meanwhile: the next run takes it.
+        if (attempt < 5 && isTransientUpdateError(err)) {
+          await new Promise((r) => setTimeout(r, 200 * (attempt + 1)));
+          continue;
+        }
+        throw await this.translate(agentId, err);
+      }
     }
   }
 

@@ -43,6 +43,7 @@
  *     cost_usd: 5
  *     turns: 200
  *     wall_clock: 2h
+ *     warn_at: 0.8               # warn the agent and notify once at this share of each budget
  *   safety:
  *     max_restarts: 3            # failed turns within restart_window that open the circuit
  *     restart_window: 60s
@@ -119,8 +120,8 @@ const VerifyFile = z.union([
 ]);
 
 /**
- * Budgets: hard ceilings, checked before every turn (AgentSpec.budgets; the `--budget-*` flags of
- * `warden start`). Bounds as the spec's, so a bad value is refused here, naming its key.
+ * Budgets: hard ceilings, checked before every turn, and the share of each at which the agent is
+ * warned (AgentSpec.budgets; the `--budget-*` flags of `warden start`). Bounds as the spec's, so a bad value is refused here, naming its key.
  */
 export const BudgetsFile = z
   .object({
@@ -128,6 +129,8 @@ export const BudgetsFile = z
     cost_usd: z.number().positive('must be above 0').max(1e12, 'at most 1e12 USD'),
     turns: z.number().int('must be a whole number').positive('must be above 0'),
     wall_clock: DurationSchema.pipe(z.number().int().positive('must be above 0')),
+    /** The share of each budget at which the agent is warned once (default 0.8). */
+    warn_at: z.number().gt(0, 'must be above 0').lt(1, 'must be below 1 (a share of the budget, e.g. 0.8)'),
   })
   .partial()
   .strict();
@@ -289,6 +292,7 @@ export function budgetsFromFile(b: z.output<typeof BudgetsFile>): NonNullable<Ag
     ...(b.cost_usd !== undefined && { costUsd: b.cost_usd }),
     ...(b.turns !== undefined && { turns: b.turns }),
     ...(b.wall_clock !== undefined && { wallClockMs: b.wall_clock }),
+    ...(b.warn_at !== undefined && { warnAt: b.warn_at }),
   };
 }
 

@@ -14,6 +14,7 @@
  * (userConfigDir()/warden.yaml), else the defaults. Budgets are the user's ceiling even under a
  * trusted file: a project's budgets only ever make them tighter (capBudgets).
  */
+import { DEFAULT_WARN_AT } from '../domain/agent/budgets.js';
 import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -162,15 +163,16 @@ export function mergeUntrusted(project: ConfigFile, base: ConfigFile | null): Un
 }
 
 type BudgetsFile = NonNullable<ConfigFile['budgets']>;
-const BUDGET_KEYS = ['tokens', 'cost_usd', 'turns', 'wall_clock'] as const;
+const BUDGET_KEYS = ['tokens', 'cost_usd', 'turns', 'wall_clock', 'warn_at'] as const;
 const budgetText = (key: (typeof BUDGET_KEYS)[number], v: number) =>
-  key === 'wall_clock' ? `${v} ms` : key === 'cost_usd' ? `$${v}` : `${v} ${key === 'tokens' ? 'tokens' : 'turns'}`;
+  key === 'warn_at' ? `a warning at ${v}` : key === 'wall_clock' ? `${v} ms` : key === 'cost_usd' ? `$${v}` : `${v} ${key === 'tokens' ? 'tokens' : 'turns'}`;
 
 /**
  * A project's budgets under the user's (`base`): the user's budgets are a ceiling no project file
  * lifts, trusted or not. Each budget of the project's is taken where the user has none or where it
  * is no higher than the user's; a higher one is ignored, naming the cap it would lift. The user's
- * budgets the project does not set stay. Pure.
+ * budgets the project does not set stay. A warning threshold (`warn_at`) is taken only where it is
+ * no later than the user's (default 0.8). Pure.
  */
 export function capBudgets(
   project: BudgetsFile | undefined,
@@ -182,7 +184,8 @@ export function capBudgets(
   for (const key of BUDGET_KEYS) {
     const p = project?.[key];
     if (p === undefined) continue;
-    const cap = base?.[key];
+    // A warning threshold is tighter when lower (an earlier warning); the default is the user's unless they set one.
+    const cap = base?.[key] ?? (key === 'warn_at' ? DEFAULT_WARN_AT : undefined);
     if (cap === undefined || p <= cap) {
       out[key] = p;
       taken.push(`budgets.${key}`);

@@ -6,8 +6,9 @@
  * @temporalio/workflow, which build plain objects, and types.
  */
 import { defineQuery, defineSignal, defineUpdate, type SignalDefinition } from '@temporalio/workflow';
+import type { RaiseBudgetInput } from '../domain/contract/budget-schemas.js';
 import type { SignalName, SignalPayload, TaskSpecInput, Turn, TurnInput, Whisper } from '../domain/contract/schemas.js';
-import type { AgentStatus, ReportTurnResult } from '../domain/contract/status.js';
+import type { AgentStatus, RaiseBudgetResult, ReportTurnResult } from '../domain/contract/status.js';
 import type { AgentCases } from '../domain/judgement/cases.js';
 import type { EscalationView, LinkRequest, LinkResult } from '../domain/agent/links.js';
 
@@ -60,6 +61,9 @@ export const delegateUpdate = defineUpdate<{ childAgentId: string; workflowId: s
 export const linkUpdate = defineUpdate<LinkResult, [LinkRequest]>('link');
 
 export const reportTurnUpdate = defineUpdate<ReportTurnResult, [TurnInput]>('reportTurn');
+
+/** A human sets new budget limits (`warden budget`): an agent paused at a budget runs again (src/domain/agent/budget-raise.ts). */
+export const raiseBudgetUpdate = defineUpdate<RaiseBudgetResult, [RaiseBudgetInput]>('raiseBudget');
 
 export const statusQuery = defineQuery<AgentStatus>('status');
 export const pendingWhispersQuery = defineQuery<Whisper[]>('pendingWhispers');

@@ -13,14 +13,19 @@ export type { NotificationLinks } from '../domain/notify/notify-links.js';
 
 /**
  * What a human can do from a notification. An escalation waits for a human: resume, abort,
- * dismiss it as a false alarm, or steer. The other alerts (budget exhausted, circuit open,
- * orphaned) report an agent that has stopped or gone silent: a link could do nothing useful.
+ * dismiss it as a false alarm, or steer. A budget warning: steer, pause or abort; a budget reached
+ * (the agent is paused): abort. The other alerts (circuit open, orphaned) report an agent that has
+ * stopped or gone silent: a link could do nothing useful.
  * A new alert that waits for a human (e.g. a permission prompt) belongs here with its actions.
  */
 export function actionsFor(event: string): LinkAction[] {
   if (event === 'escalation') return ['resume', 'abort', 'dismiss', 'steer'];
   // Its own CLI waits for its human: the answer is given at that prompt; from afar, guide it or end it.
   if (event === 'awaiting-input') return ['steer', 'abort'];
+  // A budget nearly spent: let it finish, or stop it spending (raising needs an amount: `warden budget`).
+  if (event === 'budget-warning') return ['steer', 'pause', 'abort'];
+  // Paused at a budget: raise it with `warden budget`, or end it.
+  if (event === 'budget-exhausted') return ['abort'];
   return [];
 }
 

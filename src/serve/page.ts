@@ -36,12 +36,13 @@ export function messagePage(title: string, message: string, note?: string): stri
   return page(title, `<p id="message">${escapeHtml(message)}</p>${note ? `<p class="muted">${escapeHtml(note)}</p>` : ''}`);
 }
 
-const VERBS: Record<string, string> = { resume: 'Resume', abort: 'Abort', dismiss: 'Dismiss as a false alarm', steer: 'Steer' };
+const VERBS: Record<string, string> = { resume: 'Resume', abort: 'Abort', dismiss: 'Dismiss as a false alarm', steer: 'Steer', pause: 'Pause' };
 const WHAT: Record<string, string> = {
   resume: 'The agent continues; its escalation ladder starts over.',
   abort: 'The agent ends now, failed. This cannot be undone.',
   dismiss: 'The finding is marked a false alarm: it no longer whispers or escalates, and an agent its escalation paused runs again.',
   steer: 'Your text reaches the agent at its next turn.',
+  pause: 'The agent is paused: no new turn starts until a human resumes it (`warden resume`).',
 };
 
 /** The escalation a link answers, as its confirm page shows it (pattern and message: agent-influenced text). */

@@ -119,7 +119,13 @@ function refusedByAgent(type: string | undefined, message: string): HttpError {
   return new HttpError(400, 'Link refused', `${message}. ${NOTHING}`);
 }
 
-const DONE_TITLE: Record<string, string> = { resume: 'Resumed', abort: 'Aborted', dismiss: 'Dismissed as a false alarm', steer: 'Steering sent' };
+const DONE_TITLE: Record<string, string> = {
+  resume: 'Resumed',
+  abort: 'Aborted',
+  dismiss: 'Dismissed as a false alarm',
+  steer: 'Steering sent',
+  pause: 'Paused',
+};
 
 export function createLinkServer(opts: LinkServerOptions): Server {
   const { secret, client, log } = opts;
@@ -220,7 +226,7 @@ export function createLinkServer(opts: LinkServerOptions): Server {
     const r = route(url.pathname);
     if (r && !secret) throw new HttpError(404, 'Action links are off', `this server was started without WARDEN_LINK_SECRET. ${NOTHING}`);
     if (!r) throw new HttpError(404, 'Not found', 'there is nothing here.');
-    if (!isLinkAction(r.action)) throw new HttpError(404, 'Not found', 'links are for resume, abort, dismiss or steer.');
+    if (!isLinkAction(r.action)) throw new HttpError(404, 'Not found', 'links are for resume, abort, dismiss, steer or pause.');
     if (!['GET', 'HEAD', 'POST'].includes(req.method ?? '')) {
       res.setHeader('allow', 'GET, HEAD, POST');
       throw new HttpError(405, 'Method not allowed', `open the link in a browser. ${NOTHING}`);

@@ -1,11 +1,11 @@
 /**
- * Action-link tokens: what lets a human resume, abort, dismiss or steer an agent from a link in a
+ * Action-link tokens: what lets a human resume, abort, dismiss, steer or pause an agent from a link in a
  * notification, without a terminal. A token is signed with HMAC-SHA256 under a secret only the
  * operator holds (WARDEN_LINK_SECRET, read by the processes that issue links and by `warden serve`),
  * and binds:
  *
  *   - the agent id (a token for one agent does nothing to another),
- *   - the action (resume, abort, dismiss or steer),
+ *   - the action (resume, abort, dismiss, steer or pause),
  *   - a random token id (the agent's workflow records the ids it acted on and refuses a replay),
  *   - an expiry (unix seconds; one hour by default),
  *   - the escalation it answers: its number (status's `escalations` count; 0 for a link of another
@@ -24,7 +24,7 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
-export const LINK_ACTIONS = ['resume', 'abort', 'dismiss', 'steer'] as const;
+export const LINK_ACTIONS = ['resume', 'abort', 'dismiss', 'steer', 'pause'] as const;
 export type LinkAction = (typeof LINK_ACTIONS)[number];
 export const isLinkAction = (x: string): x is LinkAction => (LINK_ACTIONS as readonly string[]).includes(x);
 
@@ -127,7 +127,7 @@ export function parseToken(
   if (!/^[A-Za-z0-9_-]+$/.test(agentB64)) return { ok: false, message: 'the agent part of the token is not base64url' };
   const agentId = Buffer.from(agentB64, 'base64url').toString('utf8');
   if (!AGENT_ID_RE.test(agentId) || b64url(agentId) !== agentB64) return { ok: false, message: 'the agent part of the token is not an agent id' };
-  if (!isLinkAction(action)) return { ok: false, message: 'the action part of the token is not resume, abort, dismiss or steer' };
+  if (!isLinkAction(action)) return { ok: false, message: 'the action part of the token is not resume, abort, dismiss, steer or pause' };
   if (!TOKEN_ID_RE.test(tokenId)) return { ok: false, message: 'the id part of the token is not 22 base64url characters' };
   if (!/^[1-9][0-9]{0,14}$/.test(expiry)) return { ok: false, message: 'the expiry part of the token is not a time' };
   if (!/^(?:0|[1-9][0-9]{0,8})$/.test(escalation)) return { ok: false, message: 'the escalation part of the token is not a number' };

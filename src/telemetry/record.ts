@@ -53,7 +53,10 @@ function instruments(): Instruments {
       description: 'Human controls (steer, pause, resume, dismiss, abort …) taken or refused',
       unit: '{control}',
     }),
-    budgets: m.createCounter('warden.budget.exhausted', { description: 'Agents stopped by a budget, by budget', unit: '{agent}' }),
+    budgets: m.createCounter('warden.budget.exhausted', {
+      description: 'Agents that reached a budget (paused until a human raises it), by budget',
+      unit: '{agent}',
+    }),
     notifications: m.createCounter('warden.notifications', { description: 'Webhook delivery attempts, by event and outcome', unit: '{delivery}' }),
     hookDuration: m.createHistogram('warden.hook.duration', { description: 'Time `warden serve` took to answer a hook, by hook event and status', unit: 's' }),
   };

@@ -1,6 +1,6 @@
 /**
  * Budgets from every surface, on a real dev server and worker: `warden start --budget-turns 2` (the
- * built CLI) stops an external agent at its second reported turn, as a budget in the spec does; a
+ * built CLI) pauses an external agent at its second reported turn, as a budget in the spec does; a
  * bad budget flag is a usage error (exit 2) naming the flag; and a session started by its hooks
  * (`warden hook claude`, a real process) in a project whose untrusted warden.yaml tries to lift
  * the cap gets the user's `budgets.turns` from ~/.config/warden/warden.yaml in its agent's spec.
@@ -11,7 +11,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { finalStatus, productiveTurn } from '../helpers/agents.js';
+import { productiveTurn } from '../helpers/agents.js';
 import { ROOT, cleanup, eventually, useStack } from '../helpers/stack.js';
 
 const stack = useStack();
@@ -34,7 +34,7 @@ async function startedSpec(agentId: string): Promise<{ budgets?: Record<string, 
 }
 
 describe('budgets on the CLI and in the config file', () => {
-  test('warden start --budget-turns 2: the second reported turn spends it, the reply says stop, the agent ends done', async () => {
+  test('warden start --budget-turns 2: the second reported turn spends it, the reply says paused, the agent waits paused', async () => {
     const start = await cli(['start', 'cli-budget', '--task', 'Fix the flaky test', '--budget-turns', '2', '--idle-after', '0', '--json']);
     expect(start.exitCode, start.stderr).toBe(0);
     expect(JSON.parse(start.stdout).spec.budgets).toEqual({ turns: 2 });
@@ -43,19 +43,18 @@ describe('budgets on the CLI and in the config file', () => {
     const r1 = JSON.parse((await cli(['report', 'cli-budget', '--json'], JSON.stringify(productiveTurn(1)))).stdout);
     expect(r1).toMatchObject({ accepted: true, stop: false });
     const r2 = JSON.parse((await cli(['report', 'cli-budget', '--json'], JSON.stringify(productiveTurn(2)))).stdout);
-    expect(r2).toMatchObject({ accepted: true, stop: true, state: 'cancelling' });
-    const r3 = await cli(['report', 'cli-budget', '--json'], JSON.stringify(productiveTurn(3)));
-    expect(r3.exitCode, 'a third turn is not taken').not.toBe(0);
+    expect(r2).toMatchObject({ accepted: true, stop: false, paused: true, state: 'paused-by-user' });
 
-    const done = await finalStatus(stack.warden.handle('cli-budget'));
-    expect(done).toMatchObject({ state: 'done', turns: 2 });
-    expect(done.stateReason).toMatch(/budget exhausted: turns 2 of 2/);
+    const done = await stack.warden.status('cli-budget');
+    expect(done).toMatchObject({ state: 'paused-by-user', turns: 2, budgetPaused: true });
+    expect(done.pauseReason).toMatch(/budget exhausted: turns 2 of 2/);
     expect(done.budgets.turns).toEqual({ used: 2, limit: 2 });
+    await stack.warden.control('cli-budget', 'abort', { reason: 'test done' });
 
     // A summary line says what caps the agent.
     const text = await cli(['start', 'cli-budget-text', '--task', 'x', '--budget-cost-usd', '2.5', '--budget-wall-clock', '90m']);
     expect(text.exitCode, text.stderr).toBe(0);
-    expect(text.stdout).toContain('  budgets: stops at $2.5, 90m of wall-clock time');
+    expect(text.stdout).toContain('  budgets: pauses at $2.5, 90m of wall-clock time; warns at 80% of each');
     await stack.warden.signal('cli-budget-text', 'abort', {});
   });
 
@@ -116,12 +115,15 @@ describe('budgets on the CLI and in the config file', () => {
     expect((await hook(2)).exitCode).toBe(0);
     const done = await eventually(async () => {
       const s = await stack.warden.status(agentId);
-      return s.state === 'done' ? s : null;
+      return s.state === 'paused-by-user' ? s : null;
     });
-    expect(done.stateReason).toMatch(/budget exhausted: turns 2 of 2/);
+    expect(done.pauseReason).toMatch(/budget exhausted: turns 2 of 2/);
     expect(done.turns).toBe(2);
-    // The session's next hook does not start a fresh agent with a fresh budget.
+    // The session's next hook does not start a fresh agent with a fresh budget: the same agent stays paused.
     expect((await hook(3)).exitCode).toBe(0);
-    expect(await stack.warden.status(agentId)).toMatchObject({ state: 'done', turns: 2 });
+    const after = await stack.warden.status(agentId);
+    expect(after).toMatchObject({ state: 'paused-by-user', budgetPaused: true, runs: done.runs });
+    expect(after.budgets.turns.limit).toBe(2);
+    await stack.warden.control(agentId, 'abort', { reason: 'test done' });
   });
 });

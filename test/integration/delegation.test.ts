@@ -120,18 +120,24 @@ test('a grandchild spawn at depth 1 is refused; solo mode refuses delegation; ba
   await stack.warden.signal('loner', 'abort', {});
 });
 
-test("a parent's budget covers its subtree: the child's spend stops both", async () => {
+test("a parent's budget covers its subtree: the child's spend pauses the parent and stops the child", async () => {
   await stack.warden.start({ agentId: 'thrifty', task: 'x', budgets: { tokens: 500 }, supervisor: { idleAfterMs: 0 } });
   const turns = Array.from({ length: 10 }, (_, i) => ({ text: `step ${i}`, tokensIn: 200 }));
   await stack.warden.delegate('thrifty', task('spender', { answer: 1 }, { driver: { kind: 'scripted', turns, turnDelayMs: 300 } }));
-  const parent = await result('thrifty');
-  expect(parent.state, parent.stateReason ?? '').toBe('done');
-  expect(parent.stateReason).toMatch(/budget exhausted: tokens 600 of 500/);
+  const parent = await eventually(
+    async () => {
+      const s = await stack.warden.status('thrifty');
+      return s.state === 'paused-by-user' ? s : null;
+    },
+    { what: 'the parent paused at its budget' },
+  );
+  expect(parent.pauseReason).toMatch(/budget exhausted: tokens 600 of 500/);
   expect(parent.turns).toBe(0);
   const child = await result('thrifty.spender');
   expect(child.state, child.stateReason ?? '').toBe('done');
   expect(child.stateReason).toMatch(/parent thrifty: budget exhausted/);
   expect(child.turns).toBeLessThan(10);
+  await stack.warden.control('thrifty', 'abort', { reason: 'test done' });
 });
 
 test('a large deliverable is stored content-addressed and referenced, not copied into history', async () => {

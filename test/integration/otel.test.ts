@@ -2,7 +2,7 @@
  * OpenTelemetry export, end to end: a real worker process (node dist/workers/main.js) configured
  * only by the standard OTEL_* environment variables, a real dev server, and a real OTLP/HTTP
  * receiver on 127.0.0.1 (test/helpers/otlp.ts). Agents are driven to a flag, whispers, an
- * escalation with its webhook, a human's resume, a budget stop, and an evaluation by a model (the
+ * escalation with its webhook, a human's resume, a budget warning and pause, and an evaluation by a model (the
  * scripted OpenAI-compatible server); the log records, spans and metrics that arrive are asserted
  * by name and attributes, and nothing the agents wrote is in any of them.
  */
@@ -209,15 +209,18 @@ describe('OpenTelemetry export from the worker', () => {
     );
   });
 
-  test('a budget stops an agent: the budget event, and the transition to done', async () => {
+  test('a budget pauses an agent: the warning, the budget event, and the transition to paused', async () => {
     const agentId = 'otel-budget';
-    await stack.warden.start({ agentId, task: TASK, budgets: { turns: 2 } });
-    for (const t of productiveTurns(1, 2)) await stack.warden.reportTurn(agentId, t);
-    await waitForStatus(stack.warden, agentId, (s) => s.state === 'done', 'stopped by its budget');
+    await stack.warden.start({ agentId, task: TASK, budgets: { turns: 5 } });
+    for (const t of productiveTurns(1, 5)) await stack.warden.reportTurn(agentId, t);
+    await waitForStatus(stack.warden, agentId, (s) => s.state === 'paused-by-user', 'paused at its budget');
+    const warning = await waitForLog(agentId, 'warden.budget.warning');
+    expect(warning.attributes).toMatchObject({ 'warden.budget': 'turns' });
     const budget = await waitForLog(agentId, 'warden.budget.exhausted');
-    expect(budget.attributes).toMatchObject({ 'warden.budget': 'turns', 'warden.budget.limit': 2 });
+    expect(budget.attributes).toMatchObject({ 'warden.budget': 'turns', 'warden.budget.limit': 5 });
     await waitForLog(agentId, 'warden.alert', (l) => l.attributes['warden.alert'] === 'budget-exhausted');
-    await waitForLog(agentId, 'warden.agent.state_change', (l) => l.attributes['warden.agent.state'] === 'done');
+    await waitForLog(agentId, 'warden.agent.state_change', (l) => l.attributes['warden.agent.state'] === 'paused-by-user');
+    await stack.warden.signal(agentId, 'abort', {});
   });
 
   test('a worker that stops (SIGTERM) exports what it still held in its batches', async () => {

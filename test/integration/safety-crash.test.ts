@@ -36,12 +36,19 @@ test('a turns budget and the restart count hold across a worker SIGKILL mid-turn
   await eventually(async () => turnsSeen().includes(2), { what: 'turn 2 started', timeoutMs: 60_000 });
   await kill(w);
   w = spawnWorker();
-  const done = await finalStatus(stack.warden.handle('budget-crash'));
-  expect(done.state).toBe('done');
-  expect(done.stateReason).toBe('stopped: budget exhausted: turns 3 of 3');
+  const done = await eventually(
+    async () => {
+      const s = await stack.warden.status('budget-crash');
+      return s.state === 'paused-by-user' ? s : null;
+    },
+    { what: 'paused at the turns budget', timeoutMs: 60_000 },
+  );
+  expect(done.pauseReason).toBe('budget exhausted: turns 3 of 3');
   expect(done.turns).toBe(3);
   expect(done.restarts).toBe(1); // the killed turn counted once, then retried
   expect(turnsSeen()).toEqual([1, 2, 2, 3]);
+  await stack.warden.control('budget-crash', 'abort', { reason: 'test done' });
+  await finalStatus(stack.warden.handle('budget-crash'));
 });
 
 test('the orphan timer fires across a worker SIGKILL', async () => {

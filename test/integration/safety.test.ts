@@ -1,5 +1,5 @@
 /**
- * Safety rails (seed 002), enforced by the workflow, on a real dev server: budgets stop an agent
+ * Safety rails, enforced by the workflow, on a real dev server: budgets pause an agent
  * before its next turn and notify; restart intensity opens the circuit; a silent external agent
  * becomes orphaned and stale-generation reports are dropped; a done agent refuses a resume.
  */
@@ -28,6 +28,15 @@ afterAll(async () => {
 const events = (agentId: string, event: string) =>
   hook.accepted().filter((d) => (d.json as { agentId?: string; event?: string }).agentId === agentId && (d.json as { event?: string }).event === event);
 const result = (agentId: string) => finalStatus(stack.warden.handle(agentId));
+/** The agent paused at a budget (it stays paused until a human raises the budget). */
+const pausedAtBudget = (agentId: string) =>
+  eventually(
+    async () => {
+      const s = await stack.warden.status(agentId);
+      return s.state === 'paused-by-user' ? s : null;
+    },
+    { what: `${agentId} paused at its budget`, timeoutMs: 60_000 },
+  );
 const scripted = (n: number, extra: Record<string, unknown> = {}) => ({
   kind: 'scripted' as const,
   turns: Array.from({ length: n }, (_, i) => ({
@@ -42,7 +51,7 @@ describe('budgets', () => {
     ['turns', { turns: 3 }, scripted(10), /budget exhausted: turns 3 of 3/],
     ['tokens', { tokens: 250 }, { kind: 'command' as const, command: ['python3', AGENT] }, /budget exhausted: tokens 330 of 250/],
     ['costUsd', { costUsd: 1 }, scripted(10, { costUsd: 0.4 }), /budget exhausted: costUsd \$1\.2000 of \$1\.0000/],
-  ])('a driven agent stops at its %s budget, before the next turn, and the webhook hears it', async (name, budgets, driver, reason) => {
+  ])('a driven agent pauses at its %s budget, before the next turn, and the webhook hears it', async (name, budgets, driver, reason) => {
     const agentId = `budget-${name}`;
     await stack.warden.start({
       agentId,
@@ -52,11 +61,11 @@ describe('budgets', () => {
       supervisor: { idleAfterMs: 0, evalInterval: 100 },
       notify: { webhooks: [{ url: hook.url }] },
     });
-    const done = await result(agentId);
-    expect(done.state).toBe('done');
-    expect(done.stateReason).toMatch(reason);
+    const done = await pausedAtBudget(agentId);
+    expect(done).toMatchObject({ paused: true, budgetPaused: true });
+    expect(done.pauseReason).toMatch(reason);
     expect(done.turns).toBe(3);
-    expect(done.transitions.map((t) => t.to)).toEqual(['running', 'cancelling', 'done']);
+    expect(done.transitions.map((t) => t.to)).toEqual(['running', 'paused-by-user']);
     const budget = done.budgets[name as keyof AgentStatus['budgets']];
     expect(budget.limit).not.toBeNull();
     expect(budget.used).toBeGreaterThanOrEqual(budget.limit!);
@@ -64,6 +73,8 @@ describe('budgets', () => {
       what: 'budget webhook',
     });
     expect((e!.json as { reason: string }).reason).toMatch(reason);
+    await stack.warden.control(agentId, 'abort', { reason: 'test done' });
+    expect((await result(agentId)).state).toBe('failed');
     if (name === 'tokens') await recordHistory(stack.server.address, stack.warden.handle(agentId), 'safety-budget-tokens');
   });
 
@@ -75,22 +86,23 @@ describe('budgets', () => {
       budgets: { wallClockMs: 1_500 },
       supervisor: { idleAfterMs: 0 },
     });
-    const done = await result('budget-clock');
-    expect(done.state).toBe('done');
-    expect(done.stateReason).toMatch(/budget exhausted: wallClockMs \d+ s of 2 s/);
+    const done = await pausedAtBudget('budget-clock');
+    expect(done.pauseReason).toMatch(/budget exhausted: wallClockMs \d+ s of 2 s/);
     expect(done.turns).toBeGreaterThanOrEqual(2);
     expect(done.turns).toBeLessThan(20);
+    await stack.warden.control('budget-clock', 'abort', { reason: 'test done' });
   });
 
-  test('an external agent: the reply to the turn that spends the budget says stop', async () => {
+  test('an external agent: the reply to the turn that spends the budget says paused', async () => {
     await stack.warden.start({ agentId: 'budget-ext', task: 'x', budgets: { tokens: 2_000 }, supervisor: { idleAfterMs: 0 } });
     const r1 = await stack.warden.reportTurn('budget-ext', { ...productiveTurn(1), tokensIn: 900, tokensOut: 100 });
     expect(r1.stop).toBe(false);
     const r2 = await stack.warden.reportTurn('budget-ext', { ...productiveTurn(2), tokensIn: 900, tokensOut: 100 });
-    expect(r2).toMatchObject({ stop: true, state: 'cancelling' });
-    const done = await result('budget-ext');
-    expect(done).toMatchObject({ state: 'done', turns: 2 });
-    expect(done.stateReason).toMatch(/budget exhausted: tokens 2000 of 2000/);
+    expect(r2).toMatchObject({ stop: false, paused: true, state: 'paused-by-user' });
+    const done = await pausedAtBudget('budget-ext');
+    expect(done).toMatchObject({ turns: 2, budgetPaused: true });
+    expect(done.pauseReason).toMatch(/budget exhausted: tokens 2000 of 2000/);
+    await stack.warden.control('budget-ext', 'abort', { reason: 'test done' });
   });
 });
 

@@ -50,6 +50,19 @@ const refusal = (fn: () => void): { name: string; message: string } => {
 };
 
 describe('the link update', () => {
+  it("pause from a budget warning's link (bound to no escalation) pauses a running agent; a paused one refuses it", () => {
+    const a = testAgent();
+    a.core.s.state = 'running';
+    const pause = req(1, 'pause', { escalation: 0, finding: undefined });
+    validateLink(a, pause);
+    expect(applyLink(a, pause)).toEqual({ action: 'pause', applied: true, state: 'paused-by-user', detail: 'pause applied: running → paused-by-user' });
+    expect(a.core.s.pauseReason).toBe('paused from an action link');
+    expect(refusal(() => validateLink(a, req(2, 'pause', { escalation: 0, finding: undefined })))).toMatchObject({
+      name: 'LinkNotApplicable',
+      message: 'the agent is paused-by-user: nothing to pause',
+    });
+  });
+
   it('resume from a link resumes an escalated agent and records the token id; a replay is refused before it changes anything', () => {
     const a = escalated();
     validateLink(a, req(1));

@@ -5,14 +5,17 @@ import { enforceAllowlist, enforceBudgets, turnFailed } from '../../src/domain/a
 import { reportTurn } from '../../src/domain/agent/reporting.js';
 import { T0, testAgent, turn } from '../helpers/core.js';
 
-describe('budgets are hard ceilings', () => {
+// Histories recorded before budgets paused and warned (patches 'budget-pause' and 'budget-warnings' not taken): a budget stops the agent.
+const BEFORE = { patches: { 'budget-pause': false, 'budget-warnings': false } };
+
+describe('budgets are hard ceilings (before budget-pause: they stop the agent)', () => {
   const cases = [
     { budget: { tokens: 1000 }, turn: { tokensIn: 600, tokensOut: 400 }, reason: 'budget exhausted: tokens 1000 of 1000' },
     { budget: { costUsd: 0.5 }, turn: { costUsd: 0.5 }, reason: 'budget exhausted: costUsd $0.5000 of $0.5000' },
     { budget: { turns: 2 }, turn: {}, reason: 'budget exhausted: turns 2 of 2' },
   ];
   it.each(cases)('$reason: the reply says stop, nothing is left to drain, every channel hears', ({ budget, turn: extra, reason }) => {
-    const a = testAgent({ budgets: budget, notify: { webhooks: [{ url: 'http://127.0.0.1:9/h' }] } });
+    const a = testAgent({ budgets: budget, notify: { webhooks: [{ url: 'http://127.0.0.1:9/h' }] } }, BEFORE);
     reportTurn(a, turn('t1', 'first'));
     const r = reportTurn(a, turn('t2', 'second', extra));
     expect(r).toMatchObject({ accepted: true, stop: true, state: 'cancelling' });
@@ -22,7 +25,7 @@ describe('budgets are hard ceilings', () => {
   });
 
   it('just under a limit nothing happens; the wall clock counts from the start', () => {
-    const a = testAgent({ budgets: { tokens: 1000, wallClockMs: 60_000 } });
+    const a = testAgent({ budgets: { tokens: 1000, wallClockMs: 60_000 } }, BEFORE);
     reportTurn(a, turn('t1', 'x', { tokensIn: 999 }));
     expect(a.core.s.state).toBe('running');
     a.clock.advance(59_999);
@@ -33,7 +36,7 @@ describe('budgets are hard ceilings', () => {
   });
 
   it("a parent's budget covers its children's spend, and stops the subtree", () => {
-    const a = testAgent({ budgets: { tokens: 100 }, driver: { kind: 'scripted', turns: [{ text: 'x' }] } });
+    const a = testAgent({ budgets: { tokens: 100 }, driver: { kind: 'scripted', turns: [{ text: 'x' }] } }, BEFORE);
     a.core.s.state = 'running';
     a.core.s.children = [{ agentId: 'a1.c', workflowId: 'agent-a1.c', state: 'running', reason: null }];
     a.core.s.childSpend['a1.c'] = { tokens: 100, costUsd: 0, turns: 3 };

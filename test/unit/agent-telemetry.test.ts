@@ -58,7 +58,7 @@ describe('agent telemetry events', () => {
     ]);
   });
 
-  it('a budget stop: the budget event, the alert, the stop', () => {
+  it('a budget reached: the budget event, the alert, the pause', () => {
     const a = testAgent({ budgets: { turns: 1 } });
     reportTurn(a, turn('t1')); // the budget is checked before the next turn
     commit(a);
@@ -66,7 +66,7 @@ describe('agent telemetry events', () => {
     expect(named(a, 'warden.alert')).toMatchObject([
       { attrs: { 'warden.alert': 'budget-exhausted' }, text: { 'warden.alert.reason': expect.stringContaining('turns') } },
     ]);
-    expect(named(a, 'warden.agent.state_change').at(-1)).toMatchObject({ attrs: { 'warden.agent.state': 'cancelling', 'warden.agent.event': 'stop' } });
+    expect(named(a, 'warden.agent.state_change').at(-1)).toMatchObject({ attrs: { 'warden.agent.state': 'paused-by-user', 'warden.agent.event': 'pause' } });
   });
 
   it(`at most ${MAX_OUTBOX} events wait for a commit; the dropped ones are counted`, () => {

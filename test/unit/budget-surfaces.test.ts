@@ -195,6 +195,7 @@ test('one budget, three spellings: every spec budget has its flag and its config
     costUsd: ['--budget-cost-usd', 'cost_usd'],
     turns: ['--budget-turns', 'turns'],
     wallClockMs: ['--budget-wall-clock', 'wall_clock'],
+    warnAt: ['--budget-warn-at', 'warn_at'],
   };
   expect(Object.keys(BudgetsSchema.shape).sort()).toEqual(Object.keys(NAMES).sort());
   expect(Object.keys(BudgetsFile.shape).sort()).toEqual(

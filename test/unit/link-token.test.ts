@@ -74,7 +74,7 @@ describe('verifyToken', () => {
     [token.replace(/^w2/, 'w3'), /unknown token version/],
     [token.replace(token.split('.')[1]!, 'Li4v'), /not an agent id/], // "../"
     [token.replace(token.split('.')[1]!, 'a+b'), /not base64url/],
-    [token.replace('.resume.', '.delete.'), /not resume, abort, dismiss or steer/],
+    [token.replace('.resume.', '.delete.'), /not resume, abort, dismiss, steer or pause/],
     [token.replace(claims.tokenId, 'short'), /22 base64url/],
     [token.replace(`.${claims.expiresAt}.`, '.soon.'), /not a time/],
     [token.slice(0, -2), /not an HMAC-SHA256/],
@@ -132,10 +132,16 @@ describe('issueToken and links', () => {
       ids.add(c.tokenId);
     }
     expect(ids.size).toBe(4);
-    for (const e of ['budget-exhausted', 'circuit-open', 'orphaned', 'mesh-ready', 'mesh-failed', 'mesh-awaiting-input']) {
+    for (const e of ['circuit-open', 'orphaned', 'mesh-ready', 'mesh-failed', 'mesh-awaiting-input']) {
       expect(actionsFor(e)).toEqual([]);
       expect(issueLinks({ event: e as 'orphaned', agentId: 'x' }, cfg, NOW)).toBeNull();
     }
+    // A budget nearly spent: steer, pause or abort; a budget reached (the agent is paused): abort. Bound to no escalation.
+    expect(actionsFor('budget-warning')).toEqual(['steer', 'pause', 'abort']);
+    expect(actionsFor('budget-exhausted')).toEqual(['abort']);
+    const warned = issueLinks({ event: 'budget-warning', agentId: 'x' }, cfg, NOW)!;
+    const pause = verifyToken(SECRET, new URL(warned.actions.pause!).searchParams.get('token'), { agentId: 'x', action: 'pause' }, NOW);
+    expect(pause).toMatchObject({ ok: true, claims: { action: 'pause', escalation: 0, finding: null } });
     // The agent's own CLI waiting for its human: links bound to no escalation.
     expect(escalationClaims({ event: 'awaiting-input' })).toEqual({ escalation: 0, finding: null });
     // An escalation that does not say its number (an older warden raised it) gets no links.

@@ -56,8 +56,9 @@ test('IRC alert for the other events says how to answer them', () => {
   expect(ircAlertLines({ ...escalation, event: 'budget-exhausted', verdict: undefined, whisper: undefined, reason: 'costUsd budget 1 reached' })).toEqual([
     '[warden] BUDGET EXHAUSTED agent fixer (step 3): costUsd budget 1 reached',
     'task: Make `npm run build` pass. Then run the tests.',
-    'answer: !status fixer (the agent has stopped; start a new attempt to continue)',
+    'answer: warden budget fixer --cost-usd N (raise it: the agent runs again) · !abort fixer [reason] · !status fixer',
   ]);
+  expect(ircAlertLines({ ...escalation, event: 'budget-warning', verdict: undefined }).at(-1)).toMatch(/!pause fixer .*warden budget fixer/);
   expect(ircAlertLines({ ...escalation, event: 'orphaned', verdict: undefined }).at(-1)).toMatch(/!abort fixer/);
   expect(ircAlertLines({ ...escalation, event: 'circuit-open', verdict: undefined })[0]).toMatch(/^\[warden\] CIRCUIT OPEN agent fixer/);
 });

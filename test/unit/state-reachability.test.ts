@@ -40,7 +40,7 @@ const REACHED: Partial<Record<AgentState, Reached | Reached[]>> = {
     by: { event: 'started', from: 'spawning' },
     source: 'src/domain/agent/reporting.ts',
     scenario: "the agent's first reported turn (or a driven agent's start)",
-    integration: { file: 'safety.test.ts', asserts: "toEqual(['running', 'cancelling', 'done'])" },
+    integration: { file: 'safety.test.ts', asserts: "toEqual(['running', 'paused-by-user'])" },
   },
   'awaiting-input': [
     {

@@ -1,4 +1,5 @@
 /** `warden start <agentId> --task TEXT`: start supervising an agent (config file, then flags). */
+import { DEFAULT_WARN_AT } from '../../domain/agent/budgets.js';
 import { Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -52,6 +53,7 @@ interface StartOptions {
   budgetCostUsd?: number;
   budgetTurns?: number;
   budgetWallClock?: number;
+  budgetWarnAt?: number;
 }
 
 /** Driven mode from flags: `--driver codex|claude|command|scripted` and its options. */
@@ -152,12 +154,13 @@ export function buildSpec(agentId: string, o: StartOptions): AgentSpecInput {
 }
 
 /**
- * Budgets from `--budget-tokens`, `--budget-cost-usd`, `--budget-turns` and `--budget-wall-clock`,
- * each over the config file's `budgets.tokens`, `.cost_usd`, `.turns`, `.wall_clock` (the flags and
+ * Budgets from `--budget-tokens`, `--budget-cost-usd`, `--budget-turns`, `--budget-wall-clock` and
+ * `--budget-warn-at`, each over the config file's `budgets.tokens`, `.cost_usd`, `.turns`,
+ * `.wall_clock`, `.warn_at` (the flags and
  * `--config` are both the caller's, so a flag may set a budget higher than the file's).
  */
 export function budgetsFromFlags(
-  o: Pick<StartOptions, 'budgetTokens' | 'budgetCostUsd' | 'budgetTurns' | 'budgetWallClock'>,
+  o: Pick<StartOptions, 'budgetTokens' | 'budgetCostUsd' | 'budgetTurns' | 'budgetWallClock' | 'budgetWarnAt'>,
   fromFile: AgentSpecInput['budgets'] = {},
 ): NonNullable<AgentSpecInput['budgets']> {
   return {
@@ -166,6 +169,7 @@ export function budgetsFromFlags(
     ...(o.budgetCostUsd !== undefined && { costUsd: o.budgetCostUsd }),
     ...(o.budgetTurns !== undefined && { turns: o.budgetTurns }),
     ...(o.budgetWallClock !== undefined && { wallClockMs: o.budgetWallClock }),
+    ...(o.budgetWarnAt !== undefined && { warnAt: o.budgetWarnAt }),
   };
 }
 
@@ -295,7 +299,7 @@ export const startAction = async (agentId: string, o: StartOptions, cmd: Command
     b.turns !== undefined && `${b.turns} turns`,
     b.wallClockMs !== undefined && `${formatMs(b.wallClockMs)} of wall-clock time`,
   ].filter(Boolean);
-  if (caps.length) print(`  budgets: stops at ${caps.join(', ')}`);
+  if (caps.length) print(`  budgets: pauses at ${caps.join(', ')}; warns at ${Math.round((b.warnAt ?? DEFAULT_WARN_AT) * 100)}% of each`);
   if (!r.searchAttributes) print('  note: Warden* search attributes are not registered on this namespace; list/filters by state are unavailable');
   print(`  report turns: echo '{"text":"…"}' | warden report ${agentId}`);
 };

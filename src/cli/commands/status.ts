@@ -14,6 +14,13 @@ function lastTurnError(s: AgentStatus): string | null {
   return s.restarts > 0 ? `${e} (${s.restarts} failed turn${s.restarts === 1 ? '' : 's'} in the restart window)` : e;
 }
 
+/** What supervision costs per agent-hour, after the evaluator spend (absent on agents from older versions, and in an agent's first minute). */
+function supervisionRateText(s: AgentStatus): string {
+  const r = s.supervision;
+  if (!r || r.costUsdPerHour === null) return '';
+  return `; $${r.costUsdPerHour.toFixed(4)} and ${Math.round(r.tokensPerHour ?? 0)} tokens per agent-hour over ${r.hours.toFixed(2)} h`;
+}
+
 export function formatStatus(status: AgentStatus): string[] {
   // Reasons, verdict messages and turn errors carry agent and driver text: each shown as one line,
   // every terminal control in it as visible text.
@@ -33,11 +40,21 @@ export function formatStatus(status: AgentStatus): string[] {
     `  tokens ${s.tokens.total} (in ${s.tokens.in}, out ${s.tokens.out}); cost $${s.costUsd.toFixed(4)}`,
     // Only for evaluators that may call a model (absent on agents from older versions).
     ...(s.evaluatorSpend && s.evaluatorSpend.calls + s.evaluatorSpend.decided.heuristic + s.evaluatorSpend.decided.model > 0
-      ? [`  evaluator spend: ${formatEvaluatorSpend(s.evaluatorSpend)}`]
+      ? [`  evaluator spend: ${formatEvaluatorSpend(s.evaluatorSpend)}${supervisionRateText(s)}`]
       : []),
   ];
   const budgets = Object.entries(s.budgets ?? {}).filter(([, b]) => b.limit !== null);
-  if (budgets.length) lines.push(`  budgets: ${budgets.map(([k, b]) => `${k} ${Math.round(b.used * 10000) / 10000}/${b.limit}`).join(', ')}`);
+  if (budgets.length) {
+    const warned = s.budgetWarnings ?? [];
+    const each = budgets.map(
+      ([k, b]) => `${k} ${Math.round(b.used * 10000) / 10000}/${b.limit}${warned.includes(k as (typeof warned)[number]) ? ' (warned)' : ''}`,
+    );
+    lines.push(`  budgets: ${each.join(', ')}${s.budgetPaused ? ' — paused at a budget: raise it with `warden budget`' : ''}`);
+  }
+  for (const r of (s.budgetRaises ?? []).slice(-3)) {
+    const changes = Object.entries(r.changes).map(([k, c]) => `${k} ${c?.from ?? 'none'} → ${c?.to}`);
+    lines.push(`  budget raised by ${r.by} at ${r.at}: ${changes.join(', ')}`);
+  }
   if (s.restarts) lines.push(`  failed turns in the restart window: ${s.restarts}`);
   if (s.lastSkipReason) lines.push(`  last skipped evaluation: ${s.lastSkipReason}`);
   if (s.dismissals) {

@@ -1,6 +1,6 @@
 /** `warden start <agentId> --task TEXT`: start supervising an agent (config file, then flags). */
 import { Option, type Command } from 'commander';
-import { collect, duration, int, positiveDuration, positiveInt, positiveNumber, sampleOkFlag } from '../flags.js';
+import { collect, duration, fraction, int, positiveDuration, positiveInt, positiveNumber, sampleOkFlag } from '../flags.js';
 import { lazy } from './lazy.js';
 
 export function register(program: Command): void {
@@ -83,17 +83,22 @@ export function register(program: Command): void {
       "a path the agent must not delete or weaken, e.g. 'test/**' or '*.snap' (repeatable); checked in the working tree's git diff at a done-claim",
       collect,
     )
-    .option('--budget-tokens <n>', 'stop the agent once it has used this many tokens (in + out; config budgets.tokens)', positiveInt('--budget-tokens'))
+    .option('--budget-tokens <n>', 'pause the agent once it has used this many tokens (in + out; config budgets.tokens)', positiveInt('--budget-tokens'))
     .option(
       '--budget-cost-usd <usd>',
-      'stop the agent once it has cost this many US dollars, e.g. 2.50 (config budgets.cost_usd)',
+      'pause the agent once it has cost this many US dollars, e.g. 2.50 (config budgets.cost_usd)',
       positiveNumber('--budget-cost-usd', 1e12),
     )
-    .option('--budget-turns <n>', 'stop the agent after this many turns, driven or reported (config budgets.turns)', positiveInt('--budget-turns'))
+    .option('--budget-turns <n>', 'pause the agent after this many turns, driven or reported (config budgets.turns)', positiveInt('--budget-turns'))
     .option(
       '--budget-wall-clock <time>',
-      'stop the agent this long after it started, e.g. 45s, 90m, 2h (config budgets.wall_clock)',
+      'pause the agent this long after it started, e.g. 45s, 90m, 2h (config budgets.wall_clock)',
       positiveDuration('--budget-wall-clock'),
+    )
+    .option(
+      '--budget-warn-at <share>',
+      'warn the agent and notify once when it has spent this share of a budget, e.g. 0.8 (default; config budgets.warn_at)',
+      fraction('--budget-warn-at'),
     )
     .option('--workflow-id <id>', 'refuse to start unless the workflow id is this (it is always agent-<agentId>)')
     .option('--json', 'print the result as JSON')

@@ -23,6 +23,7 @@ import { forgetDeliveredAt, keepForRetry, withdrawWhispers } from './slices/whis
 import { evidenceFromTurn, resetEvaluationCount, restartLadder } from './slices/judgement.js';
 import { heartbeatAt, markIdleChecked, restartIdleClock, seeGeneration, setWindow } from './slices/turns.js';
 import { markAdmitted } from './slices/delegation.js';
+import { markBudgetPaused } from './slices/spend.js';
 import { releaseWaits } from './waiting-state.js';
 import { CONTROLS, recordControl } from './telemetry.js';
 
@@ -53,6 +54,7 @@ export function resumeAgent(ctx: AgentContext, cause: string): boolean {
   releaseWaits(s); // a human took over from the wait
   resetEvaluationCount(s);
   markIdleChecked(s, false);
+  markBudgetPaused(s, false); // a budget still reached pauses it again before its next turn
   return true;
 }
 

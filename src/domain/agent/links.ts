@@ -66,7 +66,7 @@ export const unexpired = (used: readonly UsedLink[], nowMs: number): UsedLink[] 
 
 /** Why the agent, in state `s`, cannot take `action` now, or null. */
 export function linkProblem(s: CarriedView, action: LinkRequest['action']): string | null {
-  if (action === 'resume' || action === 'abort') {
+  if (action === 'resume' || action === 'abort' || action === 'pause') {
     const r = transition(s.state, action);
     return r.ok ? null : `the agent is ${s.state}: nothing to ${action}`;
   }
@@ -162,6 +162,7 @@ export function applyLink(ctx: AgentContext, raw: unknown): LinkResult {
   if (req.action === 'resume') signal(ctx, 'resume', { note: 'from an action link' });
   else if (req.action === 'abort') signal(ctx, 'abort', { reason: 'from an action link' });
   else if (req.action === 'dismiss') signal(ctx, 'dismiss', { note: 'from an action link' });
+  else if (req.action === 'pause') signal(ctx, 'pause', { reason: 'paused from an action link' });
   else signal(ctx, 'steer', { text: req.text });
   const applied =
     req.action === 'steer' ? s.whisperSeq > before.whispers : req.action === 'dismiss' ? s.dismissals > before.dismissals : s.refused === before.refused;

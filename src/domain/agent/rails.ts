@@ -1,8 +1,8 @@
 /**
- * Safety rails: budgets are hard ceilings checked before every turn; restart intensity
+ * Safety rails: budgets warn at a threshold and pause the agent at their ceiling, checked before every turn; restart intensity
  * (OTP) opens the circuit after too many failed turns; a child's tool allowlist; max turns.
  */
-import { exhaustedBudget, recordFailure } from './budgets.js';
+import { budgetWarnings, effectiveBudgets, exhaustedBudget, recordFailure, type BudgetWarning } from './budgets.js';
 import type { Turn, Whisper } from '../contract/schemas.js';
 import { isTerminal } from '../contract/states.js';
 import type { AgentContext } from './context.js';
@@ -11,27 +11,69 @@ import { stopChildren } from './delegation.js';
 import { notify } from './notify.js';
 import { spendOf } from './state.js';
 import { requestStop } from './stop.js';
-import { recordRefusal } from './slices/lifecycle.js';
+import { pausedFor, recordRefusal } from './slices/lifecycle.js';
+import { startEpoch } from './supervision.js';
 import { keepForRetry } from './slices/whispers.js';
 import { recordTurnFailure, setFailures } from './slices/driven.js';
-import { recordChildSpend } from './slices/spend.js';
+import { markBudgetPaused, markBudgetsWarned, recordChildSpend } from './slices/spend.js';
 import { recordEvent } from './telemetry.js';
 
-/** Budgets are hard ceilings: reaching one stops the agent (the reason says which) and notifies. True if one is reached. */
+/**
+ * Budgets: a warning at `budgets.warnAt` of each (once per budget: a BUDGET whisper and one
+ * `budget-warning` alert), and a hard ceiling. Reaching one pauses the agent (paused-by-user, its
+ * reason the budget) until a human raises it (raiseBudget, budget-raise.ts), cancels a running
+ * turn, stops its children and notifies (`budget-exhausted`); an agent that cannot be paused from
+ * where it is (queued, orphaned) is stopped. True if a budget is reached.
+ */
 export function enforceBudgets(ctx: AgentContext): boolean {
   const { core, ports } = ctx;
   const { s } = core;
   if (isTerminal(s.state) || s.state === 'cancelling') return false;
-  const hit = exhaustedBudget(core.spec.budgets, spendOf(core, ports.now()));
-  if (!hit) return false;
+  const budgets = effectiveBudgets(core.spec.budgets, s.budgetRaised);
+  const spend = spendOf(core, ports.now());
+  const hit = exhaustedBudget(budgets, spend);
+  if (!hit) {
+    warnBudgets(ctx, budgetWarnings(budgets, spend, s.budgetWarned));
+    return false;
+  }
+  const limit = budgets[hit.budget];
+  const exhausted = () =>
+    recordEvent(ctx, 'warden.budget.exhausted', { 'warden.budget': hit.budget, ...(limit !== undefined && { 'warden.budget.limit': limit }) });
+  if (ports.patched('budget-pause')) {
+    // Paused already (at a budget, or by a human: a resume brings it back here): nothing more.
+    if (s.state === 'paused-by-user') return true;
+    if (fire(ctx, 'pause', hit.reason)) {
+      exhausted();
+      startEpoch(ctx);
+      pausedFor(s, hit.reason);
+      markBudgetPaused(s, true);
+      ports.cancelTurn();
+      stopChildren(ctx, hit.reason);
+      notify(ctx, { event: 'budget-exhausted', reason: `${hit.reason}: paused until a human raises the budget (warden budget ${core.spec.agentId} …)` });
+      return true;
+    }
+  }
   // Nothing to wait for: no new turn may start, and a running one is cancelled.
   if (requestStop(ctx, { reason: hit.reason, drainMs: 0, drained: true, cancelTurn: true })) {
-    const limit = core.spec.budgets[hit.budget];
-    recordEvent(ctx, 'warden.budget.exhausted', { 'warden.budget': hit.budget, ...(limit !== undefined && { 'warden.budget.limit': limit }) });
+    exhausted();
     stopChildren(ctx, hit.reason);
     notify(ctx, { event: 'budget-exhausted', reason: hit.reason });
   }
   return true;
+}
+
+/** Budgets past their warning threshold for the first time: a whisper each, and one alert for them all. */
+function warnBudgets(ctx: AgentContext, warnings: readonly BudgetWarning[]): void {
+  if (!warnings.length || !ctx.ports.patched('budget-warnings')) return;
+  markBudgetsWarned(
+    ctx.core.s,
+    warnings.map((w) => w.budget),
+  );
+  for (const w of warnings) {
+    recordEvent(ctx, 'warden.budget.warning', { 'warden.budget': w.budget });
+    queueWhisper(ctx, 'BUDGET', w.text);
+  }
+  notify(ctx, { event: 'budget-warning', reason: warnings.map((w) => w.text).join(' ') });
 }
 
 /** A child reports what it has spent; the parent's budget covers its subtree. */

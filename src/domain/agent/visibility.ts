@@ -4,11 +4,11 @@
  * attributes on a state/step/pause change and, for spend, every SPEND_EVERY turns but at most once
  * per SPEND_INTERVAL_MS (five minutes).
  */
-import { budgetReport } from './budgets.js';
+import { budgetReport, effectiveBudgets } from './budgets.js';
 import { WardenCostUsd, WardenEscalationStep, WardenParent, WardenPaused, WardenState, WardenTokens } from '../contract/search-attributes.js';
 import type { AgentStatus } from '../contract/status.js';
 import { formatVerdict } from '../judgement/verdict-text.js';
-import { formatEvaluatorSpend } from '../judgement/tiered.js';
+import { formatEvaluatorSpend, supervisionRate } from '../judgement/tiered.js';
 import type { AgentContext, SearchAttributeUpdate } from './context.js';
 import { sessionEndDeadline } from './session-end-state.js';
 import { holdDeadline } from './hold-state.js';
@@ -122,7 +122,11 @@ export function status(ctx: AgentContext): AgentStatus {
     runs: s.runs,
     driver: spec.driver?.kind ?? null,
     turnRunning: core.run.turnRunning,
-    budgets: budgetReport(spec.budgets, spendOf(core, ctx.ports.now())),
+    budgets: budgetReport(effectiveBudgets(spec.budgets, s.budgetRaised), spendOf(core, ctx.ports.now())),
+    budgetWarnings: [...s.budgetWarned],
+    budgetPaused: s.budgetPaused && s.state === 'paused-by-user',
+    budgetRaises: s.budgetRaises.map((r) => ({ ...r, changes: { ...r.changes } })),
+    supervision: supervisionRate(s.evaluatorSpend, ctx.ports.now() - s.startedAt),
     restarts: s.failures.length,
     lastTurnError: s.lastTurnError,
     task: spec.task.slice(0, 500),

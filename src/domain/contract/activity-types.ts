@@ -60,6 +60,7 @@ export type EvaluateResult =
 export const NOTIFICATION_EVENTS = [
   'escalation',
   'budget-exhausted',
+  'budget-warning',
   'circuit-open',
   'orphaned',
   'awaiting-input',

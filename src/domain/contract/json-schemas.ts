@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { AgentSpecSchema, SIGNAL_SCHEMAS, TaskSpecSchema, TurnSchema } from './schemas.js';
 import { AgentStatusSchema, ReportTurnResultSchema } from './output-schemas.js';
 import { LinkRequestSchema } from './links.js';
+import { RaiseBudgetSchema } from './budget-schemas.js';
 
 export function jsonSchemas(): Record<string, unknown> {
   const gen = (schema: z.ZodType, title: string) => ({
@@ -14,6 +15,7 @@ export function jsonSchemas(): Record<string, unknown> {
     turn: gen(TurnSchema, 'Turn (argument of the reportTurn update)'),
     'task-spec': gen(TaskSpecSchema, 'TaskSpec (argument of the delegate update)'),
     'link-request': gen(LinkRequestSchema, 'LinkRequest (argument of the link update, sent by `warden serve` for a verified action link)'),
+    'raise-budget': gen(RaiseBudgetSchema, 'RaiseBudget (argument of the raiseBudget update: new budget limits, and who sets them; `warden budget`)'),
   };
   for (const [name, schema] of Object.entries(SIGNAL_SCHEMAS)) out[`signal-${name}`] = gen(schema, `payload of the ${name} signal`);
   // The output side: what a caller receives.

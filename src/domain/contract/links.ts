@@ -6,7 +6,7 @@ import { shared } from './shared.js';
 export const LinkRequestSchema = shared('contract/links:LinkRequestSchema', () =>
   z
     .object({
-      action: z.enum(['resume', 'abort', 'dismiss', 'steer']),
+      action: z.enum(['resume', 'abort', 'dismiss', 'steer', 'pause']),
       tokenId: z.string().regex(/^[A-Za-z0-9_-]{22}$/, 'tokenId: 22 base64url characters'),
       expiresAt: z.number().int().positive(),
       text: z.string().min(1).max(MAX_WHISPER_TEXT).optional(),

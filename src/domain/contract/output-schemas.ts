@@ -12,6 +12,7 @@ import type { AgentStatus, ReportTurnResult } from './status.js';
 const State = z.enum(STATES);
 const count = z.number().int().nonnegative();
 const budget = z.object({ used: z.number().nonnegative(), limit: z.number().nullable() });
+const BudgetName = z.enum(['tokens', 'costUsd', 'turns', 'wallClockMs']);
 
 const ReportTurnResultShape = z.object({
   accepted: z.boolean(),
@@ -63,6 +64,13 @@ const AgentStatusShape = z.object({
   driver: z.string().nullable(),
   turnRunning: z.boolean(),
   budgets: z.object({ tokens: budget, costUsd: budget, turns: budget, wallClockMs: budget }),
+  /** Absent on agents from older versions. */
+  budgetWarnings: z.array(BudgetName).optional(),
+  budgetPaused: z.boolean().optional(),
+  budgetRaises: z
+    .array(z.object({ at: z.string(), by: z.string(), changes: z.partialRecord(BudgetName, z.object({ from: z.number().nullable(), to: z.number() })) }))
+    .optional(),
+  supervision: z.object({ hours: z.number().nonnegative(), costUsdPerHour: z.number().nullable(), tokensPerHour: z.number().nullable() }).optional(),
   restarts: count,
   generation: count,
   parent: z.string().nullable(),

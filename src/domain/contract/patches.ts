@@ -2,10 +2,13 @@
  * The ids of workflow changes that alter replay (Temporal's `patched()`): the agent core asks them
  * with `ctx.ports.patched(id)`, the mesh workflow with `patched()` directly. The committed
  * histories are this version's baseline; a change made after it adds its id here with one line on
- * what it changed (docs/versioning.md). None yet: the first release starts from the baseline.
+ * what it changed (docs/versioning.md).
  * Types and constants only: no imports.
  */
-export const PATCH_IDS = [] as const satisfies readonly { id: string; doc: string }[];
+export const PATCH_IDS = [
+  { id: 'budget-warnings', doc: "a budget's warning threshold (budgets.warnAt) queues a BUDGET whisper and starts one budget-warning alert, once per budget" },
+  { id: 'budget-pause', doc: 'reaching a budget pauses the agent until a human raises it (was: a stop that ends it done)' },
+] as const satisfies readonly { id: string; doc: string }[];
 
-/** One id of PATCH_IDS (none yet: `never` until the first is added). */
+/** One id of PATCH_IDS. */
 export type PatchId = (typeof PATCH_IDS)[number]['id'];

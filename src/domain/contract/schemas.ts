@@ -9,6 +9,8 @@ import { shared } from './shared.js';
 export * from './turn-schemas.js';
 export * from './evaluator-schemas.js';
 export * from './signal-schemas.js';
+export * from './budget-schemas.js';
+import { BudgetsSchema } from './budget-schemas.js';
 import { EvaluatorConfigSchema } from './evaluator-schemas.js';
 import { checkProtectGlobs } from '../glob.js';
 
@@ -136,20 +138,6 @@ export const DrivenConfigSchema = shared('contract/schemas:DrivenConfigSchema', 
     .strict(),
 );
 export type DrivenConfig = z.output<typeof DrivenConfigSchema>;
-
-/** Hard ceilings, checked before every turn. Reaching one stops the agent and notifies. */
-export const BudgetsSchema = shared('contract/schemas:BudgetsSchema', () =>
-  z
-    .object({
-      tokens: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
-      costUsd: z.number().positive().max(1e12, 'at most 1e12 USD'),
-      turns: z.number().int().positive(),
-      wallClockMs: DurationSchema.pipe(z.number().int().positive()),
-    })
-    .partial()
-    .strict(),
-);
-export type Budgets = z.output<typeof BudgetsSchema>;
 
 export const SafetySchema = shared('contract/schemas:SafetySchema', () =>
   z

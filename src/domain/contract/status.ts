@@ -59,8 +59,16 @@ export interface AgentStatus {
   driver: string | null;
   /** Driven mode: a turn is running now. */
   turnRunning: boolean;
-  /** Spend against each budget (limit null: no budget). */
+  /** Spend against each budget (limit null: no budget); a limit a human raised is the raised one. */
   budgets: Record<'tokens' | 'costUsd' | 'turns' | 'wallClockMs', { used: number; limit: number | null }>;
+  /** The budgets whose warning (budgets.warnAt) was sent, and not re-armed by a raise since. */
+  budgetWarnings: ('tokens' | 'costUsd' | 'turns' | 'wallClockMs')[];
+  /** A budget was reached: the agent is paused until a human raises it (`warden budget`). */
+  budgetPaused: boolean;
+  /** Raises of the budgets (`warden budget`), newest last: who, when, each budget from what to what. */
+  budgetRaises: { at: string; by: string; changes: Partial<Record<'tokens' | 'costUsd' | 'turns' | 'wallClockMs', { from: number | null; to: number }>> }[];
+  /** What supervision costs: hours supervised, and the evaluator's dollars and tokens per agent-hour (null in its first minute). */
+  supervision: { hours: number; costUsdPerHour: number | null; tokensPerHour: number | null };
   /** Failed turns inside the restart window. */
   restarts: number;
   /** Driven mode: why the last turn failed, until a turn succeeds. */
@@ -134,4 +142,16 @@ export interface ReportTurnResult {
    * report is taken as the fresh context's first.
    */
   compact?: { handoff: string };
+}
+
+/** The raiseBudget update's answer. */
+export interface RaiseBudgetResult {
+  /** The raise was recorded (false only for a payload refused in replay). */
+  applied: boolean;
+  /** The agent was paused at a budget and runs again. */
+  resumed: boolean;
+  state: AgentStatus['state'];
+  budgets: AgentStatus['budgets'];
+  /** One line on what happened. */
+  detail: string;
 }

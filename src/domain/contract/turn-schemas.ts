@@ -55,7 +55,7 @@ export const TurnSchema = shared('contract/turn-schemas:TurnSchema', () =>
 export type TurnInput = z.input<typeof TurnSchema>;
 export type Turn = z.output<typeof TurnSchema>;
 
-export const WHISPER_TYPES = ['CORRECTION', 'THINK_DEEPER', 'ESCALATION', 'STEERING', 'VERIFY'] as const;
+export const WHISPER_TYPES = ['CORRECTION', 'THINK_DEEPER', 'ESCALATION', 'STEERING', 'VERIFY', 'BUDGET'] as const;
 export type WhisperType = (typeof WHISPER_TYPES)[number];
 export const WhisperSchema = shared('contract/turn-schemas:WhisperSchema', () =>
   z.object({

@@ -83,3 +83,10 @@ export function formatEvaluatorSpend(s: EvaluatorSpend): string {
   const failed = s.failed ? `, ${s.failed} failed` : '';
   return `${s.calls} model call${s.calls === 1 ? '' : 's'}${failed}, ${s.tokens.total} tokens, $${s.costUsd.toFixed(4)} (decided: heuristic ${s.decided.heuristic}, model ${s.decided.model})`;
 }
+
+/** What supervision costs per agent-hour: the evaluator's dollars and tokens over the hours the agent has been supervised (null before a minute has passed). */
+export function supervisionRate(s: EvaluatorSpend, supervisedMs: number): { hours: number; costUsdPerHour: number | null; tokensPerHour: number | null } {
+  const hours = Math.max(0, supervisedMs) / 3_600_000;
+  if (supervisedMs < 60_000) return { hours, costUsdPerHour: null, tokensPerHour: null };
+  return { hours, costUsdPerHour: s.costUsd / hours, tokensPerHour: s.tokens.total / hours };
+}

@@ -8,7 +8,7 @@
 import type { NotificationEvent } from '../contract/activity-types.js';
 import { IRC_LINE_MAX, byteLength, slackBody, type SlackBody, type WebhookJsonBody } from './notify.js';
 
-export type LinkActionName = 'resume' | 'abort' | 'dismiss' | 'steer';
+export type LinkActionName = 'resume' | 'abort' | 'dismiss' | 'steer' | 'pause';
 
 /** The links of one notification: one URL per action, and when they stop working (ISO time). */
 export interface NotificationLinks {
@@ -16,8 +16,8 @@ export interface NotificationLinks {
   expiresAt: string;
 }
 
-const LABELS: Record<LinkActionName, string> = { resume: 'Resume', abort: 'Abort', dismiss: 'Dismiss (false alarm)', steer: 'Steer…' };
-const ORDER: LinkActionName[] = ['resume', 'steer', 'dismiss', 'abort'];
+const LABELS: Record<LinkActionName, string> = { resume: 'Resume', abort: 'Abort', dismiss: 'Dismiss (false alarm)', steer: 'Steer…', pause: 'Pause' };
+const ORDER: LinkActionName[] = ['resume', 'steer', 'dismiss', 'pause', 'abort'];
 
 const entries = (links: NotificationLinks) => ORDER.flatMap((a) => (links.actions[a] ? [[a, links.actions[a]!] as const] : []));
 

@@ -86,6 +86,7 @@ export function notifyWorkflowId(agentId: string, runId: string, seq: number): s
 const TITLES: Record<NotificationEvent['event'], string> = {
   escalation: 'ESCALATION',
   'budget-exhausted': 'BUDGET EXHAUSTED',
+  'budget-warning': 'BUDGET WARNING',
   'circuit-open': 'CIRCUIT OPEN',
   orphaned: 'ORPHANED',
   'awaiting-input': 'WAITING FOR A HUMAN',
@@ -106,6 +107,9 @@ export function answerHint(e: NotificationEvent): string {
   if (run !== null) return meshHint(e.event as MeshEvent, run);
   if (e.event === 'escalation') return `answer: !resume ${id} [note] · !steer ${id} <text> · !abort ${id} [reason] · !status ${id}`;
   if (e.event === 'awaiting-input') return `answer: at the agent's own prompt · !steer ${id} <text> · !abort ${id} [reason] · !status ${id}`;
+  if (e.event === 'budget-warning') return `answer: !status ${id} · !pause ${id} · !abort ${id} [reason] · warden budget ${id} --cost-usd N (raise it)`;
+  if (e.event === 'budget-exhausted')
+    return `answer: warden budget ${id} --cost-usd N (raise it: the agent runs again) · !abort ${id} [reason] · !status ${id}`;
   if (e.event === 'orphaned') return `answer: !status ${id} · !abort ${id} [reason] (the agent has gone silent)`;
   return `answer: !status ${id} (the agent has stopped; start a new attempt to continue)`;
 }
