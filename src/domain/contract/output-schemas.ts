@@ -112,6 +112,8 @@ const AgentStatusShape = z.object({
       decided: z.object({ heuristic: count, model: count }),
     })
     .optional(),
+  /** The working tree as the newest turn saw it (absent when no turn of the window carries a fingerprint, and on older agents). */
+  tree: z.object({ head: z.string().nullable(), files: count, partial: z.boolean().optional(), unchangedTurns: count, atLeast: z.boolean() }).optional(),
 });
 
 export const ReportTurnResultSchema = ReportTurnResultShape.loose();
