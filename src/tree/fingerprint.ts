@@ -23,6 +23,18 @@ import type { TreeFingerprint } from '../domain/contract/schemas.js';
 
 /** The whole read gives up after this long: the turn goes without a fingerprint. */
 export const TREE_TIMEOUT_MS = 200;
+const MAX_TIMEOUT_MS = 10_000;
+
+/**
+ * The read's time limit from `WARDEN_TREE_TIMEOUT_MS` (of the process that reads: `warden serve`,
+ * `warden hook`, the worker): whole milliseconds up to 10000, `0` switches fingerprints off;
+ * anything else is the default, TREE_TIMEOUT_MS.
+ */
+export function treeTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
+  const v = env.WARDEN_TREE_TIMEOUT_MS?.trim();
+  if (!v || !/^\d+$/.test(v)) return TREE_TIMEOUT_MS;
+  return Math.min(Number(v), MAX_TIMEOUT_MS);
+}
 /** Bytes read of each git output; past it the output is cut and the fingerprint `partial`. */
 export const TREE_MAX_BYTES = 512 * 1024;
 /** Untracked files whose size and modification time are hashed. */
@@ -119,11 +131,12 @@ export function parseStatus(text: string): { head: string | null; files: number;
 
 /**
  * The fingerprint of the working tree at `cwd`, or null: not a git work tree, git missing or
- * failing, or slower than `timeoutMs`. Never throws.
+ * failing, slower than `timeoutMs` (default: treeTimeoutMs()), or switched off. Never throws.
  */
 export async function treeFingerprint(cwd: string, opts: { timeoutMs?: number; maxBytes?: number } = {}): Promise<TreeFingerprint | null> {
-  const timeoutMs = opts.timeoutMs ?? TREE_TIMEOUT_MS;
+  const timeoutMs = opts.timeoutMs ?? treeTimeoutMs();
   const maxBytes = opts.maxBytes ?? TREE_MAX_BYTES;
+  if (timeoutMs <= 0) return null; // switched off
   const ac = new AbortController();
   const timer = setTimeout(() => ac.abort(), timeoutMs);
   try {

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseStatus, treeFingerprint } from '../../src/tree/fingerprint.js';
+import { TREE_TIMEOUT_MS, parseStatus, treeFingerprint, treeTimeoutMs } from '../../src/tree/fingerprint.js';
 
 const root = mkdtempSync(join(tmpdir(), 'warden-tree-fp-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -86,6 +86,18 @@ describe('treeFingerprint', () => {
     writeFileSync(join(dir, 'a.ts'), 'export const a = 9;\n');
     expect(await treeFingerprint(dir, SLOW)).toMatchObject({ files: 2 });
     for (const k of ['clean', 'textconv', 'external', 'fsmonitor']) expect(existsSync(marker(k)), k).toBe(false);
+  });
+});
+
+describe('treeTimeoutMs (WARDEN_TREE_TIMEOUT_MS)', () => {
+  it('200 ms unless set; 0 switches fingerprints off; junk is the default; at most 10 s', async () => {
+    expect(treeTimeoutMs({})).toBe(TREE_TIMEOUT_MS);
+    expect(TREE_TIMEOUT_MS).toBe(200);
+    expect(treeTimeoutMs({ WARDEN_TREE_TIMEOUT_MS: '750' })).toBe(750);
+    expect(treeTimeoutMs({ WARDEN_TREE_TIMEOUT_MS: 'soon' })).toBe(TREE_TIMEOUT_MS);
+    expect(treeTimeoutMs({ WARDEN_TREE_TIMEOUT_MS: '99999' })).toBe(10_000);
+    expect(treeTimeoutMs({ WARDEN_TREE_TIMEOUT_MS: '0' })).toBe(0);
+    expect(await treeFingerprint(repo().dir, { timeoutMs: 0 })).toBeNull();
   });
 });
 

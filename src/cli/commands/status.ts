@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import type { AgentStatus } from '../../domain/contract/status.js';
 import { formatVerdict } from '../../domain/judgement/verdict-text.js';
 import { formatEvaluatorSpend } from '../../domain/judgement/tiered.js';
+import { treeSummary } from '../../domain/judgement/tree.js';
 import { withClient, globals } from '../context.js';
 import { print, printJson } from '../output.js';
 import { visibleDeep } from '../../text/sanitize.js';
@@ -35,6 +36,8 @@ export function formatStatus(status: AgentStatus): string[] {
     ...(s.evaluatorSpend && s.evaluatorSpend.calls + s.evaluatorSpend.decided.heuristic + s.evaluatorSpend.decided.model > 0
       ? [`  evaluator spend: ${formatEvaluatorSpend(s.evaluatorSpend)}`]
       : []),
+    // The working tree as warden read it when the newest turn ended (hooked and driven agents in a git tree).
+    ...(s.tree ? [`  tree: ${treeSummary(s.tree)}`] : []),
   ];
   const budgets = Object.entries(s.budgets ?? {}).filter(([, b]) => b.limit !== null);
   if (budgets.length) lines.push(`  budgets: ${budgets.map(([k, b]) => `${k} ${Math.round(b.used * 10000) / 10000}/${b.limit}`).join(', ')}`);
