@@ -316,6 +316,19 @@ async function answer(
       return context ? { systemMessage: context } : null;
     }
 
+    case 'SubagentStart':
+    case 'SubagentStop': {
+      // Claude Code ran a sub-agent (the Task tool, a custom agent): listed under the agent in its status.
+      if (agent !== 'claude' || typeof input.agent_id !== 'string' || !input.agent_id) return null;
+      const type = typeof input.agent_type === 'string' && input.agent_type ? input.agent_type.slice(0, 100) : undefined;
+      await (await client()).signal(agentId, 'subagent', {
+        phase: event === 'SubagentStart' ? 'start' : 'stop',
+        id: input.agent_id.slice(0, 200),
+        ...(type ? { type } : {}),
+      });
+      return null;
+    }
+
     case 'SessionEnd': {
       // Its session ended (Claude Code exits, /clear, logout): the agent ends `done` after
       // `supervisor.sessionEndGraceMs` unless the session resumes first (the same session id, so the same agent).

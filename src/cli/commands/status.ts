@@ -36,6 +36,15 @@ export function formatStatus(status: AgentStatus): string[] {
     ...(s.evaluatorSpend && s.evaluatorSpend.calls + s.evaluatorSpend.decided.heuristic + s.evaluatorSpend.decided.model > 0
       ? [`  evaluator spend: ${formatEvaluatorSpend(s.evaluatorSpend)}`]
       : []),
+    // Sub-agents its CLI ran (Claude Code's SubagentStart/SubagentStop hooks), running ones first.
+    ...(s.subagents
+      ? [
+          `  sub-agents: ${s.subagents.running} running, ${s.subagents.seen} seen`,
+          ...[...s.subagents.list.filter((r) => r.stoppedAt === null), ...s.subagents.list.filter((r) => r.stoppedAt !== null).slice(-3)].map(
+            (r) => `    ${r.type} ${r.id}: ${r.stoppedAt === null ? `running since ${r.startedAt}` : `ended ${r.stoppedAt}`}`,
+          ),
+        ]
+      : []),
     // The working tree as warden read it when the newest turn ended (hooked and driven agents in a git tree).
     ...(s.tree ? [`  tree: ${treeSummary(s.tree)}`] : []),
   ];

@@ -121,6 +121,15 @@ export function status(ctx: AgentContext): AgentStatus {
     costUsd: s.costUsd,
     evaluatorSpend: { ...s.evaluatorSpend, tokens: { ...s.evaluatorSpend.tokens }, decided: { ...s.evaluatorSpend.decided } },
     ...treeStatus(s.window),
+    ...(s.subagentsSeen > 0
+      ? {
+          subagents: {
+            running: s.subagents.filter((r) => r.stoppedAt === null).length,
+            seen: s.subagentsSeen,
+            list: s.subagents.map((r) => ({ id: r.id, type: r.type, startedAt: iso(r.startedAt), stoppedAt: r.stoppedAt === null ? null : iso(r.stoppedAt) })),
+          },
+        }
+      : {}),
     lastTurnAt: s.lastTurnAt === null ? null : iso(s.lastTurnAt),
     lastHeartbeatAt: s.lastHeartbeatAt === null ? null : iso(s.lastHeartbeatAt),
     stopRequested: s.stopDeadline !== null,

@@ -158,6 +158,14 @@ export const HumanWaitSchema = shared('contract/turn-schemas:HumanWaitSchema', (
 );
 
 /**
+ * The agent's own CLI started (`start`) or ended (`stop`) a sub-agent (Claude Code's SubagentStart
+ * and SubagentStop hooks): its id and type, as the CLI names them, bounded.
+ */
+export const SubagentSchema = shared('contract/turn-schemas:SubagentSchema', () =>
+  z.object({ phase: z.enum(['start', 'stop']), id: z.string().min(1).max(200), type: z.string().max(100) }).partial(),
+);
+
+/**
  * The agent's own CLI ended its session (`end`, the SessionEnd hook of Claude Code or Codex) or resumed it
  * (`resume`): an ended session ends the agent `done` after `supervisor.sessionEndGraceMs`.
  */
