@@ -2,7 +2,8 @@
  * The driven-turn activity: run one turn of the agent through its driver. Heartbeats (so a dead
  * worker's turn is retried elsewhere after the heartbeat timeout) and turns Temporal cancellation
  * into the driver's abort signal; a cancelled turn ends as a CancelledFailure carrying the partial
- * turn, so the workflow keeps what the agent did before it was stopped.
+ * turn, so the workflow keeps what the agent did before it was stopped. A finished turn carries
+ * the fingerprint of the agent's working tree (src/tree/fingerprint.ts) when it is a git tree.
  */
 import { CancelledFailure, Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
@@ -16,6 +17,7 @@ import { classifyTurnFailure, RATE_LIMITED_FAILURE, type RateLimit } from '../sr
 import { RateLimitedError, TurnProtocolError } from './drivers/command.js';
 import { driverFor } from './drivers/index.js';
 import { killMarked } from './process-group.js';
+import { treeFingerprint } from '../src/tree/fingerprint.js';
 
 export function wardenHome(): string {
   return process.env.WARDEN_HOME ?? join(homedir(), '.warden');
@@ -60,8 +62,11 @@ export function makeRunTurn(log: Logger) {
         tlog.info('turn cancelled; partial turn kept');
         throw new CancelledFailure('turn cancelled', [{ ...result, interrupted: true }]);
       }
-      tlog.info({ done: result.done, toolCalls: result.turn.toolCalls?.length ?? 0 }, 'turn finished');
-      return result;
+      // The working tree as the turn left it: warden's reading, never the agent's (a driver's turn may not set it).
+      const { tree: _claimed, ...turn } = result.turn;
+      const tree = await treeFingerprint(dirs.workDir);
+      tlog.info({ done: result.done, toolCalls: turn.toolCalls?.length ?? 0, tree: tree ? { head: tree.head, files: tree.files } : null }, 'turn finished');
+      return { ...result, turn: tree ? { ...turn, tree } : turn };
     } catch (err) {
       if (err instanceof TurnProtocolError) throw ApplicationFailure.nonRetryable(err.message, 'TurnProtocolError');
       // A rate-limited or overloaded model: the workflow waits on a timer and retries (the agent is blocked).

@@ -43,7 +43,9 @@ const USAGE = `usage: node dist/bench/hook-latency.js [--calls N] [--warmup N] [
   --modes LIST   which ways to measure, comma-separated: command, forwarder, http (default all three)
   --warmup N     tool calls before measuring (default 3)
   --address      a running Temporal server (loopback) instead of a dev server of its own
-  --main PATH    the warden CLI to run (default: this build's dist/src/cli/main.js), e.g. another build to compare`;
+  --main PATH    the warden CLI to run (default: this build's dist/src/cli/main.js), e.g. another build to compare
+  --project DIR  the session's directory (default: an empty one): a git repository makes every PostToolUse read
+                 its tree's fingerprint (WARDEN_TREE_TIMEOUT_MS passes through: 0 measures without it)`;
 
 const say = (msg: string) => process.stderr.write(`[hook-latency ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
 
@@ -57,6 +59,7 @@ interface Options {
   address: string | null;
   namespace: string;
   main: string;
+  project: string | null;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -67,6 +70,7 @@ function parseArgs(argv: string[]): Options {
     address: null,
     namespace: 'default',
     main: fileURLToPath(new URL('../src/cli/main.js', import.meta.url)),
+    project: null,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
@@ -80,6 +84,7 @@ function parseArgs(argv: string[]): Options {
       const bad = o.modes.find((m) => !MODES.includes(m));
       if (bad || !o.modes.length) throw new Error(`--modes: ${JSON.stringify(bad ?? v)} is not one of ${MODES.join(', ')}\n${USAGE}`);
     } else if (a === '--main' && v) o.main = resolve(v);
+    else if (a === '--project' && v) o.project = resolve(v);
     else throw new Error(`unknown or incomplete option ${a}\n${USAGE}`);
     i++;
   }
@@ -253,7 +258,7 @@ async function main(): Promise<number> {
     client = await WardenClient.connect({ address, namespace: o.namespace, taskQueue });
 
     // The hooks' world: a project directory (the session's cwd), their own cache and config dirs.
-    const project = join(tmp, 'project');
+    const project = o.project ?? join(tmp, 'project');
     const home = join(tmp, 'home');
     mkdirSync(project, { recursive: true });
     mkdirSync(home, { recursive: true });
@@ -265,6 +270,7 @@ async function main(): Promise<number> {
       XDG_CONFIG_HOME: join(home, '.config'),
       WARDEN_CACHE_DIR: join(tmp, 'cache'),
       CLAUDE_PROJECT_DIR: project,
+      ...(process.env.WARDEN_TREE_TIMEOUT_MS !== undefined && { WARDEN_TREE_TIMEOUT_MS: process.env.WARDEN_TREE_TIMEOUT_MS }),
     };
     const rssFile = join(tmp, 'rss');
     const result: Record<string, Record<string, unknown>> = { claude: {}, codex: {} };

@@ -24,6 +24,21 @@ import { humanWaitFromHook } from './human-wait.js';
 import { deniedTurn, stopFailureWait } from './api-error.js';
 import { ownGuard, type OwnGuard } from './own-files.js';
 import { mcpSelfControl, selfControlCall, type SelfControlHit } from './self-control.js';
+import { treeFingerprint } from '../tree/fingerprint.js';
+import type { TreeFingerprint } from '../domain/contract/schemas.js';
+
+// ---------- the working tree ----------
+
+/**
+ * Tools that only read: their turns go without a fingerprint of the working tree (they cannot
+ * change it, and the hook saves the git processes). Every other tool call, and every stop, carries one.
+ */
+const READ_ONLY_TOOLS = new Set(['Read', 'Grep', 'Glob', 'LS', 'WebFetch', 'WebSearch', 'TodoWrite', 'NotebookRead', 'BashOutput', 'TaskOutput']);
+
+/** The working tree's fingerprint in the session's directory, started at once (it runs beside the hook's other work); null when not a git tree. */
+function treeNow(input: CodexHookInput, own?: { cwd: string }): Promise<TreeFingerprint | null> {
+  return treeFingerprint(input.cwd || own?.cwd || process.cwd());
+}
 
 // ---------- an aborted agent ----------
 
@@ -201,6 +216,7 @@ async function answer(
     case 'PostToolUseFailure': {
       const name = input.tool_name || 'unknown-tool';
       const failed = event === 'PostToolUseFailure';
+      const tree = READ_ONLY_TOOLS.has(name) ? Promise.resolve(null) : treeNow(input, own);
       const ok = failed
         ? false
         : agent === 'codex'
@@ -218,6 +234,8 @@ async function answer(
           },
         ],
       };
+      const fingerprint = await tree;
+      if (fingerprint) turn.tree = fingerprint;
       const reply = await (await client()).reportTurn(agentId, turn);
       const context = whisperContext(agentId, reply.whispers, reply);
       const halt = haltFor(agentId, reply);
@@ -263,6 +281,7 @@ async function answer(
       const fromTranscript = agent === 'claude' ? await lastAssistantFromTranscript(input.transcript_path) : null;
       const text = truncate(input.last_assistant_message ?? fromTranscript?.text ?? '', MAX_TURN_TEXT);
       const id = turnId(agent, input, 'stop', fromTranscript?.uuid, input.prompt_id ?? input.turn_id, input.stop_hook_active, text);
+      const tree = treeNow(input, own);
       const c = await client();
       const s = await c.status(agentId);
       if (abortOf(s)) return null; // nothing to report to; let it stop
@@ -274,7 +293,8 @@ async function answer(
         warn(`${s.pendingWhispers} whisper(s) stay queued for agent ${agentId}: this stop was already continued once by a hook`);
         return null;
       }
-      const reply = await c.reportTurn(agentId, { id, text });
+      const fingerprint = await tree;
+      const reply = await c.reportTurn(agentId, { id, text, ...(fingerprint ? { tree: fingerprint } : {}) });
       if (!reply.whispers.length && !reply.compact) return null;
       const context = whisperContext(agentId, reply.whispers, reply.compact ? { ...reply, paused: false } : undefined)!;
       if (input.stop_hook_active) return { systemMessage: context }; // a race: shown to the human, at least
@@ -294,6 +314,19 @@ async function answer(
       const reply = await (await client()).reportTurn(agentId, deniedTurn(agent, input));
       const context = whisperContext(agentId, reply.whispers, reply);
       return context ? { systemMessage: context } : null;
+    }
+
+    case 'SubagentStart':
+    case 'SubagentStop': {
+      // Claude Code ran a sub-agent (the Task tool, a custom agent): listed under the agent in its status.
+      if (agent !== 'claude' || typeof input.agent_id !== 'string' || !input.agent_id) return null;
+      const type = typeof input.agent_type === 'string' && input.agent_type ? input.agent_type.slice(0, 100) : undefined;
+      await (await client()).signal(agentId, 'subagent', {
+        phase: event === 'SubagentStart' ? 'start' : 'stop',
+        id: input.agent_id.slice(0, 200),
+        ...(type ? { type } : {}),
+      });
+      return null;
     }
 
     case 'SessionEnd': {

@@ -24,6 +24,8 @@
  *    billing, …) makes it await its human, with one alert. Its next tool call, prompt or turn ends either.
  *  - PermissionDenied: a tool call its CLI denied (api-error.ts): reported as a failed call with
  *    `denied: true`; the same call denied three times is SPIRALING.
+ *  - SubagentStart / SubagentStop: the `subagent` signal: the sub-agent (its id and type) is listed
+ *    under the agent in its status, running until it stops.
  *  - SessionEnd: the `session` signal (`end`): the agent ends `done` after `supervisor.sessionEndGraceMs`
  *    (10 minutes) unless a turn, heartbeat or resumed session (SessionStart, a prompt, a tool call)
  *    comes first. Codex sends it too (reason `other`) when `codex exec` exits.
@@ -100,6 +102,9 @@ export interface ClaudeHookInput {
   notification_type?: string;
   /** Notification: what Claude Code shows its human ("Claude needs your permission to use Bash"). */
   message?: string;
+  /** SubagentStart / SubagentStop: the sub-agent's id and type (`Explore`, `general-purpose`, a custom agent's name). */
+  agent_id?: string;
+  agent_type?: string;
 }
 
 /** The fields of Codex's hook input that warden reads beyond Claude's (its names are Claude's). */
@@ -128,6 +133,8 @@ const TEXT_FIELDS = [
   'last_assistant_message',
   'notification_type',
   'message',
+  'agent_id',
+  'agent_type',
   'turn_id',
   'model',
   'permission_mode',

@@ -27,6 +27,8 @@ export const compactionSignal = defineSignal<[SignalPayload<'compaction'>?]>('co
 export const humanWaitSignal = defineSignal<[SignalPayload<'humanWait'>?]>('humanWait');
 /** The agent's own CLI ended (or resumed) its session (from its hooks): it ends `done` after a grace period. */
 export const sessionSignal = defineSignal<[SignalPayload<'session'>?]>('session');
+/** The agent's own CLI started or ended a sub-agent (from its hooks): listed under the agent in its status. */
+export const subagentSignal = defineSignal<[SignalPayload<'subagent'>?]>('subagent');
 /** Something other than a human holds the agent (a mesh, until a worker's rebase turn): `blocked` until `end` or a steer. */
 export const blockSignal = defineSignal<[SignalPayload<'block'>?]>('block');
 /** Delegation: a parent admits a queued child when a concurrency slot opens. */
@@ -50,6 +52,7 @@ export const agentSignals: { readonly [N in SignalName]: SignalDefinition<[Signa
   compaction: compactionSignal,
   humanWait: humanWaitSignal,
   session: sessionSignal,
+  subagent: subagentSignal,
   block: blockSignal,
   admit: admitSignal,
   childSpend: childSpendSignal,

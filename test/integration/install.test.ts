@@ -116,9 +116,9 @@ describe('install and uninstall on real files', () => {
     expect(installed.startsWith(EXISTING.slice(0, EXISTING.indexOf(']') - '\n        '.length + 1).trimEnd())).toBe(true);
     expect(installed).toContain("// the team's settings");
     expect(installed).toContain('"permissions": { "allow": ["Bash(npm test)"] }');
-    expect(forwarders(installed)).toHaveLength(11);
+    expect(forwarders(installed)).toHaveLength(13);
     expect(installed, 'a project file: no http hook, no token').not.toMatch(/"http"|Bearer/);
-    for (const e of ['PreCompact', 'PostCompact', 'SessionEnd', 'Notification', 'StopFailure', 'PermissionDenied'])
+    for (const e of ['PreCompact', 'PostCompact', 'SessionEnd', 'Notification', 'StopFailure', 'PermissionDenied', 'SubagentStart', 'SubagentStop'])
       expect(installed, `a hook on ${e}`).toMatch(new RegExp(`"${e}": \\[`));
 
     const second = await warden(['install', 'claude', '--project', project, '--json'], h.env);
@@ -209,7 +209,7 @@ describe('install and uninstall on real files', () => {
     mkdirSync(config, { recursive: true });
     const env = { ...h.env, CLAUDE_CONFIG_DIR: config };
     const settings = join(config, 'settings.json');
-    // An install from before warden hooked StopFailure and PermissionDenied: the upgrade adds them.
+    // An install from before warden hooked StopFailure, PermissionDenied and the sub-agent events: the upgrade adds them.
     const events = ['UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'Notification', 'Stop', 'PreCompact', 'PostCompact', 'SessionEnd'];
     const old = `${JSON.stringify(
       {
@@ -228,7 +228,7 @@ describe('install and uninstall on real files', () => {
     const r = await warden(['install', 'claude', '--user'], env);
     expect(r.exitCode, r.stderr).toBe(0);
     for (const e of events) expect(r.stdout).toContain(`updated an older warden hook on ${e}`);
-    for (const e of ['PermissionDenied', 'StopFailure']) expect(r.stdout).toContain(`added warden's hook to ${e}`);
+    for (const e of ['PermissionDenied', 'StopFailure', 'SubagentStart', 'SubagentStop']) expect(r.stdout).toContain(`added warden's hook to ${e}`);
     const token = JSON.parse(readFileSync(join(h.home, '.warden', 'hook-endpoint.json'), 'utf8')).token as string;
     expect(r.stdout).not.toContain(token);
     const s = JSON.parse(readFileSync(settings, 'utf8'));
@@ -312,7 +312,7 @@ describe('what install keeps that the user wrote', () => {
     writeFileSync(p.settings, `${JSON.stringify(edited, null, 2)}\n`);
     const again = await warden(['install', 'claude', '--project', p.project], p.env);
     expect(again.stdout).toContain("added warden's hook to Stop");
-    expect(forwarders(readFileSync(p.settings, 'utf8'))).toHaveLength(11);
+    expect(forwarders(readFileSync(p.settings, 'utf8'))).toHaveLength(13);
     const un = await warden(['uninstall', 'claude', '--project', p.project], p.env);
     expect(un.exitCode, un.stderr).toBe(0);
     expect(un.stdout).not.toContain('restored');

@@ -87,7 +87,7 @@ describe('the endpoint token is written, never printed', () => {
     const text = readFileSync(join(project, '.claude', 'settings.json'), 'utf8');
     expect(text).not.toContain(token(h.endpointFile));
     expect(text).not.toContain('"http"');
-    expect(text.match(/forward\.js'? claude"|"warden-hook claude"/g)).toHaveLength(10);
+    expect(text.match(/forward\.js'? claude"|"warden-hook claude"/g)).toHaveLength(12);
     expect(text.match(/ claude <&3 >\/dev\/null 2>&1 & \} 3<&0"/g), 'StopFailure, in the background').toHaveLength(1);
     expect(r.stdout).toMatch(
       /^ {2}Every hook runs (?:`warden-hook claude`|the forwarder \(`\S+ \S+\/hooks\/forward\.js'? claude`\)), which hands the event to warden's hook endpoint at http:\/\/127\.0\.0\.1:8788\.$/m,

@@ -196,6 +196,14 @@ describe('StopFailure and PermissionDenied (Claude Code)', () => {
   });
 });
 
+describe('sub-agents (Claude Code)', () => {
+  test('SubagentStart and SubagentStop are hooked for Claude Code, with no matcher; not for codex', () => {
+    const s = value(installHooks(null, claude).text);
+    for (const e of ['SubagentStart', 'SubagentStop']) expect(s.hooks![e], e).toEqual([{ hooks: [{ type: 'command', command: claude.command, timeout: 30 }] }]);
+    expect(value(installHooks(null, codex).text).hooks!.SubagentStart).toBeUndefined();
+  });
+});
+
 describe('compaction reporting (PreCompact / PostCompact)', () => {
   test('both agents get a hook on PreCompact and PostCompact, with no matcher (manual and auto)', () => {
     for (const plan of [claude, codex]) {
@@ -214,6 +222,8 @@ describe('compaction reporting (PreCompact / PostCompact)', () => {
       'StopFailure',
       'PreCompact',
       'PostCompact',
+      'SubagentStart',
+      'SubagentStop',
       'SessionEnd',
     ]);
   });
@@ -298,6 +308,8 @@ describe('already or partly installed, or an older warden hook', () => {
       "added warden's hook to StopFailure",
       "added warden's hook to PreCompact",
       "added warden's hook to PostCompact",
+      "added warden's hook to SubagentStart",
+      "added warden's hook to SubagentStop",
       "added warden's hook to SessionEnd",
     ]);
     expectInstalled(r.text, claude);
@@ -600,7 +612,7 @@ describe('a user edit between two installs', () => {
       const edited = edit(first.after!);
       const again = planInstall(path, edited, first.record, second);
       expect(again.changed).toBe(true);
-      expect(count(again.after)).toBe(11);
+      expect(count(again.after)).toBe(13);
       const u = planUninstall(path, again.after, again.record, 'claude');
       expect(count(u.after), u.after!).toBe(0);
       expect(value(u.after!)).toEqual({ permissions: { allow: ['Bash(npm test)'] }, model: 'opus' });

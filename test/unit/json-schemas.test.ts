@@ -31,5 +31,17 @@ test('the AgentSpec schema names what a service in another language must send', 
   );
   const turn = jsonSchemas().turn as { required: string[]; properties: Record<string, unknown> };
   expect(turn.required).toEqual(['text']);
-  expect(Object.keys(turn.properties)).toEqual(['id', 'text', 'toolCalls', 'tokensIn', 'tokensOut', 'costUsd', 'at', 'generation', 'done', 'awaitChildren']);
+  expect(Object.keys(turn.properties)).toEqual([
+    'id',
+    'text',
+    'toolCalls',
+    'tokensIn',
+    'tokensOut',
+    'costUsd',
+    'at',
+    'generation',
+    'done',
+    'awaitChildren',
+    'tree',
+  ]);
 });

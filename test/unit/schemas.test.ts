@@ -227,7 +227,7 @@ describe('AgentSpecSchema', () => {
 });
 
 describe('signal schemas', () => {
-  it("covers the seven signals of the contract, plus delegation's admit and childSpend, dismiss, compaction, humanWait and session (hooks), and block", () => {
+  it("covers the seven signals of the contract, plus delegation's admit and childSpend, dismiss, compaction, humanWait session and subagent (hooks), and block", () => {
     expect([...SIGNAL_NAMES].sort()).toEqual([
       'abort',
       'admit',
@@ -243,6 +243,7 @@ describe('signal schemas', () => {
       'session',
       'steer',
       'stop',
+      'subagent',
     ]);
   });
 

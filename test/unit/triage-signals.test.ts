@@ -44,6 +44,8 @@ const base: TriageMeasures = {
   novelty: 1,
   taskOverlap: 1,
   turns: 10,
+  treeStillTurns: 0,
+  treeStillFailures: 0,
 };
 
 describe('measureWindow', () => {

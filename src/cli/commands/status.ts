@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import type { AgentStatus } from '../../domain/contract/status.js';
 import { formatVerdict } from '../../domain/judgement/verdict-text.js';
 import { formatEvaluatorSpend } from '../../domain/judgement/tiered.js';
+import { treeSummary } from '../../domain/judgement/tree.js';
 import { withClient, globals } from '../context.js';
 import { print, printJson } from '../output.js';
 import { visibleDeep } from '../../text/sanitize.js';
@@ -42,6 +43,17 @@ export function formatStatus(status: AgentStatus): string[] {
     ...(s.evaluatorSpend && s.evaluatorSpend.calls + s.evaluatorSpend.decided.heuristic + s.evaluatorSpend.decided.model > 0
       ? [`  evaluator spend: ${formatEvaluatorSpend(s.evaluatorSpend)}${supervisionRateText(s)}`]
       : []),
+    // Sub-agents its CLI ran (Claude Code's SubagentStart/SubagentStop hooks), running ones first.
+    ...(s.subagents
+      ? [
+          `  sub-agents: ${s.subagents.running} running, ${s.subagents.seen} seen`,
+          ...[...s.subagents.list.filter((r) => r.stoppedAt === null), ...s.subagents.list.filter((r) => r.stoppedAt !== null).slice(-3)].map(
+            (r) => `    ${r.type} ${r.id}: ${r.stoppedAt === null ? `running since ${r.startedAt}` : `ended ${r.stoppedAt}`}`,
+          ),
+        ]
+      : []),
+    // The working tree as warden read it when the newest turn ended (hooked and driven agents in a git tree).
+    ...(s.tree ? [`  tree: ${treeSummary(s.tree)}`] : []),
   ];
   const budgets = Object.entries(s.budgets ?? {}).filter(([, b]) => b.limit !== null);
   if (budgets.length) {

@@ -18,6 +18,7 @@ import { pendingCompaction } from './compaction.js';
 import { humanWait } from './human-wait.js';
 import { blockSignal, endHold } from './held.js';
 import { sessionSignal } from './session-end.js';
+import { subagentSignal } from './subagent-state.js';
 import { awaitFor, clearAwaiting, markInterruptPending, pausedFor, recordInvalidSignal } from './slices/lifecycle.js';
 import { forgetDeliveredAt, keepForRetry, withdrawWhispers } from './slices/whispers.js';
 import { evidenceFromTurn, resetEvaluationCount, restartLadder } from './slices/judgement.js';
@@ -142,6 +143,9 @@ const controls: { [N in SignalName]: (ctx: AgentContext, p: Payload<N>) => void 
   },
   session(ctx, p) {
     sessionSignal(ctx, p);
+  },
+  subagent(ctx, p) {
+    subagentSignal(ctx.core.s, p, ctx.ports.now());
   },
   block(ctx, p) {
     blockSignal(ctx, p);

@@ -12,6 +12,7 @@ import { freshVerification, type VerificationState } from './verification-state.
 import { freshWaiting, type WaitingState } from './waiting-state.js';
 import { freshCompaction, type CompactionState } from './compaction-state.js';
 import { freshSessionEnd, type SessionEndState } from './session-end-state.js';
+import { freshSubagents, type SubagentState } from './subagent-state.js';
 import { freshLinks, type LinkState } from './link-state.js';
 import { effectiveThreshold } from '../judgement/ladder.js';
 import { freshTeaching, type TeachingState } from './teaching-state.js';
@@ -51,7 +52,8 @@ export interface CarriedState
     WaitingState,
     CompactionState,
     LinkState,
-    SessionEndState {
+    SessionEndState,
+    SubagentState {
   runs: number;
   /** When supervision started (wall-clock budget). */
   startedAt: number;
@@ -115,6 +117,7 @@ export function freshState(now: number): CarriedState {
     ...freshWaiting(),
     ...freshCompaction(),
     ...freshSessionEnd(),
+    ...freshSubagents(),
     ...freshLinks(),
   };
 }

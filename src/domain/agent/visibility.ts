@@ -9,6 +9,7 @@ import { WardenCostUsd, WardenEscalationStep, WardenParent, WardenPaused, Warden
 import type { AgentStatus } from '../contract/status.js';
 import { formatVerdict } from '../judgement/verdict-text.js';
 import { formatEvaluatorSpend, supervisionRate } from '../judgement/tiered.js';
+import { treeStreak, treeView } from '../judgement/tree.js';
 import type { AgentContext, SearchAttributeUpdate } from './context.js';
 import { sessionEndDeadline } from './session-end-state.js';
 import { holdDeadline } from './hold-state.js';
@@ -41,6 +42,12 @@ export function detailsText(core: AgentCore): string {
     // The evaluator's own model spend, apart from the agent's (only for evaluators that call a model).
     ...(core.spec.evaluator.kind !== 'heuristic' || s.evaluatorSpend.calls > 0 ? [`**evaluator spend** ${formatEvaluatorSpend(s.evaluatorSpend)}`] : []),
   ].join('\n');
+}
+
+/** The status's `tree`: the working tree as the window's newest fingerprint shows it (nothing when no turn carries one). */
+function treeStatus(window: AgentCore['s']['window']): Pick<AgentStatus, 'tree'> {
+  const t = treeStreak(window);
+  return t ? { tree: treeView(t) } : {};
 }
 
 /** The search attribute values. */
@@ -113,6 +120,16 @@ export function status(ctx: AgentContext): AgentStatus {
     tokens: { in: s.tokensIn, out: s.tokensOut, total: s.tokensIn + s.tokensOut },
     costUsd: s.costUsd,
     evaluatorSpend: { ...s.evaluatorSpend, tokens: { ...s.evaluatorSpend.tokens }, decided: { ...s.evaluatorSpend.decided } },
+    ...treeStatus(s.window),
+    ...(s.subagentsSeen > 0
+      ? {
+          subagents: {
+            running: s.subagents.filter((r) => r.stoppedAt === null).length,
+            seen: s.subagentsSeen,
+            list: s.subagents.map((r) => ({ id: r.id, type: r.type, startedAt: iso(r.startedAt), stoppedAt: r.stoppedAt === null ? null : iso(r.stoppedAt) })),
+          },
+        }
+      : {}),
     lastTurnAt: s.lastTurnAt === null ? null : iso(s.lastTurnAt),
     lastHeartbeatAt: s.lastHeartbeatAt === null ? null : iso(s.lastHeartbeatAt),
     stopRequested: s.stopDeadline !== null,

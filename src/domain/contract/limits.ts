@@ -139,7 +139,7 @@ export function truncateToBytes(text: string, maxBytes: number): string {
 export type BudgetCheck = { ok: true; bytes: number } | { ok: false; field: string; bytes: number; limit: number };
 
 /** The fields a Turn may have (anything else is refused by name; see unknownTurnFields). */
-export const TURN_FIELDS = ['id', 'text', 'toolCalls', 'tokensIn', 'tokensOut', 'costUsd', 'at', 'generation', 'done', 'awaitChildren'] as const;
+export const TURN_FIELDS = ['id', 'text', 'toolCalls', 'tokensIn', 'tokensOut', 'costUsd', 'at', 'generation', 'done', 'awaitChildren', 'tree'] as const;
 export const TOOL_CALL_FIELDS = ['name', 'args', 'result', 'ok', 'denied'] as const;
 
 const isRecord = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);

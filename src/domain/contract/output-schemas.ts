@@ -120,6 +120,16 @@ const AgentStatusShape = z.object({
       decided: z.object({ heuristic: count, model: count }),
     })
     .optional(),
+  /** Sub-agents its CLI ran (absent when none was seen, and on older agents). */
+  subagents: z
+    .object({
+      running: count,
+      seen: count,
+      list: z.array(z.object({ id: z.string(), type: z.string(), startedAt: z.string(), stoppedAt: z.string().nullable() })),
+    })
+    .optional(),
+  /** The working tree as the newest turn saw it (absent when no turn of the window carries a fingerprint, and on older agents). */
+  tree: z.object({ head: z.string().nullable(), files: count, partial: z.boolean().optional(), unchangedTurns: count, atLeast: z.boolean() }).optional(),
 });
 
 export const ReportTurnResultSchema = ReportTurnResultShape.loose();

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { MAX_REASON_TEXT, MAX_WHISPER_TEXT, truncate } from './limits.js';
 import { shared } from './shared.js';
-import { HumanWaitSchema, SessionSchema, cut } from './turn-schemas.js';
+import { HumanWaitSchema, SessionSchema, SubagentSchema, cut } from './turn-schemas.js';
 
 // ---- signal payloads: every field optional, so a bare `temporal workflow signal --name X` works —
 // except steer's text: steering without text means nothing, and the workflow refuses it, so its
@@ -70,6 +70,7 @@ export const SIGNAL_SCHEMAS = shared(
       compaction: CompactionSchema,
       humanWait: HumanWaitSchema,
       session: SessionSchema,
+      subagent: SubagentSchema,
       block: BlockSchema,
       admit: z.object({ note: z.string().max(MAX_REASON_TEXT) }).partial(),
       childSpend: z

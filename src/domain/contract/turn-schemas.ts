@@ -30,6 +30,26 @@ export const ToolCallSchema = shared('contract/turn-schemas:ToolCallSchema', () 
 );
 export type ToolCall = z.output<typeof ToolCallSchema>;
 
+/**
+ * The working tree when a turn ended, read by warden with git (never written by the agent): its
+ * HEAD commit (null before the first commit), a hash of what `git status` and `git diff` show
+ * (bounded: see src/tree/fingerprint.ts), and how many paths differ from HEAD. Two turns with the
+ * same `head` and `hash` saw the same tree. `partial`: the diff was longer than warden reads, so
+ * only its first part is hashed.
+ */
+export const TreeFingerprintSchema = shared('contract/turn-schemas:TreeFingerprintSchema', () =>
+  z.object({
+    head: z
+      .string()
+      .regex(/^[0-9a-f]{7,64}$/, 'a commit id in hex')
+      .nullable(),
+    hash: z.string().regex(/^[0-9a-f]{8,64}$/, 'a hash in hex'),
+    files: z.number().int().nonnegative().max(10_000_000),
+    partial: z.boolean().optional(),
+  }),
+);
+export type TreeFingerprint = z.output<typeof TreeFingerprintSchema>;
+
 export const TurnSchema = shared('contract/turn-schemas:TurnSchema', () =>
   z.object({
     id: z.string().min(1).max(200).optional(),
@@ -50,6 +70,8 @@ export const TurnSchema = shared('contract/turn-schemas:TurnSchema', () =>
     done: z.boolean().optional(),
     /** The agent (a parent) waits for its open delegated children: it is `blocked` until the last one ends. */
     awaitChildren: z.boolean().optional(),
+    /** The working tree when the turn ended (hooked and driven agents in a git repository); absent in older histories. */
+    tree: TreeFingerprintSchema.optional(),
   }),
 );
 export type TurnInput = z.input<typeof TurnSchema>;
@@ -133,6 +155,14 @@ export const HumanWaitSchema = shared('contract/turn-schemas:HumanWaitSchema', (
       reason: cut(MAX_REASON_TEXT),
     })
     .partial(),
+);
+
+/**
+ * The agent's own CLI started (`start`) or ended (`stop`) a sub-agent (Claude Code's SubagentStart
+ * and SubagentStop hooks): its id and type, as the CLI names them, bounded.
+ */
+export const SubagentSchema = shared('contract/turn-schemas:SubagentSchema', () =>
+  z.object({ phase: z.enum(['start', 'stop']), id: z.string().min(1).max(200), type: z.string().max(100) }).partial(),
 );
 
 /**

@@ -18,6 +18,7 @@ import type { Turn, WhisperType } from '../contract/schemas.js';
 import { evidenceFrame, firstEvidenceNumber, hasEvidenceTurns, turnNumber, type EvidenceFrame } from './evidence.js';
 import type { ProtectedChange } from './heuristic/protected.js';
 import { MAX_PROTECTED_CHANGES } from '../contract/limits.js';
+import { sameTree, shortHead, treeProgress, treeStreak, treeStuck, treeSummary, treeView } from './tree.js';
 
 export interface PromptDelivery {
   beforeIndex: number;
@@ -61,7 +62,15 @@ function deliveryLines(d: PromptDelivery, frame: EvidenceFrame): string[] {
   return [`=== WARDEN WHISPER [${d.type}] delivered to the agent before turn ${turnNumber(frame, d.beforeIndex)} ===`, ...quote(d.text)];
 }
 
-function turnLines(t: Turn, index: number, frame: EvidenceFrame): string[] {
+/** The working tree after a turn, as a structure line: warden read it with git (its fields are hex and numbers, by the schema). */
+function treeLine(t: Turn, previous: Turn['tree']): string[] {
+  if (!t.tree) return [];
+  const files = `${t.tree.files}${t.tree.partial ? '+' : ''} file${t.tree.files === 1 ? '' : 's'} changed`;
+  const same = previous ? (sameTree(previous, t.tree) ? ', the same tree as before this turn' : ', CHANGED by this turn') : '';
+  return [`  working tree after this turn (read by warden with git): HEAD ${shortHead(t.tree.head)}, ${files}${same}`];
+}
+
+function turnLines(t: Turn, index: number, frame: EvidenceFrame, previousTree?: Turn['tree']): string[] {
   const role = index < frame.evidenceFrom ? 'context' : 'evidence';
   const out = [`=== TURN ${turnNumber(frame, index)} (${role})${t.id ? ` id=${inline(t.id)}` : ''} ===`];
   out.push('  agent text:', ...quote(t.text, '    '));
@@ -73,6 +82,7 @@ function turnLines(t: Turn, index: number, frame: EvidenceFrame): string[] {
   });
   // Warden saw the agent wait (blocked) for its delegated children after this turn: not a stall.
   if (t.awaitChildren) out.push('  (after this turn the agent waited, blocked, for its delegated children to finish)');
+  out.push(...treeLine(t, previousTree));
   return out;
 }
 
@@ -88,10 +98,12 @@ export function formatTranscript(
     hasEvidenceTurns(frame)
       ? `=== EVIDENCE BOUNDARY: judge only turns ${firstEvidenceNumber(frame)} to ${turnNumber(frame, frame.count - 1)}; earlier turns are context ===`
       : '=== EVIDENCE BOUNDARY: no turn after it; judge the silence only ===';
+  let tree: Turn['tree'];
   for (let i = 0; i <= turns.length; i++) {
     for (const d of deliveries.filter((x) => x.beforeIndex === i)) lines.push(...deliveryLines(d, frame));
     if (i === frame.evidenceFrom && frame.evidenceFrom > 0) lines.push(boundary());
-    if (i < turns.length) lines.push(...turnLines(turns[i]!, i, frame));
+    if (i < turns.length) lines.push(...turnLines(turns[i]!, i, frame, tree));
+    tree = turns[i]?.tree ?? tree;
   }
   return lines.join('\n');
 }
@@ -158,6 +170,34 @@ export function protectedEvidenceLines(changes: readonly ProtectedChange[] | und
   ];
 }
 
+/**
+ * What the turns' tree fingerprints show, as structure lines before the transcript (none when no
+ * turn carries one): the tree now and how long it has been so, a command failing over an unchanged
+ * tree, a failing command that passes after the tree changed.
+ */
+export function treeEvidenceLines(turns: readonly Turn[], frame: EvidenceFrame): string[] {
+  const streak = treeStreak(turns);
+  if (!streak) return [];
+  const out = [
+    'Working-tree evidence (read by warden with git when each turn ended; not written by the agent; the transcript\'s "working tree after this turn" lines are warden\'s too):',
+    `- now: ${treeSummary(treeView(streak))}.`,
+  ];
+  const stuck = treeStuck(turns, frame.evidenceFrom);
+  if (stuck)
+    out.push(
+      `- one command failed ${stuck.failures} times in turns ${stuck.evidence.map((i) => turnNumber(frame, i)).join(', ')} while the tree did not change: nothing the agent did between the attempts could change their outcome.`,
+    );
+  const progress = treeProgress(turns, frame.evidenceFrom);
+  if (progress)
+    out.push(
+      `- in turn ${turnNumber(frame, progress.turn)} a command that had failed passed after the tree changed: that is progress, whatever the text says.`,
+    );
+  out.push(
+    'Failing commands repeated while the tree stays the same are SPIRALING (or STALLING) evidence; a changed tree with a failing command now passing is progress, and ends a spiral before it.',
+  );
+  return out;
+}
+
 export function buildEvaluationPrompt(input: PromptInput): string {
   const frame = evidenceFrame(input.turns.length, input.evidenceFrom, input.firstTurnNumber);
   const n = frame.count - frame.evidenceFrom;
@@ -178,6 +218,10 @@ export function buildEvaluationPrompt(input: PromptInput): string {
     scope,
     '',
     ...(input.protectedChanges?.length ? [...protectedEvidenceLines(input.protectedChanges), ''] : []),
+    ...(() => {
+      const tree = treeEvidenceLines(input.turns, frame);
+      return tree.length ? [...tree, ''] : [];
+    })(),
     FENCE,
     formatTranscript(input.turns, input),
     END,

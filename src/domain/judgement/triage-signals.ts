@@ -4,7 +4,8 @@
  * (which must be precise: they speak alone under the offline default) stay silent. A triage must
  * miss nothing a model would catch, so these are deliberately loose and name no agent's phrasing:
  * repetition (the same or nearly the same call, request, result or reply again), failures, words
- * that bring nothing new, and words that are not the task's.
+ * that bring nothing new, words that are not the task's, and (where turns carry its fingerprint)
+ * a working tree that stays the same while calls fail.
  *
  * Words are `contentTokens` (heuristic/similarity.ts): lower case, stopwords, numbers and ids out,
  * crudely stemmed. "Nearly the same" is a token-set Jaccard of at least NEAR; "the same" is the
@@ -13,6 +14,7 @@
 import type { Turn } from '../contract/schemas.js';
 import { commandSignature, looksFailed, textSignature } from './heuristic/normalize.js';
 import { contentTokens, jaccard } from './heuristic/similarity.js';
+import { treeStreak } from './tree.js';
 
 /** Two texts whose word sets overlap this much (Jaccard) say the same thing in other words. */
 export const NEAR = 0.5;
@@ -39,6 +41,10 @@ export interface TriageMeasures {
   taskOverlap: number | null;
   /** Evidence turns measured. */
   turns: number;
+  /** Turns with tool calls since the working tree last changed (judgement/tree.ts); 0 when no turn carries a fingerprint. */
+  treeStillTurns: number;
+  /** Failing tool calls since the working tree last changed. */
+  treeStillFailures: number;
 }
 
 interface Seen {
@@ -125,6 +131,16 @@ export function measureWindow(task: string, turns: readonly Turn[], from = 0): T
   let used = 0;
   for (const w of taskWords) if (newest.has(w)) used++;
   const inEvidence = (xs: number[]) => xs.filter(evidence);
+  // The working tree (hooked and driven agents): the evidence turns since it last changed.
+  const still = treeStreak(turns);
+  let treeStillTurns = 0;
+  let treeStillFailures = 0;
+  if (still)
+    for (let i = Math.max(still.since, from); i < turns.length; i++) {
+      const tcs = turns[i]!.toolCalls ?? [];
+      if (tcs.length) treeStillTurns++;
+      treeStillFailures += tcs.filter(looksFailed).length;
+    }
   return {
     repeatedCalls: inEvidence(callRepeats).length,
     repeatedTexts: inEvidence(textRepeats).length,
@@ -135,6 +151,8 @@ export function measureWindow(task: string, turns: readonly Turn[], from = 0): T
     novelty: newest.size === 0 ? 0 : fresh / newest.size,
     taskOverlap: taskWords.size < 8 || newest.size < MIN_WORDS ? null : used / taskWords.size,
     turns: count,
+    treeStillTurns,
+    treeStillFailures,
   };
 }
 
@@ -150,6 +168,10 @@ export const LOW_NOVELTY = 0.2;
 export const LOW_TASK_OVERLAP = 0.1;
 /** Novelty and task overlap need this many evidence turns (a half of at least two). */
 export const MIN_TURNS = 3;
+/** This many evidence turns of tool calls with the working tree unchanged ... */
+export const TREE_STILL_TURNS = 5;
+/** ... and at least this many of their calls failing. */
+export const TREE_STILL_FAILURES = 2;
 
 /**
  * The signals that cross their thresholds, in words (empty: none). Each alone sends the window to
@@ -164,5 +186,7 @@ export function triageSignals(m: TriageMeasures): string[] {
   if (m.turns >= MIN_TURNS && m.novelty < LOW_NOVELTY) out.push(`little new: ${Math.round(m.novelty * 100)} % of the newest turns' words are new`);
   if (m.turns >= MIN_TURNS && m.taskOverlap !== null && m.taskOverlap < LOW_TASK_OVERLAP)
     out.push(`off the task's words: the newest turns use ${Math.round(m.taskOverlap * 100)} % of them`);
+  if (m.treeStillTurns >= TREE_STILL_TURNS && m.treeStillFailures >= TREE_STILL_FAILURES)
+    out.push(`the working tree unchanged over ${m.treeStillTurns} turns of tool calls, ${m.treeStillFailures} of the calls failing`);
   return out;
 }

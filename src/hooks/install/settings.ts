@@ -74,6 +74,9 @@ export const HOOK_EVENTS: Record<HookAgent, PlannedEvent[]> = {
     // Claude Code compacting its own context: the agent shows `compacting` in between.
     { event: 'PreCompact' },
     { event: 'PostCompact' },
+    // Sub-agents (the Task tool, custom agents): listed under the agent while they run.
+    { event: 'SubagentStart' },
+    { event: 'SubagentStop' },
     // An ended session ends its agent after a grace period; a resumed one shows itself by its next
     // prompt or tool call. (Not SessionStart: for a new session it would start the agent before its
     // first prompt, so the agent's task would not be that prompt.)

@@ -26,6 +26,8 @@ import { protectedTampering, protectedTamperingBefore, tamperingEvidence } from 
 import { findingKey, normaliseMessage } from '../finding.js';
 import { selfControlAttempt } from './self-control.js';
 import { repeatedDenial } from './denied.js';
+import { unchangedTree } from './tree.js';
+import { treeProgress } from '../tree.js';
 
 export type { HeuristicInput, Finding, Detector, DetectorContext } from './types.js';
 
@@ -40,6 +42,7 @@ export const DETECTORS: ReadonlyArray<readonly [string, Detector]> = [
   ['specialCased', specialCased],
   ['claims', claims],
   ['repeatedDenial', repeatedDenial],
+  ['unchangedTree', unchangedTree],
   ['repeatedFailure', repeatedFailure],
   ['editRevert', editRevert],
   ['pingPong', pingPong],
@@ -95,14 +98,23 @@ export function heuristicJudgement(input: HeuristicInput): { verdict: Verdict; t
   return { verdict: detectorVerdict(input, frame), tampered: null };
 }
 
-/** The first detector's finding that rests on an evidence turn (or, off the interval, on none), else OK. */
+/**
+ * The first detector's finding that rests on an evidence turn (or, off the interval, on none), else
+ * OK. A spiral that the working tree shows ended (a failing command passes after the tree changed,
+ * judgement/tree.ts, after the finding's last evidence turn) is progress, not a verdict.
+ */
 function detectorVerdict(input: HeuristicInput, frame: EvidenceFrame): Verdict {
   const ctx: DetectorContext = { task: input.task, turns: input.turns, reason: input.reason ?? 'interval', from: frame.evidenceFrom };
+  let progress: ReturnType<typeof treeProgress> | undefined;
   for (const [name, detect] of DETECTORS) {
     const f = detect(ctx);
     if (!f) continue;
     const evidence = f.turns.filter((i) => i >= frame.evidenceFrom && i < frame.count).map((i) => turnNumber(frame, i));
     if (evidence.length === 0 && ctx.reason === 'interval') continue; // a finding with no evidence turn is not a verdict
+    if (f.pattern === 'SPIRALING' && f.turns.length > 0) {
+      progress ??= treeProgress(input.turns, frame.evidenceFrom);
+      if (progress && progress.turn > Math.max(...f.turns)) continue;
+    }
     // What a dismissal silences: this detector on this evidence (finding.ts), not a clipped message.
     const finding = findingKey(name, f.key ?? normaliseMessage(f.message));
     return { kind: f.kind, pattern: f.pattern, message: f.message, evidence: evidence.slice(0, 50), finding };
