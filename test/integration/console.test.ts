@@ -18,6 +18,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { WardenClient } from '../../src/client/index.js';
 import { csrfFor } from '../../src/serve/console/auth.js';
+import { FleetSource } from '../../src/serve/console/fleet.js';
 import { consoleTokenFile, readConsoleTokens, rotateConsoleTokens } from '../../src/serve/console/tokens.js';
 import type { WorkerHandle } from '../../workers/main.js';
 import { productiveTurn, reportWithEvaluations, spiralTurn } from '../helpers/agents.js';
@@ -151,6 +152,16 @@ test.skipIf(skip)('the fleet page lists the escalated agent first, under "Needs 
   await page.locator(`tr.agent[data-agent="${ESCALATED}"]`).waitFor();
   await page.screenshot({ path: join(SHOTS, 'console-fleet.png') });
   expect(dialogs).toEqual([]);
+});
+
+test.skipIf(skip)('browsers polling at once share one visibility listing per refresh', async () => {
+  const fleet = new FleetSource(async () => warden, { listTtlMs: 60_000 });
+  const answers = await Promise.all(Array.from({ length: 10 }, () => fleet.answer()));
+  expect(fleet.listings).toBe(1);
+  expect(answers.map((a) => a.agents)).toEqual(Array(10).fill(2));
+  expect(answers[0]!.rows[0]).toMatchObject({ agentId: ESCALATED, group: 'awaiting-input' });
+  expect((await fleet.answer({ filter: 'worker' })).rows.map((r) => r.agentId)).toEqual([RUNNING]);
+  expect(fleet.listings).toBe(1);
 });
 
 test.skipIf(skip)("an agent's page shows its timeline; a probe in a turn's text stays text", async () => {
