@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { WardenClient } from '../src/client/index.js';
-import { mapLimit, listRoster } from '../src/cli/top/source.js';
+import { mapLimit, listRoster } from '../src/roster/source.js';
 import { freePort } from '../src/devserver/ports.js';
 import { startDevServer, type DevServer } from '../src/devserver/server.js';
 import { exitWith } from './common.js';

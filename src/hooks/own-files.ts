@@ -3,9 +3,9 @@
  * for what warden's own hooks stand on rather than for the agent's workflow —
  *
  *  - warden's files: the hook endpoint file (`$WARDEN_HOME/hook-endpoint.json`, it holds the
- *    token), anything else under warden's home (but the driven agents' `agents/` work
- *    directories), and the user's Claude Code settings file (a user-scope install writes the token
- *    into it), read or written;
+ *    token), the web console's login tokens (`$WARDEN_HOME/console-tokens.json`), anything else
+ *    under warden's home (but the driven agents' `agents/` work directories), and the user's Claude
+ *    Code settings file (a user-scope install writes the token into it), read or written;
  *  - the hook settings warden installs into: any `.claude/settings*.json`, `.codex/hooks.json` or
  *    `.codex/config.toml`, and `$CODEX_HOME`'s, written (reading them is allowed); likewise the
  *    hooks' session notes (sessionMarkerDir: an "unreachable" note turns supervision off a while);
@@ -210,7 +210,7 @@ function globTargets(pattern: string, g: OwnGuard): string[] {
   let base = pattern;
   while (GLOB.test(base)) base = dirname(base);
   if (classify(base, g)?.own) return [base];
-  const names = ['hook-endpoint.json', 'settings.json', 'settings.local.json', 'hooks.json', 'config.toml'];
+  const names = ['hook-endpoint.json', 'console-tokens.json', 'settings.json', 'settings.local.json', 'hooks.json', 'config.toml'];
   const under = ['', '.claude/', '.codex/', '.warden/'];
   const candidates = [g.endpointFile, g.wardenHome, ...g.tokenFiles, `${g.codexHome}/hooks.json`, `${g.codexHome}/config.toml`];
   for (const u of under) for (const n of names) candidates.push(`${base === '/' ? '' : base}/${u}${n}`);
@@ -237,6 +237,7 @@ export function pathHit(word: string, access: Access, ctx: OwnContext): string |
     if (abs === null) {
       // `$SOMEWHERE/hook-endpoint.json`: a variable the hook cannot know; the name is enough.
       if (basename(f) === 'hook-endpoint.json') return `warden's hook endpoint file (${f})`;
+      if (basename(f) === 'console-tokens.json') return `warden's web console tokens (${f})`;
       if (access === 'write' && /(?:^|\/)\.(?:claude\/settings(?:\.[^/]*)?\.json|codex\/(?:hooks\.json|config\.toml))$/.test(f)) return `hook settings ${f}`;
       continue;
     }

@@ -40,6 +40,8 @@ export interface LinkServerOptions {
   hooks?: { handle(req: IncomingMessage, res: ServerResponse): boolean };
   /** The MCP endpoint at `/mcp` (src/serve/mcp.ts). */
   mcp?: { handle(req: IncomingMessage, res: ServerResponse): boolean };
+  /** The web console (src/serve/console/), answering under /console. */
+  console?: { handle(req: IncomingMessage, res: ServerResponse): boolean };
   /** Temporal's client for the links (null when links are off). */
   client: Client | null;
   log: Logger;
@@ -270,6 +272,7 @@ export function createLinkServer(opts: LinkServerOptions): Server {
   return createServer((req, res) => {
     if (opts.hooks?.handle(req, res)) return;
     if (opts.mcp?.handle(req, res)) return;
+    if (opts.console?.handle(req, res)) return;
     handleRequest(req, res).catch((err: unknown) => {
       if (res.headersSent) return res.destroy();
       if (err instanceof HttpError) return send(res, err.status, messagePage(err.title, err.message), req.method === 'HEAD');

@@ -1,5 +1,5 @@
 /** Fixtures for `warden top`'s unit tests: a fixed clock, the row options at it, and a roster entry. */
-import { DEFAULT_ROW_OPTIONS, type RosterEntry } from '../../src/cli/top/rows.js';
+import { DEFAULT_ROW_OPTIONS, type RosterEntry } from '../../src/roster/rows.js';
 
 export const NOW = Date.parse('2026-11-23T10:00:00Z');
 /** The default row options, with the clock at NOW. */

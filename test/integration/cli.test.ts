@@ -19,12 +19,16 @@ const tmp = mkdtempSync(join(tmpdir(), 'warden-cli-'));
 process.env.WARDEN_HOME = join(tmp, 'warden-home');
 const schema = (name: string) => new Ajv2020({ strict: false }).compile(JSON.parse(readFileSync(join(ROOT, 'schemas', `${name}.schema.json`), 'utf8')));
 
-test('warden dev: dev server + Web UI + worker + demo reaching escalation; Ctrl-C stops everything', async () => {
-  const [port, uiPort] = await freePorts(2);
-  const dev = execa('node', [MAIN, 'dev', '--port', String(port), '--ui-port', String(uiPort), '--db', join(tmp, 'dev/temporal.db')], {
-    reject: false,
-    all: true,
-  });
+test('warden dev: dev server + Web UI + web console + worker + demo reaching escalation; Ctrl-C stops everything', async () => {
+  const [port, uiPort, consolePort] = await freePorts(3);
+  const dev = execa(
+    'node',
+    [MAIN, 'dev', '--port', String(port), '--ui-port', String(uiPort), '--console-port', String(consolePort), '--db', join(tmp, 'dev/temporal.db')],
+    {
+      reject: false,
+      all: true,
+    },
+  );
   let out = '';
   dev.all!.on('data', (c: Buffer) => (out += c.toString()));
   await eventually(async () => out.includes('Ctrl-C stops'), { timeoutMs: 90_000, what: `warden dev to come up; output so far:\n${out}` });
@@ -37,6 +41,16 @@ test('warden dev: dev server + Web UI + worker + demo reaching escalation; Ctrl-
   expect(out).toMatch(/temporal workflow signal --address 127\.0\.0\.1:\d+ --workflow-id agent-demo-\d+ --name resume/);
   const ui = await fetch(`http://127.0.0.1:${uiPort}/`);
   expect(ui.status).toBe(200);
+  // The web console, printed next to the Web UI with its login token: the demo's escalation is its first row.
+  const consoleUrl = new RegExp(`^Web console: (http://127\\.0\\.0\\.1:${consolePort}/console\\?token=[0-9a-f]{64})$`, 'm').exec(out)?.[1];
+  expect(consoleUrl, out).toBeDefined();
+  const login = await fetch(consoleUrl!, { redirect: 'manual' });
+  expect(login.status).toBe(303);
+  const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+  const fleet = (await (await fetch(`http://127.0.0.1:${consolePort}/console/api/agents`, { headers: { cookie } })).json()) as {
+    rows: { agentId: string; group: string; state: string }[];
+  };
+  expect(fleet.rows[0]).toMatchObject({ agentId: expect.stringMatching(/^demo-\d+$/), group: 'awaiting-input', state: 'awaiting-input' });
   // The worker's JSON log lines (the escalation is logged) go to worker.log, not into the text.
   expect(
     out.split('\n').filter((l) => l.trim().startsWith('{"')),
@@ -66,6 +80,7 @@ test('warden dev: dev server + Web UI + worker + demo reaching escalation; Ctrl-
   expect(out).toContain('stopped.');
   expect(await isPortFree(port)).toBe(true);
   expect(await isPortFree(uiPort)).toBe(true);
+  expect(await isPortFree(consolePort)).toBe(true);
 });
 
 describe('verbs against a running stack', () => {

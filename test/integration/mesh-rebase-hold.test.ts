@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
 import { cancelMesh, startMesh, waitForMesh } from '../../src/client/mesh.js';
-import { buildRow, DEFAULT_ROW_OPTIONS, parseTopStatus } from '../../src/cli/top/rows.js';
+import { buildRow, DEFAULT_ROW_OPTIONS, parseTopStatus } from '../../src/roster/rows.js';
 import type { AgentStatus } from '../../src/domain/contract/status.js';
 import { recordHistory } from '../helpers/histories.js';
 import { git, gitRepo, meshInput } from '../helpers/mesh.js';

@@ -1,6 +1,6 @@
 /** `warden top`'s bounded fan-out (status queries, intents): at most n in flight, results in order. */
 import { expect, it } from 'vitest';
-import { mapLimit } from '../../src/cli/top/source.js';
+import { mapLimit } from '../../src/roster/source.js';
 
 const tick = () => new Promise((r) => setTimeout(r, 1));
 

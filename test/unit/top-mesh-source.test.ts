@@ -4,7 +4,7 @@
  */
 import { expect, test } from 'vitest';
 import type { WardenClient } from '../../src/client/index.js';
-import { listMeshes, MESH_LIMIT, MeshCache } from '../../src/cli/top/source.js';
+import { listMeshes, MESH_LIMIT, MeshCache } from '../../src/roster/source.js';
 
 const tick = () => new Promise((r) => setTimeout(r, 1));
 

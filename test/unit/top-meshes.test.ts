@@ -15,8 +15,8 @@ import {
   parseTopMeshStatus,
   taskCounts,
   type MeshEntry,
-} from '../../src/cli/top/meshes.js';
-import { buildRow, hideFinished, roster, rowJson } from '../../src/cli/top/rows.js';
+} from '../../src/roster/meshes.js';
+import { buildRow, hideFinished, roster, rowJson } from '../../src/roster/rows.js';
 import { renderText } from '../../src/cli/top/table.js';
 import { iso, NOW, opts, rosterEntry as agent } from '../helpers/top.js';
 

@@ -14,7 +14,7 @@ import {
   type RosterEntry,
   type Row,
   type TopStatus,
-} from '../../src/cli/top/rows.js';
+} from '../../src/roster/rows.js';
 import { cells, fitMiddle, layoutColumns, longestId, renderText } from '../../src/cli/top/table.js';
 import { iso, opts, rosterEntry as entry } from '../helpers/top.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { burnSeries, downsample, isRunaway, sparkline } from '../../src/cli/top/sparkline.js';
+import { burnSeries, downsample, isRunaway, sparkline } from '../../src/roster/sparkline.js';
 import { checkVerb, refusalSince, statusBarLabels, verbForKey, VERBS } from '../../src/cli/top/verbs.js';
 import { STATES } from '../../src/domain/contract/states.js';
 

@@ -9,6 +9,7 @@ import { print } from '../output.js';
 import { globals } from '../context.js';
 import { runDemo } from '../demo.js';
 import { commandFor, wardenCommand } from '../invocation.js';
+import { startConsoleListener, type ConsoleListener } from '../../serve/console/listen.js';
 
 interface ServerFlags {
   port: number;
@@ -42,7 +43,7 @@ function untilSignal(): Promise<NodeJS.Signals> {
   });
 }
 
-export const devAction = async (o: ServerFlags & { demo: boolean }, cmd: Command) => {
+export const devAction = async (o: ServerFlags & { demo: boolean; consolePort: number }, cmd: Command) => {
   const server = await startServer(o);
   // The worker's JSON log lines go to a file beside server.log, not into the terminal, where
   // they would land in the middle of the demo's text.
@@ -58,12 +59,22 @@ export const devAction = async (o: ServerFlags & { demo: boolean }, cmd: Command
     await server.stop();
     throw err;
   }
+  // The web console (the pages `warden serve` answers under /console), on a port of its own.
+  let webConsole: ConsoleListener | null = null;
+  let consoleProblem = '';
+  try {
+    webConsole = await startConsoleListener({ host: o.ip, port: o.consolePort, address: server.address, namespace: server.namespace, log });
+  } catch (err) {
+    consoleProblem = (err as NodeJS.ErrnoException).code ?? (err instanceof Error ? err.message : String(err));
+  }
   // Printed commands work as pasted: the real paths of warden and temporal unless PATH has them.
   const w = `${server.address === '127.0.0.1:7233' ? '' : `TEMPORAL_ADDRESS=${server.address} `}${wardenCommand()}`;
   const temporal = commandFor('temporal', server.temporalCli);
   print('');
   print(`warden is up: Temporal at ${server.address}, worker on task queue ${worker.settings.taskQueue}`);
   if (server.uiUrl) print(`Web UI: ${server.uiUrl}/namespaces/${server.namespace}/workflows`);
+  if (webConsole) print(`Web console: ${webConsole.url}`);
+  else print(`Web console: not started (--console-port ${o.consolePort}: ${consoleProblem})`);
   print(`server log: ${join(resolve(server.dbFile, '..'), 'server.log')}`);
   print(`worker log: ${workerLog} (JSON lines; escalations are logged there too)`);
   print('');
@@ -84,6 +95,7 @@ export const devAction = async (o: ServerFlags & { demo: boolean }, cmd: Command
   print('Ctrl-C stops the worker and the server.');
   await stopping;
   print('\nshutting down: worker …');
+  await webConsole?.close();
   await worker.shutdown();
   print('shutting down: Temporal dev server …');
   await server.stop();

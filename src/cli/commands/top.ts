@@ -7,9 +7,9 @@ import type { Command } from 'commander';
 import { withClient, globals } from '../context.js';
 import { UsageError } from '../exit.js';
 import { print, printJson } from '../output.js';
-import { buildRow, DEFAULT_ROW_OPTIONS, DEFAULT_SORT, roster, rowJson, SORT_KEYS, type SortKey } from '../top/rows.js';
-import { buildMeshRow, isMeshRow, meshJson } from '../top/meshes.js';
-import { listMeshes, listRoster, MeshCache, StatusCache } from '../top/source.js';
+import { buildRow, DEFAULT_ROW_OPTIONS, DEFAULT_SORT, roster, rowJson, SORT_KEYS, type SortKey } from '../../roster/rows.js';
+import { buildMeshRow, isMeshRow, meshJson } from '../../roster/meshes.js';
+import { listMeshes, listRoster, MeshCache, StatusCache } from '../../roster/source.js';
 import { renderText } from '../top/table.js';
 
 function int(name: string, v: string | undefined, dflt: number, min = 0): number {

@@ -1,6 +1,6 @@
 /**
- * The `warden top` terminal UI (Ink). It draws the roster from `rows.ts`/`table.ts`, asks
- * `source.ts` for data, and sends verbs through the warden client. It owns no agent state: every
+ * The `warden top` terminal UI (Ink). It draws the roster from `src/roster/rows.ts` and `table.ts`, asks
+ * `src/roster/source.ts` for data, and sends verbs through the warden client. It owns no agent state: every
  * refresh is a projection of what visibility and the `status` query say.
  */
 import { Box, Text, render, useApp, useInput, useStdout } from 'ink';
@@ -20,10 +20,20 @@ import {
   type RosterEntry,
   type Row,
   type Sort,
-} from './rows.js';
+} from '../../roster/rows.js';
 import { cells, headerCells, layoutColumns, longestId } from './table.js';
-import { fetchFocus, listMeshes, listRoster, MeshCache, StatusCache, type FocusDetails } from './source.js';
-import { buildMeshRow, meshDeclined, meshFocusLines, meshKey, meshOutcome, meshPending, meshVerbRefusal, type MeshAction, type MeshEntry } from './meshes.js';
+import { fetchFocus, listMeshes, listRoster, MeshCache, StatusCache, type FocusDetails } from '../../roster/source.js';
+import {
+  buildMeshRow,
+  meshDeclined,
+  meshFocusLines,
+  meshKey,
+  meshOutcome,
+  meshPending,
+  meshVerbRefusal,
+  type MeshAction,
+  type MeshEntry,
+} from '../../roster/meshes.js';
 import { applyMesh, cancelMesh, resumeMesh } from '../../client/mesh.js';
 import { formatEvaluatorSpend } from '../../domain/judgement/tiered.js';
 

@@ -3,8 +3,8 @@
  * cells. Pure; the Ink view and `--once` (text) both draw from it.
  */
 import { visible } from '../../text/sanitize.js';
-import { downsample, sparkline } from './sparkline.js';
-import { badge, formatCost, formatCount, formatElapsed, formatStep, type Row, type SortKey } from './rows.js';
+import { downsample, sparkline } from '../../roster/sparkline.js';
+import { badge, formatCost, formatCount, formatElapsed, formatStep, type Row, type SortKey } from '../../roster/rows.js';
 
 export interface Column {
   key: SortKey | 'spark';

@@ -8,13 +8,14 @@ export function register(program: Command): void {
   program
     .command('serve')
     .description(
-      "this user's warden over HTTP: the hook endpoint that Claude Code and Codex hooks post to, warden's MCP tools at /mcp, and (with WARDEN_LINK_SECRET) the action links of notifications",
+      "this user's warden over HTTP: the hook endpoint that Claude Code and Codex hooks post to, warden's MCP tools at /mcp, the web console, and (with WARDEN_LINK_SECRET) the action links of notifications",
     )
     .option(
       '--listen <host:port>',
       `where to listen (default: the hook endpoint's address in $WARDEN_HOME/hook-endpoint.json, else ${DEFAULT_LISTEN}: this machine only; put a proxy with TLS in front to expose links)`,
     )
-    .option('--json', 'print {ready, url, hooks, links, mcp, pid} as JSON when listening')
+    .option('--rotate-console-token', "replace the web console's login tokens (operator and read-only) before starting: every open console session ends")
+    .option('--json', 'print {ready, url, hooks, links, mcp, console, pid} as JSON when listening')
     .addHelpText(
       'after',
       `
@@ -28,6 +29,12 @@ MCP: POST /mcp speaks the Model Context Protocol (streamable HTTP, stateless) wi
 \`warden mcp\`, for requests that carry \`Authorization: Bearer <token>\` with the token in
 $WARDEN_HOME/mcp-token (created by this command when missing; 0600; replace the file to rotate it).
 Requests from web pages (with an Origin header) are refused.
+
+Web console: /console, the fleet in a browser (agents that need a human first, as in
+\`warden top\`) and each agent's timeline, with resume, steer, pause, dismiss and abort buttons.
+This command prints its address with the operator's login token (opening it logs the browser
+in); $WARDEN_HOME/console-tokens.json (0600) holds that token and a read-only one, which sees
+everything and can act on nothing. --rotate-console-token replaces both.
 
 Action links (only when WARDEN_LINK_SECRET is set; without it links answer 404 and say why):
 Links appear in escalation notifications when the processes that send them (the worker for

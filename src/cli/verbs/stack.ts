@@ -17,7 +17,13 @@ export function register(program: Command): void {
     program
       .command('dev')
       .description('the embedded stack: Temporal dev server (with Web UI) + warden worker, then a short demo of supervision')
-      .option('--no-demo', 'skip the demo agent'),
+      .option('--no-demo', 'skip the demo agent')
+      .option(
+        '--console-port <port>',
+        'port of the web console (the fleet in a browser; its address, with a login token, is printed)',
+        port('--console-port'),
+        8789,
+      ),
   ).action(
     lazy(
       () => import('../commands/stack.js'),

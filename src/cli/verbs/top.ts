@@ -1,6 +1,6 @@
 /** The definition of this command (options, help); the implementation is ../commands/top.ts, loaded when it runs. */
 import { type Command } from 'commander';
-import { SORT_KEYS } from '../top/sort-keys.js';
+import { SORT_KEYS } from '../../roster/sort-keys.js';
 import { lazy } from './lazy.js';
 
 export function register(program: Command): void {

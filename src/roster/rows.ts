@@ -5,7 +5,7 @@
  * terminal — so the TUI and `--once` print the same roster in the same order.
  */
 import { z } from 'zod';
-import { STATES, isTerminal, type AgentState } from '../../domain/contract/states.js';
+import { STATES, isTerminal, type AgentState } from '../domain/contract/states.js';
 import type { MeshInfo } from './meshes.js';
 import { SORT_KEYS, type SortKey } from './sort-keys.js';
 import { burnSeries, isRunaway, sparkline, SPARK_BUCKETS, type RunawayOptions, DEFAULT_RUNAWAY } from './sparkline.js';

@@ -5,7 +5,7 @@
  * `meshStatus` query gives the task counts and the reason. Pure — no Temporal, no terminal.
  */
 import { z } from 'zod';
-import { MESH_PHASES } from '../../domain/mesh/state.js';
+import { MESH_PHASES } from '../domain/mesh/state.js';
 import { formatElapsed, type Priority, type Row, type RowOptions } from './rows.js';
 
 /** One mesh as visibility lists it. */

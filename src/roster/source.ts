@@ -5,16 +5,16 @@
  * finished agent's status is fetched once and kept. The one-line intent comes from the workflow's
  * static summary (fetched once per agent) unless `status.task` carries it.
  */
-import type { WardenClient } from '../../client/index.js';
-import { AGENT_RUNS_QUERY, agentIdFrom } from '../../client/index.js';
+import type { WardenClient } from '../client/index.js';
+import { AGENT_RUNS_QUERY, agentIdFrom } from '../client/index.js';
 import pLimit from 'p-limit';
 import { z } from 'zod';
-import type { Turn, Whisper } from '../../domain/contract/schemas.js';
-import { WardenCostUsd, WardenEscalationStep, WardenParent, WardenPaused, WardenState, WardenTokens } from '../../domain/contract/search-attributes.js';
-import { pendingWhispersQuery, statusQuery, windowQuery } from '../../messages/agent.js';
+import type { Turn, Whisper } from '../domain/contract/schemas.js';
+import { WardenCostUsd, WardenEscalationStep, WardenParent, WardenPaused, WardenState, WardenTokens } from '../domain/contract/search-attributes.js';
+import { pendingWhispersQuery, statusQuery, windowQuery } from '../messages/agent.js';
 import { intentFromSummary, parseTopStatus, type RosterEntry, type TopStatus } from './rows.js';
-import { MESH_WORKFLOW_TYPE } from '../../client/mesh.js';
-import { meshStatusQuery } from '../../messages/mesh.js';
+import { MESH_WORKFLOW_TYPE } from '../client/mesh.js';
+import { meshStatusQuery } from '../messages/mesh.js';
 import { parseTopMeshStatus, type MeshEntry, type TopMeshStatus } from './meshes.js';
 
 /** Every agent on the namespace (its live or last run, not the runs it continued as new from), read from visibility page by page. */
