@@ -284,6 +284,28 @@ test.skipIf(skip)('actions without a session, read-only, without CSRF or from an
   }
 });
 
+test.skipIf(skip)('an agent paused at its budget runs again when the form sets a higher limit', async () => {
+  const agentId = 'console-budget';
+  await warden.start({ agentId, task: 'Write the migration.', budgets: { turns: 2 } });
+  await warden.reportTurn(agentId, productiveTurn(1));
+  await warden.reportTurn(agentId, productiveTurn(2));
+  await eventually(async () => ((await warden.status(agentId)).state === 'paused-by-user' ? true : null), { what: 'paused at its budget' });
+  await page.goto(`${base}/console/agents/${agentId}`);
+  await page.fill('#raise-turns', 'lots');
+  await page.click('#raise');
+  expect(await page.locator('body').innerText()).toMatch(/turns: a whole number/);
+  expect((await warden.status(agentId)).state).toBe('paused-by-user');
+  await page.goto(`${base}/console/agents/${agentId}`);
+  await page.fill('#raise-turns', '5');
+  await page.click('#raise');
+  await page.waitForURL(/\?did=raise&result=resumed/);
+  expect(await page.locator('#flash').innerText()).toBe('raise: the new limits are set, and the agent runs again');
+  const s = await warden.status(agentId);
+  expect(s.state).toBe('running');
+  expect(s.budgets?.turns).toMatchObject({ limit: 5 });
+  await warden.signal(agentId, 'abort', {});
+});
+
 test.skipIf(skip)('Resume by button resumes the escalated agent; a rotation logs the session out', async () => {
   await page.goto(`${base}/console/agents/${ESCALATED}`);
   await page.click('#resume');

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { csrfFor, csrfOk, loginCookie, parseCookies, sameOrigin, sessionToken, withoutToken } from '../../src/serve/console/auth.js';
 import { fleetRows } from '../../src/serve/console/fleet.js';
 import { agentPage, fleetPage, CONSOLE_HEADERS } from '../../src/serve/console/html.js';
-import { timeline } from '../../src/serve/console/timeline.js';
+import { raiseFromForm, timeline } from '../../src/serve/console/timeline.js';
 import { consoleTokenFile, ensureConsoleTokens, readConsoleTokens, roleOf, rotateConsoleTokens, tokenStore } from '../../src/serve/console/tokens.js';
 import { arrange, buildRow, DEFAULT_ROW_OPTIONS, type RosterEntry } from '../../src/roster/rows.js';
 import type { AgentStatus } from '../../src/domain/contract/status.js';
@@ -183,7 +183,7 @@ describe('timeline and pages', () => {
     expect(html).not.toMatch(/<script>alert|<img src=x|<b>/);
     expect(html).toContain('Do &lt;script&gt;alert(1)&lt;/script&gt;');
     expect(html).toContain('two &lt;img src=x onerror=alert(1)&gt;');
-    expect(html.match(/name="csrf" value="C"/g)).toHaveLength(5);
+    expect(html.match(/name="csrf" value="C"/g)).toHaveLength(6);
     const ro = agentPage(s, entries, { role: 'readonly', csrf: 'C' });
     expect(ro).not.toContain('<form');
     expect(ro).not.toContain('csrf');
@@ -194,5 +194,23 @@ describe('timeline and pages', () => {
     expect(html).not.toMatch(/<script>|<style>|\sstyle="|\son[a-z]+=/);
     expect(CONSOLE_HEADERS['content-security-policy']).toMatch(/script-src 'self'/);
     expect(CONSOLE_HEADERS['content-security-policy']).not.toMatch(/unsafe/);
+  });
+});
+
+describe('the raise form', () => {
+  const form = (o: Record<string, string>) => new URLSearchParams(o);
+  test('blank fields are left alone; the others become new limits', () => {
+    expect(raiseFromForm(form({ tokens: '', cost_usd: '20', turns: ' 7 ', wall_clock: '2h' }))).toEqual({
+      ok: true,
+      raise: { costUsd: 20, turns: 7, wallClockMs: 7_200_000 },
+    });
+    expect(raiseFromForm(form({ tokens: '500000', cost_usd: '7.50' }))).toEqual({ ok: true, raise: { tokens: 500_000, costUsd: 7.5 } });
+  });
+  test('a bad field is named; an empty form asks for one', () => {
+    expect(raiseFromForm(form({ turns: '-3' }))).toEqual({ ok: false, message: 'turns: a whole number of at least 1' });
+    expect(raiseFromForm(form({ tokens: '1e9' }))).toMatchObject({ ok: false, message: expect.stringMatching(/^tokens:/) });
+    expect(raiseFromForm(form({ cost_usd: '0' }))).toMatchObject({ ok: false, message: expect.stringMatching(/^cost_usd:/) });
+    expect(raiseFromForm(form({ wall_clock: 'soon' }))).toMatchObject({ ok: false, message: expect.stringMatching(/^wall_clock:/) });
+    expect(raiseFromForm(form({}))).toMatchObject({ ok: false, message: expect.stringMatching(/at least one new limit/) });
   });
 });

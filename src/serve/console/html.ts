@@ -47,6 +47,8 @@ export function fleetPage(role: ConsoleRole, pollMs: number): string {
 
 const FLASH: Record<string, string> = {
   applied: 'done',
+  raised: 'the new limits are set',
+  resumed: 'the new limits are set, and the agent runs again',
   refused: 'refused by the agent',
   pending: 'sent; the agent has not answered yet',
   unchecked: 'sent; no worker answered, so the effect was not checked',
@@ -86,6 +88,14 @@ function actionsHtml(agentId: string, csrf: string): string {
       '<textarea name="note" rows="2" maxlength="500" placeholder="why this is a false alarm (optional)" aria-label="dismiss note"></textarea><button type="submit" id="dismiss">Dismiss as a false alarm</button>',
     ) +
     form('abort', '<button type="submit" id="abort" class="danger">Abort</button>') +
+    form(
+      'raise',
+      '<input name="tokens" id="raise-tokens" inputmode="numeric" placeholder="tokens" aria-label="new token budget">' +
+        '<input name="cost_usd" id="raise-cost" inputmode="decimal" placeholder="cost, USD" aria-label="new cost budget in US dollars">' +
+        '<input name="turns" id="raise-turns" inputmode="numeric" placeholder="turns" aria-label="new turn budget">' +
+        '<input name="wall_clock" id="raise-wall" placeholder="wall clock, e.g. 2h" aria-label="new wall-clock budget">' +
+        '<button type="submit" id="raise">Set new budget limits</button>',
+    ) +
     `</div>`
   );
 }

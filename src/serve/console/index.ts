@@ -4,7 +4,7 @@
  *   GET  /console                       the fleet (script-rendered from the JSON below, polled)
  *   GET  /console/api/agents?q=&finished=  the fleet as JSON (fleet.ts: one visibility listing per refresh)
  *   GET  /console/agents/<id>           one agent: facts, budgets, timeline (timeline.ts), actions
- *   POST /console/agents/<id>/<action>  resume, pause, steer (text), dismiss (note), abort: operator
+ *   POST /console/agents/<id>/<action>  resume, pause, steer (text), dismiss (note), abort, raise (new budget limits): operator
  *                                       role, same origin and the CSRF field; answered 303 back to
  *                                       the agent's page, which says what became of it
  *   GET  /console/static/console.js|css the script and style sheet (no inline script anywhere)
@@ -22,7 +22,7 @@ import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
 import { csrfFor, csrfOk, CONSOLE_PATH, loginCookie, logoutCookie, sameOrigin, sessionToken, withoutToken } from './auth.js';
 import { FleetSource, type FleetOptions } from './fleet.js';
 import { agentPage, CONSOLE_HEADERS, fleetPage } from './html.js';
-import { isConsoleAction, timeline, type ConsoleAction } from './timeline.js';
+import { isConsoleAction, raiseFromForm, timeline, type ConsoleAction } from './timeline.js';
 import { roleOf, type ConsoleRole, type ConsoleTokens } from './tokens.js';
 
 export interface ConsoleOptions {
@@ -85,6 +85,12 @@ export function createConsole(opts: ConsoleOptions): { handle(req: IncomingMessa
       if ([...note].length > MAX_NOTE_CHARS) throw new ConsoleError(400, 'Note too long', `note: at most ${MAX_NOTE_CHARS} characters. Nothing was changed.`);
       return (await w.dismiss(agentId, note ? { note } : {})).kind;
     }
+    if (action === 'raise') {
+      const r = raiseFromForm(form);
+      if (!r.ok) throw new ConsoleError(400, 'Not a budget', `${r.message}. Nothing was changed.`);
+      const out = await w.raiseBudget(agentId, { ...r.raise, by: 'the web console (operator token)' });
+      return !out.applied ? 'refused' : out.resumed ? 'resumed' : 'raised';
+    }
     const payload =
       action === 'resume' ? { note: 'resumed from the web console' } : { reason: `${action === 'pause' ? 'paused' : 'aborted'} from the web console` };
     return (await w.control(agentId, action, payload)).kind;
@@ -140,7 +146,7 @@ export function createConsole(opts: ConsoleOptions): { handle(req: IncomingMessa
       const agentId = decodeURIComponent(m[1]!);
       const action = decodeURIComponent(m[2]!);
       if (!AGENT_ID_RE.test(agentId)) throw new ConsoleError(404, 'No such agent', 'that is not an agent id. Nothing was changed.');
-      if (!isConsoleAction(action)) throw new ConsoleError(404, 'Not found', 'actions are resume, pause, steer, dismiss and abort.');
+      if (!isConsoleAction(action)) throw new ConsoleError(404, 'Not found', 'actions are resume, pause, steer, dismiss, abort and raise.');
       const result = await act(agentId, action, form, req.headers['content-type'], body);
       fleet.invalidate(agentId);
       log.info({ agentId, action, result, role }, 'console action');
