@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { WardenActivities } from '../src/domain/contract/activity-types.js';
 import { makeEvaluate } from './evaluate.js';
 import { makeNotifyWebhook } from './notify.js';
+import { makeJoinIncident } from './incident.js';
 import { makeRunTurn } from './turn.js';
 import { checkResult } from './result.js';
 import { makeProtectedDiff, makeStartCommit, makeVerifyDone } from './verify.js';
@@ -18,6 +19,7 @@ export function createActivities(log: Logger): WardenActivities & MeshActivities
     verifyDone: makeVerifyDone(log),
     startCommit: makeStartCommit(log),
     protectedDiff: makeProtectedDiff(log),
+    joinIncident: makeJoinIncident(log),
     ...makeMeshActivities(log),
   };
 }

@@ -99,6 +99,7 @@ import '../src/domain/mesh/render.js';
 import '../src/domain/mesh/rules.js';
 import '../src/domain/mesh/state.js';
 import '../src/domain/mesh/worker.js';
+import '../src/domain/notify/cause.js';
 import '../src/domain/notify/chat-text.js';
 
 export const domainPreloaded = true;

@@ -10,7 +10,7 @@ import { createActivities } from '../activities/index.js';
 import { BUNDLER_OPTIONS, WORKFLOWS_PATH, prebuiltBundlePath } from './bundle.js';
 import { connectionSettings, type ConnectionSettings } from '../src/config/connection.js';
 import { wardenDataConverter } from '../src/converter/path.js';
-import { workerConfig } from '../src/config/worker.js';
+import { groupWindowFromEnv, workerConfig } from '../src/config/worker.js';
 import { createLogger } from '../src/logger.js';
 
 export { WORKFLOWS_PATH };
@@ -137,7 +137,10 @@ export async function startWorker(
   const settings = connectionSettings(opts);
   // The operator's secrets configuration: refuse to start on a malformed one; log names, never values.
   const secrets = workerConfig();
+  // The incident grouping window (one alert for one cause): refuse to start on a malformed one.
+  const groupWindowMs = groupWindowFromEnv();
   log.info(secrets, 'worker secrets configuration (names and endpoints only)');
+  log.info({ groupWindowMs }, 'notification grouping window (0: off)');
   const connection = await NativeConnection.connect(settings.connectionOptions);
   const worker = await Worker.create({
     connection,

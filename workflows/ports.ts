@@ -11,6 +11,7 @@ import {
   proxyLocalActivities,
   setCurrentDetails,
   upsertSearchAttributes,
+  workflowInfo,
   type CancellationScope,
 } from '@temporalio/workflow';
 import type { WardenActivities } from '../src/domain/contract/activity-types.js';
@@ -18,6 +19,13 @@ import type { AgentPorts } from '../src/domain/agent/context.js';
 import type { AgentSpec } from '../src/domain/contract/schemas.js';
 import * as m from './messages.js';
 import { startNotifyChild } from './notify.js';
+import { notifyWorkflowId } from '../src/domain/notify/notify.js';
+
+/** Joining an incident: git reads and one signal-with-start; retried for about a minute, then the alert goes out alone. */
+const JOIN_INCIDENT_OPTIONS = {
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '15s', maximumAttempts: 6 },
+} as const;
 
 export interface Shell {
   ports: AgentPorts;
@@ -53,6 +61,21 @@ export function createShell(spec: AgentSpec): Shell {
         startNotifyChild(input, notifySeq).catch((err: unknown) =>
           log.error('notification workflow did not start', { agentId: spec.agentId, event: input.event.event, error: String(err) }),
         ),
+      );
+    },
+    joinIncident(req) {
+      notifySeq += 1;
+      const seq = notifySeq;
+      const fallbackWorkflowId = notifyWorkflowId(spec.agentId, workflowInfo().runId, seq);
+      // Held until the activity has joined (or sent the alert alone); if it cannot, the alert goes out alone here.
+      track(
+        activities.joinIncident
+          .executeWithOptions({ ...JOIN_INCIDENT_OPTIONS, summary: `escalation of ${spec.agentId} → its incident` }, [{ ...req, fallbackWorkflowId }])
+          .catch((err: unknown) => {
+            log.warn('joining the incident failed: the alert goes out alone', { agentId: spec.agentId, error: String(err) });
+            return startNotifyChild(req.alert, seq);
+          })
+          .catch((err: unknown) => log.error('notification workflow did not start', { agentId: spec.agentId, event: 'escalation', error: String(err) })),
       );
     },
     signalAgent(workflowId, signal) {

@@ -3,7 +3,7 @@
  * of the workflow are tested in milliseconds with no server. What the ports record is exactly
  * what the workflow shell would turn into Temporal commands.
  */
-import type { AgentContext, AgentPorts, AgentSignal, SearchAttributeUpdate } from '../../src/domain/agent/context.js';
+import type { AgentContext, AgentPorts, AgentSignal, IncidentRequest, SearchAttributeUpdate } from '../../src/domain/agent/context.js';
 import type { PatchId } from '../../src/domain/contract/patches.js';
 import { createCore, type CarriedState } from '../../src/domain/agent/state.js';
 import { AgentSpecSchema, type AgentSpecInput } from '../../src/domain/contract/schemas.js';
@@ -18,6 +18,7 @@ export interface Recorded {
   signals: { workflowId: string; signal: AgentSignal }[];
   cancels: number;
   patches: PatchId[];
+  incidents: IncidentRequest[];
   logs: { level: 'info' | 'warn' | 'error'; message: string; meta?: Record<string, unknown> }[];
 }
 
@@ -33,7 +34,7 @@ export function testAgent(spec: Partial<AgentSpecInput> = {}, opts: { carried?: 
       clock.now += ms;
     },
   };
-  const rec: Recorded = { details: [], upserts: [], notifications: [], signals: [], cancels: 0, patches: [], logs: [] };
+  const rec: Recorded = { details: [], upserts: [], notifications: [], signals: [], cancels: 0, patches: [], incidents: [], logs: [] };
   const ports: AgentPorts = {
     now: () => clock.now,
     log: {
@@ -48,6 +49,7 @@ export function testAgent(spec: Partial<AgentSpecInput> = {}, opts: { carried?: 
       return opts.patches?.[id] ?? true;
     },
     startNotification: (input) => rec.notifications.push(input),
+    joinIncident: (input) => rec.incidents.push(input),
     signalAgent: (workflowId, signal) => rec.signals.push({ workflowId, signal }),
     cancelTurn: () => (rec.cancels += 1),
   };

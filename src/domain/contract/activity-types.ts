@@ -1,6 +1,8 @@
 /** The activity contract between the workflow (deterministic) and activities/ (side effects). */
 import type { AskReason, EvaluationSpend, Tier } from '../judgement/tiered.js';
 import type { ProtectedChange } from '../judgement/heuristic/protected.js';
+import type { CauseEvidence } from '../notify/cause.js';
+import type { NotifyWorkflowInput } from '../notify/notify.js';
 import type { DriverConfig, EvaluatorConfig, Turn, Verdict, WebhookChannel, Whisper, WhisperType } from './schemas.js';
 
 export interface EvaluateInput {
@@ -74,6 +76,37 @@ export interface NotificationEvent {
   /** Every event: one line saying what happened (which budget, how many failures, how long silent). */
   reason: string;
   at: string;
+  /** One alert for one cause: the agents that escalated on the same evidence (workflows/incident.ts). */
+  incident?: IncidentSummary;
+}
+
+/** One agent named in an incident's notification. */
+export interface IncidentAgent {
+  agentId: string;
+  workflowId: string;
+  task: string;
+  step: number;
+  /** Its escalation's number: the one its action links answer. */
+  escalation?: number;
+  verdict?: Verdict;
+  reason: string;
+  at: string;
+}
+
+/** What an incident's notification says: the cause, and the agents it names. */
+export interface IncidentSummary {
+  /** The cause's fingerprint (the incident workflow is `warden-incident-<id>`). */
+  id: string;
+  command: string;
+  error: string;
+  repo: string;
+  branch: string;
+  /** The agents this notification names: every agent of the first, the new ones of a follow-up. */
+  agents: IncidentAgent[];
+  /** Agents in the incident so far, these included. */
+  total: number;
+  /** A follow-up: agents that joined after the first notification went out. */
+  followUp: boolean;
 }
 
 export interface NotifyWebhookInput {
@@ -175,7 +208,21 @@ export interface WardenActivities {
   startCommit(input: VerifyPlace): Promise<BaselineOutput>;
   /** The protected paths' changes, read before an evaluation (no command runs). */
   protectedDiff(input: ProtectedDiffInput): Promise<ProtectedDiffOutput>;
+  /** An escalation with a cause joins its incident (one alert for one cause), or goes out alone. */
+  joinIncident(input: JoinIncidentInput): Promise<JoinIncidentResult>;
 }
+
+/** An escalation's alert with its cause's evidence and where the agent works (the activity resolves the repository). */
+export interface JoinIncidentInput {
+  alert: NotifyWorkflowInput;
+  cause: CauseEvidence;
+  place: VerifyPlace;
+  /** The workflow id the alert is delivered under when it goes out alone (the agent's own notify id). */
+  fallbackWorkflowId: string;
+}
+
+/** Grouped: the incident workflow it joined; alone: the notify workflow it went out with, and why. */
+export type JoinIncidentResult = { grouped: true; workflowId: string; fingerprint: string } | { grouped: false; workflowId: string; reason: string };
 
 /** What `protectedDiff` reads: the protected paths' changes against the start commit. */
 export type ProtectedDiffInput = Pick<VerifyInput, keyof VerifyPlace | 'protect' | 'baseCommit'>;

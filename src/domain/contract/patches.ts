@@ -2,10 +2,15 @@
  * The ids of workflow changes that alter replay (Temporal's `patched()`): the agent core asks them
  * with `ctx.ports.patched(id)`, the mesh workflow with `patched()` directly. The committed
  * histories are this version's baseline; a change made after it adds its id here with one line on
- * what it changed (docs/versioning.md). None yet: the first release starts from the baseline.
+ * what it changed (docs/versioning.md).
  * Types and constants only: no imports.
  */
-export const PATCH_IDS = [] as const satisfies readonly { id: string; doc: string }[];
+export const PATCH_IDS = [
+  {
+    id: 'incident-grouping',
+    doc: 'an escalation whose evidence names a failing command joins its incident (joinIncident activity) instead of starting its own notifyWorkflow',
+  },
+] as const satisfies readonly { id: string; doc: string }[];
 
-/** One id of PATCH_IDS (none yet: `never` until the first is added). */
+/** One id of PATCH_IDS. */
 export type PatchId = (typeof PATCH_IDS)[number]['id'];
