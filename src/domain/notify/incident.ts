@@ -8,7 +8,8 @@
  * A join is the agent's own alert (what it would have sent alone). Joins are deduplicated by
  * agent id and escalation number, so a retried join is counted once. Each channel (a webhook, an
  * IRC channel) hears about the agents that configured it: agents with the same channels share one
- * notification. Pure: no @temporalio imports.
+ * notification. A first notification that would name one agent only is that agent's own alert,
+ * as it would have gone out alone (one window later). Pure: no @temporalio imports.
  */
 import type { IncidentAgent, NotificationEvent } from '../contract/activity-types.js';
 import { truncate } from '../contract/limits.js';
@@ -140,13 +141,17 @@ export function takeNotifications(s: IncidentState, place: IncidentPlace, at: st
   }
   const out: NotifyWorkflowInput[] = [];
   for (const g of groups.values()) {
-    const event = incidentEvent(
-      place,
-      g.who.map((i) => fresh[i]!.event),
-      total,
-      followUp,
-      at,
-    );
+    // A channel that hears of one agent only, in the first notification, gets that agent's own alert.
+    const alone = !followUp && g.who.length === 1;
+    const event = alone
+      ? fresh[g.who[0]!]!.event
+      : incidentEvent(
+          place,
+          g.who.map((i) => fresh[i]!.event),
+          total,
+          followUp,
+          at,
+        );
     out.push({ event, webhooks: g.webhooks, ...(g.irc ? { irc: g.irc } : {}) });
   }
   return out;
