@@ -16,7 +16,8 @@ import type { Logger } from 'pino';
 import { currentDeliveryId } from './notify.js';
 import { ircAlertLines, type PostIrcInput, type PostIrcResult } from '../src/domain/notify/notify.js';
 import { ircLinkLines } from '../src/domain/notify/notify-links.js';
-import { linksForDelivery } from '../src/serve/issue.js';
+import { incidentLinksForDelivery, linksForDelivery } from '../src/serve/issue.js';
+import { incidentIrcLines } from '../src/domain/notify/incident-text.js';
 import { IRC_CHANNEL_RE } from '../src/domain/contract/schemas.js';
 
 /** What the activity needs from the bot's IRC connection. */
@@ -68,8 +69,11 @@ export function makePostIrc(poster: IrcPoster, log: Logger) {
       alog.info('alert already sent on this connection: waiting for the server to confirm it');
     } else {
       // Action links from the bot's environment (WARDEN_LINK_SECRET, WARDEN_LINK_BASE_URL), one per line.
-      const links = linksForDelivery(event, (reason) => alog.warn({ reason }, 'alert posted without action links'));
-      const lines = [...ircAlertLines(event, deliveryId), ...ircLinkLines(event.agentId, links)];
+      const warn = (reason: string) => alog.warn({ reason }, 'alert posted without action links');
+      // An incident names several agents, each with its own links (one alert for one cause).
+      const lines = event.incident
+        ? incidentIrcLines(event, deliveryId, incidentLinksForDelivery(event, warn))
+        : [...ircAlertLines(event, deliveryId), ...ircLinkLines(event.agentId, linksForDelivery(event, warn))];
       for (const line of lines) poster.say(channel, line);
       record = { connection: poster.connection(), lines: lines.length, confirmed: false };
       remember(key, record);

@@ -16,8 +16,9 @@ import type { Logger } from 'pino';
 import { secretFor } from '../src/config/worker.js';
 import type { NotifyWebhookInput } from '../src/domain/contract/activity-types.js';
 import { deliveryIdFor, eventDeliveryId } from '../src/domain/notify/notify.js';
-import { webhookBodyWithLinks } from '../src/domain/notify/notify-links.js';
-import { linksForDelivery } from '../src/serve/issue.js';
+import { webhookBodyWithLinks, type NotificationLinks } from '../src/domain/notify/notify-links.js';
+import { incidentLinksForDelivery, linksForDelivery } from '../src/serve/issue.js';
+import { incidentJsonBody, incidentSlackBody } from '../src/domain/notify/incident-text.js';
 import type { NotificationEvent } from '../src/domain/contract/activity-types.js';
 import { recordNotification } from '../src/telemetry/record.js';
 
@@ -55,6 +56,16 @@ export function networkError(err: unknown): string {
   return code && !msg.includes(code) ? `${code}: ${msg}` : msg;
 }
 
+/** An incident's webhook body for a channel's format (the signature covers exactly these bytes). */
+function incidentWebhookBody(
+  format: 'json' | 'slack' | undefined,
+  event: NotificationEvent,
+  deliveryId: string,
+  links: Map<string, NotificationLinks | null>,
+): string {
+  return format === 'slack' ? JSON.stringify(incidentSlackBody(event, deliveryId, links)) : incidentJsonBody(event, deliveryId, links);
+}
+
 export function signBody(body: string, secret: string): string {
   return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 }
@@ -83,8 +94,11 @@ function makeDeliver(log: Logger) {
     // Both carry the delivery id, which is also sent as Idempotency-Key: receivers deduplicate retries by it.
     // Action links (when the operator set WARDEN_LINK_SECRET and WARDEN_LINK_BASE_URL): issued here,
     // per delivery attempt, never in the workflow (their token ids are random).
-    const links = linksForDelivery(event, (reason) => log.warn({ agentId: event.agentId, reason }, 'notification sent without action links'));
-    const body = webhookBodyWithLinks(channel.format, event, deliveryId, links);
+    const warn = (reason: string) => log.warn({ agentId: event.agentId, reason }, 'notification sent without action links');
+    // An incident names several agents, each with its own links (one alert for one cause).
+    const body = event.incident
+      ? incidentWebhookBody(channel.format, event, deliveryId, incidentLinksForDelivery(event, warn))
+      : webhookBodyWithLinks(channel.format, event, deliveryId, linksForDelivery(event, warn));
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       'user-agent': 'warden',

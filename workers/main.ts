@@ -10,7 +10,7 @@ import { createActivities } from '../activities/index.js';
 import { BUNDLER_OPTIONS, WORKFLOWS_PATH, prebuiltBundlePath } from './bundle.js';
 import { connectionSettings, type ConnectionSettings } from '../src/config/connection.js';
 import { wardenDataConverter } from '../src/converter/path.js';
-import { workerConfig } from '../src/config/worker.js';
+import { groupWindowFromEnv, workerConfig } from '../src/config/worker.js';
 import { createLogger } from '../src/logger.js';
 import { startOtel } from '../src/telemetry/otel.js';
 import { recordAgentEvent } from '../src/telemetry/record.js';
@@ -162,10 +162,13 @@ export async function startWorker(
   const settings = connectionSettings(opts);
   // The operator's secrets configuration: refuse to start on a malformed one; log names, never values.
   const secrets = workerConfig();
+  // The incident grouping window (one alert for one cause): refuse to start on a malformed one.
+  const groupWindowMs = groupWindowFromEnv();
   log.info(secrets, 'worker secrets configuration (names and endpoints only)');
   // OpenTelemetry (OTEL_* environment variables; docs/operating/observability.md): off, and nothing
   // started, without an OTLP endpoint.
   const telemetry = await startOtel('warden-worker', log);
+  log.info({ groupWindowMs }, 'notification grouping window (0: off)');
   const connection = await NativeConnection.connect(settings.connectionOptions);
   await observeAgentsByState(connection, settings.namespace, log);
   const worker = await Worker.create({

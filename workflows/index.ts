@@ -2,3 +2,4 @@
 export { agentWorkflow } from './agent.js';
 export { notifyWorkflow } from './notify.js';
 export { meshWorkflow } from './mesh/workflow.js';
+export { incidentWorkflow } from './incident.js';

@@ -22,6 +22,9 @@
  * A refusal names the variable or the URL, never a value. Pure apart from reading the environment.
  */
 
+import { parseDuration } from '../domain/contract/duration.js';
+import { DEFAULT_GROUP_WINDOW_MS, MAX_GROUP_WINDOW_MS, MIN_GROUP_WINDOW_MS } from '../domain/notify/incident-schemas.js';
+
 export const ENV_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** What every subprocess gets from the worker's environment (when set there). */
@@ -175,4 +178,21 @@ export function subprocessEnv(
   }
   for (const [k, v] of Object.entries(add)) if (v !== undefined) out[k] = v;
   return out;
+}
+
+/**
+ * WARDEN_NOTIFY_GROUP_WINDOW: how long an incident (one alert for one cause) waits for more agents
+ * escalating on the same cause before its one notification goes out: a duration (`60s`, `2m`,
+ * `500ms`) or milliseconds. Default 60 s; `0` turns grouping off (every agent notifies alone).
+ */
+export function groupWindowFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  const v = env.WARDEN_NOTIFY_GROUP_WINDOW?.trim();
+  if (v === undefined || v === '') return DEFAULT_GROUP_WINDOW_MS;
+  const ms = /^\d+$/.test(v) ? Number(v) : /^\d+(ms|s|m|h)$/.test(v) ? parseDuration(v) : NaN;
+  if (ms === 0) return 0;
+  if (!Number.isSafeInteger(ms) || ms < MIN_GROUP_WINDOW_MS || ms > MAX_GROUP_WINDOW_MS)
+    throw new WorkerConfigError(
+      `WARDEN_NOTIFY_GROUP_WINDOW must be 0 (off) or a duration from ${MIN_GROUP_WINDOW_MS}ms to 1h (like 60s or 2m), got ${JSON.stringify(v)}`,
+    );
+  return ms;
 }

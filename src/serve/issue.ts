@@ -83,3 +83,19 @@ export function linksForDelivery(
     return null;
   }
 }
+
+/**
+ * The links of an incident's notification (one alert for one cause): each named agent's own, bound
+ * to its own escalation, as if it had been notified alone. Empty when the event names no incident.
+ */
+export function incidentLinksForDelivery(
+  event: Pick<NotificationEvent, 'incident'>,
+  warn: (reason: string) => void,
+  env = process.env,
+): Map<string, NotificationLinks | null> {
+  const out = new Map<string, NotificationLinks | null>();
+  for (const a of event.incident?.agents ?? []) {
+    out.set(a.agentId, linksForDelivery({ event: 'escalation', agentId: a.agentId, escalation: a.escalation, verdict: a.verdict }, warn, env));
+  }
+  return out;
+}

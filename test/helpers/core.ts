@@ -3,7 +3,7 @@
  * of the workflow are tested in milliseconds with no server. What the ports record is exactly
  * what the workflow shell would turn into Temporal commands.
  */
-import type { AgentContext, AgentPorts, AgentSignal, SearchAttributeUpdate } from '../../src/domain/agent/context.js';
+import type { AgentContext, AgentPorts, AgentSignal, IncidentRequest, SearchAttributeUpdate } from '../../src/domain/agent/context.js';
 import type { PatchId } from '../../src/domain/contract/patches.js';
 import { createCore, type CarriedState } from '../../src/domain/agent/state.js';
 import { AgentSpecSchema, type AgentSpecInput } from '../../src/domain/contract/schemas.js';
@@ -19,6 +19,7 @@ export interface Recorded {
   signals: { workflowId: string; signal: AgentSignal }[];
   cancels: number;
   patches: PatchId[];
+  incidents: IncidentRequest[];
   logs: { level: 'info' | 'warn' | 'error'; message: string; meta?: Record<string, unknown> }[];
   telemetry: TelemetryEvent[];
 }
@@ -35,7 +36,7 @@ export function testAgent(spec: Partial<AgentSpecInput> = {}, opts: { carried?: 
       clock.now += ms;
     },
   };
-  const rec: Recorded = { details: [], upserts: [], notifications: [], signals: [], cancels: 0, patches: [], logs: [], telemetry: [] };
+  const rec: Recorded = { details: [], upserts: [], notifications: [], signals: [], cancels: 0, patches: [], incidents: [], logs: [], telemetry: [] };
   const ports: AgentPorts = {
     now: () => clock.now,
     log: {
@@ -50,6 +51,7 @@ export function testAgent(spec: Partial<AgentSpecInput> = {}, opts: { carried?: 
       return opts.patches?.[id] ?? true;
     },
     startNotification: (input) => rec.notifications.push(input),
+    joinIncident: (input) => rec.incidents.push(input),
     signalAgent: (workflowId, signal) => rec.signals.push({ workflowId, signal }),
     cancelTurn: () => (rec.cancels += 1),
     telemetry: (event) => rec.telemetry.push(event),

@@ -130,7 +130,8 @@ describe('a driven agent with lastResort compact', () => {
     expect(a.core.s.state).toBe('awaiting-input');
     expect(a.core.s.ladder).toMatchObject({ step: 3, escalations: 1, compactions: 1 });
     expect(a.core.s.pendingWhispers.at(-1)).toMatchObject({ type: 'ESCALATION', text: expect.stringMatching(/after 2 warnings and a fresh context/) });
-    expect(a.rec.notifications).toHaveLength(1);
+    // One alert: its evidence names a failing command, so it joins the incident of its cause.
+    expect(a.rec.notifications.length + a.rec.incidents.length).toBe(1);
 
     const b = compactedDriven();
     driveTurn(b);

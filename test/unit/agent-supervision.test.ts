@@ -90,10 +90,12 @@ describe('the ladder fed verdict sequences', () => {
     expect(a.core.s.evaluations).toMatchObject({ total: 5, flagged: 3, skipped: 2 });
     expect(a.core.s).toMatchObject({ state: 'awaiting-input', awaitingCause: 'escalation', ladder: { step: 3, escalations: 1 } });
     expect(a.core.s.pauseReason).toBe('escalated: SPIRALING — You keep running the same failing build');
-    // One notification workflow per alert carries every channel; the agent does not wait for it.
-    expect(a.rec.notifications).toHaveLength(1);
-    expect(a.rec.notifications[0]!.webhooks.map((w) => w.url)).toEqual(['http://127.0.0.1:9/hook', 'https://hooks.example.com/x?token=secret']);
-    expect(a.rec.notifications[0]!.event).toMatchObject({
+    // One alert carries every channel; the agent does not wait for it. Its evidence names a failing
+    // command, so it joins the incident of its cause (one alert for one cause).
+    expect(a.rec.notifications).toHaveLength(0);
+    expect(a.rec.incidents).toHaveLength(1);
+    expect(a.rec.incidents[0]!.alert.webhooks.map((w) => w.url)).toEqual(['http://127.0.0.1:9/hook', 'https://hooks.example.com/x?token=secret']);
+    expect(a.rec.incidents[0]!.alert.event).toMatchObject({
       event: 'escalation',
       agentId: 'a1',
       workflowId: 'agent-a1',

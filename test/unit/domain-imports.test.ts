@@ -38,10 +38,11 @@ it('the mesh shell is thin: each file in workflows/mesh/ under 150 lines', () =>
 
 /**
  * Inside src/domain/, arrows point down: contract (schemas, types, limits) is the floor; judgement
- * and notify build on it; the agent and mesh cores on those. No folder imports one above it or
+ * builds on it, notify (alert texts, causes, incidents) on judgement, and the agent and mesh cores
+ * on those. No folder imports one above it or
  * beside it (`import type` included: a type that two layers need lives in the lower one).
  */
-const LAYER: Record<string, number> = { contract: 0, glob: 0, judgement: 1, notify: 1, agent: 2, mesh: 2 };
+const LAYER: Record<string, number> = { contract: 0, glob: 0, judgement: 1, notify: 2, agent: 3, mesh: 3 };
 const folderOf = (file: string) =>
   relative(join(ROOT, 'src/domain'), file)
     .split('/')[0]!

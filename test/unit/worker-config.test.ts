@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { endpointAllowed, parseEndpointPattern, secretFor, subprocessEnv, workerConfig, WorkerConfigError } from '../../src/config/worker.js';
+import {
+  endpointAllowed,
+  groupWindowFromEnv,
+  parseEndpointPattern,
+  secretFor,
+  subprocessEnv,
+  workerConfig,
+  WorkerConfigError,
+} from '../../src/config/worker.js';
 
 const env = (over: Record<string, string>) => ({
   PATH: '/usr/bin',
@@ -97,5 +105,23 @@ describe('subprocessEnv', () => {
       WARDEN_AGENT_ID: 'a',
     });
     expect(subprocessEnv({}, { passThrough: ['HTTPS_PROXY'] }, e)).toMatchObject({ HTTPS_PROXY: 'http://proxy:3128' });
+  });
+});
+
+describe('WARDEN_NOTIFY_GROUP_WINDOW (one alert for one cause)', () => {
+  it('defaults to 60 s; takes a duration or milliseconds; 0 turns grouping off', () => {
+    expect(groupWindowFromEnv({})).toBe(60_000);
+    expect(groupWindowFromEnv({ WARDEN_NOTIFY_GROUP_WINDOW: '' })).toBe(60_000);
+    expect(groupWindowFromEnv({ WARDEN_NOTIFY_GROUP_WINDOW: '2m' })).toBe(120_000);
+    expect(groupWindowFromEnv({ WARDEN_NOTIFY_GROUP_WINDOW: '500ms' })).toBe(500);
+    expect(groupWindowFromEnv({ WARDEN_NOTIFY_GROUP_WINDOW: '1500' })).toBe(1_500);
+    expect(groupWindowFromEnv({ WARDEN_NOTIFY_GROUP_WINDOW: '0' })).toBe(0);
+  });
+
+  it('refuses a malformed or out-of-range window, naming the variable', () => {
+    for (const v of ['soon', '-5s', '10ms', '2h', '1.5s']) {
+      expect(() => groupWindowFromEnv({ WARDEN_NOTIFY_GROUP_WINDOW: v })).toThrow(WorkerConfigError);
+      expect(() => groupWindowFromEnv({ WARDEN_NOTIFY_GROUP_WINDOW: v })).toThrow(/WARDEN_NOTIFY_GROUP_WINDOW/);
+    }
   });
 });

@@ -55,7 +55,9 @@ Tuning, by environment (docs/operating/capacity.md, "Worker tuning", says why ea
   WARDEN_WORKFLOW_STACK_TRACES  1: keep the SDK's stack traces in workflow code (the Web UI's
                                 Stack Trace tab; off by default: it costs worker CPU per turn)
   WARDEN_LOG_LEVEL              level of the JSON log lines on stderr: info (default) logs every
-                                flagged verdict, debug also every OK one`,
+                                flagged verdict, debug also every OK one
+  WARDEN_NOTIFY_GROUP_WINDOW    how long agents escalating on one cause are gathered into one
+                                notification (docs/using/notifications.md), default 60s; 0: off`,
     )
     .action(
       lazy(

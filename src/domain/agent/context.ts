@@ -4,6 +4,10 @@
  * Every port is fire-and-forget: the core never awaits, so every rule stays a plain function.
  */
 import type { NotifyWorkflowInput } from '../notify/notify.js';
+import type { JoinIncidentInput } from '../notify/incident-activity.js';
+
+/** What the core asks for when an escalation joins an incident (the shell adds the fallback notify id). */
+export type IncidentRequest = Omit<JoinIncidentInput, 'fallbackWorkflowId'>;
 import type { SearchAttributeKey } from '../contract/search-attributes.js';
 import type { AgentCore } from './state.js';
 import type { PatchId } from '../contract/patches.js';
@@ -36,6 +40,11 @@ export interface AgentPorts {
   patched(id: PatchId): boolean;
   /** Start the delivery of one alert (a notifyWorkflow child the agent does not wait for). */
   startNotification(input: NotifyWorkflowInput): void;
+  /**
+   * An escalation with a cause joins the incident of its cause (one alert for one cause), through
+   * an activity the agent does not wait for; if that fails, the alert goes out alone.
+   */
+  joinIncident(input: IncidentRequest): void;
   /** Signal another agent's workflow (delegation); the workflow does not end before it is sent. */
   signalAgent(workflowId: string, signal: AgentSignal): void;
   /** Cancel the running driven turn, if any (its process gets its grace period). */

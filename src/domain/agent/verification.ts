@@ -36,23 +36,16 @@ import { lastResortOf, startCompaction } from './compaction.js';
 import { setResult } from './slices/delegation.js';
 import { recordVerdict, setLadder } from './slices/judgement.js';
 import { recordVerification, setBaseline, setDoneClaim } from './verification-state.js';
+import { workPlace } from './notify.js';
 
 /** The spec asks warden to check done-claims. */
 export const checksDone = (spec: AgentSpec): boolean => spec.verify !== undefined || spec.protect.length > 0;
-
-/** Where the checks run, as the activity needs it. */
-const place = (spec: AgentSpec) => ({
-  agentId: spec.agentId,
-  driven: spec.driver !== undefined,
-  ...(spec.verify?.cwd ? { cwd: spec.verify.cwd } : {}),
-  ...(spec.driven.workDir ? { workDir: spec.driven.workDir } : {}),
-});
 
 /** The start commit must be read (once, before anything else): protected paths are diffed against it. */
 export const baselineDue = (core: AgentCore): boolean => core.spec.protect.length > 0 && core.s.baseline === null;
 
 export function baselineInput(core: AgentCore) {
-  return place(core.spec);
+  return workPlace(core.spec);
 }
 
 export function baselineRead(ctx: AgentContext, out: BaselineOutput | { error: string }): void {
@@ -67,7 +60,7 @@ export function baselineRead(ctx: AgentContext, out: BaselineOutput | { error: s
 export function protectedEvidenceInput(core: AgentCore): ProtectedDiffInput | null {
   const { spec, s } = core;
   if (spec.protect.length === 0 || !s.baseline?.commit) return null;
-  return { ...place(spec), protect: [...spec.protect], baseCommit: s.baseline.commit };
+  return { ...workPlace(spec), protect: [...spec.protect], baseCommit: s.baseline.commit };
 }
 
 /** The check must stop: the agent is stopping or has ended (a pause lets it finish). */
@@ -111,7 +104,7 @@ export function startVerification(ctx: AgentContext): { input: VerifyInput; summ
   core.run.verifying = true;
   const timeoutMs = spec.verify?.timeoutMs ?? 60_000;
   return {
-    input: { ...place(spec), command: spec.verify?.command ?? null, timeoutMs, protect: [...spec.protect], baseCommit: s.baseline?.commit ?? null },
+    input: { ...workPlace(spec), command: spec.verify?.command ?? null, timeoutMs, protect: [...spec.protect], baseCommit: s.baseline?.commit ?? null },
     summary: `verify ${spec.agentId}'s done-claim${spec.verify ? `: ${spec.verify.command.slice(0, 80)}` : ' (protected paths)'}`,
     // Room for the kill grace and the git reads after the command's own timeout.
     startToCloseTimeoutMs: timeoutMs + 60_000,

@@ -86,6 +86,37 @@ export interface NotificationEvent {
   /** Every event: one line saying what happened (which budget, how many failures, how long silent). */
   reason: string;
   at: string;
+  /** One alert for one cause: the agents that escalated on the same evidence (workflows/incident.ts). */
+  incident?: IncidentSummary;
+}
+
+/** One agent named in an incident's notification. */
+export interface IncidentAgent {
+  agentId: string;
+  workflowId: string;
+  task: string;
+  step: number;
+  /** Its escalation's number: the one its action links answer. */
+  escalation?: number;
+  verdict?: Verdict;
+  reason: string;
+  at: string;
+}
+
+/** What an incident's notification says: the cause, and the agents it names. */
+export interface IncidentSummary {
+  /** The cause's fingerprint (the incident workflow is `warden-incident-<id>`). */
+  id: string;
+  command: string;
+  error: string;
+  repo: string;
+  branch: string;
+  /** The agents this notification names: every agent of the first, the new ones of a follow-up. */
+  agents: IncidentAgent[];
+  /** Agents in the incident so far, these included. */
+  total: number;
+  /** A follow-up: agents that joined after the first notification went out. */
+  followUp: boolean;
 }
 
 export interface NotifyWebhookInput {

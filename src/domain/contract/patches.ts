@@ -8,6 +8,10 @@
 export const PATCH_IDS = [
   { id: 'budget-warnings', doc: "a budget's warning threshold (budgets.warnAt) queues a BUDGET whisper and starts one budget-warning alert, once per budget" },
   { id: 'budget-pause', doc: 'reaching a budget pauses the agent until a human raises it (was: a stop that ends it done)' },
+  {
+    id: 'incident-grouping',
+    doc: 'an escalation whose evidence names a failing command joins its incident (joinIncident activity) instead of starting its own notifyWorkflow',
+  },
 ] as const satisfies readonly { id: string; doc: string }[];
 
 /** One id of PATCH_IDS. */

@@ -10,6 +10,7 @@ import { chatText, markdownNeutralise, oneLine, slackEscape } from './chat-text.
 import { meshHint, meshReason, meshRunOf, meshSlackBody } from './mesh-text.js';
 import { IrcNotifySchema, VerdictSchema, WebhookChannelSchema, type IrcNotify, type WebhookChannel } from '../contract/schemas.js';
 import { shared } from '../contract/shared.js';
+import { IncidentSummarySchema } from './incident-schemas.js';
 
 /** The task queue served only by the `warden irc` bot: one poller family, so one post per alert. */
 export const IRC_TASK_QUEUE = 'warden-irc';
@@ -30,6 +31,8 @@ export const NotificationEventSchema = shared('notify/notify:NotificationEventSc
       escalation: z.number().int().positive().optional(),
       reason: z.string(),
       at: z.string(),
+      /** One alert for one cause: the agents that escalated on the same evidence. */
+      incident: IncidentSummarySchema.optional(),
     })
     .strict(),
 );
