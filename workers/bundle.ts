@@ -8,7 +8,7 @@
  * workflows run is preloaded: `preloadModules` are evaluated once per worker thread and shared by
  * every workflow of it:
  * - zod itself (workers/zod-preload: it also runs zod's lazy one-time initialisation before the
- *   freeze), src/domain/contract/shared (whose closure keeps warden's schemas built once per thread);
+ *   freeze);
  * - last, the workflow entry itself (workflows/index: the workflow shells, their messages, warden's
  *   domain code and the modules that validate with a zod schema). Nothing in it holds per-workflow state at module
  *   level: every workflow's state lives in what its workflow function builds when it runs
@@ -48,13 +48,13 @@ export function keepsStackTraces(env: NodeJS.ProcessEnv = process.env): boolean 
 }
 
 /** zod and the schema cache: preloaded before any module that builds a schema (also the bare side of bench/agent-memory with --preload-zod). */
-export const ZOD_PRELOADS: string[] = [here(`./zod-preload${ext}`), here(`../src/domain/contract/shared${ext}`)];
+export const ZOD_PRELOADS: string[] = [here(`./zod-preload${ext}`)];
 
 /**
- * Shared by every workflow of a worker thread, in load order (workers/stack-preload, zod-preload and
- * src/domain/contract/shared say why that is safe; the workflow entry last, see above). A separate
- * preload of the pure domain code no longer pays since the entry itself is preloaded: measured with
- * bench/agent-memory, 77 KiB per cached agent at 400 agents with it and without it.
+ * Shared by every workflow of a worker thread, in load order (workers/stack-preload and zod-preload
+ * say why that is safe; the workflow entry last, see above). A separate preload of the pure domain
+ * code, and a per-thread cache of the schemas, no longer pay since the entry itself is preloaded:
+ * measured with bench/agent-memory, 77 KiB per cached agent at 400 agents with them and without.
  */
 export function preloadModules(env: NodeJS.ProcessEnv = process.env): string[] {
   const shared = [...ZOD_PRELOADS, WORKFLOWS_PATH];

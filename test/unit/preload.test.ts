@@ -1,7 +1,6 @@
 /**
  * The preloaded code (workers/bundle.ts): the worker loads it once per thread and shares it with
- * every cached workflow. First zod (workers/zod-preload) and the schema cache
- * (src/domain/contract/shared); then the workflow entry (workflows/index) with everything it loads:
+ * every cached workflow. First zod (workers/zod-preload); then the workflow entry (workflows/index) with everything it loads:
  * the workflow shells, warden's domain code and the modules that validate with a zod schema.
  * Sharing is correct only while they hold no module-level mutable state and nothing writes to what
  * they export (the SDK deep-freezes it). The entry's schemas stay out of the freeze's reach because
@@ -14,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 import { expect, it } from 'vitest';
 
 const ROOT = join(import.meta.dirname, '../..');
-const SHARED_ROOT = join(ROOT, 'src/domain/contract/shared.ts');
+const SHARED_ROOT = join(ROOT, 'workers/zod-preload.ts');
 const rel = (f: string) => relative(ROOT, f);
 const source = (f: string) => readFileSync(f, 'utf8');
 const files = (dir: string): string[] =>
@@ -55,19 +54,19 @@ function closure(roots: string[]): Set<string> {
 
 const SHARED = [...closure([SHARED_ROOT])];
 const SHARED_FILES = SHARED.filter((f) => f.startsWith('/'));
-/** The workflow entry and the modules only it loads (preloaded after zod and the schema cache). */
+/** The workflow entry and the modules only it loads (preloaded after zod). */
 const WORKFLOW_ENTRY = join(ROOT, 'workflows/index.ts');
 const WORKFLOW_FILES = [...closure([WORKFLOW_ENTRY])].filter((f) => f.startsWith('/') && !SHARED_FILES.includes(f));
 /** Every file of warden's that a worker thread shares between workflows. */
 const PRELOADED_FILES = [...SHARED_FILES, ...WORKFLOW_FILES];
 
-it('the schema cache imports no package: not @temporalio (per-workflow API), not zod (a schema would be frozen)', () => {
-  expect(SHARED_FILES.map(rel)).toEqual(['src/domain/contract/shared.ts']);
-  expect(SHARED.filter((f) => !f.startsWith('/'))).toEqual([]);
+it("the separately preloaded module is zod's preload, which loads zod and nothing of warden's", () => {
+  expect(SHARED_FILES.map(rel)).toEqual(['workers/zod-preload.ts']);
+  expect(SHARED.filter((f) => !f.startsWith('/'))).toEqual(['zod']);
 });
 
 /** Module-level Maps/Sets/WeakMaps that are written, allowed because sharing them is harmless (the file says why). */
-const SANCTIONED_CACHES = ['src/domain/contract/shared.ts:built', 'src/domain/contract/window-budget.ts:turnBytesCache'];
+const SANCTIONED_CACHES = ['src/domain/contract/window-budget.ts:turnBytesCache'];
 
 it("no module-level mutable state in the preloaded modules, the workflow entry's included (it would be shared by every workflow of a thread)", () => {
   expect(WORKFLOW_FILES.map(rel)).toEqual(
@@ -141,11 +140,11 @@ it('the prebuilt bundle preloads the workflow entry as one module whose exports 
   const bundlePath = join(ROOT, 'dist/workflow-bundle.js');
   expect(existsSync(bundlePath), 'dist/workflow-bundle.js is missing: run `npm run build`').toBe(true);
   const code = source(bundlePath);
-  // The preload function requires the entry last, after zod and the schema cache.
+  // The preload function requires the entry last, after zod.
   const preload = /exports\.preloadModules = function preloadModules\(\) \{([\s\S]*?)\n\}/.exec(code)?.[1] ?? '';
   const required = [...preload.matchAll(/__webpack_require__\([^)]*"([^"]+)"\)/g)].map((m) => m[1]);
   expect(required.at(-1)).toBe('./dist/workflows/index.js');
-  expect(required).toContain('./dist/src/domain/contract/shared.js');
+  expect(required).toContain('./dist/workers/zod-preload.js');
   // Every module only the entry loads is inlined into it (a `;// path` section of the entry's
   // concatenated module), never a webpack module of its own whose exports the SDK would freeze.
   const own = new Set([...code.matchAll(/^\/\*\*\*\/ "([^"]+)"/gm)].map((m) => m[1]));

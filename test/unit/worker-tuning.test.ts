@@ -66,12 +66,11 @@ describe('workflow bundle selection', () => {
     expect(prebuiltBundlePath({})).toBeNull();
   });
 
-  test('the stack-trace switch, zod, the shared-schema cache and then the workflow entry are preloaded (shared across workflows)', () => {
-    expect(PRELOAD_MODULES).toHaveLength(4);
+  test('the stack-trace switch, zod and then the workflow entry are preloaded (shared across workflows)', () => {
+    expect(PRELOAD_MODULES).toHaveLength(3);
     expect(PRELOAD_MODULES[0]).toMatch(/stack-preload\.(ts|js)$/);
     expect(PRELOAD_MODULES[1]).toMatch(/zod-preload\.(ts|js)$/);
-    expect(PRELOAD_MODULES[2]).toMatch(/domain[/\\]contract[/\\]shared\.(ts|js)$/);
-    expect(PRELOAD_MODULES[3]).toBe(WORKFLOWS_PATH);
+    expect(PRELOAD_MODULES[2]).toBe(WORKFLOWS_PATH);
   });
 
   test('WARDEN_WORKFLOW_STACK_TRACES=1 keeps the SDK stack traces: no stack preload, and never the prebuilt bundle (it has them off)', () => {
@@ -80,7 +79,7 @@ describe('workflow bundle selection', () => {
     expect(keepsStackTraces({ WARDEN_WORKFLOW_STACK_TRACES: '1' })).toBe(true);
     expect(keepsStackTraces({ WARDEN_WORKFLOW_STACK_TRACES: 'true' })).toBe(true);
     const kept = preloadModules({ WARDEN_WORKFLOW_STACK_TRACES: '1' });
-    expect(kept).toHaveLength(3);
+    expect(kept).toHaveLength(2);
     expect(kept.some((m) => /stack-preload/.test(m))).toBe(false);
     expect(prebuiltBundlePath({ WARDEN_WORKFLOW_STACK_TRACES: '1' })).toBeNull();
     // An explicit bundle path still wins.

@@ -7,7 +7,6 @@
  */
 import { z } from 'zod';
 import { PATTERNS, TurnSchema, type Turn, type Verdict } from '../contract/schemas.js';
-import { shared } from '../contract/shared.js';
 import { GROUP_BY, type GroupBy } from './group-by.js';
 
 export const CASE_LABELS = ['OK', ...PATTERNS] as const;
@@ -15,29 +14,25 @@ export type CaseLabel = (typeof CASE_LABELS)[number];
 /** What an evaluation predicted: a label, or SKIPPED (no verdict: timeout, crash, unparseable answer). */
 export type Prediction = CaseLabel | 'SKIPPED';
 
-// Built once per worker thread (shared()): this module is in the workflow bundle (cases.ts), and a
-// schema at module scope would be built again by every cached agent.
-export const CaseSchema = shared('judgement/scoring:CaseSchema', () =>
-  z
-    .object({
-      task: z.string().min(1, 'task must not be empty'),
-      turns: z.array(TurnSchema),
-      label: z.enum(CASE_LABELS),
-      id: z.string().min(1).max(200).optional(),
-      source: z.string().max(2_000).optional(),
-      split: z.string().min(1).max(50).optional(),
-      reason: z.enum(['interval', 'idle']).optional(),
-      evidenceFrom: z.number().int().nonnegative().optional(),
-      firstTurnNumber: z.number().int().positive().optional(),
-      notes: z.string().max(4_000).optional(),
-      /** Where a case comes from someone else's data: that data's licence, and the annotation its label rests on. */
-      license: z.string().min(1).max(200).optional(),
-      annotation: z.string().max(4_000).optional(),
-      /** Who gave the label: a human's decision (`warden cases export`), or an evaluator. */
-      decidedBy: z.enum(['human', 'evaluator']).optional(),
-    })
-    .strict(),
-);
+export const CaseSchema = z
+  .object({
+    task: z.string().min(1, 'task must not be empty'),
+    turns: z.array(TurnSchema),
+    label: z.enum(CASE_LABELS),
+    id: z.string().min(1).max(200).optional(),
+    source: z.string().max(2_000).optional(),
+    split: z.string().min(1).max(50).optional(),
+    reason: z.enum(['interval', 'idle']).optional(),
+    evidenceFrom: z.number().int().nonnegative().optional(),
+    firstTurnNumber: z.number().int().positive().optional(),
+    notes: z.string().max(4_000).optional(),
+    /** Where a case comes from someone else's data: that data's licence, and the annotation its label rests on. */
+    license: z.string().min(1).max(200).optional(),
+    annotation: z.string().max(4_000).optional(),
+    /** Who gave the label: a human's decision (`warden cases export`), or an evaluator. */
+    decidedBy: z.enum(['human', 'evaluator']).optional(),
+  })
+  .strict();
 export type LabelledCase = z.output<typeof CaseSchema> & { line: number; turns: Turn[] };
 
 export class CaseFileError extends Error {

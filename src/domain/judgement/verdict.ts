@@ -21,18 +21,15 @@ import { z } from 'zod';
 import { PATTERNS, VERDICT_KINDS, type Verdict } from '../contract/schemas.js';
 import { truncate, MAX_WHISPER_TEXT } from '../contract/limits.js';
 import { turnIndex, type EvidenceFrame } from './evidence.js';
-import { shared } from '../contract/shared.js';
 
-export const AnswerSchema = shared('judgement/verdict:AnswerSchema', () =>
-  z
-    .object({
-      verdict: z.enum(VERDICT_KINDS),
-      pattern: z.enum(PATTERNS).nullable().optional(),
-      message: z.string().max(20_000).optional(),
-      evidence: z.array(z.number().int().positive()).max(50).optional(),
-    })
-    .strict(),
-);
+export const AnswerSchema = z
+  .object({
+    verdict: z.enum(VERDICT_KINDS),
+    pattern: z.enum(PATTERNS).nullable().optional(),
+    message: z.string().max(20_000).optional(),
+    evidence: z.array(z.number().int().positive()).max(50).optional(),
+  })
+  .strict();
 
 export type ParsedAnswer = { ok: true; verdict: Verdict } | { ok: false; error: string };
 

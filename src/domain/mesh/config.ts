@@ -4,7 +4,6 @@
  */
 import { z } from 'zod';
 import { DriverConfigSchema, DurationSchema, EvaluatorConfigSchema, NotifyConfigSchema, SupervisorConfigSchema } from '../contract/schemas.js';
-import { shared } from '../contract/shared.js';
 import type { MeshLoop } from './next-step.js';
 import type { MeshStatus } from './state.js';
 
@@ -15,47 +14,45 @@ export const AGENT_TYPES = ['worker', 'explorer', 'orchestrator'] as const;
 export const TASK_MODES = ['analysis-only', 'patch-first', 'direct-edit'] as const;
 export type TaskMode = (typeof TASK_MODES)[number];
 
-export const MeshTaskSchema = shared('mesh/config:MeshTaskSchema', () =>
-  z
-    .object({
-      /** The task as the user wrote it (one line: a verb and a concrete object). */
-      title: z.string().min(1, 'title must not be empty').max(2_000),
-      /** Stable id used in paths: `<slug>--a<attempt>`. Derived from the index and title when absent. */
-      slug: z
-        .string()
-        .regex(/^[a-z0-9][a-z0-9-]{0,39}$/, 'slug: lower-case letters, digits and "-", at most 40')
-        .optional(),
-      agent: z.enum(AGENT_TYPES).default('worker'),
-      skills: z.array(z.string()).default([]),
-      mode: z.enum(TASK_MODES).optional(),
-      /** Path globs the patch may touch; empty or absent: unconstrained. */
-      scope: z.array(z.string().min(1)).default([]),
-      doneWhen: z.string().max(2_000).optional(),
-      /**
-       * Gate V for this task: `true` asks for the mesh's validation command on the integrated
-       * result; a command (or `{command, timeoutMs}`) is the task's own check, run by warden in the
-       * attempt's worktree before its patch is integrated.
-       */
-      verify: z
-        .union(
-          [
-            z.boolean(),
-            z.string().trim().min(1, 'verify: the command must not be empty').max(2_000, 'verify: the command is longer than 2,000 characters'),
-            z
-              .object({
-                command: z.string().trim().min(1, 'verify.command must not be empty').max(2_000, 'verify.command is longer than 2,000 characters'),
-                timeoutMs: DurationSchema.pipe(
-                  z.number().int().min(1_000, 'verify.timeoutMs: at least 1s').max(3_600_000, 'verify.timeoutMs: at most 1h'),
-                ).optional(),
-              })
-              .strict(),
-          ],
-          { error: (iss) => (iss.code === 'invalid_union' ? 'verify: yes/no (true/false), a command, or {command, timeoutMs}' : undefined) },
-        )
-        .default(false),
-    })
-    .strict(),
-);
+export const MeshTaskSchema = z
+  .object({
+    /** The task as the user wrote it (one line: a verb and a concrete object). */
+    title: z.string().min(1, 'title must not be empty').max(2_000),
+    /** Stable id used in paths: `<slug>--a<attempt>`. Derived from the index and title when absent. */
+    slug: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9-]{0,39}$/, 'slug: lower-case letters, digits and "-", at most 40')
+      .optional(),
+    agent: z.enum(AGENT_TYPES).default('worker'),
+    skills: z.array(z.string()).default([]),
+    mode: z.enum(TASK_MODES).optional(),
+    /** Path globs the patch may touch; empty or absent: unconstrained. */
+    scope: z.array(z.string().min(1)).default([]),
+    doneWhen: z.string().max(2_000).optional(),
+    /**
+     * Gate V for this task: `true` asks for the mesh's validation command on the integrated
+     * result; a command (or `{command, timeoutMs}`) is the task's own check, run by warden in the
+     * attempt's worktree before its patch is integrated.
+     */
+    verify: z
+      .union(
+        [
+          z.boolean(),
+          z.string().trim().min(1, 'verify: the command must not be empty').max(2_000, 'verify: the command is longer than 2,000 characters'),
+          z
+            .object({
+              command: z.string().trim().min(1, 'verify.command must not be empty').max(2_000, 'verify.command is longer than 2,000 characters'),
+              timeoutMs: DurationSchema.pipe(
+                z.number().int().min(1_000, 'verify.timeoutMs: at least 1s').max(3_600_000, 'verify.timeoutMs: at most 1h'),
+              ).optional(),
+            })
+            .strict(),
+        ],
+        { error: (iss) => (iss.code === 'invalid_union' ? 'verify: yes/no (true/false), a command, or {command, timeoutMs}' : undefined) },
+      )
+      .default(false),
+  })
+  .strict();
 export type MeshTaskInput = z.input<typeof MeshTaskSchema>;
 
 /** A parsed task, with its defaults resolved (explorers default to analysis-only, the rest to patch-first). */
@@ -89,76 +86,72 @@ export function taskVerify(v: z.output<typeof MeshTaskSchema>['verify']): { veri
   return { verify: false, check: { command: v.command, timeoutMs: v.timeoutMs ?? TASK_CHECK_TIMEOUT_MS } };
 }
 
-const tick = shared('mesh/config:tick', () => z.union([z.literal('off'), DurationSchema.pipe(z.number().int().min(1_000, 'tickInterval: at least 1s'))]));
+const tick = z.union([z.literal('off'), DurationSchema.pipe(z.number().int().min(1_000, 'tickInterval: at least 1s'))]);
 
 /** The mesh's tunable thresholds, with their defaults. */
-export const TunablesSchema = shared('mesh/config:TunablesSchema', () =>
-  z
-    .object({
-      cap: z.number().int().min(1).max(64).default(4),
-      conflictBudget: z.number().int().min(0).max(100).default(3),
-      tickInterval: tick.default(60_000),
-      checkpointInterval: DurationSchema.default(120_000),
-      timeBudget: DurationSchema.pipe(z.number().int().positive()).optional(),
-      ackSla: DurationSchema.default(30_000),
-      patchDraftTimeout: DurationSchema.default(300_000),
-      firstEditTarget: DurationSchema.default(600_000),
-      continueWaiting: z.boolean().default(false),
-      hedgeBudget: z.number().int().min(1).max(8).default(1),
-      stallThreshold: z.number().int().min(2).max(100).default(2),
-      missingArtifactStrikes: z.number().int().min(0).max(10).default(1),
-      /** Failed task checks (a task's `verify` command) before the task fails with gate V. */
-      checkAttempts: z.number().int().min(1).max(20).default(3),
-    })
-    .strict(),
-);
+export const TunablesSchema = z
+  .object({
+    cap: z.number().int().min(1).max(64).default(4),
+    conflictBudget: z.number().int().min(0).max(100).default(3),
+    tickInterval: tick.default(60_000),
+    checkpointInterval: DurationSchema.default(120_000),
+    timeBudget: DurationSchema.pipe(z.number().int().positive()).optional(),
+    ackSla: DurationSchema.default(30_000),
+    patchDraftTimeout: DurationSchema.default(300_000),
+    firstEditTarget: DurationSchema.default(600_000),
+    continueWaiting: z.boolean().default(false),
+    hedgeBudget: z.number().int().min(1).max(8).default(1),
+    stallThreshold: z.number().int().min(2).max(100).default(2),
+    missingArtifactStrikes: z.number().int().min(0).max(10).default(1),
+    /** Failed task checks (a task's `verify` command) before the task fails with gate V. */
+    checkAttempts: z.number().int().min(1).max(20).default(3),
+  })
+  .strict();
 export type TunablesInput = z.input<typeof TunablesSchema>;
 export type Tunables = z.output<typeof TunablesSchema>;
 
 export const RUN_ID_RE = /^[a-z0-9][a-z0-9-]{0,39}$/;
 
-export const MeshInputSchema = shared('mesh/config:MeshInputSchema', () =>
-  z
-    .object({
-      runId: z.string().regex(RUN_ID_RE, 'runId: lower-case letters, digits and "-", at most 40'),
-      /** The user's repository (absolute path); its HEAD at start is the base commit. */
-      repo: z.string().min(1, 'repo must not be empty'),
-      tasks: z
-        .array(MeshTaskSchema)
-        .min(1, 'tasks: at least one task')
-        .max(MESH_MAX_TASKS, `tasks: at most ${MESH_MAX_TASKS} in one mesh (split a larger plan into several meshes)`),
-      tunables: TunablesSchema.default(TunablesSchema.parse({})),
-      /** How workers run (a driven agentWorkflow each). `command` workers also get WARDEN_MESH_* env. */
-      driver: DriverConfigSchema,
-      /** Gate V: a shell command run in the integration worktree after integration (e.g. `npm test`). */
-      validate: z.string().min(1).optional(),
-      supervisor: SupervisorConfigSchema.partial().optional(),
-      evaluator: EvaluatorConfigSchema.optional(),
-      notify: NotifyConfigSchema.default(NotifyConfigSchema.parse({})),
-      searchAttributes: z.boolean().default(true),
-      /** Keep the attempts' worktrees and the mesh's branches after apply or cancel (default: removed). */
-      keepWorktrees: z.boolean().default(false),
-      /** Per-worker turn settings (turn timeout, kill grace, max turns). */
-      workerMaxTurns: z.number().int().min(1).max(10_000).default(200),
-      killGraceMs: DurationSchema.default(2_000),
-      /** A worker's turn that stops heartbeating this long is retried on another warden worker. */
-      workerHeartbeatTimeoutMs: DurationSchema.pipe(z.number().min(1000)).default(30_000),
-      /** When a run continues as new (history events or bytes); tests set small ones. Default MESH_RUN_LIMITS. */
-      runLimits: z
-        .object({ events: z.number().int().min(20), bytes: z.number().int().min(10_000) })
-        .strict()
-        .optional(),
-      /** Set by the mesh itself when it continues as new: its state, carried into the next run. */
-      continued: z
-        .object({
-          status: z.custom<MeshStatus>((v) => typeof v === 'object' && v !== null, 'continued.status must be an object'),
-          loop: z.custom<MeshLoop>((v) => typeof v === 'object' && v !== null, 'continued.loop must be an object'),
-        })
-        .strict()
-        .optional(),
-    })
-    .strict(),
-);
+export const MeshInputSchema = z
+  .object({
+    runId: z.string().regex(RUN_ID_RE, 'runId: lower-case letters, digits and "-", at most 40'),
+    /** The user's repository (absolute path); its HEAD at start is the base commit. */
+    repo: z.string().min(1, 'repo must not be empty'),
+    tasks: z
+      .array(MeshTaskSchema)
+      .min(1, 'tasks: at least one task')
+      .max(MESH_MAX_TASKS, `tasks: at most ${MESH_MAX_TASKS} in one mesh (split a larger plan into several meshes)`),
+    tunables: TunablesSchema.default(TunablesSchema.parse({})),
+    /** How workers run (a driven agentWorkflow each). `command` workers also get WARDEN_MESH_* env. */
+    driver: DriverConfigSchema,
+    /** Gate V: a shell command run in the integration worktree after integration (e.g. `npm test`). */
+    validate: z.string().min(1).optional(),
+    supervisor: SupervisorConfigSchema.partial().optional(),
+    evaluator: EvaluatorConfigSchema.optional(),
+    notify: NotifyConfigSchema.default(NotifyConfigSchema.parse({})),
+    searchAttributes: z.boolean().default(true),
+    /** Keep the attempts' worktrees and the mesh's branches after apply or cancel (default: removed). */
+    keepWorktrees: z.boolean().default(false),
+    /** Per-worker turn settings (turn timeout, kill grace, max turns). */
+    workerMaxTurns: z.number().int().min(1).max(10_000).default(200),
+    killGraceMs: DurationSchema.default(2_000),
+    /** A worker's turn that stops heartbeating this long is retried on another warden worker. */
+    workerHeartbeatTimeoutMs: DurationSchema.pipe(z.number().min(1000)).default(30_000),
+    /** When a run continues as new (history events or bytes); tests set small ones. Default MESH_RUN_LIMITS. */
+    runLimits: z
+      .object({ events: z.number().int().min(20), bytes: z.number().int().min(10_000) })
+      .strict()
+      .optional(),
+    /** Set by the mesh itself when it continues as new: its state, carried into the next run. */
+    continued: z
+      .object({
+        status: z.custom<MeshStatus>((v) => typeof v === 'object' && v !== null, 'continued.status must be an object'),
+        loop: z.custom<MeshLoop>((v) => typeof v === 'object' && v !== null, 'continued.loop must be an object'),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict();
 export type MeshInput = z.input<typeof MeshInputSchema>;
 export type MeshSpec = z.output<typeof MeshInputSchema>;
 

@@ -9,43 +9,38 @@ import { TRUNCATION_MARKER, truncate } from '../contract/limits.js';
 import { chatText, markdownNeutralise, oneLine, slackEscape } from './chat-text.js';
 import { meshHint, meshReason, meshRunOf, meshSlackBody } from './mesh-text.js';
 import { IrcNotifySchema, VerdictSchema, WebhookChannelSchema, type IrcNotify, type WebhookChannel } from '../contract/schemas.js';
-import { shared } from '../contract/shared.js';
 import { IncidentSummarySchema } from './incident-schemas.js';
 
 /** The task queue served only by the `warden irc` bot: one poller family, so one post per alert. */
 export const IRC_TASK_QUEUE = 'warden-irc';
 const NOTIFY_WORKFLOW_TYPE = 'notifyWorkflow';
 
-export const NotificationEventSchema = shared('notify/notify:NotificationEventSchema', () =>
-  z
-    .object({
-      event: z.enum(NOTIFICATION_EVENTS),
-      agentId: z.string().min(1),
-      workflowId: z.string().min(1),
-      runId: z.string(),
-      task: z.string(),
-      step: z.number().int().nonnegative(),
-      verdict: VerdictSchema.optional(),
-      whisper: z.string().optional(),
-      /** escalation: its number (status's `escalations`), the one its action links answer. */
-      escalation: z.number().int().positive().optional(),
-      reason: z.string(),
-      at: z.string(),
-      /** One alert for one cause: the agents that escalated on the same evidence. */
-      incident: IncidentSummarySchema.optional(),
-    })
-    .strict(),
-);
+export const NotificationEventSchema = z
+  .object({
+    event: z.enum(NOTIFICATION_EVENTS),
+    agentId: z.string().min(1),
+    workflowId: z.string().min(1),
+    runId: z.string(),
+    task: z.string(),
+    step: z.number().int().nonnegative(),
+    verdict: VerdictSchema.optional(),
+    whisper: z.string().optional(),
+    /** escalation: its number (status's `escalations`), the one its action links answer. */
+    escalation: z.number().int().positive().optional(),
+    reason: z.string(),
+    at: z.string(),
+    /** One alert for one cause: the agents that escalated on the same evidence. */
+    incident: IncidentSummarySchema.optional(),
+  })
+  .strict();
 
-export const NotifyWorkflowInputSchema = shared('notify/notify:NotifyWorkflowInputSchema', () =>
-  z
-    .object({
-      event: NotificationEventSchema,
-      webhooks: z.array(WebhookChannelSchema).max(20).default([]),
-      irc: IrcNotifySchema.optional(),
-    })
-    .strict(),
-);
+export const NotifyWorkflowInputSchema = z
+  .object({
+    event: NotificationEventSchema,
+    webhooks: z.array(WebhookChannelSchema).max(20).default([]),
+    irc: IrcNotifySchema.optional(),
+  })
+  .strict();
 export interface NotifyWorkflowInput {
   event: NotificationEvent;
   webhooks: WebhookChannel[];
