@@ -1,6 +1,5 @@
 /**
- * Compaction, the ladder's last resort (supervisor.lastResort: compact), on a real dev server with
- * a real agent process (test/fixtures/agent.py, the `command` driver):
+ * Compaction, the ladder's last resort (supervisor.lastResort: compact), on a real dev server:
  *
  *  - an agent that ignores two whispers is compacted instead of escalated: `compacting` while its
  *    compaction turn runs — a fresh context (no session) whose input is warden's handoff — then
@@ -9,11 +8,17 @@
  *    ends done;
  *  - a worker SIGKILLed mid-compaction: the compaction turn is retried on a new worker with the same
  *    handoff, finishes once, and the agent runs on in its fresh context.
+ *
+ * The first two are workflow logic: their driven turns come from a fake `runTurn` activity that
+ * plays test/fixtures/agent.py's script in process (`fakeAgent` below), and each compaction turn
+ * is held until the test has seen `compacting`. The SIGKILL scenario stays real: worker processes
+ * and the Python agent through the `command` driver.
  */
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
+import type { RunTurnInput, TurnResult } from '../../src/domain/contract/activity-types.js';
 import { HANDOFF_HEADER } from '../../src/domain/judgement/handoff.js';
 import type { AgentSpecInput } from '../../src/domain/contract/schemas.js';
 import type { AgentStatus } from '../../src/domain/contract/status.js';
@@ -53,20 +58,68 @@ function pythonAgent(agentId: string, task: string): AgentSpecInput & { driven: 
 
 const edges = (s: AgentStatus) => s.transitions.map((t) => `${t.from}>${t.to}`);
 
-describe('with an in-process worker', () => {
-  const stack: Stack = useStack();
+/** What the fake agent received, turn by turn, by agent id (agent.py's inputs.log). */
+const received = new Map<string, Input[]>();
+/** A compaction turn in progress, by agent id: resolved by the test once it has seen `compacting`. */
+const compactionHeld = new Map<string, () => void>();
+const releaseCompaction = (agentId: string) => {
+  const release = compactionHeld.get(agentId);
+  if (!release) throw new Error(`no compaction turn of ${agentId} is running`);
+  release();
+};
+
+/**
+ * agent.py's `spiral` and `spiral learns` scripts as a fake `runTurn` activity: the same turns,
+ * the same session bookkeeping (a session starts where the agent gets none: its first turn or a
+ * compaction; `context` is the turn number that started it), every input recorded. A compaction
+ * turn waits for `releaseCompaction` instead of agent.py's `compact-delay:N` seconds.
+ */
+async function fakeAgent(req: RunTurnInput): Promise<TurnResult> {
+  const log = received.get(req.agentId) ?? [];
+  received.set(req.agentId, log);
+  log.push({ turn: req.turnNumber, input: req.input, pid: process.pid, compact: req.compact !== undefined, session: req.session });
+  const session: Record<string, string | number | boolean | null> = { ...(req.session ?? {}) };
+  session.turns = Number(session.turns ?? 0) + 1;
+  session.id ??= `fake-${req.agentId}`;
+  session.context ??= req.turnNumber;
+  if (req.compact) {
+    session.compacted = true;
+    await new Promise<void>((resolve) => compactionHeld.set(req.agentId, resolve));
+    compactionHeld.delete(req.agentId);
+  }
+  const id = `${req.agentId}-turn-${req.turnNumber}`;
+  if (req.task.includes('learns') && session.compacted) {
+    const fresh = req.turnNumber - Number(session.context) + 1;
+    const done = fresh >= 4;
+    const text = done ? `${req.doneMarker}: fixed the cause` : `read the error; fixing its cause, step ${fresh}`;
+    return { turn: { id, text, toolCalls: [{ name: 'shell', args: `cat src/step${fresh}.ts`, result: 'ok', ok: true }] }, session, done };
+  }
+  const turn = {
+    id,
+    text: 'The build failed again, retrying the build.',
+    toolCalls: [{ name: 'shell', args: 'npm run build', result: 'error: build failed', ok: false }],
+    tokensIn: 100,
+    tokensOut: 10,
+  };
+  return { turn, session, done: false };
+}
+
+describe('with an in-process worker and a fake agent (the runTurn activity)', () => {
+  const stack: Stack = useStack({}, { runTurn: fakeAgent });
   const statusWhere = (agentId: string, pred: (s: AgentStatus) => boolean, what: string) => waitForStatus(stack.warden, agentId, pred, what, 90_000);
 
   test('an agent that ignores two whispers is compacted (a fresh context holding the handoff), then escalated because the problem persists', async () => {
-    const spec = pythonAgent('cmp-spiral', 'spiral compact-delay:3 make npm run build pass (task C-311)');
+    const spec = pythonAgent('cmp-spiral', 'spiral make npm run build pass (task C-311)');
     await stack.warden.start(spec);
 
     // Evaluated after turns 3, 6 and 9: two whispers, then the compaction instead of an escalation.
-    const compacting = await statusWhere('cmp-spiral', (s) => s.state === 'compacting', 'compacting');
+    const compacting = await statusWhere('cmp-spiral', (s) => s.state === 'compacting' && compactionHeld.has('cmp-spiral'), 'compacting');
     expect(compacting).toMatchObject({ escalationStep: 3, escalations: 0, compactions: 1, paused: false, lastResort: 'compact', turns: 9 });
     expect(compacting.lastCompaction).toMatchObject({ done: false, doneAt: null });
     expect(compacting.stateReason).toMatch(/^compacting \(last resort before escalation\): SPIRALING/);
+    expect(compacting.turnRunning).toBe(true);
     const handoff = compacting.lastCompaction!.handoff;
+    releaseCompaction('cmp-spiral');
 
     // Its fresh context's first turn comes back: running again, then judged on what it does there.
     const escalated = await statusWhere('cmp-spiral', (s) => s.state === 'awaiting-input', 'escalation after the compaction');
@@ -75,7 +128,7 @@ describe('with an in-process worker', () => {
     expect(edges(escalated)).toEqual(['spawning>running', 'running>compacting', 'compacting>running', 'running>awaiting-input']);
     expect(escalated.pauseReason).toMatch(/escalated: SPIRALING/);
 
-    const seen = inputs(spec.driven.workDir);
+    const seen = received.get('cmp-spiral')!;
     expect(seen.map((x) => x.turn)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
     expect(seen.filter((x) => x.compact).map((x) => x.turn)).toEqual([10]);
     // The compaction turn: no session (a fresh context) and the handoff as its whole input.
@@ -83,7 +136,7 @@ describe('with an in-process worker', () => {
     expect(c.session).toBeNull();
     expect(c.input).toBe(handoff);
     expect(c.input.startsWith(HANDOFF_HEADER)).toBe(true);
-    expect(c.input).toContain('Your task:\nspiral compact-delay:3 make npm run build pass (task C-311)');
+    expect(c.input).toContain('Your task:\nspiral make npm run build pass (task C-311)');
     expect(c.input).toMatch(/turns 1–9, 9 times the same: said "The build failed again, retrying the build\.", ran shell npm run build \(failed\)/);
     expect(c.input).toMatch(
       /Corrections you were given and did not act on:\n- \[CORRECTION\] You have run the same failing call 3 times[\s\S]*\n- \[CORRECTION\] Warning 2 of 2/,
@@ -106,15 +159,17 @@ describe('with an in-process worker', () => {
   });
 
   test('an agent that changes course in its fresh context is not escalated: the ladder resets and it ends done', async () => {
-    const spec = pythonAgent('cmp-learns', 'spiral learns compact-delay:2 make npm run build pass');
+    const spec = pythonAgent('cmp-learns', 'spiral learns make npm run build pass');
     await stack.warden.start(spec);
-    await statusWhere('cmp-learns', (s) => s.state === 'compacting', 'compacting');
+    await statusWhere('cmp-learns', (s) => s.state === 'compacting' && compactionHeld.has('cmp-learns'), 'compacting');
+    releaseCompaction('cmp-learns');
     const final = await finalStatus(stack.warden.handle('cmp-learns'));
     expect(final).toMatchObject({ state: 'done', escalations: 0, compactions: 1, escalationStep: 0, turns: 13 });
     expect(final.lastVerdict).toMatchObject({ kind: 'OK' }); // judged on turns 10–12: the fresh context
     expect(edges(final)).toEqual(['spawning>running', 'running>compacting', 'compacting>running', 'running>done']);
-    const seen = inputs(spec.driven.workDir);
+    const seen = received.get('cmp-learns')!;
     expect(seen.filter((x) => x.compact).map((x) => x.turn)).toEqual([10]);
+    expect(seen.map((x) => x.turn)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
   });
 });
 
