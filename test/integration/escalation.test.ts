@@ -78,6 +78,7 @@ test('whisper, stronger whisper, escalation with webhook and pause; resume via t
     'session',
     'steer',
     'stop',
+    'subagent',
   ]);
   const described = await temporalCli(stack.server.address, ['workflow', 'describe', '--workflow-id', 'agent-spiral', '--output', 'json']);
   expect(described.stdout).toContain('Supervising spiral: Make `npm run build` pass.');

@@ -151,7 +151,7 @@ describe('the prompt', () => {
   it('shows the tree after each turn and what it shows, as warden-read structure', () => {
     const turns = [edit('a.ts', tree('1')), ...[1, 2, 3].map((i) => run('npm test -- date', flaky(i), false, tree('2')))];
     const p = buildEvaluationPrompt({ task: TASK, turns, reason: 'interval' });
-    expect(p).toContain('Working-tree evidence (read by warden with git when each turn ended');
+    expect(p).toContain('Working-tree fingerprints (read by warden with git when each turn ended');
     expect(p).toContain('- now: HEAD aaaaaaaa, 1 file changed, unchanged for 3 turns.');
     expect(p).toContain('- one command failed 3 times in turns 2, 3, 4 while the tree did not change');
     expect(p).toContain('  working tree after this turn (read by warden with git): HEAD aaaaaaaa, 1 file changed, CHANGED by this turn');

@@ -179,7 +179,7 @@ export function treeEvidenceLines(turns: readonly Turn[], frame: EvidenceFrame):
   const streak = treeStreak(turns);
   if (!streak) return [];
   const out = [
-    'Working-tree evidence (read by warden with git when each turn ended; not written by the agent; the transcript\'s "working tree after this turn" lines are warden\'s too):',
+    'Working-tree fingerprints (read by warden with git when each turn ended; not written by the agent; the transcript\'s "working tree after this turn" lines are warden\'s too):',
     `- now: ${treeSummary(treeView(streak))}.`,
   ];
   const stuck = treeStuck(turns, frame.evidenceFrom);
