@@ -2,8 +2,6 @@
 import { AgentEndedError } from '../client/index.js';
 import { MAX_TURN_TEXT, truncate } from '../domain/contract/limits.js';
 import type { SignalPayload, TurnInput } from '../domain/contract/schemas.js';
-
-type SubagentSpendPayload = NonNullable<SignalPayload<'subagent'>['spend']>;
 import type { AgentStatus } from '../domain/contract/status.js';
 import { SELF_CONTROL_TOOL } from '../domain/judgement/heuristic/self-control.js';
 import {
@@ -44,6 +42,8 @@ function treeNow(input: CodexHookInput, own?: { cwd: string }): Promise<TreeFing
 }
 
 // ---------- a sub-agent's spend ----------
+
+type SubagentSpendPayload = NonNullable<SignalPayload<'subagent'>['spend']>;
 
 /**
  * What the stopped sub-agent spent, from its transcript (`agent_transcript_path`, checked and
