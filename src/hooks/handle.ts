@@ -1,7 +1,7 @@
 /** One hook event of a coding agent (Claude Code or Codex), answered with warden's help. The protocol: src/hooks/protocol.ts. */
 import { AgentEndedError } from '../client/index.js';
 import { MAX_TURN_TEXT, truncate } from '../domain/contract/limits.js';
-import type { TurnInput } from '../domain/contract/schemas.js';
+import type { SignalPayload, TurnInput } from '../domain/contract/schemas.js';
 import type { AgentStatus } from '../domain/contract/status.js';
 import { SELF_CONTROL_TOOL } from '../domain/judgement/heuristic/self-control.js';
 import {
@@ -25,6 +25,7 @@ import { deniedTurn, stopFailureWait } from './api-error.js';
 import { ownGuard, type OwnGuard } from './own-files.js';
 import { mcpSelfControl, selfControlCall, type SelfControlHit } from './self-control.js';
 import { treeFingerprint } from '../tree/fingerprint.js';
+import { SUBAGENT_TRANSCRIPT_MAX_BYTES, readSubagentSpend } from './subagent-spend.js';
 import type { TreeFingerprint } from '../domain/contract/schemas.js';
 
 // ---------- the working tree ----------
@@ -38,6 +39,27 @@ const READ_ONLY_TOOLS = new Set(['Read', 'Grep', 'Glob', 'LS', 'WebFetch', 'WebS
 /** The working tree's fingerprint in the session's directory, started at once (it runs beside the hook's other work); null when not a git tree. */
 function treeNow(input: CodexHookInput, own?: { cwd: string }): Promise<TreeFingerprint | null> {
   return treeFingerprint(input.cwd || own?.cwd || process.cwd());
+}
+
+// ---------- a sub-agent's spend ----------
+
+type SubagentSpendPayload = NonNullable<SignalPayload<'subagent'>['spend']>;
+
+/**
+ * What the stopped sub-agent spent, from its transcript (`agent_transcript_path`, checked and
+ * bounded in subagent-spend.ts); null, with the reason on stderr, when it is not read.
+ */
+async function subagentSpendAtStop(input: ClaudeHookInput, id: string, warn: (line: string) => void): Promise<SubagentSpendPayload | null> {
+  const path = input.agent_transcript_path;
+  if (typeof path !== 'string' || !path) return null; // an older Claude Code: no transcript named
+  try {
+    const spend = await readSubagentSpend(path, input.transcript_path);
+    if (spend.partial) warn(`sub-agent ${id}: its transcript is longer than ${SUBAGENT_TRANSCRIPT_MAX_BYTES} bytes; counted that much of it`);
+    return { tokensIn: spend.tokensIn, tokensOut: spend.tokensOut, costUsd: spend.costUsd, ...(spend.partial ? { partial: true } : {}) };
+  } catch (err) {
+    warn(`sub-agent ${id}: its spend is not counted: ${err instanceof Error ? err.message : String(err)}`);
+    return null;
+  }
 }
 
 // ---------- an aborted agent ----------
@@ -318,13 +340,17 @@ async function answer(
 
     case 'SubagentStart':
     case 'SubagentStop': {
-      // Claude Code ran a sub-agent (the Task tool, a custom agent): listed under the agent in its status.
+      // Claude Code ran a sub-agent (the Task tool, a custom agent): listed under the agent in its
+      // status; at its stop, what it spent (its own transcript) counts toward the agent's budgets.
       if (agent !== 'claude' || typeof input.agent_id !== 'string' || !input.agent_id) return null;
       const type = typeof input.agent_type === 'string' && input.agent_type ? input.agent_type.slice(0, 100) : undefined;
+      const id = input.agent_id.slice(0, 200);
+      const spend = event === 'SubagentStop' ? await subagentSpendAtStop(input, id, warn) : null;
       await (await client()).signal(agentId, 'subagent', {
         phase: event === 'SubagentStart' ? 'start' : 'stop',
-        id: input.agent_id.slice(0, 200),
+        id,
         ...(type ? { type } : {}),
+        ...(spend ? { spend } : {}),
       });
       return null;
     }

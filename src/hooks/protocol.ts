@@ -25,7 +25,8 @@
  *  - PermissionDenied: a tool call its CLI denied (api-error.ts): reported as a failed call with
  *    `denied: true`; the same call denied three times is SPIRALING.
  *  - SubagentStart / SubagentStop: the `subagent` signal: the sub-agent (its id and type) is listed
- *    under the agent in its status, running until it stops.
+ *    under the agent in its status, running until it stops. At its stop, what it spent (summed
+ *    from its own transcript, `agent_transcript_path`, subagent-spend.ts) counts toward the budgets.
  *  - SessionEnd: the `session` signal (`end`): the agent ends `done` after `supervisor.sessionEndGraceMs`
  *    (10 minutes) unless a turn, heartbeat or resumed session (SessionStart, a prompt, a tool call)
  *    comes first. Codex sends it too (reason `other`) when `codex exec` exits.
@@ -105,6 +106,8 @@ export interface ClaudeHookInput {
   /** SubagentStart / SubagentStop: the sub-agent's id and type (`Explore`, `general-purpose`, a custom agent's name). */
   agent_id?: string;
   agent_type?: string;
+  /** SubagentStop: the sub-agent's own transcript (JSONL), in a folder beside the session's `transcript_path`. */
+  agent_transcript_path?: string;
 }
 
 /** The fields of Codex's hook input that warden reads beyond Claude's (its names are Claude's). */
@@ -135,6 +138,7 @@ const TEXT_FIELDS = [
   'message',
   'agent_id',
   'agent_type',
+  'agent_transcript_path',
   'turn_id',
   'model',
   'permission_mode',

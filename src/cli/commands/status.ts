@@ -22,6 +22,19 @@ function supervisionRateText(s: AgentStatus): string {
   return `; $${r.costUsdPerHour.toFixed(4)} and ${Math.round(r.tokensPerHour ?? 0)} tokens per agent-hour over ${r.hours.toFixed(2)} h`;
 }
 
+/** A token count as people read it: 950, 14.2k, 3.1M. */
+export function shortCount(n: number): string {
+  if (n < 1000) return String(Math.round(n));
+  if (n < 1e6) return `${(n / 1000).toFixed(1)}k`;
+  return `${(n / 1e6).toFixed(1)}M`;
+}
+
+/** What the sub-agents spent (their transcripts), after their counts; nothing before one was counted. */
+function subagentSpendText(spend: NonNullable<AgentStatus['subagents']>['spend']): string {
+  if (!spend || spend.counted === 0) return '';
+  return `, ${shortCount(spend.tokens.total)} tokens, $${spend.costUsd.toFixed(spend.costUsd > 0 && spend.costUsd < 0.01 ? 4 : 3)}`;
+}
+
 export function formatStatus(status: AgentStatus): string[] {
   // Reasons, verdict messages and turn errors carry agent and driver text: each shown as one line,
   // every terminal control in it as visible text.
@@ -46,7 +59,7 @@ export function formatStatus(status: AgentStatus): string[] {
     // Sub-agents its CLI ran (Claude Code's SubagentStart/SubagentStop hooks), running ones first.
     ...(s.subagents
       ? [
-          `  sub-agents: ${s.subagents.running} running, ${s.subagents.seen} seen`,
+          `  sub-agents: ${s.subagents.running} running, ${s.subagents.seen - s.subagents.running} finished${subagentSpendText(s.subagents.spend)}`,
           ...[...s.subagents.list.filter((r) => r.stoppedAt === null), ...s.subagents.list.filter((r) => r.stoppedAt !== null).slice(-3)].map(
             (r) => `    ${r.type} ${r.id}: ${r.stoppedAt === null ? `running since ${r.startedAt}` : `ended ${r.stoppedAt}`}`,
           ),

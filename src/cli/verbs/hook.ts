@@ -45,7 +45,8 @@ and the notification channels hear it once; its next tool call or prompt ends th
 reason, any other error awaiting-input with one alert; its next tool call or prompt ends either),
 PermissionDenied (a denied tool call is reported as a failed call marked denied; the same call
 denied three times is SPIRALING), SubagentStart and SubagentStop (sub-agents are listed under the
-agent in its status while they run). For an agent
+agent in its status while they run; at a stop, the tokens its transcript records count toward the
+agent's budgets). For an agent
 started with --verify or --protect, a Stop claims the task done: the hook waits (within --timeout)
 for warden's check and, when it fails, blocks the stop with the [VERIFY] whisper as the reason.
 Give the Stop hook a --timeout longer than the check (and Claude's own hook "timeout" longer still).

@@ -12,7 +12,7 @@ import { LADDER_WHISPERS, fire, queueWhisper, refuse, takeWhispers } from './cor
 import { endChildrenWait } from './delegation.js';
 import { decideEscalation, dismissProblem, recordDismissal } from './dismissal.js';
 import { startEpoch } from './supervision.js';
-import { receiveChildSpend } from './rails.js';
+import { receiveChildSpend, receiveSubagentSpend } from './rails.js';
 import { requestStop } from './stop.js';
 import { pendingCompaction } from './compaction.js';
 import { humanWait } from './human-wait.js';
@@ -146,6 +146,7 @@ const controls: { [N in SignalName]: (ctx: AgentContext, p: Payload<N>) => void 
   },
   subagent(ctx, p) {
     subagentSignal(ctx.core.s, p, ctx.ports.now());
+    if (p.phase === 'stop' && p.id && p.spend) receiveSubagentSpend(ctx, p.id, p.spend);
   },
   block(ctx, p) {
     blockSignal(ctx, p);

@@ -15,7 +15,7 @@ import { pausedFor, recordRefusal } from './slices/lifecycle.js';
 import { startEpoch } from './supervision.js';
 import { keepForRetry } from './slices/whispers.js';
 import { recordTurnFailure, setFailures } from './slices/driven.js';
-import { markBudgetPaused, markBudgetsWarned, recordChildSpend } from './slices/spend.js';
+import { markBudgetPaused, markBudgetsWarned, recordChildSpend, recordSubagentSpend } from './slices/spend.js';
 import { recordEvent } from './telemetry.js';
 
 /**
@@ -82,6 +82,15 @@ export function receiveChildSpend(ctx: AgentContext, p: { agentId?: string; toke
   if (!p.agentId || !s.children.some((c) => c.agentId === p.agentId)) return refuse(ctx, 'childSpend', `unknown child ${p.agentId}`);
   recordChildSpend(s, p.agentId, { tokens: p.tokens ?? 0, costUsd: p.costUsd ?? 0, turns: p.turns ?? 0 });
   enforceBudgets(ctx);
+}
+
+/**
+ * A sub-agent its CLI ran stopped having spent `spend` in all (its transcript's total): what it
+ * spent beyond what was counted of it already counts toward the budgets, which are checked at once.
+ */
+export function receiveSubagentSpend(ctx: AgentContext, id: string, spend: { tokensIn: number; tokensOut: number; costUsd: number }): void {
+  const more = recordSubagentSpend(ctx.core.s, id, spend, ctx.ports.now());
+  if (more && (more.tokens > 0 || more.costUsd > 0)) enforceBudgets(ctx);
 }
 
 /**

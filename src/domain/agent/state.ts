@@ -157,13 +157,14 @@ export function createCore(spec: AgentSpec, ids: { workflowId: string; runId: st
 
 export const isPaused = (s: CarriedView): boolean => s.state === 'paused-by-user' || (s.state === 'awaiting-input' && s.awaitingCause !== 'human'); // by a human, or waiting for one (not its own CLI's prompt)
 
-/** What the agent has spent by `now`; a parent's spend covers its whole subtree. */
+/** What the agent has spent by `now`; a parent's spend covers its whole subtree and its CLI's sub-agents. */
 export function spendOf(core: AgentCore, now: number): Spend {
   const { s } = core;
   const sub = Object.values(s.childSpend);
+  const cli = s.subagentSpend;
   return {
-    tokens: s.tokensIn + s.tokensOut + sub.reduce((a, c) => a + c.tokens, 0),
-    costUsd: s.costUsd + sub.reduce((a, c) => a + c.costUsd, 0),
+    tokens: s.tokensIn + s.tokensOut + cli.tokensIn + cli.tokensOut + sub.reduce((a, c) => a + c.tokens, 0),
+    costUsd: s.costUsd + cli.costUsd + sub.reduce((a, c) => a + c.costUsd, 0),
     turns: s.turns,
     wallClockMs: now - s.startedAt,
   };

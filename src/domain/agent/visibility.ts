@@ -13,7 +13,7 @@ import { treeStreak, treeView } from '../judgement/tree.js';
 import type { AgentContext, SearchAttributeUpdate } from './context.js';
 import { sessionEndDeadline } from './session-end-state.js';
 import { holdDeadline } from './hold-state.js';
-import { SPEND_BUCKET_MS, isPaused, iso, spendOf, type AgentCore } from './state.js';
+import { SPEND_BUCKET_MS, isPaused, iso, spendOf, type AgentCore, type CarriedView } from './state.js';
 import { flushTelemetry } from './telemetry.js';
 
 /** Publish spend as search attributes at most every this many turns (bounded history). */
@@ -94,6 +94,11 @@ function spendDue(ctx: AgentContext, spendBucket: number, now: number): boolean 
   return published.spendBucket !== spendBucket && now - published.spendAt >= SPEND_INTERVAL_MS;
 }
 
+/** The sub-agents' spend as status shows it. */
+function subagentSpendStatus(x: CarriedView['subagentSpend']): NonNullable<NonNullable<AgentStatus['subagents']>['spend']> {
+  return { tokens: { in: x.tokensIn, out: x.tokensOut, total: x.tokensIn + x.tokensOut }, costUsd: x.costUsd, counted: x.counted };
+}
+
 export function status(ctx: AgentContext): AgentStatus {
   const { core } = ctx;
   const { s, spec, threshold } = core;
@@ -127,6 +132,7 @@ export function status(ctx: AgentContext): AgentStatus {
             running: s.subagents.filter((r) => r.stoppedAt === null).length,
             seen: s.subagentsSeen,
             list: s.subagents.map((r) => ({ id: r.id, type: r.type, startedAt: iso(r.startedAt), stoppedAt: r.stoppedAt === null ? null : iso(r.stoppedAt) })),
+            spend: subagentSpendStatus(s.subagentSpend),
           },
         }
       : {}),

@@ -126,6 +126,14 @@ const AgentStatusShape = z.object({
       running: count,
       seen: count,
       list: z.array(z.object({ id: z.string(), type: z.string(), startedAt: z.string(), stoppedAt: z.string().nullable() })),
+      /** What they spent (their transcripts), apart from the agent's own; counted toward the budgets (absent on older agents). */
+      spend: z
+        .object({
+          tokens: z.object({ in: z.number().nonnegative(), out: z.number().nonnegative(), total: z.number().nonnegative() }),
+          costUsd: z.number().nonnegative(),
+          counted: count,
+        })
+        .optional(),
     })
     .optional(),
   /** The working tree as the newest turn saw it (absent when no turn of the window carries a fingerprint, and on older agents). */

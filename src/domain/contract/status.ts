@@ -48,19 +48,24 @@ export interface AgentStatus {
    * reports them, and how many verdicts each tier decided (src/domain/judgement/tiered.ts).
    */
   evaluatorSpend: EvaluatorSpend;
-  /**
-   * The working tree as the newest turn that carried its fingerprint saw it (hooked and driven
-   * agents in a git tree): HEAD (null before the first commit), paths that differ from HEAD, and
-   * for how many turns it has been so (`atLeast`: since the oldest turn of the window). Absent
-   * when no turn of the window carries one.
-   */
   subagents?: {
     /** Sub-agents its CLI ran (Claude Code's SubagentStart/SubagentStop hooks): how many run now, and every one seen. */
     running: number;
     seen: number;
     /** The newest ones (running first kept): id and type as its CLI named them. */
     list: Array<{ id: string; type: string; startedAt: string; stoppedAt: string | null }>;
+    /**
+     * What they spent, read from each one's transcript when it stopped (`counted`: how many), apart
+     * from the agent's own `tokens`/`costUsd`; it counts toward the budgets. Absent on older agents.
+     */
+    spend?: { tokens: { in: number; out: number; total: number }; costUsd: number; counted: number };
   };
+  /**
+   * The working tree as the newest turn that carried its fingerprint saw it (hooked and driven
+   * agents in a git tree): HEAD (null before the first commit), paths that differ from HEAD, and
+   * for how many turns it has been so (`atLeast`: since the oldest turn of the window). Absent
+   * when no turn of the window carries one.
+   */
   tree?: { head: string | null; files: number; partial?: boolean; unchangedTurns: number; atLeast: boolean };
   lastTurnAt: string | null;
   lastHeartbeatAt: string | null;

@@ -141,10 +141,25 @@ export const HumanWaitSchema = z
   .partial();
 
 /**
- * The agent's own CLI started (`start`) or ended (`stop`) a sub-agent (Claude Code's SubagentStart
- * and SubagentStop hooks): its id and type, as the CLI names them, bounded.
+ * What a sub-agent has spent in all, read from its transcript when it stopped: tokens in (cache
+ * reads and writes included) and out, cost in US dollars, `partial` when only the start of a very
+ * long transcript was read.
  */
-export const SubagentSchema = z.object({ phase: z.enum(['start', 'stop']), id: z.string().min(1).max(200), type: z.string().max(100) }).partial();
+export const SubagentSpendSchema = z.object({
+  tokensIn: z.number().int().min(0).max(1e12),
+  tokensOut: z.number().int().min(0).max(1e12),
+  costUsd: z.number().min(0).max(1e9),
+  partial: z.boolean().optional(),
+});
+
+/**
+ * The agent's own CLI started (`start`) or ended (`stop`) a sub-agent (Claude Code's SubagentStart
+ * and SubagentStop hooks): its id and type, as the CLI names them, bounded; a stop may carry what
+ * the sub-agent spent (`spend`, its whole transcript's total: a re-sent stop counts nothing again).
+ */
+export const SubagentSchema = z
+  .object({ phase: z.enum(['start', 'stop']), id: z.string().min(1).max(200), type: z.string().max(100), spend: SubagentSpendSchema })
+  .partial();
 
 /**
  * The agent's own CLI ended its session (`end`, the SessionEnd hook of Claude Code or Codex) or resumed it

@@ -1,6 +1,7 @@
 /**
  * The spend slice of the carried state: the agent's own tokens and cost, the evaluator's (apart),
- * the burn-rate history, what each delegated child reported, and the budgets' own state (which
+ * the burn-rate history, what each delegated child reported, what its CLI's sub-agents spent
+ * (apart, with the sub-agent ids already counted), and the budgets' own state (which
  * warnings were sent, the raises humans made, a pause at a budget). The only functions that assign
  * these fields (docs/developing/architecture.md, "State slices"); the budget rules are in rails.ts.
  */
@@ -27,6 +28,16 @@ export interface SpendSlice {
   spendHistory: SpendBucket[];
   /** Delegation (parent side): what each child has spent. */
   childSpend: Record<string, { tokens: number; costUsd: number; turns: number }>;
+  /**
+   * What the sub-agents its CLI ran have spent (Claude Code's SubagentStop, read from each one's
+   * transcript), apart from the agent's own turns; `counted`: how many sub-agents it covers.
+   */
+  subagentSpend: { tokensIn: number; tokensOut: number; costUsd: number; counted: number };
+  /**
+   * What was counted of each sub-agent, newest last (at most SUBAGENT_IDS_KEPT): a re-sent stop adds
+   * nothing, a resumed sub-agent's next stop only what it spent since.
+   */
+  subagentCounted: SubagentCounted[];
   /** The budgets whose warning (budgets.warnAt) was sent: once per budget, again only after a raise. */
   budgetWarned: BudgetName[];
   /** Limits raised by a human (`warden budget`): each replaces the spec's limit of that budget. */
@@ -36,6 +47,15 @@ export interface SpendSlice {
   /** The agent is paused because a budget was reached (a raise that clears every budget lets it run again). */
   budgetPaused: boolean;
 }
+
+/** What was counted of one sub-agent: its transcript's total at its last stop. */
+export interface SubagentCounted {
+  id: string;
+  tokensIn: number;
+  tokensOut: number;
+  costUsd: number;
+}
+export const SUBAGENT_IDS_KEPT = 200;
 
 /** One raise of an agent's budgets. */
 export interface BudgetRaise {
@@ -52,6 +72,8 @@ export const freshSpend = (): SpendSlice => ({
   evaluatorSpend: emptyEvaluatorSpend(),
   spendHistory: [],
   childSpend: {},
+  subagentSpend: { tokensIn: 0, tokensOut: 0, costUsd: 0, counted: 0 },
+  subagentCounted: [],
   budgetWarned: [],
   budgetRaised: {},
   budgetRaises: [],
@@ -83,6 +105,47 @@ export function recordEvaluatorSpend(s: SpendSlice, spend: Partial<EvaluationSpe
 /** A child reported what it has spent in all. */
 export function recordChildSpend(s: SpendSlice, agentId: string, spent: { tokens: number; costUsd: number; turns: number }): void {
   s.childSpend[agentId] = spent;
+}
+
+/**
+ * A sub-agent stopped having spent `total` in all (its whole transcript) at `now`: what it spent
+ * beyond what was already counted of it is added (to the sub-agents' spend and the burn rate), and
+ * returned; a re-sent stop adds nothing (null). Ids are remembered, the newest SUBAGENT_IDS_KEPT.
+ */
+export function recordSubagentSpend(
+  s: SpendSlice,
+  id: string,
+  total: { tokensIn: number; tokensOut: number; costUsd: number },
+  now: number,
+): { tokens: number; costUsd: number } | null {
+  const before = s.subagentCounted.find((c) => c.id === id);
+  const more = {
+    tokensIn: Math.max(0, total.tokensIn - (before?.tokensIn ?? 0)),
+    tokensOut: Math.max(0, total.tokensOut - (before?.tokensOut ?? 0)),
+    costUsd: Math.max(0, total.costUsd - (before?.costUsd ?? 0)),
+  };
+  if (before && more.tokensIn + more.tokensOut === 0 && more.costUsd === 0) return null;
+  const counted = {
+    id,
+    tokensIn: Math.max(total.tokensIn, before?.tokensIn ?? 0),
+    tokensOut: Math.max(total.tokensOut, before?.tokensOut ?? 0),
+    costUsd: Math.max(total.costUsd, before?.costUsd ?? 0),
+  };
+  s.subagentCounted = keepLast(
+    s.subagentCounted.filter((c) => c !== before),
+    counted,
+    SUBAGENT_IDS_KEPT,
+  );
+  const sum = s.subagentSpend;
+  s.subagentSpend = {
+    tokensIn: sum.tokensIn + more.tokensIn,
+    tokensOut: sum.tokensOut + more.tokensOut,
+    costUsd: sum.costUsd + more.costUsd,
+    counted: sum.counted + (before ? 0 : 1),
+  };
+  const tokens = more.tokensIn + more.tokensOut;
+  if (tokens > 0 || more.costUsd > 0) s.spendHistory = addSpend(s.spendHistory, now, tokens, more.costUsd);
+  return { tokens, costUsd: more.costUsd };
 }
 
 /** The warning of these budgets was sent. */
