@@ -40,7 +40,15 @@ import {
 } from '../domain/contract/schemas.js';
 import { RaiseBudgetSchema, type RaiseBudgetInput } from '../domain/contract/budget-schemas.js';
 import { MAX_TOOL_CALLS, TRUNCATION_MARKER, fitTurnToBudget, unknownTurnFields } from '../domain/contract/limits.js';
-import { SEARCH_ATTRIBUTES, WardenCostUsd, WardenEscalationStep, WardenPaused, WardenState, WardenTokens } from '../domain/contract/search-attributes.js';
+import {
+  SEARCH_ATTRIBUTES,
+  WardenCostUsd,
+  WardenEscalationStep,
+  WardenEvaluatorCostUsd,
+  WardenPaused,
+  WardenState,
+  WardenTokens,
+} from '../domain/contract/search-attributes.js';
 import type { AgentStatus, RaiseBudgetResult, ReportTurnResult } from '../domain/contract/status.js';
 import { controlOutcome, dismissOutcome, type ControlOutcome, type ControlVerb } from '../domain/contract/control.js';
 import type { AgentCases } from '../domain/judgement/cases.js';
@@ -360,6 +368,7 @@ export class WardenClient {
                 { key: WardenPaused, value: false },
                 { key: WardenCostUsd, value: 0 },
                 { key: WardenTokens, value: 0 },
+                { key: WardenEvaluatorCostUsd, value: 0 },
               ],
             }
           : {}),

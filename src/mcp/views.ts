@@ -82,18 +82,11 @@ export function listLimit(limit: number | undefined): number {
   return Math.min(Math.max(1, limit ?? DEFAULT_LIST_AGENTS), MAX_LIST_AGENTS);
 }
 
+/** One listed agent: the client's summary without the run's ids, its workflow status in lower case. */
+export type AgentListItem = Omit<AgentSummary, 'workflowId' | 'runId' | 'status'> & { workflowStatus: string };
+
 export interface AgentsView {
-  agents: Array<{
-    agentId: string;
-    workflowStatus: string;
-    state: string | null;
-    escalationStep: number | null;
-    paused: boolean | null;
-    costUsd: number | null;
-    tokens: number | null;
-    startTime: string;
-    closeTime: string | null;
-  }>;
+  agents: AgentListItem[];
   count: number;
   /** More agents matched than are listed (raise `limit`, or narrow with `state` / `query`). */
   more: boolean;

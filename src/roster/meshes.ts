@@ -141,6 +141,8 @@ export function buildMeshRow(e: MeshEntry, st: TopMeshStatus | null, error: stri
     pendingWhispers: null,
     lastVerdict: null,
     evaluatorSpend: null,
+    supervisionUsd: null,
+    supervisionUsdPerHour: null,
     detailed: !!st,
     mesh: { runId: e.runId, workflowId: e.workflowId, phase, phaseReason: reason, counts, progress, error },
   };

@@ -23,6 +23,8 @@ export interface RosterEntry {
   paused: boolean | null;
   costUsd: number | null;
   tokens: number | null;
+  /** What supervising it cost so far (its evaluator's model calls), as last published; null on older agents. */
+  evaluatorCostUsd: number | null;
   startTime: string;
   closeTime: string | null;
 }
@@ -102,6 +104,12 @@ export const TopStatusSchema = z.object({
     .nullish()
     .catch(null)
     .transform((v) => v ?? null),
+  /** Supervision per agent-hour over the hours the agent has been supervised (all its runs); absent on older agents. */
+  supervision: z
+    .object({ hours: num, costUsdPerHour: z.number().nullable().catch(null) })
+    .nullish()
+    .catch(null)
+    .transform((v) => v ?? null),
 });
 export type TopStatus = z.output<typeof TopStatusSchema>;
 
@@ -150,6 +158,10 @@ export interface Row {
   lastVerdict: TopStatus['lastVerdict'];
   /** The evaluator's own model spend (null: not queried, or an older agent). */
   evaluatorSpend: TopStatus['evaluatorSpend'];
+  /** What supervision cost so far: the evaluator's dollars, from the status answer, else from visibility (null: not known). */
+  supervisionUsd: number | null;
+  /** Those dollars per agent-hour (null: not known, or under a minute supervised). */
+  supervisionUsdPerHour: number | null;
   /** A status answer is behind this row (else only visibility). */
   detailed: boolean;
   /** Set on a mesh's row (meshes.ts); its worker agents are its children. */
@@ -255,8 +267,52 @@ export function buildRow(e: RosterEntry, st: TopStatus | null, intent: string | 
     pendingWhispers: st ? st.pendingWhispers : null,
     lastVerdict: st?.lastVerdict ?? null,
     evaluatorSpend: st?.evaluatorSpend ?? null,
+    ...supervisionOf(e, st, end),
     detailed: !!st,
   };
+}
+
+/**
+ * Supervision's cost of one row: the status answer's evaluator spend and rate where the row was
+ * queried (the rate over every run of the agent), else the visibility listing's figure (published
+ * with WardenCostUsd, so at most minutes old) over the hours since this run started.
+ */
+function supervisionOf(e: RosterEntry, st: TopStatus | null, endMs: number): Pick<Row, 'supervisionUsd' | 'supervisionUsdPerHour'> {
+  const usd = st?.evaluatorSpend?.costUsd ?? e.evaluatorCostUsd;
+  if (usd === null) return { supervisionUsd: null, supervisionUsdPerHour: null };
+  if (st?.evaluatorSpend && st.supervision) return { supervisionUsd: usd, supervisionUsdPerHour: st.supervision.costUsdPerHour };
+  const ms = endMs - Date.parse(e.startTime);
+  return { supervisionUsd: usd, supervisionUsdPerHour: ms >= 60_000 ? usd / (ms / 3_600_000) : null };
+}
+
+/** The fleet's spend: what the agents cost and what supervising them cost (agent rows only: a mesh row sums its workers). */
+export interface FleetTotals {
+  agents: number;
+  costUsd: number;
+  supervisionUsd: number;
+}
+
+export function fleetTotals(rows: readonly Row[]): FleetTotals {
+  let agents = 0;
+  let costUsd = 0;
+  let supervisionUsd = 0;
+  for (const r of rows) {
+    if (r.mesh) continue;
+    agents++;
+    costUsd += r.costUsd ?? 0;
+    supervisionUsd += r.supervisionUsd ?? 0;
+  }
+  return { agents, costUsd, supervisionUsd };
+}
+
+/** "agents $1.234 · supervision $0.056": top's title line, `--once`'s last line, the fleet page's header. */
+export function formatFleetTotals(t: FleetTotals): string {
+  return `agents ${formatCost(t.costUsd)} · supervision ${formatCost(t.supervisionUsd)}`;
+}
+
+/** A supervision rate per agent-hour: "$0.42/h", "—" when not known. */
+export function formatRate(usdPerHour: number | null): string {
+  return usdPerHour === null ? '—' : `${formatCost(usdPerHour)}/h`;
 }
 
 // ---------- sorting ----------
@@ -300,6 +356,9 @@ export function compareRows(a: Row, b: Row, sort: Sort): number {
       break;
     case 'cost':
       c = cmpNum(a.costUsd, b.costUsd);
+      break;
+    case 'supervision':
+      c = cmpNum(a.supervisionUsd, b.supervisionUsd);
       break;
     case 'tool':
       c = cmpStr(a.tool, b.tool);
@@ -532,6 +591,7 @@ export function rowJson(r: Row) {
     escalationThreshold: r.escalationThreshold,
     pendingWhispers: r.pendingWhispers,
     evaluatorSpend: r.evaluatorSpend,
+    supervision: { costUsd: r.supervisionUsd, costUsdPerAgentHour: r.supervisionUsdPerHour },
     detailed: r.detailed,
   };
 }

@@ -10,7 +10,15 @@ import { AGENT_RUNS_QUERY, agentIdFrom } from '../client/index.js';
 import pLimit from 'p-limit';
 import { z } from 'zod';
 import type { Turn, Whisper } from '../domain/contract/schemas.js';
-import { WardenCostUsd, WardenEscalationStep, WardenParent, WardenPaused, WardenState, WardenTokens } from '../domain/contract/search-attributes.js';
+import {
+  WardenCostUsd,
+  WardenEscalationStep,
+  WardenEvaluatorCostUsd,
+  WardenParent,
+  WardenPaused,
+  WardenState,
+  WardenTokens,
+} from '../domain/contract/search-attributes.js';
 import { pendingWhispersQuery, statusQuery, windowQuery } from '../messages/agent.js';
 import { intentFromSummary, parseTopStatus, type RosterEntry, type TopStatus } from './rows.js';
 import { MESH_WORKFLOW_TYPE } from '../client/mesh.js';
@@ -37,6 +45,7 @@ export async function listRoster(client: WardenClient, opts: { pageSize?: number
       paused: get<boolean>(WardenPaused) ?? null,
       costUsd: get<number>(WardenCostUsd) ?? null,
       tokens: get<number>(WardenTokens) ?? null,
+      evaluatorCostUsd: get<number>(WardenEvaluatorCostUsd) ?? null,
       startTime: wf.startTime.toISOString(),
       closeTime: wf.closeTime?.toISOString() ?? null,
     });

@@ -20,6 +20,7 @@ export function rosterEntry(agentId: string, over: Partial<RosterEntry> = {}): R
     paused: false,
     costUsd: 0,
     tokens: 0,
+    evaluatorCostUsd: 0,
     startTime: iso(600_000),
     closeTime: null,
     ...over,

@@ -17,88 +17,42 @@
  * (2.1.330 runs PermissionDenied only for auto mode's denials: a `permissions.deny` rule or
  * `--permission-mode dontAsk` denies the call without it.)
  */
-import { execa } from 'execa';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
-import { apiError, startAnthropicServer, text, toolUse, type AnthropicScript, type AnthropicServer } from '../fixtures/anthropic-server.js';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { expect, test } from 'vitest';
+import { apiError, text, toolUse, type AnthropicScript } from '../fixtures/anthropic-server.js';
 import { reportedTurns, waitForStatus } from '../helpers/agents.js';
-import { claudeBinary, offlineClaudeEnv } from '../helpers/claude.js';
-import { shellWord, wardenHookCommand } from '../helpers/hooks.js';
-import { cleanup, useStack } from '../helpers/stack.js';
-import { detachedCommand } from '../../src/hooks/install/settings.js';
+import { useHookedClaude } from '../helpers/claude.js';
+import { wardenHookCommand } from '../helpers/hooks.js';
+import { useStack } from '../helpers/stack.js';
 
 const stack = useStack();
-let scratch: string;
-let model: AnthropicServer | null = null;
-
-beforeAll(() => {
-  scratch = mkdtempSync(join(tmpdir(), 'warden-claude-api-error-'));
-});
-afterEach(async () => {
-  await model?.close();
-  model = null;
-});
-afterAll(() => cleanup(scratch));
+const claude = useHookedClaude('warden-claude-api-error-', stack);
 
 /** A throwaway project whose hooks (the events warden installs, these two among them) run `warden hook claude --agent`. */
-function project(name: string, agentId: string) {
-  const dir = join(scratch, name);
-  const work = join(dir, 'work');
-  const home = join(dir, 'home');
-  const hookLog = join(dir, 'hook-stderr.log');
-  mkdirSync(join(work, '.claude'), { recursive: true });
-  mkdirSync(home, { recursive: true });
-  writeFileSync(hookLog, '');
-  const command = wardenHookCommand('claude', agentId, stack.server, ['--strict', `2>>${shellWord(hookLog)}`]);
-  const hook = [{ type: 'command', command, timeout: 30 }];
-  const settings = {
-    hooks: {
-      UserPromptSubmit: [{ hooks: hook }],
-      PreToolUse: [{ matcher: '*', hooks: hook }],
-      PostToolUse: [{ matcher: '*', hooks: hook }],
-      PostToolUseFailure: [{ matcher: '*', hooks: hook }],
-      PermissionDenied: [{ matcher: '*', hooks: hook }],
-      Stop: [{ hooks: hook }],
-      // As warden install writes it: in the background, or `claude -p` kills it as it exits.
-      StopFailure: [{ hooks: [{ ...hook[0]!, command: detachedCommand(command) }] }],
-    },
-  };
-  writeFileSync(join(work, '.claude/settings.json'), JSON.stringify(settings, null, 2));
-  return { work, home, hookLog: () => readFileSync(hookLog, 'utf8') };
-}
-
-async function runClaude(p: ReturnType<typeof project>, server: AnthropicServer, prompt: string, args: string[] = []) {
-  const r = await execa(claudeBinary(), ['-p', prompt, '--output-format', 'json', ...args], {
-    cwd: p.work,
-    extendEnv: false,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: p.home, ...offlineClaudeEnv(server.url, { configDir: join(p.home, '.claude') }) },
-    stdin: 'ignore',
-    all: true,
-    reject: false,
-    timeout: 90_000,
+const project = (name: string, agentId: string) =>
+  claude.project(name, agentId, {
+    events: ['UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'PermissionDenied', 'Stop', 'StopFailure'],
+    // As warden install writes it: in the background, or `claude -p` kills it as it exits.
+    detached: ['StopFailure'],
+    extra: ['--strict'],
   });
-  return { exitCode: r.exitCode, output: `${String(r.all)}\n--- hook stderr ---\n${p.hookLog()}` };
-}
 
 const quiet = { evalInterval: 1000, idleAfterMs: 0 };
 
 test('a 429: StopFailure makes the agent blocked with the reason; the next prompt makes it running', async () => {
   const agentId = 'cc-rate-limit';
   await stack.warden.start({ agentId, task: 'Say hello.', supervisor: quiet });
-  model = await startAnthropicServer({ script: [apiError(429, 'slow down')] });
+  await claude.model({ script: [apiError(429, 'slow down')] });
   const p = project('rate-limit', agentId);
-  const r = await runClaude(p, model, 'Say hello.');
+  const r = await claude.run(p, 'Say hello.');
   expect(r.exitCode, r.output).toBe(1); // its turn failed
   const s = await waitForStatus(stack.warden, agentId, (x) => x.state === 'blocked', 'blocked by the rate limit');
   expect(s.stateReason).toMatch(/^its turn ended on an API error: model rate-limited \(rate_limit\): API Error: .*429/);
   expect(s).toMatchObject({ blockedByCli: true, waitingForHuman: false, paused: false });
-  await model.close();
 
   // The limit passed: the next session's prompt (UserPromptSubmit) makes it run again.
-  model = await startAnthropicServer({ script: [text('hello')] });
-  const again = await runClaude(p, model, 'Say hello again.');
+  await claude.model({ script: [text('hello')] });
+  const again = await claude.run(p, 'Say hello again.');
   expect(again.exitCode, again.output).toBe(0);
   const after = await waitForStatus(stack.warden, agentId, (x) => x.state === 'running', 'running again');
   expect(after.blockedByCli).toBeUndefined();
@@ -108,9 +62,9 @@ test('a 429: StopFailure makes the agent blocked with the reason; the next promp
 test('a 401: StopFailure makes the agent await its human, with the reason', async () => {
   const agentId = 'cc-auth';
   await stack.warden.start({ agentId, task: 'Say hello.', supervisor: quiet });
-  model = await startAnthropicServer({ script: [apiError(401, 'invalid x-api-key')] });
+  await claude.model({ script: [apiError(401, 'invalid x-api-key')] });
   const p = project('auth', agentId);
-  const r = await runClaude(p, model, 'Say hello.');
+  const r = await claude.run(p, 'Say hello.');
   expect(r.exitCode, r.output).toBe(1);
   const s = await waitForStatus(stack.warden, agentId, (x) => x.state === 'awaiting-input', 'awaiting its human');
   expect(s).toMatchObject({ waitingForHuman: true, paused: false });
@@ -129,9 +83,9 @@ test('auto mode offline: every denial is a reported denied call, and the same ca
     toolUse('Bash', rm, { id: 'toolu_deny_3' }),
     text('I could not remove it.'),
   ];
-  model = await startAnthropicServer({ script });
+  await claude.model({ script });
   const p = project('denied', agentId);
-  const r = await runClaude(p, model, 'Clean the build directory.', ['--permission-mode', 'auto']);
+  const r = await claude.run(p, 'Clean the build directory.', ['--permission-mode', 'auto']);
   expect(r.exitCode, r.output).not.toBeUndefined();
 
   const turns = (await reportedTurns(stack.warden, agentId)).filter((t) => t.toolCalls?.some((c) => c.denied));
@@ -155,13 +109,13 @@ test('auto mode offline: every denial is a reported denied call, and the same ca
 test('without the background wrapper, `claude -p` kills the StopFailure hook as it exits: nothing reaches warden', async () => {
   const agentId = 'cc-killed-hook';
   await stack.warden.start({ agentId, task: 'Say hello.', supervisor: quiet });
-  model = await startAnthropicServer({ script: [apiError(429, 'slow down')] });
+  await claude.model({ script: [apiError(429, 'slow down')] });
   const p = project('killed', agentId);
-  const settingsPath = join(p.work, '.claude/settings.json');
+  const settingsPath = p.settingsPath;
   const settings = JSON.parse(readFileSync(settingsPath, 'utf8'));
   settings.hooks.StopFailure = [{ hooks: [{ type: 'command', command: wardenHookCommand('claude', agentId, stack.server, ['--strict']), timeout: 30 }] }];
   writeFileSync(settingsPath, JSON.stringify(settings, null, 2));
-  const r = await runClaude(p, model, 'Say hello.');
+  const r = await claude.run(p, 'Say hello.');
   expect(r.exitCode, r.output).toBe(1);
   await new Promise((done) => setTimeout(done, 5000)); // what the background hook takes, and more
   const s = await stack.warden.status(agentId);

@@ -18,86 +18,26 @@
  *  - with Temporal unreachable or the agent unknown the hook says nothing and exits 0 (unless --strict).
  */
 import { execa } from 'execa';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import type { AgentStatus } from '../../src/domain/contract/status.js';
-import { messageTexts, startAnthropicServer, text, toolResults, toolUse, type AnthropicScript, type AnthropicServer } from '../fixtures/anthropic-server.js';
-import { ROOT, cleanup, useStack } from '../helpers/stack.js';
+import { messageTexts, text, toolResults, toolUse, type AnthropicScript, type AnthropicServer } from '../fixtures/anthropic-server.js';
+import { ROOT, useStack } from '../helpers/stack.js';
 import { waitForStatus, reportedTurns } from '../helpers/agents.js';
-import { claudeBinary, offlineClaudeEnv } from '../helpers/claude.js';
-import { shellWord, wardenHookCommand } from '../helpers/hooks.js';
+import { useHookedClaude, type HookedProject } from '../helpers/claude.js';
 
 const stack = useStack();
 const WARDEN = join(ROOT, 'dist/src/cli/main.js');
 
-let scratch: string;
-let model: AnthropicServer | null = null;
-
-beforeAll(() => {
-  scratch = mkdtempSync(join(tmpdir(), 'warden-claude-hook-'));
-});
-afterEach(async () => {
-  await model?.close();
-  model = null;
-});
-afterAll(() => cleanup(scratch));
+const claude = useHookedClaude('warden-claude-hook-', stack);
+let model: AnthropicServer;
 
 /** A throwaway project (with its hook settings) and home for one Claude run. */
-function project(name: string, agentId: string, opts: { address?: string; extra?: string[] } = {}) {
-  const dir = join(scratch, name);
-  const work = join(dir, 'work');
-  const home = join(dir, 'home');
-  const hookLog = join(dir, 'hook-stderr.log');
-  mkdirSync(join(work, '.claude'), { recursive: true });
-  mkdirSync(home, { recursive: true });
-  writeFileSync(hookLog, '');
-  const server = { address: opts.address ?? stack.server.address, namespace: stack.server.namespace };
-  const command = wardenHookCommand('claude', agentId, server, [...(opts.extra ?? []), `2>>${shellWord(hookLog)}`]);
-  const hook = [{ type: 'command', command, timeout: 30 }];
-  const settings = {
-    hooks: {
-      UserPromptSubmit: [{ hooks: hook }],
-      PreToolUse: [{ matcher: '*', hooks: hook }],
-      PostToolUse: [{ matcher: '*', hooks: hook }],
-      PostToolUseFailure: [{ matcher: '*', hooks: hook }],
-      Stop: [{ hooks: hook }],
-    },
-  };
-  writeFileSync(join(work, '.claude/settings.json'), JSON.stringify(settings, null, 2));
-  return { dir, work, home, hookLog: () => readFileSync(hookLog, 'utf8') };
-}
-
-interface ClaudeResult {
-  exitCode: number | undefined;
-  json: { result?: string; is_error?: boolean; session_id?: string; num_turns?: number } | null;
-  output: string;
-}
-
-async function runClaude(p: ReturnType<typeof project>, server: AnthropicServer, prompt: string): Promise<ClaudeResult> {
-  const r = await execa(claudeBinary(), ['-p', prompt, '--output-format', 'json', '--allowedTools', 'Bash'], {
-    cwd: p.work,
-    extendEnv: false, // none of the developer's own Claude or Anthropic settings
-    env: {
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
-      HOME: p.home,
-      ...offlineClaudeEnv(server.url, { configDir: join(p.home, '.claude') }),
-    },
-    stdin: 'ignore',
-    all: true,
-    reject: false,
-    timeout: 90_000,
-  });
-  const stdout = String(r.stdout);
-  let json: ClaudeResult['json'] = null;
-  try {
-    json = JSON.parse(stdout.trim().split('\n').at(-1) ?? '');
-  } catch {
-    json = null;
-  }
-  return { exitCode: r.exitCode, json, output: `${String(r.all)}\n--- hook stderr ---\n${p.hookLog()}` };
-}
+const project = (name: string, agentId: string) =>
+  claude.project(name, agentId, { events: ['UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'Stop'] });
+/** Claude Code with Bash allowed, against the current model server. */
+const runClaude = (p: HookedProject, prompt: string) => claude.run(p, prompt, ['--allowedTools', 'Bash']);
 
 const statusWhere = (agentId: string, pred: (s: AgentStatus) => boolean, what: string, timeoutMs?: number) =>
   waitForStatus(stack.warden, agentId, pred, what, timeoutMs);
@@ -123,9 +63,9 @@ test('a tool call becomes a turn; whispers reach the next model request (UserPro
     }
     return text('done');
   };
-  model = await startAnthropicServer({ script });
+  model = await claude.model({ script });
   const p = project('steer', agentId);
-  const r = await runClaude(p, model, 'Write the marker file.');
+  const r = await runClaude(p, 'Write the marker file.');
 
   expect(r.exitCode, r.output).toBe(0);
   expect(r.json?.result, r.output).toBe('done');
@@ -165,11 +105,11 @@ test('a tool call becomes a turn; whispers reach the next model request (UserPro
 test('a failing tool call is reported with ok: false (PostToolUseFailure)', async () => {
   const agentId = 'cc-fail';
   await stack.warden.start({ agentId, task: 'Run the build.', supervisor: quiet });
-  model = await startAnthropicServer({
+  model = await claude.model({
     script: [toolUse('Bash', { command: 'echo broken >&2; exit 3', description: 'Build' }, { id: 'toolu_warden_fail_1' }), text('it failed')],
   });
   const p = project('fail', agentId);
-  const r = await runClaude(p, model, 'Run the build.');
+  const r = await runClaude(p, 'Run the build.');
   expect(r.exitCode, r.output).toBe(0);
   expect(p.hookLog()).toBe('');
   const tool = (await reportedTurns(stack.warden, agentId)).find((t) => t.toolCalls?.length);
@@ -184,11 +124,11 @@ test('a paused agent: its tool call is denied with the pause reason and never ru
   await stack.warden.signal(agentId, 'pause', { reason: 'UNIQUE-PAUSE-REASON: reviewing the diff' });
   await statusWhere(agentId, (s) => s.paused, 'paused');
 
-  model = await startAnthropicServer({
+  model = await claude.model({
     script: [toolUse('Bash', { command: 'echo ran > marker.txt', description: 'Write the marker' }, { id: 'toolu_warden_paused_1' }), text('I will wait.')],
   });
   const p = project('paused', agentId);
-  const r = await runClaude(p, model, 'Write the marker file.');
+  const r = await runClaude(p, 'Write the marker file.');
 
   expect(r.exitCode, r.output).toBe(0);
   expect(p.hookLog()).toBe('');
@@ -211,11 +151,11 @@ test("a tool outside the agent's allowlist is refused with the reason and never 
   const agentId = 'cc-allowlist';
   // The contract a parent gives a child: only Read. (Started directly here, so Claude runs it by itself.)
   await stack.warden.start({ agentId, task: 'Write the marker file.', supervisor: quiet, contract: { toolAllowlist: ['Read'] } });
-  model = await startAnthropicServer({
+  model = await claude.model({
     script: [toolUse('Bash', { command: 'echo ran > marker.txt', description: 'Write the marker' }, { id: 'toolu_warden_allow_1' }), text('Understood.')],
   });
   const p = project('allowlist', agentId);
-  const r = await runClaude(p, model, 'Write the marker file.');
+  const r = await runClaude(p, 'Write the marker file.');
   expect(r.exitCode, r.output).toBe(0);
   expect(existsSync(join(p.work, 'marker.txt')), 'the refused command ran').toBe(false);
   const reqs = model.agentRequests();
@@ -238,9 +178,9 @@ test('a whisper at the finish blocks the stop once; Claude goes on with it; neve
     await steerAndWait(agentId, 'UNIQUE-LATE-STEER: for the next turn', 1);
     return text('second answer, with the tests');
   };
-  model = await startAnthropicServer({ script });
+  model = await claude.model({ script });
   const p = project('stop', agentId);
-  const r = await runClaude(p, model, 'Answer the question.');
+  const r = await runClaude(p, 'Answer the question.');
 
   expect(r.exitCode, r.output).toBe(0);
   expect(r.json?.result, r.output).toBe('second answer, with the tests');
@@ -268,8 +208,8 @@ test('verified done: a false claim at Stop is blocked with the [VERIFY] reason; 
     if (i === 1) return toolUse('Bash', { command: 'touch ok.txt', description: 'Create ok.txt' }, { id: 'toolu_warden_verify_1' });
     return text('UNIQUE-TRUE-CLAIM: created ok.txt.');
   };
-  model = await startAnthropicServer({ script });
-  const r = await runClaude(p, model, 'Create ok.txt.');
+  model = await claude.model({ script });
+  const r = await runClaude(p, 'Create ok.txt.');
 
   expect(r.exitCode, r.output).toBe(0);
   expect(r.json?.result, r.output).toBe('UNIQUE-TRUE-CLAIM: created ok.txt.');
@@ -296,9 +236,9 @@ test('a stop signal ends Claude after the tool call that learns of it, and drain
     if (i === 1) return toolUse('Bash', { command: 'echo two > two.txt', description: 'Second marker' });
     return text('unexpected');
   };
-  model = await startAnthropicServer({ script });
+  model = await claude.model({ script });
   const p = project('halt', agentId);
-  const r = await runClaude(p, model, 'Write two markers.');
+  const r = await runClaude(p, 'Write two markers.');
 
   expect(p.hookLog()).toBe('');
   expect(existsSync(join(p.work, 'one.txt')), r.output).toBe(true);
@@ -347,7 +287,7 @@ test('never in the way: Temporal unreachable or the agent unknown -> exit 0, no 
   expect((await stack.warden.status('cc-env')).turns).toBe(1);
 
   // A Stop event without last_assistant_message: the final text comes from the transcript's tail.
-  const transcript = join(scratch, 'transcript.jsonl');
+  const transcript = join(claude.scratch(), 'transcript.jsonl');
   writeFileSync(
     transcript,
     [
@@ -382,7 +322,7 @@ test('bounded: a FIFO, /dev/zero or a huge file as transcript_path, a stdin that
     JSON.stringify({ hook_event_name: 'Stop', session_id: `s-bounded-${n}`, transcript_path: transcript, stop_hook_active: false });
 
   // A FIFO nobody writes to: opening it for reading would wait for a writer forever.
-  const fifo = join(scratch, 'transcript.fifo');
+  const fifo = join(claude.scratch(), 'transcript.fifo');
   await execa('mkfifo', [fifo]);
   const viaFifo = await run(stop(fifo, 1));
   expect(viaFifo.timedOut, viaFifo.stderr).toBe(false);
@@ -397,7 +337,7 @@ test('bounded: a FIFO, /dev/zero or a huge file as transcript_path, a stdin that
   expect(viaZero.stderr).toBe('');
 
   // A huge (sparse) file: only its tail is read, and the final text is found there.
-  const huge = join(scratch, 'huge.jsonl');
+  const huge = join(claude.scratch(), 'huge.jsonl');
   const line = JSON.stringify({
     type: 'assistant',
     uuid: 'big1',
@@ -459,9 +399,9 @@ test('lastResort compact on a hooked Claude: the handoff reaches the model in it
     tools += 1;
     return toolUse('Bash', { command: failing, description: 'Build' }, { id: `toolu_warden_compact_${tools}` });
   };
-  model = await startAnthropicServer({ script });
+  model = await claude.model({ script });
   const p = project('compact', agentId);
-  const r = await runClaude(p, model, 'Make npm run build pass.');
+  const r = await runClaude(p, 'Make npm run build pass.');
   expect(r.exitCode, r.output).toBe(0);
   expect(p.hookLog(), 'the hook warned').toBe('');
 

@@ -37,6 +37,15 @@ const ESCALATED = 'console-spiral';
 const RUNNING = 'console-worker';
 const PROBE_TASK = 'Fix the build <img src=x onerror="alert(1)"><script>alert(2)</script>';
 const PROBE_TURN = 'Edited the parser <img src=x onerror="alert(3)"> and <script>alert(4)</script> done';
+/** A `command` evaluator that says OK and reports what its model call cost (a `warden-usage` line on stderr). */
+const PAID_JUDGE: { kind: 'command'; command: string[] } = {
+  kind: 'command',
+  command: [
+    process.execPath,
+    '-e',
+    `process.stdin.resume();process.stdin.on('end',()=>{process.stderr.write('warden-usage {"tokensIn":700,"tokensOut":9,"costUsd":0.0042}\\n');process.stdout.write('{"verdict":"OK"}')})`,
+  ],
+};
 
 let server: TestServer;
 let worker: WorkerHandle;
@@ -57,8 +66,10 @@ beforeAll(async () => {
   worker = await inProcessWorker(server);
   warden = await clientFor(server);
 
-  await warden.start({ agentId: RUNNING, task: `Refactor the config loader. ${PROBE_TASK}` });
-  await reportWithEvaluations(warden, RUNNING, [{ ...productiveTurn(1), text: PROBE_TURN }, productiveTurn(2), productiveTurn(3)]);
+  // The working agent's evaluator is a paid `command` one: each evaluation reports $0.0042 (three: $0.0126).
+  await warden.start({ agentId: RUNNING, task: `Refactor the config loader. ${PROBE_TASK}`, supervisor: { evalInterval: 1 }, evaluator: PAID_JUDGE });
+  await reportWithEvaluations(warden, RUNNING, [{ ...productiveTurn(1), text: PROBE_TURN }, productiveTurn(2), productiveTurn(3)], 1);
+  expect((await warden.status(RUNNING)).evaluatorSpend.costUsd).toBeCloseTo(0.0126, 6);
   await warden.start({ agentId: ESCALATED, task: PROBE_TASK });
   await reportWithEvaluations(
     warden,
@@ -146,6 +157,14 @@ test.skipIf(skip)('the fleet page lists the escalated agent first, under "Needs 
     timeoutMs: 30_000,
   });
   expect(await page.locator('#rows img, #rows script').count()).toBe(0);
+  // Supervision's cost beside the agent's own: per row (the paid evaluator's three calls; the heuristic costs nothing) and for the fleet.
+  await eventually(async () => ((await page.locator(`tr.agent[data-agent="${RUNNING}"] td.supervision`).innerText()) === '$0.013' ? true : null), {
+    what: "the worker's supervision cost",
+    timeoutMs: 30_000,
+  });
+  expect(await page.locator(`tr.agent[data-agent="${ESCALATED}"] td.supervision`).innerText()).toBe('$0.000');
+  expect(await page.locator(`tr.agent[data-agent="${RUNNING}"] td.rate`).innerText()).toMatch(/^(—|\$\d+\.\d+\/h)$/);
+  expect(await page.locator('#totals').innerText()).toMatch(/^agents \$\d+\.\d+ · supervision \$0\.013$/);
   // The filter keeps what matches (top's fuzzy filter, on the server).
   await page.fill('#filter', 'refactor');
   await eventually(async () => ((await page.locator('tr.agent').count()) === 1 ? true : null), { what: 'the filter applied' });
@@ -182,6 +201,9 @@ test.skipIf(skip)('1,000 agents render in under a second', async () => {
     lastVerdict: null,
     costUsd: 0.01,
     cost: '$0.010',
+    supervisionUsd: 0.001,
+    supervision: '$0.001',
+    supervisionRate: '$0.060/h',
     age: '1m00s',
     startedAt: '2026-01-01T00:00:00Z',
   }));
@@ -191,6 +213,7 @@ test.skipIf(skip)('1,000 agents render in under a second', async () => {
     meshes: 0,
     shown: 1000,
     listedMs: 0,
+    totals: { costUsd: 10, supervisionUsd: 1, text: 'agents $10.00 · supervision $1.000' },
     groups: [
       { priority: 'awaiting-input', title: 'Needs a human' },
       { priority: 'normal', title: 'Running' },
@@ -248,6 +271,7 @@ test.skipIf(skip)("an agent's page shows its timeline; a probe in a turn's text 
   await page.screenshot({ path: join(SHOTS, 'console-agent.png') });
 
   await page.goto(`${base}/console/agents/${RUNNING}`);
+  expect(await page.locator('#supervision').innerText()).toMatch(/^\$0\.013(, \$\d+\.\d+\/h per agent-hour)?$/);
   const turn = page.locator('#timeline details', { hasText: '' }).first();
   await turn.locator('summary').first().click();
   await expect.poll(() => page.locator('#timeline').innerText()).toContain(PROBE_TURN);

@@ -57,6 +57,7 @@ test('held past the conflict budget: the worker agent is blocked with the reason
       paused: false,
       costUsd: null,
       tokens: null,
+      evaluatorCostUsd: null,
       startTime: new Date().toISOString(),
       closeTime: null,
     },

@@ -157,7 +157,7 @@ test('meshes in top --once --json and the terminal UI, and across a worker SIGKI
   expect(text.exitCode, text.stderr).toBe(0);
   expect(text.stdout.split('\n')[1]).toMatch(/^mesh-budget +‼ awaiting-input +mesh: 1\/2 integrated, 1 open/);
   expect(text.stdout).toMatch(/^mesh-topm +◆ ready +mesh: 2\/3 integrated, 1 failed/m);
-  expect(text.stdout).toMatch(/^\d+ agents · 2 meshes · \d+ ms$/m);
+  expect(text.stdout).toMatch(/^\d+ agents · 2 meshes · agents \$\d+\.\d{2,3} · supervision \$\d+\.\d{2,3} · \d+ ms$/m);
 
   // The terminal UI: the mesh row, its workers indented under it.
   const cli = `TEMPORAL_ADDRESS=${stack.server.address} TEMPORAL_NAMESPACE=${stack.server.namespace} exec node ${join(ROOT, 'dist/src/cli/main.js')} top --poll-ms 500 --list-ms 1000`;

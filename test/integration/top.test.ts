@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, test } from 'vitest';
 import { eventually, ROOT, useStack } from '../helpers/stack.js';
-import { waitForStatus } from '../helpers/agents.js';
+import { waitForEvaluations, waitForStatus } from '../helpers/agents.js';
 
 process.env.WARDEN_HOME = mkdtempSync(join(tmpdir(), 'warden-home-'));
 const stack = useStack();
@@ -62,6 +62,16 @@ const turn = (id: string, text: string) => ({
   costUsd: 0.02,
 });
 
+/** A `command` evaluator that says OK and reports what its model call cost (a `warden-usage` line on stderr). */
+const PAID_JUDGE: { kind: 'command'; command: string[] } = {
+  kind: 'command',
+  command: [
+    process.execPath,
+    '-e',
+    `process.stdin.resume();process.stdin.on('end',()=>{process.stderr.write('warden-usage {"tokensIn":700,"tokensOut":9,"costUsd":0.0042}\\n');process.stdout.write('{"verdict":"OK"}')})`,
+  ],
+};
+
 test('warden top in tmux: priority order, columns, resume, refusal, filter, steer, focus', async () => {
   const w = stack.warden;
   const quiet = { supervisor: { idleAfterMs: 0 } };
@@ -72,9 +82,10 @@ test('warden top in tmux: priority order, columns, resume, refusal, filter, stee
   // busy: running (will be steered).
   await w.start({ agentId: 'busy', task: 'Write docs for the parser', ...quiet });
   await w.reportTurn('busy', turn('b1', 'drafted the parser overview'));
-  // frozen: paused by a human.
-  await w.start({ agentId: 'frozen', task: 'Refactor the auth module', ...quiet });
+  // frozen: paused by a human; supervised by a paid evaluator (one evaluation, $0.0042), evaluated before the pause.
+  await w.start({ agentId: 'frozen', task: 'Refactor the auth module', supervisor: { idleAfterMs: 0, evalInterval: 1 }, evaluator: PAID_JUDGE });
   await w.reportTurn('frozen', turn('f1', 'split auth into two files'));
+  await waitForEvaluations(w, 'frozen', 1);
   await w.signal('frozen', 'pause', {});
   // ended: aborted (failed, finished, dimmed).
   await w.start({ agentId: 'ended', task: 'Try the old migration', ...quiet });
@@ -119,10 +130,16 @@ test('warden top in tmux: priority order, columns, resume, refusal, filter, stee
       /Fix the flaky/.test(x) &&
       /└ kid/.test(x) &&
       /1\.5k\/200/.test(row(x, 'waiter') ?? '') &&
-      /0\/3/.test(row(x, 'ended') ?? ''),
+      /0\/3/.test(row(x, 'ended') ?? '') &&
+      /\$0\.004/.test(row(x, 'frozen') ?? ''),
     'roster with six queried rows',
   );
-  expect(s).toMatch(/AGENT +STATE +INTENT +MODEL +TOK IN\/OUT +COST +TOOL +BURN +ELAPSED +ESC/);
+  expect(s).toMatch(/AGENT +STATE +INTENT +MODEL +TOK IN\/OUT +COST +SUPV \$ +SUPV\/H +TOOL +BURN +ELAPSED +ESC/);
+  // Supervision's cost beside the agent's own: frozen's evaluator cost $0.0042 (its rate: "—" in its first minute, then $…/h);
+  // a heuristic evaluator costs nothing. The title line totals the fleet.
+  expect(row(s, 'frozen')).toMatch(/\$0\.020 +\$0\.004 +(—|\$\d+\.\d+\/h) /);
+  expect(row(s, 'waiter')).toMatch(/\$0\.020 +\$0\.000 +(—|\$0\.000\/h) /);
+  expect(s.split('\n')[0]).toMatch(/6 agents \(5 live\) · agents \$0\.060 · supervision \$0\.004 ·/);
   const lines = rosterLines(s);
   expect(lines[0]).toMatch(/^waiter +‼ awaiting-input +Fix the flaky login test/);
   expect(lines[0]).toMatch(/1\.5k\/200 +\$0\.020/);
@@ -194,6 +211,21 @@ test('warden top --once --json prints the same order for scripts', async () => {
   expect(ids.indexOf('boss.kid')).toBe(ids.indexOf('boss') + 1);
   expect(out.rows.find((x) => x.agentId === 'boss.kid')).toMatchObject({ depth: 1, intent: 'Compute the release notes.' });
   expect(out.rows.find((x) => x.agentId === 'ended')).toMatchObject({ state: 'failed', priority: 'finished' });
+  // Supervision's cost per row and for the fleet (frozen's paid evaluator; the others are heuristic).
+  const json = out as unknown as { totals: { supervisionUsd: number }; rows: { agentId: string; supervision: { costUsd: number | null } }[] };
+  expect(json.rows.find((x) => x.agentId === 'frozen')!.supervision.costUsd).toBeCloseTo(0.0042, 6);
+  expect(json.rows.find((x) => x.agentId === 'waiter')!.supervision.costUsd).toBe(0);
+  expect(json.totals.supervisionUsd).toBeCloseTo(0.0042, 6);
+  // Without a single status query the figure comes from visibility (WardenEvaluatorCostUsd, published with the pause).
+  const listed = await execa('node', [join(ROOT, 'dist/src/cli/main.js'), 'top', '--once', '--json', '--details', '0'], {
+    env: { TEMPORAL_ADDRESS: stack.server.address, TEMPORAL_NAMESPACE: stack.server.namespace },
+    reject: false,
+  });
+  expect(listed.exitCode, listed.stderr).toBe(0);
+  const vis = JSON.parse(listed.stdout) as typeof json & { statusQueries: number; rows: { detailed: boolean }[] };
+  expect(vis.statusQueries).toBe(0);
+  expect(vis.rows.find((x) => x.agentId === 'frozen')).toMatchObject({ detailed: false, supervision: { costUsd: 0.0042 } });
+  expect(vis.totals.supervisionUsd).toBeCloseTo(0.0042, 6);
   // Bad usage: --json without --once is exit 2.
   const bad = await execa('node', [join(ROOT, 'dist/src/cli/main.js'), 'top', '--json'], { env: { TEMPORAL_ADDRESS: stack.server.address }, reject: false });
   expect(bad.exitCode).toBe(2);

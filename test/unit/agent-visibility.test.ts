@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { reportTurn as report } from '../../src/domain/agent/reporting.js';
 import { commit, status } from '../../src/domain/agent/visibility.js';
 import { signal as send } from '../../src/domain/agent/controls.js';
+import { addEvaluatorSpend } from '../../src/domain/judgement/tiered.js';
 import { testAgent, turn, type TestAgent } from '../helpers/core.js';
 
 /** The handlers as the shell runs them: the rule, then one commit. */
@@ -27,7 +28,14 @@ describe('commit', () => {
     commit(a);
     commit(a);
     expect(a.rec.upserts).toHaveLength(1);
-    expect(names(a.rec.upserts[0]!)).toEqual({ WardenState: 'spawning', WardenEscalationStep: 0, WardenPaused: false, WardenCostUsd: 0, WardenTokens: 0 });
+    expect(names(a.rec.upserts[0]!)).toEqual({
+      WardenState: 'spawning',
+      WardenEscalationStep: 0,
+      WardenPaused: false,
+      WardenCostUsd: 0,
+      WardenTokens: 0,
+      WardenEvaluatorCostUsd: 0,
+    });
     for (let i = 1; i <= 9; i++) {
       a.clock.advance(301_000); // a slow agent: the five minutes never hold spend back
       reportTurn(a, turn(`t${i}`, 'x', { tokensIn: 10, costUsd: 0.0012345678 }));
@@ -38,6 +46,20 @@ describe('commit', () => {
     expect(a.rec.details.at(-1)).toContain('**turns** 9');
     signal(a, 'pause', {});
     expect(names(a.rec.upserts.at(-1)!)).toMatchObject({ WardenState: 'paused-by-user', WardenPaused: true });
+  });
+
+  it("supervision's spend rides on the spend upsert (WardenEvaluatorCostUsd): no upsert, no event of its own", () => {
+    const a = testAgent();
+    reportTurn(a, turn('t1', 'x', { tokensIn: 10 })); // spawning → running
+    const before = a.rec.upserts.length;
+    // The evaluator's model calls cost something: nothing is published for that alone.
+    a.core.s.evaluatorSpend = addEvaluatorSpend(a.core.s.evaluatorSpend, { calls: 1, costUsd: 0.0123456789 }, 'model');
+    commit(a);
+    expect(a.rec.upserts).toHaveLength(before);
+    // The next upsert (here a state change; else the throttled spend one) carries it, rounded as WardenCostUsd is.
+    signal(a, 'pause', {});
+    expect(a.rec.upserts).toHaveLength(before + 1);
+    expect(names(a.rec.upserts.at(-1)!)).toMatchObject({ WardenState: 'paused-by-user', WardenEvaluatorCostUsd: 0.012346 });
   });
 
   it('a busy agent publishes spend at most once every five minutes; a slow one every 5 turns', () => {

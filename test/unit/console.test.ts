@@ -91,6 +91,7 @@ const entry = (agentId: string, state: string, extra: Partial<RosterEntry> = {})
   paused: false,
   costUsd: 0,
   tokens: 0,
+  evaluatorCostUsd: 0,
   startTime: '2026-01-01T00:00:00.000Z',
   closeTime: null,
   ...extra,
@@ -117,6 +118,13 @@ describe('fleet rows', () => {
       ['b-done', 'finished', 0],
     ]);
     expect(f[0]!.age).toBe('1h00m');
+  });
+  test('each row carries what supervising it cost, and that per agent-hour', () => {
+    const o = { ...DEFAULT_ROW_OPTIONS, nowMs: Date.parse('2026-01-01T02:00:00Z') };
+    const [r] = fleetRows([buildRow(entry('a', 'running', { evaluatorCostUsd: 0.5 }), null, null, o)], o.nowMs);
+    expect(r).toMatchObject({ supervisionUsd: 0.5, supervision: '$0.500', supervisionRate: '$0.250/h' });
+    const [old] = fleetRows([buildRow(entry('b', 'running', { evaluatorCostUsd: null }), null, null, o)], o.nowMs);
+    expect(old).toMatchObject({ supervisionUsd: null, supervision: '—', supervisionRate: '—' });
   });
 });
 
@@ -187,6 +195,24 @@ describe('timeline and pages', () => {
     const ro = agentPage(s, entries, { role: 'readonly', csrf: 'C' });
     expect(ro).not.toContain('<form');
     expect(ro).not.toContain('csrf');
+  });
+  test("the agent page's facts say what supervision cost, and per agent-hour", () => {
+    const spend = { calls: 4, failed: 0, tokens: { in: 2800, out: 36, total: 2836 }, costUsd: 0.0168, decided: { heuristic: 0, model: 4 } };
+    const html = agentPage(status({ evaluatorSpend: spend, supervision: { hours: 2, costUsdPerHour: 0.0084, tokensPerHour: 1418 } }), [], {
+      role: 'readonly',
+      csrf: 'C',
+    });
+    expect(html).toContain('<dt>supervision $</dt><dd id="supervision">$0.017, $0.008/h per agent-hour</dd>');
+    // In its first minute there is no rate yet; an agent from an older version has no evaluator spend at all.
+    expect(
+      agentPage(status({ evaluatorSpend: spend, supervision: { hours: 0, costUsdPerHour: null, tokensPerHour: null } }), [], { role: 'readonly', csrf: 'C' }),
+    ).toContain('<dd id="supervision">$0.017</dd>');
+    expect(agentPage(status({ evaluatorSpend: undefined }), [], { role: 'readonly', csrf: 'C' })).not.toContain('supervision $');
+  });
+  test('the fleet page has the two supervision columns and a place for the fleet total', () => {
+    const html = fleetPage('operator', 3000);
+    expect(html).toContain('<th>spend</th><th>supervision $</th><th>$/agent-hour</th><th>age</th>');
+    expect(html).toContain('<p id="totals" class="totals"></p>');
   });
   test('pages load only their own script and style; the policy allows nothing inline', () => {
     const html = fleetPage('operator', 3000);

@@ -172,7 +172,7 @@ describe('meshes in the roster', () => {
   test('the text table shows the mesh row: id, phase badge, progress, age', () => {
     const text = renderText(roster(rows()), 160, { key: 'priority', desc: false });
     const line = text.find((l) => l.startsWith('mesh-r1 '));
-    expect(line).toMatch(/^mesh-r1 +▶ running +mesh: 1\/2 integrated, 1 open +— +— +\$0\.750 +— +5m00s +—$/);
+    expect(line).toMatch(/^mesh-r1 +▶ running +mesh: 1\/2 integrated, 1 open +— +— +\$0\.750 +— +— +— +5m00s +—$/);
     expect(text.find((l) => /└ fix-a\.a1|└ r1\.fix-a\.a1/.test(l))).toBeTruthy();
     expect(text.find((l) => l.startsWith('mesh-r2 '))).toMatch(/‼ awaiting-input/);
   });

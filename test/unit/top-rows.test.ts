@@ -5,6 +5,9 @@ import {
   buildRow,
   DEFAULT_SORT,
   filterRows,
+  fleetTotals,
+  formatFleetTotals,
+  formatRate,
   fuzzyScore,
   hideFinished,
   intentFromSummary,
@@ -17,6 +20,7 @@ import {
 } from '../../src/roster/rows.js';
 import { cells, fitMiddle, layoutColumns, longestId, renderText } from '../../src/cli/top/table.js';
 import { iso, opts, rosterEntry as entry } from '../helpers/top.js';
+import { buildMeshRow } from '../../src/roster/meshes.js';
 
 function status(agentId: string, over: Record<string, unknown> = {}): TopStatus {
   return parseTopStatus({
@@ -224,7 +228,7 @@ describe('row model', () => {
     expect(r.tool).toBeNull();
     expect(r.spark.trim()).toBe('');
     const text = renderText([r], 160, { key: 'priority', desc: false })[1]!;
-    expect(text).toMatch(/^a +▶ running +fix it +— +100\/10 +\$0\.010 +— /);
+    expect(text).toMatch(/^a +▶ running +fix it +— +100\/10 +\$0\.010 +\$0\.000 +\$0\.000\/h +— /);
   });
 
   test('agent text in a cell (task, tool, model) is one line with its terminal controls visible; widths hold', () => {
@@ -300,5 +304,56 @@ describe('long agent ids (a session started by a hook is <project>-<session>)', 
     expect(cb).toBe('my-w…-77e0c1d2b3a4');
     expect(fitMiddle('short', 8)).toBe('short   ');
     expect(fitMiddle('abcdef', 1)).toBe('…');
+  });
+});
+
+describe("supervision cost (the evaluator's model calls) beside the agent's own", () => {
+  const es = (costUsd: number) => ({ calls: 2, failed: 0, tokens: { in: 700, out: 9, total: 709 }, costUsd, decided: { heuristic: 0, model: 2 } });
+
+  test('from the status answer where the row was queried: its dollars and its rate over every run', () => {
+    const r = row('a', { evaluatorCostUsd: 0.001 }, { evaluatorSpend: es(0.0084), supervision: { hours: 0.5, costUsdPerHour: 0.0168, tokensPerHour: 1418 } });
+    expect([r.supervisionUsd, r.supervisionUsdPerHour]).toEqual([0.0084, 0.0168]);
+    const cols = layoutColumns(220);
+    const c = cells(r, cols);
+    expect(c[cols.findIndex((x) => x.key === 'supervision')]!.trim()).toBe('$0.008');
+    expect(c[cols.findIndex((x) => x.key === 'rate')]!.trim()).toBe('$0.017/h');
+    expect(rowJson(r).supervision).toEqual({ costUsd: 0.0084, costUsdPerAgentHour: 0.0168 });
+  });
+
+  test('from visibility (WardenEvaluatorCostUsd) where it was not: the rate over the hours since the run started', () => {
+    // rosterEntry starts 10 minutes before NOW: $0.05 in a sixth of an hour is $0.30 an hour.
+    const r = row('a', { evaluatorCostUsd: 0.05 }, null);
+    expect(r.supervisionUsd).toBe(0.05);
+    expect(r.supervisionUsdPerHour).toBeCloseTo(0.3, 10);
+    expect(renderText([r], 220, DEFAULT_SORT)[1]).toMatch(/ \$0\.050 +\$0\.300\/h /);
+    // An older agent publishes no figure, and its status has none: a dash, never a made-up zero.
+    const old = row('b', { evaluatorCostUsd: null }, null);
+    expect([old.supervisionUsd, old.supervisionUsdPerHour]).toEqual([null, null]);
+    expect(renderText([old], 220, DEFAULT_SORT)[1]).toMatch(/\$0\.000 +— +— /);
+    // Under a minute supervised: no rate yet.
+    expect(row('c', { evaluatorCostUsd: 0.01, startTime: iso(30_000) }, null).supervisionUsdPerHour).toBeNull();
+    expect(formatRate(null)).toBe('—');
+  });
+
+  test('the header names both columns; the supervision column sorts', () => {
+    expect(renderText([row('a')], 220, DEFAULT_SORT)[0]).toMatch(/COST +SUPV \$ +SUPV\/H +TOOL/);
+    const rows = [row('cheap', { evaluatorCostUsd: 0.01 }, null), row('dear', { evaluatorCostUsd: 2 }, null), row('none', { evaluatorCostUsd: null }, null)];
+    expect(arrange(rows, { key: 'supervision', desc: true }).map((r) => r.agentId)).toEqual(['dear', 'cheap', 'none']);
+  });
+
+  test("the fleet total: every agent row, the agents' own dollars and supervision's; a mesh row (its workers' sum) is not counted twice", () => {
+    const rows = [
+      row('a', {}, { costUsd: 1.5, evaluatorSpend: es(0.25) }),
+      row('b', { costUsd: 0.5, evaluatorCostUsd: 0.125 }, null),
+      row('old', { costUsd: null, evaluatorCostUsd: null }, null),
+      // A mesh row's cost is its workers' sum (meshes.ts): counting it would count them twice.
+      {
+        ...buildMeshRow({ runId: 'r1', workflowId: 'mesh-r1', status: 'RUNNING', phase: 'running', startTime: iso(60_000), closeTime: null }, null, null, opts),
+        costUsd: 9,
+      },
+    ];
+    const t = fleetTotals(rows);
+    expect(t).toEqual({ agents: 3, costUsd: 2, supervisionUsd: 0.375 });
+    expect(formatFleetTotals(t)).toBe('agents $2.000 · supervision $0.375');
   });
 });

@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 import { withClient, globals } from '../context.js';
 import { UsageError } from '../exit.js';
 import { print, printJson } from '../output.js';
-import { buildRow, DEFAULT_ROW_OPTIONS, DEFAULT_SORT, roster, rowJson, SORT_KEYS, type SortKey } from '../../roster/rows.js';
+import { buildRow, DEFAULT_ROW_OPTIONS, DEFAULT_SORT, fleetTotals, formatFleetTotals, roster, rowJson, SORT_KEYS, type SortKey } from '../../roster/rows.js';
 import { buildMeshRow, isMeshRow, meshJson } from '../../roster/meshes.js';
 import { listMeshes, listRoster, MeshCache, StatusCache } from '../../roster/source.js';
 import { renderText } from '../top/table.js';
@@ -62,15 +62,15 @@ export const topAction = async (opts: Record<string, string | boolean | undefine
     const byId = new Map(entries.map((e) => [e.agentId, e]));
     await Promise.all([cache.poll(pre.slice(0, details).map((r) => byId.get(r.agentId)!)), meshCache.poll(meshEntries)]);
     const at = { ...DEFAULT_ROW_OPTIONS, nowMs: Date.now() };
-    const rows = roster(
-      [
-        ...entries.map((e) => buildRow(e, cache.status(e.agentId), cache.intent(e.agentId), at)),
-        ...meshEntries.map((m) => buildMeshRow(m, meshCache.status(m), meshCache.error(m), at)),
-      ],
-      { sort, filter: (opts.filter as string | undefined) ?? '', showFinished: !opts.hideFinished },
-    );
+    const all = [
+      ...entries.map((e) => buildRow(e, cache.status(e.agentId), cache.intent(e.agentId), at)),
+      ...meshEntries.map((m) => buildMeshRow(m, meshCache.status(m), meshCache.error(m), at)),
+    ];
+    const rows = roster(all, { sort, filter: (opts.filter as string | undefined) ?? '', showFinished: !opts.hideFinished });
     return {
       rows,
+      // The whole fleet's spend (every listed agent, whatever the filter shows).
+      totals: fleetTotals(all),
       listedMs,
       queries: cache.queries,
       meshQueries: meshCache.queries,
@@ -87,6 +87,7 @@ export const topAction = async (opts: Record<string, string | boolean | undefine
       listedMs: result.listedMs,
       statusQueries: result.queries,
       sort,
+      totals: { costUsd: result.totals.costUsd, supervisionUsd: result.totals.supervisionUsd },
       rows: agentRows.map(rowJson),
       errors: result.errors,
       meshes: meshRows.map(meshJson),
@@ -96,6 +97,6 @@ export const topAction = async (opts: Record<string, string | boolean | undefine
   const width = int('width', opts.width as string | undefined, process.stdout.columns || 160, 40);
   for (const l of renderText(result.rows, width, sort)) print(l);
   print(
-    `${agentRows.length} agents${meshRows.length ? ` · ${meshRows.length} ${meshRows.length === 1 ? 'mesh' : 'meshes'}` : ''} · ${elapsedMs} ms${result.errors.length ? ` · ${result.errors.length} status queries failed (first: ${result.errors[0]!.agentId}: ${result.errors[0]!.error})` : ''}`,
+    `${agentRows.length} agents${meshRows.length ? ` · ${meshRows.length} ${meshRows.length === 1 ? 'mesh' : 'meshes'}` : ''} · ${formatFleetTotals(result.totals)} · ${elapsedMs} ms${result.errors.length ? ` · ${result.errors.length} status queries failed (first: ${result.errors[0]!.agentId}: ${result.errors[0]!.error})` : ''}`,
   );
 };

@@ -15,6 +15,9 @@ import {
   DEFAULT_SORT,
   formatCost,
   formatElapsed,
+  formatFleetTotals,
+  formatRate,
+  fleetTotals,
   roster,
   SORT_KEYS,
   type RosterEntry,
@@ -200,7 +203,13 @@ function FocusPane({ row, feed, height, width }: { row: Row; feed: Feed; height:
       .join(' · ');
     out.push(line('bu', `  budgets: ${budgets || '—'} · escalation ${st.escalationStep}/${st.escalationThreshold}`));
     const es = st.evaluatorSpend;
-    if (es && es.calls + es.decided.heuristic + es.decided.model > 0) out.push(line('es', `  evaluator spend: ${formatEvaluatorSpend(es)}`));
+    if (es && es.calls + es.decided.heuristic + es.decided.model > 0)
+      out.push(
+        line(
+          'es',
+          `  evaluator spend: ${formatEvaluatorSpend(es)}${row.supervisionUsdPerHour === null ? '' : `; ${formatRate(row.supervisionUsdPerHour)} per agent-hour`}`,
+        ),
+      );
     out.push(line('ch', `  children: ${st.children.length ? st.children.map((c) => `${c.agentId} (${c.state})`).join(', ') : 'none'}`));
     const lastRefusal = st.refused.at(-1);
     if (lastRefusal) out.push(line('rf', `  last refusal: ${lastRefusal.what} — ${lastRefusal.reason}`, { dimColor: true }));
@@ -480,7 +489,7 @@ export function TopApp({ client, opts }: { client: WardenClient; opts: TopOption
   const cols = layoutColumns(size.cols, longestId(rows));
   const live = feed.entries.filter((e) => e.status === 'RUNNING').length;
   const meshes = feed.meshes.length ? ` · ${feed.meshes.length} ${feed.meshes.length === 1 ? 'mesh' : 'meshes'}` : '';
-  const title = `warden top · ${opts.title} · ${feed.entries.length} agents (${live} live)${meshes}${rows.length !== all.length ? ` · showing ${rows.length}` : ''} · sort ${sort.key}${sort.desc ? '↓' : '↑'}${filter ? ` · filter /${filter}` : ''}${showFinished ? '' : ' · finished hidden'}`;
+  const title = `warden top · ${opts.title} · ${feed.entries.length} agents (${live} live)${meshes} · ${formatFleetTotals(fleetTotals(all))}${rows.length !== all.length ? ` · showing ${rows.length}` : ''} · sort ${sort.key}${sort.desc ? '↓' : '↑'}${filter ? ` · filter /${filter}` : ''}${showFinished ? '' : ' · finished hidden'}`;
   const children: ReactNode[] = [];
   children.push(line('title', title, { bold: true }));
   children.push(line('header', headerCells(cols, sort).join(' '), { inverse: false, underline: true }));

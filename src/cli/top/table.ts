@@ -4,10 +4,11 @@
  */
 import { visible } from '../../text/sanitize.js';
 import { downsample, sparkline } from '../../roster/sparkline.js';
-import { badge, formatCost, formatCount, formatElapsed, formatStep, type Row, type SortKey } from '../../roster/rows.js';
+import { badge, formatCost, formatCount, formatElapsed, formatRate, formatStep, type Row, type SortKey } from '../../roster/rows.js';
 
 export interface Column {
-  key: SortKey | 'spark';
+  /** A sort key, or a column no sort follows (`rate`: supervision per agent-hour). */
+  key: SortKey | 'rate';
   title: string;
   width: number;
   align: 'left' | 'right';
@@ -31,7 +32,8 @@ export const longestId = (rows: Array<Pick<Row, 'depth' | 'shortId'>>) => rows.r
  * told apart from its neighbours by its end — as long as the intent keeps INTENT_KEEP.
  */
 export function layoutColumns(width: number, idLongest = 0): Column[] {
-  const spark = width >= 200 ? 60 : width >= 160 ? 30 : width >= 140 ? 20 : 10;
+  // The sparkline gives up what the two supervision columns take (17), so the others keep their width.
+  const spark = width >= 200 ? 43 : width >= 160 ? 13 : 10;
   const fixed: Column[] = [
     { key: 'id', title: 'AGENT', width: ID_MIN, align: 'left' },
     { key: 'state', title: 'STATE', width: 16, align: 'left' },
@@ -39,6 +41,9 @@ export function layoutColumns(width: number, idLongest = 0): Column[] {
     { key: 'model', title: 'MODEL', width: 12, align: 'left' },
     { key: 'tokens', title: 'TOK IN/OUT', width: 11, align: 'right' },
     { key: 'cost', title: 'COST', width: 8, align: 'right' },
+    // What supervising the agent cost (its evaluator's model calls), and that per agent-hour.
+    { key: 'supervision', title: 'SUPV $', width: 7, align: 'right' },
+    { key: 'rate', title: 'SUPV/H', width: 8, align: 'right' },
     { key: 'tool', title: 'TOOL', width: 12, align: 'left' },
     { key: 'burn', title: 'BURN', width: spark, align: 'left' },
     { key: 'elapsed', title: 'ELAPSED', width: 7, align: 'right' },
@@ -99,6 +104,12 @@ export function cells(r: Row, cols: Column[]): string[] {
         break;
       case 'cost':
         v = formatCost(r.costUsd);
+        break;
+      case 'supervision':
+        v = formatCost(r.supervisionUsd);
+        break;
+      case 'rate':
+        v = formatRate(r.supervisionUsdPerHour);
         break;
       case 'tool':
         v = r.tool ?? '—';

@@ -5,7 +5,15 @@
  * per SPEND_INTERVAL_MS (five minutes).
  */
 import { budgetReport, effectiveBudgets } from './budgets.js';
-import { WardenCostUsd, WardenEscalationStep, WardenParent, WardenPaused, WardenState, WardenTokens } from '../contract/search-attributes.js';
+import {
+  WardenCostUsd,
+  WardenEscalationStep,
+  WardenEvaluatorCostUsd,
+  WardenParent,
+  WardenPaused,
+  WardenState,
+  WardenTokens,
+} from '../contract/search-attributes.js';
 import type { AgentStatus } from '../contract/status.js';
 import { formatVerdict } from '../judgement/verdict-text.js';
 import { formatEvaluatorSpend, supervisionRate } from '../judgement/tiered.js';
@@ -60,6 +68,7 @@ export function searchAttributeValues(core: AgentCore): SearchAttributeUpdate[] 
     ...(spec.parent ? [{ key: WardenParent, value: spec.parent.agentId }] : []),
     { key: WardenCostUsd, value: Math.round(s.costUsd * 1e6) / 1e6 },
     { key: WardenTokens, value: s.tokensIn + s.tokensOut },
+    { key: WardenEvaluatorCostUsd, value: Math.round(s.evaluatorSpend.costUsd * 1e6) / 1e6 },
   ];
 }
 

@@ -15,6 +15,8 @@ export const WardenPaused: SearchAttributeKey<'BOOL'> = { name: 'WardenPaused', 
 /** Spend, for finding runaway agents: `WardenCostUsd > 5`, `WardenTokens > 1000000`. */
 export const WardenCostUsd: SearchAttributeKey<'DOUBLE'> = { name: 'WardenCostUsd', type: 'DOUBLE' };
 export const WardenTokens: SearchAttributeKey<'INT'> = { name: 'WardenTokens', type: 'INT' };
+/** Supervision's own spend: what the agent's evaluator's model calls cost (`WardenEvaluatorCostUsd > 1`). */
+export const WardenEvaluatorCostUsd: SearchAttributeKey<'DOUBLE'> = { name: 'WardenEvaluatorCostUsd', type: 'DOUBLE' };
 /** Delegation: the parent agent's id, on children (`WardenParent = "boss"` lists a subtree). */
 export const WardenParent: SearchAttributeKey<'KEYWORD'> = { name: 'WardenParent', type: 'KEYWORD' };
 
@@ -26,4 +28,5 @@ export const SEARCH_ATTRIBUTES: Record<string, 'Keyword' | 'Int' | 'Bool' | 'Dou
   WardenCostUsd: 'Double',
   WardenTokens: 'Int',
   WardenParent: 'Keyword',
+  WardenEvaluatorCostUsd: 'Double',
 };

@@ -13,6 +13,7 @@ export const CONSOLE_JS = `'use strict';
   var filter = document.getElementById('filter');
   var finished = document.getElementById('show-finished');
   var summary = document.getElementById('summary');
+  var totals = document.getElementById('totals');
   var pollMs = Number(body.dataset.pollMs) || 3000;
   var timer = null;
   var seq = 0;
@@ -35,7 +36,7 @@ export const CONSOLE_JS = `'use strict';
         gtr.className = 'group g-' + group;
         gtr.dataset.group = group;
         var th = document.createElement('th');
-        th.colSpan = 7;
+        th.colSpan = 9;
         th.textContent = titles[group] || group;
         gtr.appendChild(th);
         frag.appendChild(gtr);
@@ -61,12 +62,15 @@ export const CONSOLE_JS = `'use strict';
       var v = r.lastVerdict;
       cell(tr, v ? v.kind + (v.pattern ? ' ' + v.pattern : '') + (v.message ? ': ' + v.message : '') : null, 'verdict');
       cell(tr, r.cost, 'num');
+      cell(tr, r.supervision, 'num supervision');
+      cell(tr, r.supervisionRate, 'num rate');
       cell(tr, r.age, 'num');
       frag.appendChild(tr);
     });
     rowsEl.replaceChildren(frag);
     summary.textContent = a.agents + ' agents' + (a.meshes ? ', ' + a.meshes + ' meshes' : '') + ' \\u00b7 ' + a.shown + ' shown \\u00b7 ' +
       new Date(a.at).toLocaleTimeString() + (a.error ? ' \\u00b7 visibility: ' + a.error : '');
+    totals.textContent = a.totals ? a.totals.text : '';
   }
   function load() {
     var mine = ++seq;
@@ -99,6 +103,7 @@ h2{font-size:1.1em;margin:1.4em 0 .4em}
 .controls{display:flex;gap:1em;align-items:center;margin-bottom:.6em}
 #filter{font:inherit;padding:.3em .5em;width:24em}
 #summary{color:#666;font-size:.9em}
+#totals{margin:.2em 0 .6em;font-variant-numeric:tabular-nums}
 table{border-collapse:collapse;width:100%;background:#fff}
 th,td{text-align:left;padding:.25em .6em;border-bottom:1px solid #e6e6e6;vertical-align:top}
 thead th{background:#f0f0f0;font-weight:600}
@@ -106,8 +111,8 @@ tr.group th{background:#eef2f7;font-size:.9em;text-transform:uppercase;letter-sp
 tr.g-awaiting-input th{background:#fbe3f3;color:#7a0e5c}
 tr.g-runaway th,tr.g-flagged th{background:#fdeedd;color:#7a3e00}
 tr.g-stuck th{background:#fde2e2;color:#7a0000}
-td.task,td.verdict{max-width:32em;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
-td.num{text-align:right;font-variant-numeric:tabular-nums}
+td.task,td.verdict{max-width:24em;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 td.id a{font-weight:600}
 .depth-1{padding-left:1.8em}.depth-2{padding-left:3em}.depth-3{padding-left:4.2em}.depth-4,.depth-5,.depth-6{padding-left:5.4em}
 .s-awaiting-input{color:#a1127a;font-weight:600}.s-flagged,.s-runaway{color:#a35200}.s-stuck{color:#b00000}

@@ -17,8 +17,11 @@ import {
   DEFAULT_ROW_OPTIONS,
   DEFAULT_SORT,
   filterRows,
+  fleetTotals,
   formatCost,
   formatElapsed,
+  formatFleetTotals,
+  formatRate,
   formatStep,
   PRIORITIES,
   roster,
@@ -56,6 +59,10 @@ export interface FleetRow {
   lastVerdict: { kind: string; pattern: string | null; message: string } | null;
   costUsd: number | null;
   cost: string;
+  /** What supervising it cost (its evaluator's model calls), and that per agent-hour. */
+  supervisionUsd: number | null;
+  supervision: string;
+  supervisionRate: string;
   age: string;
   startedAt: string;
 }
@@ -66,6 +73,8 @@ export interface FleetAnswer {
   meshes: number;
   shown: number;
   listedMs: number;
+  /** The whole fleet's spend (every listed agent, whatever the filter shows): the agents' own and supervision's. */
+  totals: { costUsd: number; supervisionUsd: number; text: string };
   groups: { priority: Priority; title: string }[];
   rows: FleetRow[];
   error: string | null;
@@ -96,6 +105,9 @@ export function fleetRows(arranged: Row[], nowMs: number): FleetRow[] {
       lastVerdict: r.lastVerdict ? { kind: r.lastVerdict.kind, pattern: r.lastVerdict.pattern, message: r.lastVerdict.message } : null,
       costUsd: r.costUsd,
       cost: formatCost(r.costUsd),
+      supervisionUsd: r.supervisionUsd,
+      supervision: formatCost(r.supervisionUsd),
+      supervisionRate: formatRate(r.supervisionUsdPerHour),
       age: formatElapsed(Math.max(0, nowMs - Date.parse(r.startedAt))),
       startedAt: r.startedAt,
     });
@@ -176,6 +188,7 @@ export class FleetSource {
       ...l.meshes.map((m) => buildMeshRow(m, this.meshStatuses?.status(m) ?? null, this.meshStatuses?.error(m) ?? null, o)),
     ];
     const arranged = roster(rows, { sort: DEFAULT_SORT, showFinished: view.showFinished !== false });
+    const totals = fleetTotals(rows);
     this.detail(arranged);
     const shown = filterRows(arranged, view.filter ?? '');
     return {
@@ -184,6 +197,7 @@ export class FleetSource {
       meshes: l.meshes.length,
       shown: shown.length,
       listedMs: l.ms,
+      totals: { costUsd: totals.costUsd, supervisionUsd: totals.supervisionUsd, text: formatFleetTotals(totals) },
       groups: PRIORITIES.map((p) => ({ priority: p, title: GROUP_TITLES[p] })),
       rows: fleetRows(shown, nowMs),
       error: this.lastError,

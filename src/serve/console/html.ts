@@ -6,7 +6,7 @@
  */
 import { escapeHtml, SECURITY_HEADERS } from '../page.js';
 import { MAX_STEER_CHARS } from '../page.js';
-import { formatCost } from '../../roster/rows.js';
+import { formatCost, formatRate } from '../../roster/rows.js';
 import type { AgentStatus } from '../../domain/contract/status.js';
 import type { ConsoleRole } from './tokens.js';
 import type { TimelineEntry, TimelineTurn } from './timeline.js';
@@ -38,9 +38,9 @@ export function fleetPage(role: ConsoleRole, pollMs: number): string {
     'warden: fleet',
     role,
     'fleet',
-    `<h1>Fleet</h1><div class="controls"><input id="filter" type="search" placeholder="filter: id, state, task, pattern… (fuzzy, as in warden top)" aria-label="filter" autocomplete="off">` +
+    `<h1>Fleet</h1><p id="totals" class="totals"></p><div class="controls"><input id="filter" type="search" placeholder="filter: id, state, task, pattern… (fuzzy, as in warden top)" aria-label="filter" autocomplete="off">` +
       `<label><input id="show-finished" type="checkbox" checked> show finished</label><span id="summary">loading…</span></div>` +
-      `<table id="fleet"><thead><tr><th>agent</th><th>state</th><th>task</th><th>step</th><th>last verdict</th><th>spend</th><th>age</th></tr></thead><tbody id="rows"></tbody></table>`,
+      `<table id="fleet"><thead><tr><th>agent</th><th>state</th><th>task</th><th>step</th><th>last verdict</th><th>spend</th><th>supervision $</th><th>$/agent-hour</th><th>age</th></tr></thead><tbody id="rows"></tbody></table>`,
     ` data-poll-ms="${Math.max(500, Math.floor(pollMs))}"`,
   );
 }
@@ -113,6 +113,14 @@ function budgetsHtml(s: AgentStatus): string {
   return `<h2>Budgets and spend</h2><table id="budgets"><thead><tr><th>budget</th><th>used</th><th>limit</th></tr></thead><tbody>${rows}</tbody></table>${evaluator}`;
 }
 
+/** The facts' supervision line: the evaluator's dollars and per agent-hour (absent on agents from older versions). */
+function supervisionFact(s: AgentStatus): string {
+  const ev = s.evaluatorSpend;
+  if (!ev) return '';
+  const rate = s.supervision?.costUsdPerHour ?? null;
+  return `<dt>supervision $</dt><dd id="supervision">${e(formatCost(ev.costUsd))}${rate === null ? '' : `, ${e(formatRate(rate))} per agent-hour`}</dd>`;
+}
+
 /** The agent page: facts, actions (operator only), budgets, the timeline. */
 export function agentPage(
   s: AgentStatus,
@@ -136,6 +144,7 @@ export function agentPage(
     `<dt>whispers</dt><dd>${s.whispersDelivered} delivered, ${s.pendingWhispers} waiting</dd>` +
     `<dt>turns</dt><dd>${s.turns}</dd>` +
     `<dt>spend</dt><dd id="spend">${s.tokens.total} tokens, ${e(formatCost(s.costUsd))}</dd>` +
+    supervisionFact(s) +
     (s.parent ? `<dt>parent</dt><dd><a href="/console/agents/${e(encodeURIComponent(s.parent))}">${e(s.parent)}</a></dd>` : '') +
     children +
     `</dl>`;
