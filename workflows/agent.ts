@@ -25,6 +25,7 @@ import { applyLink, escalationView } from '../src/domain/agent/links.js';
 import { raiseBudget, validateRaiseBudget } from '../src/domain/agent/budget-raise.js';
 import { reportTurn, validateReport, validatedTurnSlot } from '../src/domain/agent/reporting.js';
 import { createCore, type CarriedState } from '../src/domain/agent/state.js';
+import { LATER_SEARCH_ATTRIBUTES } from '../src/domain/contract/search-attributes.js';
 import { commit, finalOutcome, status } from '../src/domain/agent/visibility.js';
 import { AgentSpecSchema, describeZodError, type AgentSpecInput, type SignalName } from '../src/domain/contract/schemas.js';
 import type { AgentStatus } from '../src/domain/contract/status.js';
@@ -45,7 +46,9 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
   }
   const spec = parsed.data;
   const info = workflowInfo();
-  const core = createCore(spec, { workflowId: info.workflowId, runId: info.runId }, Date.now(), carried);
+  // The search attributes added later that this run started with (search-attributes.ts): the only ones of them it sends.
+  const laterAttributes = LATER_SEARCH_ATTRIBUTES.filter((name) => info.typedSearchAttributes.getAll().some((p) => p.key.name === name));
+  const core = createCore(spec, { workflowId: info.workflowId, runId: info.runId, laterAttributes }, Date.now(), carried);
   if (info.workflowId !== `agent-${spec.agentId}`) {
     throw ApplicationFailure.nonRetryable(
       `workflow id ${info.workflowId} does not match agentId ${spec.agentId}: an agent runs as agent-<agentId>`,

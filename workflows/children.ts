@@ -4,6 +4,7 @@ import type { AgentContext } from '../src/domain/agent/context.js';
 import { childEnded } from '../src/domain/agent/delegation.js';
 import { planChild } from '../src/domain/agent/delegation-spec.js';
 import { commit } from '../src/domain/agent/visibility.js';
+import { WardenEvaluatorCostUsd } from '../src/domain/contract/search-attributes.js';
 import type { AgentStatus } from '../src/domain/contract/status.js';
 import type { agentWorkflow } from './agent.js';
 
@@ -15,6 +16,8 @@ export async function delegate(ctx: AgentContext, input: unknown): Promise<{ chi
     // The parent stops its subtree itself, with a drain; an abandoned child still finishes cleanly.
     parentClosePolicy: ParentClosePolicy.ABANDON,
     staticSummary: child.summary,
+    // The search attributes added later go to the child as they came to this run (search-attributes.ts).
+    ...(ctx.core.run.laterAttributes.includes(WardenEvaluatorCostUsd.name) && { typedSearchAttributes: [{ key: WardenEvaluatorCostUsd, value: 0 }] }),
   });
   // The child's end is a handler of its own: the core records it, the shell commits.
   const ended = (outcome: { state: 'done' | 'failed'; reason: string | null }) => {

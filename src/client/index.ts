@@ -42,6 +42,7 @@ import { RaiseBudgetSchema, type RaiseBudgetInput } from '../domain/contract/bud
 import { MAX_TOOL_CALLS, TRUNCATION_MARKER, fitTurnToBudget, unknownTurnFields } from '../domain/contract/limits.js';
 import {
   SEARCH_ATTRIBUTES,
+  hasCoreSearchAttributes,
   WardenCostUsd,
   WardenEscalationStep,
   WardenEvaluatorCostUsd,
@@ -347,7 +348,9 @@ export class WardenClient {
       );
     }
     const registered = await this.registeredSearchAttributes();
-    const searchAttributes = spec.searchAttributes && registered.length === Object.keys(SEARCH_ATTRIBUTES).length;
+    // The attributes added later are optional: a namespace without one still gets the rest, and the
+    // run, not started with it, never sends it (search-attributes.ts).
+    const searchAttributes = spec.searchAttributes && hasCoreSearchAttributes(registered);
     const finalSpec: AgentSpec = { ...spec, searchAttributes };
     try {
       const handle = await this.client.workflow.start(WORKFLOW_TYPE, {
@@ -368,7 +371,7 @@ export class WardenClient {
                 { key: WardenPaused, value: false },
                 { key: WardenCostUsd, value: 0 },
                 { key: WardenTokens, value: 0 },
-                { key: WardenEvaluatorCostUsd, value: 0 },
+                ...(registered.includes(WardenEvaluatorCostUsd.name) ? [{ key: WardenEvaluatorCostUsd, value: 0 }] : []),
               ],
             }
           : {}),

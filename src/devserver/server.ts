@@ -34,6 +34,8 @@ export interface DevServerOptions {
    * a pid file beside the database lets the next start stop a leftover (src/devserver/guard.ts).
    */
   guard?: boolean;
+  /** The search attributes to register (default: all of warden's; a test may leave some out). */
+  searchAttributes?: Readonly<Record<string, string>>;
   say?: (msg: string) => void;
   startTimeoutMs?: number;
 }
@@ -86,7 +88,7 @@ export async function startDevServer(opts: DevServerOptions): Promise<DevServer>
   ];
   if (uiPort === null) args.push('--headless');
   else args.push('--ui-port', String(uiPort), '--ui-ip', ip, '--ui-disable-news-fetch');
-  for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
+  for (const [name, type] of Object.entries(opts.searchAttributes ?? SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
   for (const [k, v] of Object.entries(opts.dynamicConfig ?? {})) args.push('--dynamic-config-value', `${k}=${JSON.stringify(v)}`);
 
   const output = opts.logFile ? { file: opts.logFile, append: true } : (opts.output ?? 'ignore');

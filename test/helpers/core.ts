@@ -3,6 +3,7 @@
  * of the workflow are tested in milliseconds with no server. What the ports record is exactly
  * what the workflow shell would turn into Temporal commands.
  */
+import { LATER_SEARCH_ATTRIBUTES } from '../../src/domain/contract/search-attributes.js';
 import type { AgentContext, AgentPorts, AgentSignal, IncidentRequest, SearchAttributeUpdate } from '../../src/domain/agent/context.js';
 import type { PatchId } from '../../src/domain/contract/patches.js';
 import { createCore, type CarriedState } from '../../src/domain/agent/state.js';
@@ -29,7 +30,10 @@ export interface TestAgent extends AgentContext {
   rec: Recorded;
 }
 
-export function testAgent(spec: Partial<AgentSpecInput> = {}, opts: { carried?: CarriedState; patches?: Partial<Record<PatchId, boolean>> } = {}): TestAgent {
+export function testAgent(
+  spec: Partial<AgentSpecInput> = {},
+  opts: { carried?: CarriedState; patches?: Partial<Record<PatchId, boolean>>; laterAttributes?: readonly string[] } = {},
+): TestAgent {
   const clock = {
     now: T0,
     advance(ms: number) {
@@ -57,7 +61,13 @@ export function testAgent(spec: Partial<AgentSpecInput> = {}, opts: { carried?: 
     telemetry: (event) => rec.telemetry.push(event),
   };
   const parsed = AgentSpecSchema.parse({ agentId: 'a1', task: 'Make the build pass', ...spec });
-  const core = createCore(parsed, { workflowId: `agent-${parsed.agentId}`, runId: 'run-1' }, clock.now, opts.carried);
+  const core = createCore(
+    parsed,
+    // A run started by today's client has every search attribute added later (search-attributes.ts).
+    { workflowId: `agent-${parsed.agentId}`, runId: 'run-1', laterAttributes: opts.laterAttributes ?? LATER_SEARCH_ATTRIBUTES },
+    clock.now,
+    opts.carried,
+  );
   return { core, ports, clock, rec };
 }
 

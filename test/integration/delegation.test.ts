@@ -4,6 +4,7 @@
  * a result that violates its JSON Schema fails the child; a grandchild spawn at depth 1 is refused;
  * a parent's budget covers its subtree; large results are stored content-addressed.
  */
+import { WardenEvaluatorCostUsd } from '../../src/domain/contract/search-attributes.js';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -73,6 +74,11 @@ test('tight: two children run one at a time (the second is queued); valid result
     { what: 'children listed by WardenParent' },
   );
   expect(subtree.map((r) => r.agentId).sort()).toEqual(['boss.a', 'boss.b']);
+  // The parent started with the search attributes added later, so its children do too (and publish them).
+  for (const id of ['boss.a', 'boss.b']) {
+    const d = await stack.warden.handle(id).describe();
+    expect(d.typedSearchAttributes.get(WardenEvaluatorCostUsd), id).toBe(0);
+  }
   await stack.warden.signal('boss', 'abort', {});
   await result('boss');
   await recordHistory(stack.server.address, stack.warden.handle('boss'), 'delegation-tight');

@@ -62,6 +62,16 @@ describe('commit', () => {
     expect(names(a.rec.upserts.at(-1)!)).toMatchObject({ WardenState: 'paused-by-user', WardenEvaluatorCostUsd: 0.012346 });
   });
 
+  it('a run that did not start with a search attribute added later never sends it (a namespace without it stays safe)', () => {
+    // An agent from before the upgrade, or started on a namespace that lacks the attribute.
+    const a = testAgent({}, { laterAttributes: [] });
+    reportTurn(a, turn('t1', 'x', { tokensIn: 10 }));
+    signal(a, 'pause', {});
+    expect(a.rec.upserts.length).toBeGreaterThan(1);
+    for (const u of a.rec.upserts) expect(Object.keys(names(u))).not.toContain('WardenEvaluatorCostUsd');
+    expect(names(a.rec.upserts.at(-1)!)).toMatchObject({ WardenState: 'paused-by-user', WardenCostUsd: 0 });
+  });
+
   it('a busy agent publishes spend at most once every five minutes; a slow one every 5 turns', () => {
     const a = testAgent();
     reportTurn(a, turn('t1', 'x', { tokensIn: 10 })); // spawning → running: state and spend (10), at t=0

@@ -87,6 +87,8 @@ export interface RunState {
   /** Telemetry events recorded since the last commit (telemetry.ts), and how many were dropped. */
   outbox: TelemetryEvent[];
   outboxDropped: number;
+  /** Of LATER_SEARCH_ATTRIBUTES, those this run started with: the only ones of them it sends (visibility.ts). */
+  laterAttributes: readonly string[];
 }
 
 export interface AgentCore {
@@ -128,7 +130,12 @@ export function resumeState(carried: CarriedState, now: number): CarriedState {
 }
 
 /** The core of one run: a fresh agent, or one continued from `carried`. */
-export function createCore(spec: AgentSpec, ids: { workflowId: string; runId: string }, now: number, carried?: CarriedState): AgentCore {
+export function createCore(
+  spec: AgentSpec,
+  ids: { workflowId: string; runId: string; laterAttributes?: readonly string[] },
+  now: number,
+  carried?: CarriedState,
+): AgentCore {
   const s = carried ? resumeState(carried, now) : freshState(now);
   if (!carried && spec.startQueued) startQueued(s);
   const published = s.publishedAtContinue;
@@ -149,9 +156,11 @@ export function createCore(spec: AgentSpec, ids: { workflowId: string; runId: st
       runLimits: { ...RUN_LIMITS },
       lastGapMs: null,
       outbox: [],
+      laterAttributes: ids.laterAttributes ?? [],
       outboxDropped: 0,
     },
-    ...ids,
+    workflowId: ids.workflowId,
+    runId: ids.runId,
   };
 }
 

@@ -6,6 +6,7 @@
  */
 import { budgetReport, effectiveBudgets } from './budgets.js';
 import {
+  LATER_SEARCH_ATTRIBUTES,
   WardenCostUsd,
   WardenEscalationStep,
   WardenEvaluatorCostUsd,
@@ -69,7 +70,7 @@ export function searchAttributeValues(core: AgentCore): SearchAttributeUpdate[] 
     { key: WardenCostUsd, value: Math.round(s.costUsd * 1e6) / 1e6 },
     { key: WardenTokens, value: s.tokensIn + s.tokensOut },
     { key: WardenEvaluatorCostUsd, value: Math.round(s.evaluatorSpend.costUsd * 1e6) / 1e6 },
-  ];
+  ].filter((a) => !LATER_SEARCH_ATTRIBUTES.includes(a.key.name) || core.run.laterAttributes.includes(a.key.name));
 }
 
 /**

@@ -20,6 +20,15 @@ export const WardenEvaluatorCostUsd: SearchAttributeKey<'DOUBLE'> = { name: 'War
 /** Delegation: the parent agent's id, on children (`WardenParent = "boss"` lists a subtree). */
 export const WardenParent: SearchAttributeKey<'KEYWORD'> = { name: 'WardenParent', type: 'KEYWORD' };
 
+/**
+ * Attributes added after agents were already running in the field. A namespace upgraded without
+ * registering one would fail every workflow task that upserts it, so an agent's run sends such an
+ * attribute only when it started with it (the client sets it at start once it is registered; a
+ * parent gives it to its children; continue-as-new keeps it): a run from before the upgrade, or
+ * on a namespace without it, never sends it.
+ */
+export const LATER_SEARCH_ATTRIBUTES: readonly string[] = ['WardenEvaluatorCostUsd'];
+
 /** name → the type word `temporal server start-dev --search-attribute` and `operator` expect. */
 export const SEARCH_ATTRIBUTES: Record<string, 'Keyword' | 'Int' | 'Bool' | 'Double'> = {
   WardenState: 'Keyword',
@@ -30,3 +39,7 @@ export const SEARCH_ATTRIBUTES: Record<string, 'Keyword' | 'Int' | 'Bool' | 'Dou
   WardenParent: 'Keyword',
   WardenEvaluatorCostUsd: 'Double',
 };
+
+/** Every attribute an agent or mesh needs registered to publish any: all but the ones added later. */
+export const hasCoreSearchAttributes = (registered: readonly string[]): boolean =>
+  Object.keys(SEARCH_ATTRIBUTES).every((name) => LATER_SEARCH_ATTRIBUTES.includes(name) || registered.includes(name));
