@@ -25,6 +25,7 @@ import { consoleTokenFile, readConsoleTokens, rotateConsoleTokens } from '../../
 import type { WorkerHandle } from '../../workers/main.js';
 import { productiveTurn, reportWithEvaluations, spiralTurn } from '../helpers/agents.js';
 import { ROOT, cleanup, clientFor, eventually, inProcessWorker, startTestServer, type TestServer } from '../helpers/stack.js';
+import { startWebhookListener } from '../helpers/webhook.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = join(ROOT, 'test/screenshots');
@@ -248,7 +249,8 @@ test.skipIf(skip)("an agent's page shows its timeline; a probe in a turn's text 
   await page.screenshot({ path: join(SHOTS, 'console-agent.png') });
 
   await page.goto(`${base}/console/agents/${RUNNING}`);
-  const turn = page.locator('#timeline details', { hasText: '' }).first();
+  // Newest first: the turn with the probe is the oldest of the window.
+  const turn = page.locator('#timeline details', { hasText: 'Edited the parser' }).first();
   await turn.locator('summary').first().click();
   await expect.poll(() => page.locator('#timeline').innerText()).toContain(PROBE_TURN);
   expect(await page.locator('main img, main script').count()).toBe(0);
@@ -305,6 +307,76 @@ test.skipIf(skip)('an agent paused at its budget runs again when the form sets a
   expect(s.budgets?.turns).toMatchObject({ limit: 5 });
   await warden.signal(agentId, 'abort', {});
 });
+
+test.skipIf(skip)(
+  "an agent's page shows its notification with the webhook's delivery id and a delivered whisper with its times; it updates itself after a CLI resume",
+  { timeout: 240_000 },
+  async () => {
+    const agentId = 'console-notes';
+    const steer = 'UNIQUE-CONSOLE-STEER: run the test ten times';
+    const hook = await startWebhookListener();
+    try {
+      await warden.start({ agentId, task: 'Fix the flaky login test.', notify: { webhooks: [{ url: hook.url }] } });
+      await warden.control(agentId, 'steer', { text: steer });
+      // Its next turn takes the whisper; then it spirals until the ladder escalates and notifies.
+      const reply = await warden.reportTurn(agentId, productiveTurn(1));
+      expect(reply.whispers.map((w) => w.text)).toEqual([steer]);
+      await reportWithEvaluations(
+        warden,
+        agentId,
+        Array.from({ length: 15 }, (_, i) => spiralTurn(i + 2)),
+      );
+      expect(await warden.status(agentId)).toMatchObject({ state: 'awaiting-input' });
+      const delivery = await eventually(
+        async () =>
+          hook
+            .accepted()
+            .find((d) => (d.json as { agentId?: string; event?: string })?.agentId === agentId && (d.json as { event?: string }).event === 'escalation'),
+        { what: 'the escalation webhook', timeoutMs: 60_000 },
+      );
+      const deliveryId = String(delivery.headers['idempotency-key']);
+      expect(deliveryId).toMatch(new RegExp(`^notify-${agentId}-[0-9a-f]{8}-\\d+$`));
+      expect((delivery.json as { deliveryId: string }).deliveryId).toBe(deliveryId);
+
+      await page.goto(`${base}/console/agents/${agentId}`);
+      await page.evaluate(() => {
+        (window as unknown as { notReloaded: boolean }).notReloaded = true;
+      });
+      // The notification, with the id the receiver got; its delivery is looked up and the page shows it when known.
+      const row = page.locator('#notifications tbody tr', { hasText: deliveryId });
+      await expect.poll(() => row.innerText(), { timeout: 60_000 }).toMatch(/escalation[\s\S]*webhook 127\.0\.0\.1:\d+[\s\S]*delivered/);
+      expect(await row.locator('.delivery-id').innerText()).toBe(deliveryId);
+      expect(await page.locator('#timeline li.k-notification .delivery-id').first().innerText()).toBe(deliveryId);
+      // The steering whisper: queued, then delivered before the turn it rode on.
+      const whisper = page.locator('#timeline li.k-whisper', { hasText: 'UNIQUE-CONSOLE-STEER' });
+      expect(await whisper.locator('.whisper-delivered').innerText()).toMatch(
+        /^queued \d{4}-\d\d-\d\dT[\d:.]+Z · delivered \d{4}-\d\d-\d\dT[\d:.]+Z \(before turn \d+\)$/,
+      );
+      const st = await warden.status(agentId);
+      const kept = st.deliveredWhispers!.find((w) => w.text === steer)!;
+      expect(await whisper.locator('.whisper-delivered').innerText()).toBe(
+        `queued ${kept.createdAt} · delivered ${kept.deliveredAt} (before turn ${kept.beforeTurn})`,
+      );
+      await page.locator('#notifications-section').scrollIntoViewIfNeeded();
+      await page.screenshot({ path: join(SHOTS, 'console-notifications.png') });
+
+      // A resume from the CLI: the open page shows it without a reload.
+      const cli = await execa('node', [MAIN, 'resume', agentId, '--note', 'resumed from the CLI'], {
+        env: { TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: server.namespace, WARDEN_HOME: home, HOME: home, PATH: process.env.PATH ?? '' },
+        extendEnv: false,
+        reject: false,
+      });
+      expect(cli.exitCode, cli.stderr).toBe(0);
+      await expect.poll(() => page.locator('#state').innerText(), { timeout: 30_000 }).toBe('running');
+      await expect.poll(() => page.locator('#timeline').innerText(), { timeout: 30_000 }).toMatch(/awaiting-input → running/);
+      expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
+      expect(dialogs).toEqual([]);
+    } finally {
+      await hook.close();
+      await warden.signal(agentId, 'abort', {}).catch(() => {});
+    }
+  },
+);
 
 test.skipIf(skip)('Resume by button resumes the escalated agent; a rotation logs the session out', async () => {
   await page.goto(`${base}/console/agents/${ESCALATED}`);
