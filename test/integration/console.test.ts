@@ -20,6 +20,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { WardenClient } from '../../src/client/index.js';
 import { csrfFor } from '../../src/serve/console/auth.js';
+import { AgentSource } from '../../src/serve/console/agent.js';
 import { FleetSource } from '../../src/serve/console/fleet.js';
 import { consoleTokenFile, readConsoleTokens, rotateConsoleTokens } from '../../src/serve/console/tokens.js';
 import type { WorkerHandle } from '../../workers/main.js';
@@ -377,6 +378,28 @@ test.skipIf(skip)(
     }
   },
 );
+
+test.skipIf(skip)("browsers on one agent's page share one status query per refresh; the other queries only when it changed", async () => {
+  const agents = new AgentSource(async () => warden, { ttlMs: 60_000 });
+  const answers = await Promise.all(Array.from({ length: 10 }, () => agents.answer(RUNNING)));
+  expect(agents.counts).toMatchObject({ status: 1, details: 1 });
+  expect(new Set(answers.map((a) => a.at)).size).toBe(1);
+  expect(answers[0]!.timeline.recentTurns.length).toBeGreaterThan(0);
+  // A refresh with nothing new: the status query only.
+  agents.invalidate(RUNNING);
+  await agents.answer(RUNNING);
+  expect(agents.counts).toMatchObject({ status: 2, details: 2 }); // invalidate forgets the key too (an action was sent)
+  const quiet = new AgentSource(async () => warden, { ttlMs: 0 });
+  await quiet.answer(RUNNING);
+  await quiet.answer(RUNNING);
+  expect(quiet.counts).toMatchObject({ status: 2, details: 1 });
+  // A new turn: the window and the rest are asked again.
+  await warden.reportTurn(RUNNING, productiveTurn(4));
+  await quiet.answer(RUNNING);
+  expect(quiet.counts).toMatchObject({ status: 3, details: 2 });
+  // The page's JSON needs the session, as every console address does.
+  expect((await fetch(`${base}/console/api/agents/${RUNNING}`)).status).toBe(401);
+});
 
 test.skipIf(skip)('Resume by button resumes the escalated agent; a rotation logs the session out', async () => {
   await page.goto(`${base}/console/agents/${ESCALATED}`);
