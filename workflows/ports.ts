@@ -82,6 +82,7 @@ export function createShell(spec: AgentSpec): Shell {
           log.error('notification workflow did not start', { agentId: spec.agentId, event: input.event.event, error: String(err) }),
         ),
       );
+      return notifyWorkflowId(input.event.agentId, workflowInfo().runId, notifySeq);
     },
     joinIncident(req) {
       notifySeq += 1;
@@ -97,6 +98,7 @@ export function createShell(spec: AgentSpec): Shell {
           })
           .catch((err: unknown) => log.error('notification workflow did not start', { agentId: spec.agentId, event: 'escalation', error: String(err) })),
       );
+      return fallbackWorkflowId;
     },
     signalAgent(workflowId, signal) {
       const handle = getExternalWorkflowHandle(workflowId);

@@ -53,6 +53,7 @@ import {
 import type { AgentStatus, RaiseBudgetResult, ReportTurnResult } from '../domain/contract/status.js';
 import { controlOutcome, dismissOutcome, type ControlOutcome, type ControlVerb } from '../domain/contract/control.js';
 import type { AgentCases } from '../domain/judgement/cases.js';
+import type { DeliveryReport } from '../domain/notify/notify.js';
 import {
   agentSignals,
   casesQuery,
@@ -577,6 +578,25 @@ export class WardenClient {
         }
         throw await this.translate(agentId, err);
       }
+    }
+  }
+
+  /**
+   * How one of an agent's notifications went: the state of its notify workflow (`deliveryId` is that
+   * workflow's id, `notify-…`) and, once it completed, its delivery report (per channel, delivered or
+   * why not). Null when there is no such workflow (its retention ran out, or it never started).
+   */
+  async notificationDelivery(deliveryId: string): Promise<{ status: string; report: DeliveryReport | null } | null> {
+    if (!/^notify-[\x21-\x7e]{1,300}$/.test(deliveryId))
+      throw new InvalidInputError(`deliveryId: ${JSON.stringify(deliveryId.slice(0, 100))} is not a notification's delivery id`);
+    const handle = this.client.workflow.getHandle(deliveryId);
+    try {
+      const d = await handle.describe();
+      if (d.status.name !== 'COMPLETED') return { status: d.status.name, report: null };
+      return { status: d.status.name, report: (await handle.result()) as DeliveryReport };
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError || (err as { code?: number })?.code === 5) return null;
+      throw err;
     }
   }
 

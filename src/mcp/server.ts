@@ -25,7 +25,8 @@ import { STATES } from '../domain/contract/states.js';
 import type { ControlVerb } from '../domain/contract/control.js';
 import { buildSpec, checkDriverCredentials } from '../cli/commands/start.js';
 import { UsageError } from '../cli/errors.js';
-import { MAX_LIST_AGENTS, UNTRUSTED_NOTE, agentsView, listLimit, listQuery, statusView, timelineView } from './views.js';
+import { MAX_LIST_AGENTS, UNTRUSTED_NOTE, agentsView, listLimit, listQuery, statusView } from './views.js';
+import { MCP_TIMELINE, agentTimeline } from '../timeline/agent-timeline.js';
 
 /** What the tools need of the client (a WardenClient; a fake in unit tests). */
 export type WardenApi = Pick<WardenClient, 'list' | 'status' | 'cases' | 'pendingWhispers' | 'window' | 'control' | 'dismiss' | 'start'>;
@@ -378,7 +379,7 @@ export function createWardenMcpServer(opts: WardenMcpOptions): McpServer {
     }),
     {
       title: "An agent's timeline",
-      description: `What warden knows happened to an agent, oldest first: state changes, refused signals, verdicts, human decisions, dismissals, compactions, verifications; and its latest turns. JSON. ${UNTRUSTED_NOTE}`,
+      description: `What warden knows happened to an agent, oldest first: state changes, refused signals, verdicts, human decisions, dismissals, compactions, verifications, whispers (queued, and delivered when), notifications with their delivery ids; and its latest turns. JSON. ${UNTRUSTED_NOTE}`,
       mimeType: 'application/json',
     },
     async (uri, variables) => {
@@ -387,8 +388,9 @@ export function createWardenMcpServer(opts: WardenMcpOptions): McpServer {
       if (!AGENT_ID_RE.test(id)) throw new InvalidInputError(`agentId: ${JSON.stringify(id.slice(0, 100))} is not an agent id`);
       const c = await opts.client();
       const s = await c.status(id);
-      const [cases, window] = await Promise.all([optional(c.cases(id)), optional(c.window(id))]);
-      return { contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(timelineView(s, cases, window)) }] };
+      const [cases, window, pendingWhispers] = await Promise.all([optional(c.cases(id)), optional(c.window(id)), optional(c.pendingWhispers(id))]);
+      const timeline = agentTimeline({ status: s, cases, window, pendingWhispers }, MCP_TIMELINE);
+      return { contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(timeline) }] };
     },
   );
 

@@ -4,9 +4,10 @@
  * token ids are random, so they must not be drawn in deterministic code.
  */
 import type { NotificationEvent } from '../domain/contract/activity-types.js';
-import type { NotificationLinks } from '../domain/notify/notify-links.js';
+import { consoleLink, type NotificationLinks } from '../domain/notify/notify-links.js';
+import { meshRunOf } from '../domain/notify/mesh-text.js';
 import { findingId, findingSignature } from '../domain/judgement/finding.js';
-import { linkConfig, type LinkConfig } from './config.js';
+import { baseUrlProblem, linkConfig, type LinkConfig } from './config.js';
 import { issueToken, linkUrl, newTokenId, type LinkAction } from './token.js';
 
 export type { NotificationLinks } from '../domain/notify/notify-links.js';
@@ -61,26 +62,42 @@ export function issueLinks(
 }
 
 /**
- * The links of a notification being delivered now, from this process's environment: null when the
- * operator has not configured links, or when the configuration is wrong (then `warn` hears why,
- * and the notification goes out without links rather than not at all).
+ * The agent's page in the web console for an agent's alert, when humans reach `warden serve` at a
+ * known address (WARDEN_LINK_BASE_URL, valid): null otherwise, and for a mesh run's alerts. The
+ * page needs the console's login: no token goes into it.
+ */
+export function consoleLinkFor(event: Pick<NotificationEvent, 'event' | 'agentId'>, env = process.env): string | null {
+  const base = env.WARDEN_LINK_BASE_URL;
+  if (!base || baseUrlProblem(base) || meshRunOf(event as NotificationEvent) !== null) return null;
+  return consoleLink(base, event.agentId);
+}
+
+/**
+ * The links of a notification being delivered now, from this process's environment: the signed
+ * action links when the operator configured them, and the agent's console page when the address
+ * humans reach `warden serve` at is known; null when neither. A configuration that asks for links
+ * but is wrong: `warn` hears why, and the notification goes out without action links rather than
+ * not at all.
  */
 export function linksForDelivery(
   event: Pick<NotificationEvent, 'event' | 'agentId' | 'escalation' | 'verdict'>,
   warn: (reason: string) => void,
   env = process.env,
 ): NotificationLinks | null {
-  if (!actionsFor(event.event).length) return null;
+  const page = consoleLinkFor(event, env);
+  const withPage = (links: NotificationLinks | null): NotificationLinks | null =>
+    page ? { ...(links ?? { actions: {}, expiresAt: '' }), console: page } : links;
+  if (!actionsFor(event.event).length) return withPage(null);
   const cfg = linkConfig(env);
   if (!cfg.ok) {
     if (!cfg.off) warn(cfg.reason);
-    return null;
+    return withPage(null);
   }
   try {
-    return issueLinks(event, cfg.config, Date.now());
+    return withPage(issueLinks(event, cfg.config, Date.now()));
   } catch (err) {
     warn(err instanceof Error ? err.message : String(err));
-    return null;
+    return withPage(null);
   }
 }
 

@@ -54,8 +54,8 @@ export function testAgent(
       rec.patches.push(id);
       return opts.patches?.[id] ?? true;
     },
-    startNotification: (input) => rec.notifications.push(input),
-    joinIncident: (input) => rec.incidents.push(input),
+    startNotification: (input) => `notify-${input.event.agentId}-run-1-${rec.notifications.push(input)}`,
+    joinIncident: (input) => `notify-${input.alert.event.agentId}-run-1-i${rec.incidents.push(input)}`,
     signalAgent: (workflowId, signal) => rec.signals.push({ workflowId, signal }),
     cancelTurn: () => (rec.cancels += 1),
     telemetry: (event) => rec.telemetry.push(event),

@@ -20,11 +20,13 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import type { WardenClient } from '../../src/client/index.js';
 import { csrfFor } from '../../src/serve/console/auth.js';
+import { AgentSource } from '../../src/serve/console/agent.js';
 import { FleetSource } from '../../src/serve/console/fleet.js';
 import { consoleTokenFile, readConsoleTokens, rotateConsoleTokens } from '../../src/serve/console/tokens.js';
 import type { WorkerHandle } from '../../workers/main.js';
 import { productiveTurn, reportWithEvaluations, spiralTurn } from '../helpers/agents.js';
 import { ROOT, cleanup, clientFor, eventually, inProcessWorker, startTestServer, type TestServer } from '../helpers/stack.js';
+import { startWebhookListener } from '../helpers/webhook.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = join(ROOT, 'test/screenshots');
@@ -272,7 +274,8 @@ test.skipIf(skip)("an agent's page shows its timeline; a probe in a turn's text 
 
   await page.goto(`${base}/console/agents/${RUNNING}`);
   expect(await page.locator('#supervision').innerText()).toMatch(/^\$0\.013(, \$\d+\.\d+\/h per agent-hour)?$/);
-  const turn = page.locator('#timeline details', { hasText: '' }).first();
+  // Newest first: the turn with the probe is the oldest of the window.
+  const turn = page.locator('#timeline details', { hasText: 'Edited the parser' }).first();
   await turn.locator('summary').first().click();
   await expect.poll(() => page.locator('#timeline').innerText()).toContain(PROBE_TURN);
   expect(await page.locator('main img, main script').count()).toBe(0);
@@ -328,6 +331,98 @@ test.skipIf(skip)('an agent paused at its budget runs again when the form sets a
   expect(s.state).toBe('running');
   expect(s.budgets?.turns).toMatchObject({ limit: 5 });
   await warden.signal(agentId, 'abort', {});
+});
+
+test.skipIf(skip)(
+  "an agent's page shows its notification with the webhook's delivery id and a delivered whisper with its times; it updates itself after a CLI resume",
+  { timeout: 240_000 },
+  async () => {
+    const agentId = 'console-notes';
+    const steer = 'UNIQUE-CONSOLE-STEER: run the test ten times';
+    const hook = await startWebhookListener();
+    try {
+      await warden.start({ agentId, task: 'Fix the flaky login test.', notify: { webhooks: [{ url: hook.url }] } });
+      await warden.control(agentId, 'steer', { text: steer });
+      // Its next turn takes the whisper; then it spirals until the ladder escalates and notifies.
+      const reply = await warden.reportTurn(agentId, productiveTurn(1));
+      expect(reply.whispers.map((w) => w.text)).toEqual([steer]);
+      await reportWithEvaluations(
+        warden,
+        agentId,
+        Array.from({ length: 15 }, (_, i) => spiralTurn(i + 2)),
+      );
+      expect(await warden.status(agentId)).toMatchObject({ state: 'awaiting-input' });
+      const delivery = await eventually(
+        async () =>
+          hook
+            .accepted()
+            .find((d) => (d.json as { agentId?: string; event?: string })?.agentId === agentId && (d.json as { event?: string }).event === 'escalation'),
+        { what: 'the escalation webhook', timeoutMs: 60_000 },
+      );
+      const deliveryId = String(delivery.headers['idempotency-key']);
+      expect(deliveryId).toMatch(new RegExp(`^notify-${agentId}-[0-9a-f]{8}-\\d+$`));
+      expect((delivery.json as { deliveryId: string }).deliveryId).toBe(deliveryId);
+
+      await page.goto(`${base}/console/agents/${agentId}`);
+      await page.evaluate(() => {
+        (window as unknown as { notReloaded: boolean }).notReloaded = true;
+      });
+      // The notification, with the id the receiver got; its delivery is looked up and the page shows it when known.
+      const row = page.locator('#notifications tbody tr', { hasText: deliveryId });
+      await expect.poll(() => row.innerText(), { timeout: 60_000 }).toMatch(/escalation[\s\S]*webhook 127\.0\.0\.1:\d+[\s\S]*delivered/);
+      expect(await row.locator('.delivery-id').innerText()).toBe(deliveryId);
+      expect(await page.locator('#timeline li.k-notification .delivery-id').first().innerText()).toBe(deliveryId);
+      // The steering whisper: queued, then delivered before the turn it rode on.
+      const whisper = page.locator('#timeline li.k-whisper', { hasText: 'UNIQUE-CONSOLE-STEER' });
+      expect(await whisper.locator('.whisper-delivered').innerText()).toMatch(
+        /^queued \d{4}-\d\d-\d\dT[\d:.]+Z · delivered \d{4}-\d\d-\d\dT[\d:.]+Z \(before turn \d+\)$/,
+      );
+      const st = await warden.status(agentId);
+      const kept = st.deliveredWhispers!.find((w) => w.text === steer)!;
+      expect(await whisper.locator('.whisper-delivered').innerText()).toBe(
+        `queued ${kept.createdAt} · delivered ${kept.deliveredAt} (before turn ${kept.beforeTurn})`,
+      );
+      await page.locator('#notifications-section').scrollIntoViewIfNeeded();
+      await page.screenshot({ path: join(SHOTS, 'console-notifications.png') });
+
+      // A resume from the CLI: the open page shows it without a reload.
+      const cli = await execa('node', [MAIN, 'resume', agentId, '--note', 'resumed from the CLI'], {
+        env: { TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: server.namespace, WARDEN_HOME: home, HOME: home, PATH: process.env.PATH ?? '' },
+        extendEnv: false,
+        reject: false,
+      });
+      expect(cli.exitCode, cli.stderr).toBe(0);
+      await expect.poll(() => page.locator('#state').innerText(), { timeout: 30_000 }).toBe('running');
+      await expect.poll(() => page.locator('#timeline').innerText(), { timeout: 30_000 }).toMatch(/awaiting-input → running/);
+      expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
+      expect(dialogs).toEqual([]);
+    } finally {
+      await hook.close();
+      await warden.signal(agentId, 'abort', {}).catch(() => {});
+    }
+  },
+);
+
+test.skipIf(skip)("browsers on one agent's page share one status query per refresh; the other queries only when it changed", async () => {
+  const agents = new AgentSource(async () => warden, { ttlMs: 60_000 });
+  const answers = await Promise.all(Array.from({ length: 10 }, () => agents.answer(RUNNING)));
+  expect(agents.counts).toMatchObject({ status: 1, details: 1 });
+  expect(new Set(answers.map((a) => a.at)).size).toBe(1);
+  expect(answers[0]!.timeline.recentTurns.length).toBeGreaterThan(0);
+  // A refresh with nothing new: the status query only.
+  agents.invalidate(RUNNING);
+  await agents.answer(RUNNING);
+  expect(agents.counts).toMatchObject({ status: 2, details: 2 }); // invalidate forgets the key too (an action was sent)
+  const quiet = new AgentSource(async () => warden, { ttlMs: 0 });
+  await quiet.answer(RUNNING);
+  await quiet.answer(RUNNING);
+  expect(quiet.counts).toMatchObject({ status: 2, details: 1 });
+  // A new turn: the window and the rest are asked again.
+  await warden.reportTurn(RUNNING, productiveTurn(4));
+  await quiet.answer(RUNNING);
+  expect(quiet.counts).toMatchObject({ status: 3, details: 2 });
+  // The page's JSON needs the session, as every console address does.
+  expect((await fetch(`${base}/console/api/agents/${RUNNING}`)).status).toBe(401);
 });
 
 test.skipIf(skip)('Resume by button resumes the escalated agent; a rotation logs the session out', async () => {

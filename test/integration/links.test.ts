@@ -84,6 +84,7 @@ interface JsonBody {
   agentId: string;
   actions?: Record<LinkAction, string>;
   actionsExpireAt?: string;
+  links?: { console?: string };
 }
 /** The json webhook deliveries of escalations of `agentId` (newest last). */
 const escalations = (agentId: string) =>
@@ -127,6 +128,8 @@ test('resume from a link with curl, steer from Chromium; every bad link refused 
 
   // The webhooks carry the links: json as fields, slack as link buttons.
   for (const a of ['resume', 'abort', 'dismiss', 'steer'] as const) expect(links[a]).toMatch(new RegExp(`^${BASE}/agents/${id}/${a}\\?token=w2\\.`));
+  // And the agent's page in the web console: no token in it (the console asks for its login).
+  expect(escalations(id)[0]!.links).toEqual({ console: `${BASE}/console/agents/${id}` });
   // The two channels are delivered independently: wait for the slack one too.
   const slackDelivery = await eventually(
     async () => hook.accepted().find((d) => d.json && (d.json as { blocks?: unknown[] }).blocks && JSON.stringify(d.json).includes(`agent ${id}`)),
@@ -134,7 +137,7 @@ test('resume from a link with curl, steer from Chromium; every bad link refused 
   );
   const slack = slackDelivery.json as { blocks: { type: string; elements?: { url: string }[] }[]; text: string };
   const buttons = slack.blocks.find((b) => b.type === 'actions')!.elements!.map((e) => new URL(e.url).pathname);
-  expect(buttons).toEqual([`/agents/${id}/resume`, `/agents/${id}/steer`, `/agents/${id}/dismiss`, `/agents/${id}/abort`]);
+  expect(buttons).toEqual([`/agents/${id}/resume`, `/agents/${id}/steer`, `/agents/${id}/dismiss`, `/agents/${id}/abort`, `/console/agents/${id}`]);
   expect(slack.text).toContain(`Resume: ${BASE}/agents/${id}/resume?token=`);
 
   const before = snapshot(await stack.warden.status(id));
@@ -379,6 +382,8 @@ test('the IRC bot prints the links, one whole link per line; one read from the c
       expect(lines[a]).toMatch(new RegExp(`^${BASE}/agents/${id}/${a}\\?token=w2\\.[A-Za-z0-9_.-]+$`));
     }
     await watcher.waitFor('linkbot', /^\[warden\] each link works once, until \d{4}-/);
+    const page = await watcher.waitFor('linkbot', new RegExp(`^\\[warden\\] console ${id}: `), { timeoutMs: 60_000 });
+    expect(page.message).toBe(`[warden] console ${id}: ${BASE}/console/agents/${id}`);
     const done = await post(lines.resume!);
     expect(done.status, done.body).toBe(200);
     expect(message(done.body)).toMatch(/resume applied: awaiting-input → running/);

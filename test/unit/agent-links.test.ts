@@ -10,6 +10,7 @@ import type { Verdict } from '../../src/domain/contract/schemas.js';
 import { MAX_USED_LINKS } from '../../src/domain/agent/link-state.js';
 import { carriedForContinueAsNew } from '../../src/domain/agent/bytes.js';
 import { ircLinkLines, slackWithLinks, webhookBodyWithLinks } from '../../src/domain/notify/notify-links.js';
+import { consoleLinkFor, linksForDelivery } from '../../src/serve/issue.js';
 import { IRC_LINE_MAX, byteLength, slackBody, webhookBody } from '../../src/domain/notify/notify.js';
 import type { NotificationEvent } from '../../src/domain/contract/activity-types.js';
 import { T0, testAgent } from '../helpers/core.js';
@@ -236,5 +237,49 @@ describe('links in notifications', () => {
     expect(long).toEqual(['[warden] 1 link too long for IRC: see the webhook']);
     for (const l of [...lines, ...long]) expect(byteLength(l) <= IRC_LINE_MAX && !l.startsWith('!')).toBe(true);
     expect(ircLinkLines('fixer', null)).toEqual([]);
+  });
+});
+
+describe("the console link: the agent's page, when the address of warden serve is known", () => {
+  const event: NotificationEvent = {
+    event: 'orphaned',
+    agentId: 'fixer.1',
+    workflowId: 'agent-fixer.1',
+    runId: 'r1',
+    task: 'x',
+    step: 0,
+    reason: 'silent',
+    at: '2026-11-25T01:00:00Z',
+  };
+  const SECRET = 'k'.repeat(40);
+
+  it('every agent alert carries it; a mesh alert, or no WARDEN_LINK_BASE_URL, none; never a token', () => {
+    const warned: string[] = [];
+    const warn = (r: string) => warned.push(r);
+    const base = { WARDEN_LINK_BASE_URL: 'https://warden.example/' };
+    // No action links for an orphaned agent, and no secret: the page link alone.
+    expect(linksForDelivery(event, warn, base)).toEqual({ actions: {}, expiresAt: '', console: 'https://warden.example/console/agents/fixer.1' });
+    // An escalation with the secret set: its action links and the page.
+    const esc = linksForDelivery({ ...event, event: 'escalation', escalation: 1 }, warn, { ...base, WARDEN_LINK_SECRET: SECRET })!;
+    expect(Object.keys(esc.actions)).toEqual(['resume', 'abort', 'dismiss', 'steer']);
+    expect(esc.console).toBe('https://warden.example/console/agents/fixer.1');
+    expect(esc.console).not.toContain('token');
+    expect(consoleLinkFor({ event: 'mesh-ready', agentId: 'mesh-r1' }, base)).toBeNull();
+    expect(linksForDelivery(event, warn, {})).toBeNull();
+    expect(consoleLinkFor(event, { WARDEN_LINK_BASE_URL: 'ftp://x' })).toBeNull();
+    // The secret missing for an escalation: said once, and the page link still goes out.
+    expect(linksForDelivery({ ...event, event: 'escalation', escalation: 1 }, warn, base)).toMatchObject({ actions: {}, console: expect.any(String) });
+    expect(warned).toEqual([expect.stringMatching(/WARDEN_LINK_SECRET/)]);
+  });
+
+  it('json: links.console beside the rest; slack: a button and the URL in the text; IRC: one line', () => {
+    const links = { actions: {}, expiresAt: '', console: 'https://warden.example/console/agents/fixer.1' };
+    const body = JSON.parse(webhookBodyWithLinks('json', event, 'd1', links));
+    expect(body).toEqual({ ...event, deliveryId: 'd1', links: { console: links.console } });
+    const slack = JSON.parse(webhookBodyWithLinks('slack', event, 'd1', links));
+    const buttons = slack.blocks.find((b: { type: string }) => b.type === 'actions').elements;
+    expect(buttons.map((b: { url: string; text: { text: string } }) => [b.text.text, b.url])).toEqual([['Open in the console', links.console]]);
+    expect(slack.text).toContain(`Console: ${links.console}`);
+    expect(ircLinkLines('fixer.1', links)).toEqual([`[warden] console fixer.1: ${links.console}`]);
   });
 });

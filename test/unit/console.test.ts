@@ -6,7 +6,8 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { csrfFor, csrfOk, loginCookie, parseCookies, sameOrigin, sessionToken, withoutToken } from '../../src/serve/console/auth.js';
 import { fleetRows } from '../../src/serve/console/fleet.js';
 import { agentPage, fleetPage, CONSOLE_HEADERS } from '../../src/serve/console/html.js';
-import { raiseFromForm, timeline } from '../../src/serve/console/timeline.js';
+import { raiseFromForm } from '../../src/serve/console/actions.js';
+import { agentTimeline, CONSOLE_TIMELINE, type AgentTimeline } from '../../src/timeline/agent-timeline.js';
 import { consoleTokenFile, ensureConsoleTokens, readConsoleTokens, roleOf, rotateConsoleTokens, tokenStore } from '../../src/serve/console/tokens.js';
 import { arrange, buildRow, DEFAULT_ROW_OPTIONS, type RosterEntry } from '../../src/roster/rows.js';
 import type { AgentStatus } from '../../src/domain/contract/status.js';
@@ -157,57 +158,66 @@ const status = (over: Partial<AgentStatus> = {}): AgentStatus =>
   }) as AgentStatus;
 
 describe('timeline and pages', () => {
-  test('entries newest first: the escalation with its evidence turns, the decision, the turns', () => {
+  test('the page: entries newest first, the escalation with its evidence turns, the decision, the turns; escaped', () => {
     const s = status();
-    const entries = timeline({
-      status: s,
-      cases: {
-        agentId: 'x',
-        task: '',
-        cases: [
-          {
-            seq: 1,
-            at: '2026-01-01T00:00:02Z',
-            verdict: { kind: 'ESCALATION', pattern: 'SPIRALING', message: 'same call', evidence: [2] },
-            signature: 's',
-            reason: 'interval',
-            turns: [{ text: 'one' }, { text: 'two <img src=x onerror=alert(1)>' }],
-            evidenceFrom: 1,
-            firstTurnNumber: 1,
-            escalated: true,
-            decision: { kind: 'resumed', at: '2026-01-01T00:00:04Z', note: null },
-          },
-        ],
+    const t = agentTimeline(
+      {
+        status: s,
+        cases: {
+          agentId: 'x',
+          task: '',
+          cases: [
+            {
+              seq: 1,
+              at: '2026-01-01T00:00:02Z',
+              verdict: { kind: 'ESCALATION', pattern: 'SPIRALING', message: 'same call', evidence: [2] },
+              signature: 's',
+              reason: 'interval',
+              turns: [{ text: 'one' }, { text: 'two <img src=x onerror=alert(1)>' }],
+              evidenceFrom: 1,
+              firstTurnNumber: 1,
+              escalated: true,
+              decision: { kind: 'resumed', at: '2026-01-01T00:00:04Z', note: null },
+            },
+          ],
+        },
+        window: [{ text: 'latest', at: '2026-01-01T00:00:01Z' }],
+        pendingWhispers: [],
       },
-      window: [{ text: 'latest', at: '2026-01-01T00:00:01Z' }],
-      whispers: [],
-    });
-    expect(entries.map((e) => e.kind)).toEqual(['decision', 'state', 'escalation', 'turn']);
-    expect(entries[2]!.turns!.map((t) => [t.number, t.evidence])).toEqual([
+      CONSOLE_TIMELINE,
+    );
+    const verdict = t.entries.find((x) => x.kind === 'verdict');
+    expect(verdict?.kind === 'verdict' && verdict.turns!.map((x) => [x.number, x.evidence])).toEqual([
       [1, false],
       [2, true],
     ]);
-    const html = agentPage(s, entries, { role: 'operator', csrf: 'C' });
+    const html = agentPage(s, t, { role: 'operator', csrf: 'C' });
+    const kinds = [...html.matchAll(/<li class="k-([a-z]+)"/g)].map((m) => m[1]);
+    expect(kinds).toEqual(['decision', 'state', 'escalation', 'turn']);
     expect(html).not.toMatch(/<script>alert|<img src=x|<b>/);
     expect(html).toContain('Do &lt;script&gt;alert(1)&lt;/script&gt;');
     expect(html).toContain('two &lt;img src=x onerror=alert(1)&gt;');
     expect(html.match(/name="csrf" value="C"/g)).toHaveLength(6);
-    const ro = agentPage(s, entries, { role: 'readonly', csrf: 'C' });
+    const ro = agentPage(s, t, { role: 'readonly', csrf: 'C' });
     expect(ro).not.toContain('<form');
     expect(ro).not.toContain('csrf');
   });
   test("the agent page's facts say what supervision cost, and per agent-hour", () => {
+    const EMPTY: AgentTimeline = { agentId: 'x', state: 'running', entries: [], recentTurns: [], note: '', truncated: [] };
     const spend = { calls: 4, failed: 0, tokens: { in: 2800, out: 36, total: 2836 }, costUsd: 0.0168, decided: { heuristic: 0, model: 4 } };
-    const html = agentPage(status({ evaluatorSpend: spend, supervision: { hours: 2, costUsdPerHour: 0.0084, tokensPerHour: 1418 } }), [], {
+    const html = agentPage(status({ evaluatorSpend: spend, supervision: { hours: 2, costUsdPerHour: 0.0084, tokensPerHour: 1418 } }), EMPTY, {
       role: 'readonly',
       csrf: 'C',
     });
     expect(html).toContain('<dt>supervision $</dt><dd id="supervision">$0.017, $0.008/h per agent-hour</dd>');
     // In its first minute there is no rate yet; an agent from an older version has no evaluator spend at all.
     expect(
-      agentPage(status({ evaluatorSpend: spend, supervision: { hours: 0, costUsdPerHour: null, tokensPerHour: null } }), [], { role: 'readonly', csrf: 'C' }),
+      agentPage(status({ evaluatorSpend: spend, supervision: { hours: 0, costUsdPerHour: null, tokensPerHour: null } }), EMPTY, {
+        role: 'readonly',
+        csrf: 'C',
+      }),
     ).toContain('<dd id="supervision">$0.017</dd>');
-    expect(agentPage(status({ evaluatorSpend: undefined }), [], { role: 'readonly', csrf: 'C' })).not.toContain('supervision $');
+    expect(agentPage(status({ evaluatorSpend: undefined }), EMPTY, { role: 'readonly', csrf: 'C' })).not.toContain('supervision $');
   });
   test('the fleet page has the two supervision columns and a place for the fleet total', () => {
     const html = fleetPage('operator', 3000);

@@ -38,13 +38,14 @@ export interface AgentPorts {
   upsertSearchAttributes(updates: SearchAttributeUpdate[]): void;
   /** Temporal's `patched(id)`: true outside replay and in histories recorded with the change. */
   patched(id: PatchId): boolean;
-  /** Start the delivery of one alert (a notifyWorkflow child the agent does not wait for). */
-  startNotification(input: NotifyWorkflowInput): void;
+  /** Start the delivery of one alert (a notifyWorkflow child the agent does not wait for); returns its delivery id (the child's workflow id). */
+  startNotification(input: NotifyWorkflowInput): string;
   /**
    * An escalation with a cause joins the incident of its cause (one alert for one cause), through
-   * an activity the agent does not wait for; if that fails, the alert goes out alone.
+   * an activity the agent does not wait for; if that fails, the alert goes out alone. Returns the
+   * delivery id the alert has if it goes out alone (its own notify workflow's id).
    */
-  joinIncident(input: IncidentRequest): void;
+  joinIncident(input: IncidentRequest): string;
   /** Signal another agent's workflow (delegation); the workflow does not end before it is sent. */
   signalAgent(workflowId: string, signal: AgentSignal): void;
   /** Cancel the running driven turn, if any (its process gets its grace period). */

@@ -52,7 +52,7 @@ export const KEEP_DELIVERED_AT = 40;
 export function takeWhispers(ctx: AgentContext): Whisper[] {
   const { s, spec } = ctx.core;
   const beforeTurn = s.turns + 1;
-  const whispers = markDelivered(s, beforeTurn, spec.supervisor.windowSize, KEEP_DELIVERED_AT);
+  const whispers = markDelivered(s, beforeTurn, spec.supervisor.windowSize, KEEP_DELIVERED_AT, ctx.ports.now());
   if (whispers.some((w) => LADDER_WHISPERS.includes(w.type))) evidenceFromAtLeast(s, beforeTurn);
   for (const w of whispers) recordWhisper(ctx, 'delivered', w);
   return whispers;

@@ -6,6 +6,8 @@ import type { NotifyWorkflowInput } from '../notify/notify.js';
 import type { AgentContext } from './context.js';
 import { iso } from './state.js';
 import { recordEvent } from './telemetry.js';
+import { recordNotificationSent } from './notify-state.js';
+import { truncate } from '../contract/limits.js';
 
 export type Alert = Pick<NotificationEvent, 'event' | 'verdict' | 'whisper' | 'reason' | 'escalation'>;
 
@@ -53,21 +55,37 @@ export function notify(ctx: AgentContext, alert: Alert): void {
   // an IRC alert waits for the bot.
   if (spec.notify.webhooks.length || spec.notify.irc) {
     const input: NotifyWorkflowInput = { event, webhooks: spec.notify.webhooks, ...(spec.notify.irc ? { irc: spec.notify.irc } : {}) };
-    if (!joinedIncident(ctx, input)) ctx.ports.startNotification(input);
+    const joined = joinedIncident(ctx, input);
+    const incident = joined !== null;
+    const deliveryId = joined ?? ctx.ports.startNotification(input);
+    recordNotificationSent(ctx.core.s, {
+      at: event.at,
+      event: event.event,
+      reason: truncate(event.reason, 500),
+      channels: channelNames(input),
+      deliveryId,
+      incident,
+    });
   }
+}
+
+/** The channels of an alert as a human names them: `webhook <host>` (never the path: it may hold a secret), `irc <channel>`. */
+export function channelNames(input: Pick<NotifyWorkflowInput, 'webhooks' | 'irc'>): string[] {
+  const host = (url: string) => /^[a-z][a-z0-9+.-]*:\/\/(?:[^/?#@]*@)?([^/?#]+)/i.exec(url)?.[1] ?? 'webhook';
+  return [...input.webhooks.map((w) => `webhook ${host(w.url)}`), ...(input.irc ? [`irc ${input.irc.channel}`] : [])];
 }
 
 /**
  * One alert for one cause: an escalation whose evidence turns hold a failing command joins the
  * incident of its cause (the activity adds the repository and branch; workflows/incident.ts sends
- * one notification naming every agent that joined). False: it goes out alone, as before.
+ * one notification naming every agent that joined). Returns the delivery id it has if it still goes
+ * out alone (no repository to group by), null when it goes out alone at once, as before.
  */
-function joinedIncident(ctx: AgentContext, alert: NotifyWorkflowInput): boolean {
+function joinedIncident(ctx: AgentContext, alert: NotifyWorkflowInput): string | null {
   const { s, spec } = ctx.core;
   const { event } = alert;
-  if (event.event !== 'escalation' || !event.verdict || event.escalation === undefined) return false;
+  if (event.event !== 'escalation' || !event.verdict || event.escalation === undefined) return null;
   const cause = causeOf(s.window, s.turns, event.verdict.evidence);
-  if (!cause || !ctx.ports.patched('incident-grouping')) return false;
-  ctx.ports.joinIncident({ alert, cause, place: workPlace(spec) });
-  return true;
+  if (!cause || !ctx.ports.patched('incident-grouping')) return null;
+  return ctx.ports.joinIncident({ alert, cause, place: workPlace(spec) });
 }

@@ -14,6 +14,7 @@ import { freshCompaction, type CompactionState } from './compaction-state.js';
 import { freshSessionEnd, type SessionEndState } from './session-end-state.js';
 import { freshSubagents, type SubagentState } from './subagent-state.js';
 import { freshLinks, type LinkState } from './link-state.js';
+import { freshNotify, type NotifyState } from './notify-state.js';
 import { effectiveThreshold } from '../judgement/ladder.js';
 import { freshTeaching, type TeachingState } from './teaching-state.js';
 import { RUN_LIMITS, type RunLimits } from './run-limits.js';
@@ -53,7 +54,8 @@ export interface CarriedState
     CompactionState,
     LinkState,
     SessionEndState,
-    SubagentState {
+    SubagentState,
+    NotifyState {
   runs: number;
   /** When supervision started (wall-clock budget). */
   startedAt: number;
@@ -121,6 +123,7 @@ export function freshState(now: number): CarriedState {
     ...freshSessionEnd(),
     ...freshSubagents(),
     ...freshLinks(),
+    ...freshNotify(),
   };
 }
 

@@ -192,6 +192,8 @@ export function status(ctx: AgentContext): AgentStatus {
       done: s.compaction.done,
       doneAt: s.compaction.doneAt === undefined ? null : iso(s.compaction.doneAt),
     },
+    deliveredWhispers: s.deliveredWhispers.map((w) => ({ ...w })),
+    notifications: s.notifications.map((n) => ({ ...n, channels: [...n.channels] })),
   };
 }
 

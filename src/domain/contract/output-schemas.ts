@@ -138,6 +138,23 @@ const AgentStatusShape = z.object({
     .optional(),
   /** The working tree as the newest turn saw it (absent when no turn of the window carries a fingerprint, and on older agents). */
   tree: z.object({ head: z.string().nullable(), files: count, partial: z.boolean().optional(), unchangedTurns: count, atLeast: z.boolean() }).optional(),
+  /** The newest delivered whispers with their times (absent on agents from older versions). */
+  deliveredWhispers: z
+    .array(z.object({ id: z.string(), type: z.string(), text: z.string(), createdAt: z.string(), deliveredAt: z.string(), beforeTurn: count }))
+    .optional(),
+  /** The newest notifications sent, with their delivery ids (absent on agents from older versions). */
+  notifications: z
+    .array(
+      z.object({
+        at: z.string(),
+        event: z.string(),
+        reason: z.string(),
+        channels: z.array(z.string()),
+        deliveryId: z.string().nullable(),
+        incident: z.boolean(),
+      }),
+    )
+    .optional(),
 });
 
 export const ReportTurnResultSchema = ReportTurnResultShape.loose();

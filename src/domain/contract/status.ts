@@ -17,6 +17,32 @@ export interface RefusalRecord {
   at: string;
 }
 
+/** A whisper the agent got, with when it was queued and when it was delivered (before turn `beforeTurn`). */
+export interface DeliveredWhisperRecord {
+  id: string;
+  type: string;
+  text: string;
+  createdAt: string;
+  deliveredAt: string;
+  beforeTurn: number;
+}
+
+/**
+ * A notification the agent sent (an alert to its channels): when, which event and why, the
+ * channels (`webhook <host>`, `irc <channel>`), and its delivery id, the same on every channel and
+ * every retry (`Idempotency-Key`, `deliveryId`; docs/using/notifications.md). `incident`: an
+ * escalation that went to its incident (one alert for one cause); `deliveryId` is then the id it
+ * has if it goes out alone, and when it was grouped it goes out under the incident's delivery id.
+ */
+export interface NotificationRecord {
+  at: string;
+  event: string;
+  reason: string;
+  channels: string[];
+  deliveryId: string | null;
+  incident: boolean;
+}
+
 export interface AgentStatus {
   agentId: string;
   state: AgentState;
@@ -124,6 +150,10 @@ export interface AgentStatus {
   /** How many times the agent was compacted, and the last compaction (its handoff; done once its fresh context took a turn). */
   compactions: number;
   lastCompaction: { at: string; reason: string; handoff: string; done: boolean; doneAt: string | null } | null;
+  /** The newest delivered whispers (at most 20, newest last), each with when it was queued and delivered. Absent from older workers. */
+  deliveredWhispers?: DeliveredWhisperRecord[];
+  /** The newest notifications the agent sent (at most 20, newest last). Absent from older workers. */
+  notifications?: NotificationRecord[];
 }
 
 /** The last check of a done-claim (AgentSpec.verify / protect). */

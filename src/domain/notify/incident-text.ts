@@ -27,7 +27,11 @@ export function incidentJsonBody(event: NotificationEvent, deliveryId: string, l
   const incident = event.incident!;
   const agents = incident.agents.map((a) => {
     const l = links.get(a.agentId);
-    return l && Object.keys(l.actions).length ? { ...a, actions: l.actions, actionsExpireAt: l.expiresAt } : a;
+    return {
+      ...a,
+      ...(l && Object.keys(l.actions).length ? { actions: l.actions, actionsExpireAt: l.expiresAt } : {}),
+      ...(l?.console ? { links: { console: l.console } } : {}),
+    };
   });
   return JSON.stringify({ ...event, deliveryId, incident: { ...incident, agents } });
 }
@@ -35,7 +39,12 @@ export function incidentJsonBody(event: NotificationEvent, deliveryId: string, l
 function agentLine(a: IncidentAgent, links: NotificationLinks | null): string {
   const head = `• *${chatText(a.agentId, 200)}* (step ${a.step}${a.escalation ? `, escalation ${a.escalation}` : ''}): ${chatText(a.task, 200)}`;
   const list = links
-    ? (['resume', 'steer', 'dismiss', 'abort'] as const).flatMap((k) => (links.actions[k] && safeLink(links.actions[k]!) ? [`<${links.actions[k]}|${k}>`] : []))
+    ? [
+        ...(['resume', 'steer', 'dismiss', 'abort'] as const).flatMap((k) =>
+          links.actions[k] && safeLink(links.actions[k]!) ? [`<${links.actions[k]}|${k}>`] : [],
+        ),
+        ...(links.console && safeLink(links.console) ? [`<${links.console}|console>`] : []),
+      ]
     : [];
   return list.length ? `${head} — ${list.join(' · ')}` : head;
 }

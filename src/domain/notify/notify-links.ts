@@ -10,11 +10,21 @@ import { IRC_LINE_MAX, byteLength, slackBody, type SlackBody, type WebhookJsonBo
 
 export type LinkActionName = 'resume' | 'abort' | 'dismiss' | 'steer' | 'pause';
 
-/** The links of one notification: one URL per action, and when they stop working (ISO time). */
+/**
+ * The links of one notification: one URL per action and when they stop working (ISO time; empty
+ * when there is no action link), and the agent's page in the web console (`<base>/console/agents/<id>`:
+ * no token in it, the console asks for its own login).
+ */
 export interface NotificationLinks {
   actions: Partial<Record<LinkActionName, string>>;
   expiresAt: string;
+  console?: string;
 }
+
+/** The agent's page in the web console that `warden serve` answers at `baseUrl`. */
+export const consoleLink = (baseUrl: string, agentId: string): string => `${baseUrl.replace(/\/+$/, '')}/console/agents/${encodeURIComponent(agentId)}`;
+
+const consoleOf = (links: NotificationLinks | null): string | null => (links?.console && safeLink(links.console) ? links.console : null);
 
 const LABELS: Record<LinkActionName, string> = { resume: 'Resume', abort: 'Abort', dismiss: 'Dismiss (false alarm)', steer: 'Steer…', pause: 'Pause' };
 const ORDER: LinkActionName[] = ['resume', 'steer', 'dismiss', 'pause', 'abort'];
@@ -27,29 +37,32 @@ export const safeLink = (url: string): boolean => /^https?:\/\/[^\s<>|"'`\\]+$/.
 /** The Slack-compatible body with the links: a row of link buttons, and the bare URLs in the fallback text. */
 export function slackWithLinks(body: SlackBody, links: NotificationLinks | null): SlackBody {
   const list = links ? entries(links).filter(([, url]) => safeLink(url)) : [];
-  if (!list.length) return body;
+  const page = consoleOf(links);
+  if (!list.length && !page) return body;
   const until = `each works once, until ${links!.expiresAt}`;
+  const buttons = [
+    ...list.map(([a, url]) => ({
+      type: 'button',
+      action_id: `warden-${a}`,
+      text: { type: 'plain_text', text: LABELS[a], emoji: false },
+      url,
+      ...(a === 'resume' ? { style: 'primary' } : a === 'abort' ? { style: 'danger' } : {}),
+    })),
+    ...(page ? [{ type: 'button', action_id: 'warden-console', text: { type: 'plain_text', text: 'Open in the console', emoji: false }, url: page }] : []),
+  ];
+  const texts = [
+    ...(list.length ? [`${list.map(([a, url]) => `${LABELS[a]}: ${url}`).join(' · ')} (${until})`] : []),
+    ...(page ? [`Console: ${page} (log in to the console)`] : []),
+  ];
+  const context = [...(list.length ? [`Links: ${until}.`] : []), ...(page ? ['The console asks for its login.'] : [])].join(' ');
   return {
-    text: `${body.text} — ${list.map(([a, url]) => `${LABELS[a]}: ${url}`).join(' · ')} (${until})`,
-    blocks: [
-      ...body.blocks,
-      {
-        type: 'actions',
-        elements: list.map(([a, url]) => ({
-          type: 'button',
-          action_id: `warden-${a}`,
-          text: { type: 'plain_text', text: LABELS[a], emoji: false },
-          url,
-          ...(a === 'resume' ? { style: 'primary' } : a === 'abort' ? { style: 'danger' } : {}),
-        })),
-      },
-      { type: 'context', elements: [{ type: 'mrkdwn', text: `Links: ${until}.` }] },
-    ],
+    text: `${body.text} — ${texts.join(' · ')}`,
+    blocks: [...body.blocks, { type: 'actions', elements: buttons }, { type: 'context', elements: [{ type: 'mrkdwn', text: context }] }],
   };
 }
 
-/** The body of a `json` webhook with links: `actions: {resume: url, …}` and `actionsExpireAt`. */
-export type WebhookJsonBodyWithLinks = WebhookJsonBody & { actions?: NotificationLinks['actions']; actionsExpireAt?: string };
+/** The body of a `json` webhook with links: `actions: {resume: url, …}` and `actionsExpireAt`; `links: {console: url}`. */
+export type WebhookJsonBodyWithLinks = WebhookJsonBody & { actions?: NotificationLinks['actions']; actionsExpireAt?: string; links?: { console: string } };
 
 /** The webhook body for a channel's format, with the links when there are any (the signature covers exactly these bytes). */
 export function webhookBodyWithLinks(
@@ -64,6 +77,7 @@ export function webhookBodyWithLinks(
     ...event,
     deliveryId,
     ...(list.length ? { actions: Object.fromEntries(list), actionsExpireAt: links!.expiresAt } : {}),
+    ...(links?.console ? { links: { console: links.console } } : {}),
   };
   return JSON.stringify(body);
 }
@@ -82,6 +96,11 @@ export function ircLinkLines(agentId: string, links: NotificationLinks | null): 
     else lines.push(line);
   }
   if (lines.length) lines.push(`[warden] each link works once, until ${links.expiresAt}`);
+  if (links.console) {
+    const line = `[warden] console ${agentId}: ${links.console}`;
+    if (!safeLink(links.console) || byteLength(line) > IRC_LINE_MAX) tooLong += 1;
+    else lines.push(line);
+  }
   if (tooLong) lines.push(`[warden] ${tooLong} link${tooLong > 1 ? 's' : ''} too long for IRC: see the webhook`);
   return lines;
 }

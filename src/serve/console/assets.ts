@@ -3,7 +3,10 @@
  * no inline script or style and the Content-Security-Policy can say `script-src 'self'`.
  *
  * The script renders the fleet from `/console/api/agents` with DOM text nodes only (`textContent`,
- * never `innerHTML`): every agent-written string stays text.
+ * never `innerHTML`): every agent-written string stays text. On an agent's page it polls
+ * `/console/api/agents/<id>` and swaps in each section whose markup changed: markup the server
+ * rendered and escaped as it renders the page itself (html.ts), parsed inert with DOMParser (no
+ * script in it runs, and the policy allows none); an entry the reader opened stays open.
  */
 export const CONSOLE_JS = `'use strict';
 (function () {
@@ -91,6 +94,46 @@ export const CONSOLE_JS = `'use strict';
   finished.addEventListener('change', load);
   load();
 })();
+(function () {
+  var body = document.body;
+  if (body.dataset.page !== 'agent') return;
+  var agentId = body.dataset.agent;
+  var pollMs = Number(body.dataset.pollMs) || 3000;
+  var updated = document.getElementById('updated');
+  var last = {};
+  document.querySelectorAll('section[data-section]').forEach(function (el) { last[el.dataset.section] = null; });
+  function swap(name, html) {
+    var el = document.getElementById(name + '-section');
+    if (!el || last[name] === html) return;
+    var open = {};
+    el.querySelectorAll('li[data-key] details[open]').forEach(function (d) { open[d.closest('li').dataset.key] = true; });
+    var doc = new DOMParser().parseFromString('<!doctype html><body>' + html, 'text/html');
+    el.replaceChildren.apply(el, Array.prototype.slice.call(doc.body.childNodes));
+    el.querySelectorAll('li[data-key]').forEach(function (li) {
+      var d = li.querySelector('details');
+      if (d && open[li.dataset.key]) d.open = true;
+    });
+    last[name] = html;
+  }
+  function load() {
+    fetch('/console/api/agents/' + encodeURIComponent(agentId), { credentials: 'same-origin', cache: 'no-store' })
+      .then(function (res) {
+        if (res.status === 401) throw new Error('logged out: open the console address warden serve printed');
+        return res.json().then(function (a) {
+          if (!res.ok) throw new Error(a && a.error ? a.error : 'the server answered ' + res.status);
+          return a;
+        });
+      })
+      .then(function (a) {
+        Object.keys(a.sections).forEach(function (name) { swap(name, a.sections[name]); });
+        updated.textContent = '\u00b7 updated ' + new Date(a.at).toLocaleTimeString();
+        body.dataset.updatedAt = a.at;
+      })
+      .catch(function (err) { updated.textContent = '\u00b7 ' + String(err.message || err); })
+      .finally(function () { setTimeout(load, pollMs); });
+  }
+  setTimeout(load, pollMs);
+})();
 `;
 
 export const CONSOLE_CSS = `body{font:14px/1.4 system-ui,sans-serif;margin:0;color:#1d1d1f;background:#fafafa}
@@ -131,7 +174,10 @@ ol.timeline{list-style:none;padding:0;margin:0}
 ol.timeline li{background:#fff;border:1px solid #e6e6e6;border-left:4px solid #bbb;padding:.4em .7em;margin-bottom:.4em}
 ol.timeline li.k-escalation{border-left-color:#a1127a}ol.timeline li.k-evaluation{border-left-color:#d08000}
 ol.timeline li.k-decision{border-left-color:#2e7d32}ol.timeline li.k-whisper{border-left-color:#1565c0}
-ol.timeline li.k-refused{border-left-color:#b00000}
+ol.timeline li.k-refused{border-left-color:#b00000}ol.timeline li.k-notification{border-left-color:#6a1b9a}
+.whisper-delivered,.whisper-waiting,.delivery{font-size:.85em;color:#555;margin-left:.6em}
+.d-delivered{color:#2e7d32;font-weight:600}.d-failed{color:#b00000;font-weight:600}.d-sending{color:#a35200}
+code.delivery-id{font:12px ui-monospace,monospace;background:#f3f3f3;padding:0 .3em}
 .when{color:#666;font-size:.85em;margin-right:.6em}.kind{font-size:.8em;text-transform:uppercase;color:#555;margin-right:.6em}
 .turn{border-top:1px dashed #ddd;padding-top:.2em}.turn.evidence{background:#fff8e1}
 .muted{color:#666}

@@ -3,7 +3,9 @@
  *
  *   GET  /console                       the fleet (script-rendered from the JSON below, polled)
  *   GET  /console/api/agents?q=&finished=  the fleet as JSON (fleet.ts: one visibility listing per refresh)
- *   GET  /console/agents/<id>           one agent: facts, budgets, timeline (timeline.ts), actions
+ *   GET  /console/agents/<id>           one agent: facts, budgets, notifications, timeline (src/timeline/), actions;
+ *                                       its script polls the JSON below
+ *   GET  /console/api/agents/<id>       the agent page's sections as JSON (agent.ts: one status query per refresh)
  *   POST /console/agents/<id>/<action>  resume, pause, steer (text), dismiss (note), abort, raise (new budget limits): operator
  *                                       role, same origin and the CSRF field; answered 303 back to
  *                                       the agent's page, which says what became of it
@@ -21,8 +23,9 @@ import { steerText } from '../server.js';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
 import { csrfFor, csrfOk, CONSOLE_PATH, loginCookie, logoutCookie, sameOrigin, sessionToken, withoutToken } from './auth.js';
 import { FleetSource, type FleetOptions } from './fleet.js';
-import { agentPage, CONSOLE_HEADERS, fleetPage } from './html.js';
-import { isConsoleAction, raiseFromForm, timeline, type ConsoleAction } from './timeline.js';
+import { agentPage, agentSections, CONSOLE_HEADERS, fleetPage } from './html.js';
+import { isConsoleAction, raiseFromForm, type ConsoleAction } from './actions.js';
+import { AgentSource, type AgentSourceOptions } from './agent.js';
 import { roleOf, type ConsoleRole, type ConsoleTokens } from './tokens.js';
 
 export interface ConsoleOptions {
@@ -32,7 +35,8 @@ export interface ConsoleOptions {
   tokens: () => ConsoleTokens | null;
   log: Logger;
   fleet?: FleetOptions;
-  /** How often the fleet page polls (ms). */
+  agent?: AgentSourceOptions;
+  /** How often the fleet page and the agent page poll (ms). */
   pollMs?: number;
 }
 
@@ -47,6 +51,13 @@ class ConsoleError extends Error {
     message: string,
   ) {
     super(message);
+  }
+}
+
+/** A failure answering the agent page's JSON. */
+class ApiError extends Error {
+  constructor(readonly inner: unknown) {
+    super(inner instanceof Error ? inner.message : String(inner));
   }
 }
 
@@ -69,9 +80,10 @@ async function readForm(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-export function createConsole(opts: ConsoleOptions): { handle(req: IncomingMessage, res: ServerResponse): boolean; fleet: FleetSource } {
+export function createConsole(opts: ConsoleOptions): { handle(req: IncomingMessage, res: ServerResponse): boolean; fleet: FleetSource; agents: AgentSource } {
   const { log } = opts;
   const fleet = new FleetSource(opts.client, opts.fleet);
+  const agents = new AgentSource(opts.client, opts.agent);
 
   async function act(agentId: string, action: ConsoleAction, form: URLSearchParams, contentType: string | undefined, body: string): Promise<string> {
     const w = await opts.client();
@@ -149,6 +161,7 @@ export function createConsole(opts: ConsoleOptions): { handle(req: IncomingMessa
       if (!isConsoleAction(action)) throw new ConsoleError(404, 'Not found', 'actions are resume, pause, steer, dismiss, abort and raise.');
       const result = await act(agentId, action, form, req.headers['content-type'], body);
       fleet.invalidate(agentId);
+      agents.invalidate(agentId);
       log.info({ agentId, action, result, role }, 'console action');
       res.setHeader('location', `/console/agents/${encodeURIComponent(agentId)}?did=${action}&result=${encodeURIComponent(result)}`);
       return send(res, 303, messagePage('Sent', `${action}: ${result}.`));
@@ -162,20 +175,24 @@ export function createConsole(opts: ConsoleOptions): { handle(req: IncomingMessa
       const answer = await fleet.answer({ filter: (url.searchParams.get('q') ?? '').slice(0, 200), showFinished: url.searchParams.get('finished') !== '0' });
       return send(res, 200, JSON.stringify(answer), { 'content-type': 'application/json; charset=utf-8' }, head);
     }
+    const apiAgent = /^\/console\/api\/agents\/([^/]+)\/?$/.exec(path);
+    if (apiAgent) {
+      const agentId = decodeURIComponent(apiAgent[1]!);
+      if (!AGENT_ID_RE.test(agentId)) return send(res, 404, JSON.stringify({ error: 'not an agent id' }), { 'content-type': 'application/json' });
+      const a = await agents.answer(agentId).catch((err: unknown) => {
+        throw new ApiError(err);
+      });
+      const body = { at: a.at, agentId, state: a.status.state, sections: agentSections(a.status, a.timeline) };
+      return send(res, 200, JSON.stringify(body), { 'content-type': 'application/json; charset=utf-8' }, head);
+    }
     if (m && !m[2]) {
       const agentId = decodeURIComponent(m[1]!);
       if (!AGENT_ID_RE.test(agentId)) throw new ConsoleError(404, 'No such agent', 'that is not an agent id.');
-      const w = await opts.client();
-      const status = await w.status(agentId);
-      const [cases, window, whispers] = await Promise.all([
-        w.cases(agentId).catch(() => null),
-        w.window(agentId).catch(() => null),
-        w.pendingWhispers(agentId).catch(() => null),
-      ]);
+      const a = await agents.answer(agentId);
       const did = url.searchParams.get('did');
       const result = url.searchParams.get('result');
       const flash = did && isConsoleAction(did) && result ? { action: did, result } : null;
-      const html = agentPage(status, timeline({ status, cases, window, whispers }), { role, csrf: csrfFor(token!), flash });
+      const html = agentPage(a.status, a.timeline, { role, csrf: csrfFor(token!), flash, pollMs: opts.pollMs ?? 3_000 });
       return send(res, 200, html, {}, head);
     }
     throw new ConsoleError(404, 'Not found', 'there is nothing here.');
@@ -183,11 +200,19 @@ export function createConsole(opts: ConsoleOptions): { handle(req: IncomingMessa
 
   return {
     fleet,
+    agents,
     handle(req, res) {
       const url = new URL(req.url ?? '/', 'http://warden.invalid');
       if (url.pathname !== CONSOLE_PATH && !url.pathname.startsWith(`${CONSOLE_PATH}/`)) return false;
       handleRequest(req, res, url).catch((err: unknown) => {
         if (res.headersSent) return res.destroy();
+        // The page's script reads JSON: the same errors, as JSON.
+        if (err instanceof ApiError) {
+          const inner = err.inner;
+          const status = inner instanceof AgentNotFoundError ? 404 : inner instanceof AgentEndedError ? 409 : inner instanceof InvalidInputError ? 400 : 502;
+          if (status === 502) log.error({ error: inner instanceof Error ? inner.message : String(inner) }, 'console request failed');
+          return send(res, status, JSON.stringify({ error: inner instanceof Error ? inner.message : String(inner) }), { 'content-type': 'application/json' });
+        }
         if (err instanceof ConsoleError) return send(res, err.status, messagePage(err.title, err.message));
         if (err instanceof URIError) return send(res, 400, messagePage('Not a valid address', 'the path is not valid percent-encoding.'));
         if (err instanceof AgentNotFoundError) return send(res, 404, messagePage('No such agent', err.message));

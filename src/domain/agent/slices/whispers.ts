@@ -4,6 +4,7 @@
  * (docs/developing/architecture.md, "State slices"); the rules are in core.ts and its callers.
  */
 import type { Whisper, WhisperType } from '../../contract/schemas.js';
+import { truncate } from '../../contract/limits.js';
 import { iso, keepLast } from '../records.js';
 
 /** A whisper reached the agent right before its turn number `beforeTurn`. */
@@ -12,6 +13,21 @@ export interface Delivery {
   type: WhisperType;
   text: string;
 }
+
+/** A whisper the agent got: when it was queued, when it was delivered and before which turn (the status's `deliveredWhispers`). */
+export interface DeliveredWhisper {
+  id: string;
+  type: WhisperType;
+  /** Its text, cut to DELIVERED_TEXT_CHARS. */
+  text: string;
+  createdAt: string;
+  deliveredAt: string;
+  beforeTurn: number;
+}
+
+/** The newest this-many delivered whispers are kept with their times, each text cut to DELIVERED_TEXT_CHARS. */
+export const KEEP_DELIVERED_WHISPERS = 20;
+export const DELIVERED_TEXT_CHARS = 500;
 
 export interface WhispersSlice {
   pendingWhispers: Whisper[];
@@ -22,6 +38,8 @@ export interface WhispersSlice {
   deliveredAt: Delivery[];
   /** Driven mode: the whispers of a failed turn, delivered again with its retry. */
   retryWhispers: Whisper[] | null;
+  /** The newest delivered whispers with when each was queued and delivered (KEEP_DELIVERED_WHISPERS). */
+  deliveredWhispers: DeliveredWhisper[];
 }
 
 export const freshWhispers = (): WhispersSlice => ({
@@ -31,6 +49,7 @@ export const freshWhispers = (): WhispersSlice => ({
   deliveries: [],
   deliveredAt: [],
   retryWhispers: null,
+  deliveredWhispers: [],
 });
 
 /** Queue a whisper for the agent's next turn boundary (its id numbers it within the agent). */
@@ -42,16 +61,22 @@ export function recordWhisperQueued(s: WhispersSlice, agentId: string, type: Whi
 }
 
 /**
- * Every queued whisper leaves the queue for delivery before turn `beforeTurn` (counted as
- * delivered), remembered where it landed while it is within the window (at most `keep`).
+ * Every queued whisper leaves the queue for delivery before turn `beforeTurn` at `now` (counted as
+ * delivered), remembered where it landed while it is within the window (at most `keep`), and with
+ * its times among the newest KEEP_DELIVERED_WHISPERS.
  */
-export function markDelivered(s: WhispersSlice, beforeTurn: number, windowSize: number, keep: number): Whisper[] {
+export function markDelivered(s: WhispersSlice, beforeTurn: number, windowSize: number, keep: number, now: number): Whisper[] {
   const whispers = s.pendingWhispers;
   s.pendingWhispers = [];
   s.whispersDelivered += whispers.length;
   if (whispers.length > 0) {
     const oldest = beforeTurn - windowSize;
     s.deliveredAt = [...s.deliveredAt.filter((d) => d.beforeTurn >= oldest), ...whispers.map((w) => ({ beforeTurn, type: w.type, text: w.text }))].slice(-keep);
+    const deliveredAt = iso(now);
+    s.deliveredWhispers = [
+      ...s.deliveredWhispers,
+      ...whispers.map((w) => ({ id: w.id, type: w.type, text: truncate(w.text, DELIVERED_TEXT_CHARS), createdAt: w.createdAt, deliveredAt, beforeTurn })),
+    ].slice(-KEEP_DELIVERED_WHISPERS);
   }
   return whispers;
 }
