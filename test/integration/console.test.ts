@@ -297,6 +297,13 @@ test.skipIf(skip)('actions without a session, read-only, without CSRF or from an
   expect((await fetch(`${base}/console/api/agents`)).status).toBe(401);
   expect(await warden.status(ESCALATED)).toMatchObject({ state: 'awaiting-input' });
 
+  // Behind an HTTPS reverse proxy the session cookie is Secure; on plain loopback it cannot be.
+  const login = (headers: Record<string, string>) => fetch(`${base}/console?token=${tokens.readonly}`, { headers, redirect: 'manual' });
+  const viaProxy = await login({ 'x-forwarded-proto': 'https' });
+  expect(viaProxy.status).toBe(303);
+  expect(viaProxy.headers.get('set-cookie')).toMatch(/HttpOnly; SameSite=Strict; Secure$/);
+  expect((await login({})).headers.get('set-cookie')).not.toContain('Secure');
+
   // The read-only session sees the page without buttons.
   const ro = await browser.newContext();
   try {

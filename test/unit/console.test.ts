@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
-import { csrfFor, csrfOk, loginCookie, parseCookies, sameOrigin, sessionToken, withoutToken } from '../../src/serve/console/auth.js';
+import { csrfFor, csrfOk, loginCookie, overHttps, parseCookies, sameOrigin, sessionToken, withoutToken } from '../../src/serve/console/auth.js';
 import { fleetRows } from '../../src/serve/console/fleet.js';
 import { agentPage, fleetPage, CONSOLE_HEADERS } from '../../src/serve/console/html.js';
 import { raiseFromForm } from '../../src/serve/console/actions.js';
@@ -61,6 +61,14 @@ describe('console sessions', () => {
     expect(sessionToken({ cookie: `other=1; warden_console=${t}; x=y` })).toBe(t);
     expect(parseCookies(`a=1; a=2`).get('a')).toBe('1');
     expect(sessionToken({})).toBeNull();
+  });
+  test('over HTTPS (TLS, or a reverse proxy saying so) the login cookie is Secure too', () => {
+    expect(loginCookie(t, true)).toBe(`warden_console=${t}; Path=/console; HttpOnly; SameSite=Strict; Secure`);
+    expect(overHttps({ 'x-forwarded-proto': 'https' })).toBe(true);
+    expect(overHttps({ 'x-forwarded-proto': 'HTTPS, http' })).toBe(true);
+    expect(overHttps({ 'x-forwarded-proto': 'http' })).toBe(false);
+    expect(overHttps({})).toBe(false);
+    expect(overHttps({}, true)).toBe(true);
   });
   test('CSRF is bound to the session token', () => {
     expect(csrfOk(t, csrfFor(t))).toBe(true);

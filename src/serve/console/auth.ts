@@ -3,7 +3,8 @@
  *
  *  - Login, Jupyter style: `/console…?token=<token>` (the address `warden serve` prints) sets an
  *    HttpOnly, SameSite=Strict cookie scoped to `/console` and redirects (303) to the same address
- *    without the token, so it leaves the address bar and the history's newest entry.
+ *    without the token, so it leaves the address bar and the history's newest entry. Over HTTPS
+ *    (a reverse proxy's X-Forwarded-Proto) the cookie is Secure too.
  *  - Every later request carries the cookie; its token's role (operator or read-only) is looked up
  *    in the current token file (tokens.ts), so a rotation logs everyone out.
  *  - Actions are POSTs with a CSRF field: an HMAC of the session's token, checked in constant time;
@@ -30,9 +31,20 @@ export function parseCookies(header: string | undefined): Map<string, string> {
 /** The session token a request presents in its cookie, if any. */
 export const sessionToken = (headers: IncomingHttpHeaders): string | null => parseCookies(headers.cookie).get(COOKIE_NAME) ?? null;
 
-/** The Set-Cookie header that logs a browser in with `token`. */
-export function loginCookie(token: string): string {
-  return `${COOKIE_NAME}=${token}; Path=${CONSOLE_PATH}; HttpOnly; SameSite=Strict`;
+/**
+ * Whether the browser reached the console over HTTPS: directly (a TLS socket) or through the
+ * operator's reverse proxy, which says so in X-Forwarded-Proto. Trusting the header can only make
+ * the cookie stricter (Secure), never weaker.
+ */
+export function overHttps(headers: IncomingHttpHeaders, encrypted = false): boolean {
+  const proto = headers['x-forwarded-proto'];
+  const first = (Array.isArray(proto) ? proto[0] : proto)?.split(',')[0]?.trim().toLowerCase();
+  return encrypted || first === 'https';
+}
+
+/** The Set-Cookie header that logs a browser in with `token`; Secure when the console was reached over HTTPS. */
+export function loginCookie(token: string, secure = false): string {
+  return `${COOKIE_NAME}=${token}; Path=${CONSOLE_PATH}; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`;
 }
 
 /** The Set-Cookie header that logs a browser out. */

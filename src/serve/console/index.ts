@@ -21,7 +21,7 @@ import { AgentEndedError, AgentNotFoundError, InvalidInputError, type WardenClie
 import { messagePage } from '../page.js';
 import { steerText } from '../server.js';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
-import { csrfFor, csrfOk, CONSOLE_PATH, loginCookie, logoutCookie, sameOrigin, sessionToken, withoutToken } from './auth.js';
+import { csrfFor, csrfOk, CONSOLE_PATH, loginCookie, logoutCookie, overHttps, sameOrigin, sessionToken, withoutToken } from './auth.js';
 import { FleetSource, type FleetOptions } from './fleet.js';
 import { agentPage, agentSections, CONSOLE_HEADERS, fleetPage } from './html.js';
 import { isConsoleAction, raiseFromForm, type ConsoleAction } from './actions.js';
@@ -128,7 +128,7 @@ export function createConsole(opts: ConsoleOptions): { handle(req: IncomingMessa
           { 'set-cookie': logoutCookie() },
         );
       }
-      res.setHeader('set-cookie', loginCookie(presented[0]!));
+      res.setHeader('set-cookie', loginCookie(presented[0]!, overHttps(req.headers, 'encrypted' in req.socket && req.socket.encrypted === true)));
       res.setHeader('location', withoutToken(url));
       return send(res, 303, messagePage('Logged in', 'continue to the console.'));
     }
