@@ -6,10 +6,12 @@
  * spend is counted exactly once across a worker SIGKILL, a dev-server restart and the agents'
  * continue-as-new (forced early by dynamic config). Short intervals through the inputs.
  */
+import { execa } from 'execa';
+import { join } from 'node:path';
 import { expect, test } from 'vitest';
 import { groupStatus, setGroupBudget } from '../../src/client/groups.js';
 import type { WardenClient } from '../../src/client/index.js';
-import { eventually, useWorkerProcesses } from '../helpers/stack.js';
+import { ROOT, eventually, useWorkerProcesses } from '../helpers/stack.js';
 import { startWebhookListener } from '../helpers/webhook.js';
 
 const stack = useWorkerProcesses({}, { dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': 60 } });
@@ -86,6 +88,19 @@ test('three agents in one group are capped together: paused at the sum with the 
     expect(g.spent.costUsd).toBeCloseTo(1.2, 9);
     expect(g.spent.tokens).toBe(1200);
     expect(alerts()).toHaveLength(1);
+
+    // The same through the CLI: status as text and JSON; no such group is exit 3; a budget without a cap, exit 2.
+    const cli = (args: string[]) => execa('node', [join(ROOT, 'dist/src/cli/main.js'), '--address', stack.server.address, ...args], { reject: false });
+    const text = await cli(['group', 'status', 'team=payments']);
+    expect(text.exitCode, text.stderr).toBe(0);
+    expect(text.stdout).toMatch(/^group team=payments: at most \$5 per day\n {2}period .*: spent \$1\.2000, 1200 tokens/);
+    expect(text.stdout).toMatch(/pay-h \$0\.0000 \(paused\)/);
+    const json = await cli(['group', 'status', 'team=payments', '--json']);
+    expect(JSON.parse(json.stdout)).toMatchObject({ group: 'team=payments', spent: { costUsd: expect.closeTo(1.2, 9), tokens: 1200 }, pausedByGroup: [] });
+    expect((await cli(['group', 'status', 'team=nobody'])).exitCode).toBe(3);
+    const bad = await cli(['group', 'budget', 'team=payments']);
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stderr).toMatch(/needs --cost-usd or --tokens/);
   } finally {
     await stack.kill(worker);
     await hook.close();
