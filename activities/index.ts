@@ -10,8 +10,10 @@ import { checkResult } from './result.js';
 import { makeProtectedDiff, makeStartCommit, makeVerifyDone } from './verify.js';
 import { makeMeshActivities } from './mesh/index.js';
 import type { MeshActivities } from '../src/domain/mesh/activity-types.js';
+import type { GroupActivities } from '../src/domain/group/activity-types.js';
+import { listGroupAgents } from './group.js';
 
-export function createActivities(log: Logger): WardenActivities & MeshActivities & IncidentActivities {
+export function createActivities(log: Logger): WardenActivities & MeshActivities & IncidentActivities & GroupActivities {
   return {
     evaluate: makeEvaluate(log),
     notifyWebhook: makeNotifyWebhook(log),
@@ -21,6 +23,7 @@ export function createActivities(log: Logger): WardenActivities & MeshActivities
     startCommit: makeStartCommit(log),
     protectedDiff: makeProtectedDiff(log),
     joinIncident: makeJoinIncident(log),
+    listGroupAgents,
     ...makeMeshActivities(log),
   };
 }

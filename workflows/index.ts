@@ -3,3 +3,4 @@ export { agentWorkflow } from './agent.js';
 export { notifyWorkflow } from './notify.js';
 export { meshWorkflow } from './mesh/workflow.js';
 export { incidentWorkflow } from './incident.js';
+export { groupBudgetWorkflow } from './group.js';

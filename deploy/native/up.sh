@@ -160,7 +160,7 @@ WAIT_SECONDS=1 sh deploy/temporal/create-namespace.sh >"$STATE/logs/namespace.lo
 tail -1 "$STATE/logs/namespace.log"
 # The same Name=Type list as the compose job (test/unit/compose.test.ts checks both against the code).
 WAIT_SECONDS=1 sh deploy/temporal/register-search-attributes.sh \
-  WardenState=Keyword WardenEscalationStep=Int WardenPaused=Bool WardenCostUsd=Double WardenTokens=Int WardenParent=Keyword WardenEvaluatorCostUsd=Double \
+  WardenState=Keyword WardenEscalationStep=Int WardenPaused=Bool WardenCostUsd=Double WardenTokens=Int WardenParent=Keyword WardenEvaluatorCostUsd=Double WardenLabels=KeywordList \
   >"$STATE/logs/search-attributes.log" 2>&1 || { cat "$STATE/logs/search-attributes.log" >&2; die "search-attribute job failed"; }
 tail -1 "$STATE/logs/search-attributes.log"
 

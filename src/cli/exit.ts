@@ -6,7 +6,8 @@ import { EXIT, UsageError } from './errors.js';
 export { EXIT, UsageError };
 
 export function exitCodeFor(err: unknown): number {
-  if (err instanceof AgentNotFoundError) return EXIT.NO_SUCH_AGENT;
+  // A group without a counter (src/client/groups.ts), by name: this module stays light to import.
+  if (err instanceof AgentNotFoundError || (err instanceof Error && err.name === 'GroupNotFoundError')) return EXIT.NO_SUCH_AGENT;
   if (err instanceof UsageError || err instanceof InvalidInputError || err instanceof ConfigError) return EXIT.USAGE;
   if (err instanceof AgentAlreadyRunningError) return EXIT.FAILURE;
   return EXIT.FAILURE;

@@ -25,6 +25,7 @@ import { register as registerTop } from './verbs/top.js';
 import { register as registerMesh } from './verbs/mesh.js';
 import { register as registerMcp } from './verbs/mcp.js';
 import { register as registerTrust } from './verbs/trust.js';
+import { register as registerGroup } from './verbs/group.js';
 
 const pkg = JSON.parse(readFileSync(packageJsonUrl(), 'utf8')) as { version: string };
 /** warden's version (package.json). */
@@ -61,6 +62,7 @@ const VERBS: [names: readonly string[], register: (program: Command) => void][] 
   [['mcp'], registerMcp],
   [['mesh'], registerMesh],
   [['trust'], registerTrust],
+  [['group'], registerGroup],
 ];
 
 const GLOBAL_OPTIONS_WITH_VALUE = ['--address', '--namespace', '--task-queue'];

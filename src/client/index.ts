@@ -41,15 +41,17 @@ import {
 import { RaiseBudgetSchema, type RaiseBudgetInput } from '../domain/contract/budget-schemas.js';
 import { MAX_TOOL_CALLS, TRUNCATION_MARKER, fitTurnToBudget, unknownTurnFields } from '../domain/contract/limits.js';
 import {
+  AGENT_SEARCH_ATTRIBUTES,
   SEARCH_ATTRIBUTES,
-  hasCoreSearchAttributes,
   WardenCostUsd,
   WardenEscalationStep,
   WardenEvaluatorCostUsd,
+  WardenLabels,
   WardenPaused,
   WardenState,
   WardenTokens,
 } from '../domain/contract/search-attributes.js';
+import { groupsOf, labelsFromGroups } from '../domain/contract/labels.js';
 import type { AgentStatus, RaiseBudgetResult, ReportTurnResult } from '../domain/contract/status.js';
 import { controlOutcome, dismissOutcome, type ControlOutcome, type ControlVerb } from '../domain/contract/control.js';
 import type { AgentCases } from '../domain/judgement/cases.js';
@@ -234,7 +236,12 @@ export interface AgentSummary {
   tokens: number | null;
   startTime: string;
   closeTime: string | null;
+  /** Its labels, from `WardenLabels` ({} without any). */
+  labels?: Record<string, string>;
 }
+
+/** Every search attribute an agent's own upserts need is registered (AGENT_SEARCH_ATTRIBUTES). */
+export const agentAttributesRegistered = (registered: readonly string[]): boolean => AGENT_SEARCH_ATTRIBUTES.every((n) => registered.includes(n));
 
 export class WardenClient {
   constructor(
@@ -341,7 +348,7 @@ export class WardenClient {
   async start(
     input: AgentSpecInput,
     opts: { workflowId?: string; ifExists?: 'fail' | 'use' } = {},
-  ): Promise<{ spec: AgentSpec; workflowId: string; runId: string; searchAttributes: boolean }> {
+  ): Promise<{ spec: AgentSpec; workflowId: string; runId: string; searchAttributes: boolean; labelsSearchable?: boolean }> {
     const spec = parseOrThrow(AgentSpecSchema, input, 'AgentSpec');
     if (opts.workflowId !== undefined && opts.workflowId !== workflowIdFor(spec.agentId)) {
       throw new InvalidInputError(
@@ -351,8 +358,12 @@ export class WardenClient {
     const registered = await this.registeredSearchAttributes();
     // The attributes added later are optional: a namespace without one still gets the rest, and the
     // run, not started with it, never sends it (search-attributes.ts).
-    const searchAttributes = spec.searchAttributes && hasCoreSearchAttributes(registered);
+    const searchAttributes = spec.searchAttributes && agentAttributesRegistered(registered);
     const finalSpec: AgentSpec = { ...spec, searchAttributes };
+    // Labels are published once, here, as WardenLabels: the workflow never upserts them (a group's
+    // counter lists its agents by them). Without the attribute the agent runs, unseen by its groups.
+    const groups = groupsOf(spec.labels);
+    const labelsSearchable = searchAttributes && groups.length > 0 && registered.includes(WardenLabels.name);
     try {
       const handle = await this.client.workflow.start(WORKFLOW_TYPE, {
         taskQueue: this.taskQueue,
@@ -362,6 +373,8 @@ export class WardenClient {
         // closed one is not started again (that is a WorkflowExecutionAlreadyStartedError).
         workflowIdConflictPolicy: opts.ifExists === 'use' ? 'USE_EXISTING' : 'FAIL',
         workflowIdReusePolicy: opts.ifExists === 'use' ? 'REJECT_DUPLICATE' : 'ALLOW_DUPLICATE',
+        // A labelled agent's epoch for its groups' counters (src/domain/group/budget.ts): copied across continue-as-new.
+        ...(groups.length > 0 && { memo: { wardenEpoch: randomUUID(), wardenStartedAt: Date.now() } }),
         staticSummary: `Supervising ${spec.agentId}: ${spec.task.split('\n')[0]!.slice(0, 180)}`,
         staticDetails: `evaluator **${spec.evaluator.kind}** · window ${spec.supervisor.windowSize} · every ${spec.supervisor.evalInterval} turns · escalate at step ${spec.supervisor.escalationThreshold}`,
         ...(searchAttributes
@@ -373,11 +386,18 @@ export class WardenClient {
                 { key: WardenCostUsd, value: 0 },
                 { key: WardenTokens, value: 0 },
                 ...(registered.includes(WardenEvaluatorCostUsd.name) ? [{ key: WardenEvaluatorCostUsd, value: 0 }] : []),
+                ...(labelsSearchable ? [{ key: WardenLabels, value: groups }] : []),
               ],
             }
           : {}),
       } as Parameters<Client['workflow']['start']>[1]);
-      return { spec: finalSpec, workflowId: handle.workflowId, runId: handle.firstExecutionRunId, searchAttributes };
+      return {
+        spec: finalSpec,
+        workflowId: handle.workflowId,
+        runId: handle.firstExecutionRunId,
+        searchAttributes,
+        ...(groups.length > 0 && { labelsSearchable }),
+      };
     } catch (err) {
       if (err instanceof WorkflowExecutionAlreadyStartedError) throw new AgentAlreadyRunningError(spec.agentId);
       throw err;
@@ -642,6 +662,7 @@ export class WardenClient {
         tokens: (sa.get(WardenTokens as never) as number | undefined) ?? null,
         startTime: wf.startTime.toISOString(),
         closeTime: wf.closeTime?.toISOString() ?? null,
+        labels: labelsFromGroups(sa.get(WardenLabels as never) as unknown[] | undefined),
       });
       if (out.length >= max) break;
     }

@@ -7,9 +7,9 @@ import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { MeshInputSchema, type MeshInput, type MeshSpec } from '../domain/mesh/config.js';
 import type { MeshStatus } from '../domain/mesh/state.js';
-import { hasCoreSearchAttributes, WardenState } from '../domain/contract/search-attributes.js';
+import { WardenState } from '../domain/contract/search-attributes.js';
 import { meshApplyUpdate, meshCancelSignal, meshResumeSignal, meshStatusQuery } from '../messages/mesh.js';
-import { AgentNotFoundError, InvalidInputError, parseOrThrow, type WardenClient } from './index.js';
+import { AgentNotFoundError, InvalidInputError, agentAttributesRegistered, parseOrThrow, type WardenClient } from './index.js';
 
 export const MESH_WORKFLOW_TYPE = 'meshWorkflow';
 export const meshWorkflowId = (runId: string) => `mesh-${runId}`;
@@ -31,7 +31,7 @@ export class MeshApplyRefusedError extends Error {
 export async function startMesh(w: WardenClient, input: MeshInput): Promise<{ runId: string; workflowId: string; spec: MeshSpec }> {
   const parsed = parseOrThrow(MeshInputSchema, { ...input, repo: resolve(input.repo) }, 'mesh input');
   const registered = await w.registeredSearchAttributes();
-  const spec: MeshSpec = { ...parsed, searchAttributes: parsed.searchAttributes && hasCoreSearchAttributes(registered) };
+  const spec: MeshSpec = { ...parsed, searchAttributes: parsed.searchAttributes && agentAttributesRegistered(registered) };
   try {
     const handle = await w.client.workflow.start(MESH_WORKFLOW_TYPE, {
       taskQueue: w.taskQueue,

@@ -50,13 +50,16 @@
  *     max_blocked: 1h            # rate-limited or overloaded this long opens the circuit
  *     max_held: 4h               # a hold (block) longer than this awaits a human
  *     heartbeat_interval: 30s    # external agents: silence for twice this makes the agent orphaned
+ *     group_report_interval: 30s # agents with labels: their spend is published for their groups at most this often
+ *   labels:                      # the agent's groups (--label flags add to them); a project's file cannot set them
+ *     team: payments
  */
 import { closeSync, constants, existsSync, fstatSync, openSync, readSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { z } from 'zod';
-import { DurationSchema, describeZodError, type AgentSpecInput } from '../domain/contract/schemas.js';
+import { DurationSchema, LabelsSchema, describeZodError, type AgentSpecInput } from '../domain/contract/schemas.js';
 
 const SupervisorFile = z
   .object({
@@ -143,6 +146,7 @@ const SafetyFile = z
     max_blocked: DurationSchema.pipe(z.number().int().min(1000, 'at least 1s')),
     max_held: DurationSchema.pipe(z.number().int().min(1000, 'at least 1s')),
     heartbeat_interval: DurationSchema.pipe(z.number().int().min(100, 'at least 100ms')),
+    group_report_interval: DurationSchema.pipe(z.number().int().min(100, 'at least 100ms').max(3_600_000, 'at most 1h')),
   })
   .partial()
   .strict();
@@ -160,6 +164,8 @@ export const ConfigFileSchema = z
     hooks: HooksFile,
     budgets: BudgetsFile,
     safety: SafetyFile,
+    /** Labels (groups) of the sessions this file starts: honoured only from the user's own config (trust.ts). */
+    labels: LabelsSchema,
   })
   .partial()
   .strict();
@@ -280,8 +286,10 @@ export function specFromConfig(cfg: ConfigFile): Omit<Partial<AgentSpecInput>, '
       ...(f.max_blocked !== undefined && { maxBlockedMs: f.max_blocked }),
       ...(f.max_held !== undefined && { maxHeldMs: f.max_held }),
       ...(f.heartbeat_interval !== undefined && { heartbeatIntervalMs: f.heartbeat_interval }),
+      ...(f.group_report_interval !== undefined && { groupReportIntervalMs: f.group_report_interval }),
     };
   }
+  if (cfg.labels) out.labels = cfg.labels;
   return out;
 }
 

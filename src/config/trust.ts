@@ -12,7 +12,9 @@
  *
  * The base an untrusted project's file can only tighten is the user's own config
  * (userConfigDir()/warden.yaml), else the defaults. Budgets are the user's ceiling even under a
- * trusted file: a project's budgets only ever make them tighter (capBudgets).
+ * trusted file: a project's budgets only ever make them tighter (capBudgets). Labels, and with
+ * them the group budgets that cap a team's agents together, come only from the user's config:
+ * a project's `labels:` is never taken, trusted or not.
  */
 import { DEFAULT_WARN_AT } from '../domain/agent/budgets.js';
 import { createHash } from 'node:crypto';
@@ -238,9 +240,11 @@ export function sessionConfig(projectDir: string, env: NodeJS.ProcessEnv = proce
   if (isTrusted(entries, projectDir, configDigest(text))) {
     // Used as a whole, except that its budgets only tighten the user's (a trusted file is still not the user's cap).
     const cfg = parseConfig(text, file);
-    const { budgets } = capBudgets(cfg.budgets, loadBase()?.budgets);
-    const { budgets: _, ...rest } = cfg;
-    return { cfg: { ...rest, ...(budgets && { budgets }) }, source: file };
+    // Labels (groups, and their budgets) come only from the user's config: a repository cannot leave its group.
+    const base = loadBase();
+    const { budgets } = capBudgets(cfg.budgets, base?.budgets);
+    const { budgets: _, labels: _labels, ...rest } = cfg;
+    return { cfg: { ...rest, ...(budgets && { budgets }), ...(base?.labels && { labels: base.labels }) }, source: file };
   }
   const base = loadBase();
   let project: ConfigFile;
@@ -291,5 +295,6 @@ export function describeConfig(cfg: ConfigFile): string[] {
   for (const [k, v] of Object.entries(cfg.supervisor ?? {})) out.push(`supervisor.${k}: ${String(v)}`);
   for (const [k, v] of Object.entries(cfg.budgets ?? {})) out.push(`budgets.${k}: ${String(v)} (only where it is no higher than your own config's)`);
   for (const [k, v] of Object.entries(cfg.safety ?? {})) out.push(`safety.${k}: ${String(v)}`);
+  if (cfg.labels) out.push('labels: not taken from a project (only your own config and --label set them)');
   return out;
 }

@@ -147,10 +147,10 @@ export interface ProcessStack {
 }
 
 /**
- * A dev server and a client for the enclosing file, with workers as separate processes (`env` is
- * added to theirs). Not async-returning on purpose: a ResultPromise is a thenable.
+ * A dev server (`serverOpts`, e.g. dynamic config) and a client for the enclosing file, with
+ * workers as separate processes (`env` is added to theirs). Not async-returning on purpose: a ResultPromise is a thenable.
  */
-export function useWorkerProcesses(env: Record<string, string> = {}): ProcessStack {
+export function useWorkerProcesses(env: Record<string, string> = {}, serverOpts: Partial<DevServerOptions> = {}): ProcessStack {
   const workers: ResultPromise[] = [];
   const stack = {
     spawnWorker() {
@@ -164,7 +164,7 @@ export function useWorkerProcesses(env: Record<string, string> = {}): ProcessSta
     },
   } as ProcessStack;
   beforeAll(async () => {
-    stack.server = await startTestServer();
+    stack.server = await startTestServer(serverOpts);
     stack.warden = await clientFor(stack.server);
   });
   afterAll(async () => {

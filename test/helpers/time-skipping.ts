@@ -24,6 +24,7 @@ const INDEXED: Record<string, proto.temporal.api.enums.v1.IndexedValueType> = {
   Int: IndexedValueType.INDEXED_VALUE_TYPE_INT,
   Bool: IndexedValueType.INDEXED_VALUE_TYPE_BOOL,
   Double: IndexedValueType.INDEXED_VALUE_TYPE_DOUBLE,
+  KeywordList: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST,
 };
 
 /** The path of the test server's start script (installing it on first use). */

@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { reportTurn as report } from '../../src/domain/agent/reporting.js';
-import { commit, status } from '../../src/domain/agent/visibility.js';
+import { SPEND_EVERY, SPEND_INTERVAL_MS, commit, spendCadence, status } from '../../src/domain/agent/visibility.js';
+import { AgentSpecSchema } from '../../src/domain/contract/schemas.js';
 import { signal as send } from '../../src/domain/agent/controls.js';
 import { addEvaluatorSpend } from '../../src/domain/judgement/tiered.js';
 import { testAgent, turn, type TestAgent } from '../helpers/core.js';
@@ -112,6 +113,34 @@ describe('commit', () => {
     const child = testAgent({ agentId: 'p.c', parent: { agentId: 'p', workflowId: 'agent-p', depth: 1 } });
     commit(child);
     expect(names(child.rec.upserts[0]!).WardenParent).toBe('p');
+  });
+});
+
+describe('spend cadence: agents with labels publish for their groups', () => {
+  const spec = (extra: Record<string, unknown>) => AgentSpecSchema.parse({ agentId: 'a', task: 't', ...extra });
+
+  it('the rule: without labels unchanged; with labels every turn, at most every safety.groupReportIntervalMs (30 s)', () => {
+    expect(spendCadence(spec({}))).toEqual({ every: SPEND_EVERY, intervalMs: SPEND_INTERVAL_MS });
+    expect(spendCadence(spec({ labels: {} }))).toEqual({ every: SPEND_EVERY, intervalMs: SPEND_INTERVAL_MS });
+    expect(spendCadence(spec({ labels: { team: 'payments' } }))).toEqual({ every: 1, intervalMs: 30_000 });
+    expect(spendCadence(spec({ labels: { team: 'payments' }, safety: { groupReportIntervalMs: '5s' } }))).toEqual({ every: 1, intervalMs: 5_000 });
+    expect(AgentSpecSchema.safeParse({ agentId: 'a', task: 't', safety: { groupReportIntervalMs: 10 } }).error?.issues[0]?.message).toBe(
+      'safety.groupReportIntervalMs: at least 100ms',
+    );
+  });
+
+  it('a labelled agent at one turn per 10 s publishes its spend every 30 s, only at a turn; an unlabelled one as before', () => {
+    const run = (labels?: Record<string, string>) => {
+      const a = testAgent(labels ? { labels } : {});
+      for (let i = 1; i <= 12; i++) {
+        reportTurn(a, turn(`t${i}`, 'x', { tokensIn: 10 }));
+        a.clock.advance(10_000);
+      }
+      return a.rec.upserts.map((u) => names(u).WardenTokens);
+    };
+    // Turn 1 (state change), then turns 4, 7, 10: 30 s apart.
+    expect(run({ team: 'payments' })).toEqual([10, 40, 70, 100]);
+    expect(run()).toEqual([10]);
   });
 });
 

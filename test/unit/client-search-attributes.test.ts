@@ -56,3 +56,55 @@ test('a failed call answers none registered and is not remembered', async () => 
   expect(await warden.registeredSearchAttributes()).toHaveLength(ALL.length);
   expect(listSearchAttributes).toHaveBeenCalledTimes(2);
 });
+
+/** A stand-in whose workflow.start records what it was asked to start. */
+function starting(registered: string[]) {
+  const { warden } = clientAnswering([registered]);
+  const starts: Record<string, unknown>[] = [];
+  (warden.client as unknown as { workflow: unknown }).workflow = {
+    start: vi.fn(async (_type: string, opts: Record<string, unknown>) => {
+      starts.push(opts);
+      return { workflowId: opts.workflowId, firstExecutionRunId: 'run-1' };
+    }),
+  };
+  return { warden, starts };
+}
+const attrs = (o: Record<string, unknown>) =>
+  Object.fromEntries(((o.typedSearchAttributes ?? []) as { key: { name: string }; value: unknown }[]).map((p) => [p.key.name, p.value]));
+
+test('a namespace registered before WardenLabels: every agent keeps its search attributes; labels are not published', async () => {
+  const older = ALL.filter((n) => n !== 'WardenLabels');
+  const { warden, starts } = starting(older);
+  const plain = await warden.start({ agentId: 'plain', task: 't' });
+  expect(plain.searchAttributes).toBe(true);
+  expect(plain.labelsSearchable).toBeUndefined();
+  expect(Object.keys(attrs(starts[0]!))).toEqual([
+    'WardenState',
+    'WardenEscalationStep',
+    'WardenPaused',
+    'WardenCostUsd',
+    'WardenTokens',
+    'WardenEvaluatorCostUsd',
+  ]);
+  expect(starts[0]!.memo).toBeUndefined();
+  const labelled = await warden.start({ agentId: 'lab', task: 't', labels: { team: 'payments' } });
+  expect(labelled).toMatchObject({ searchAttributes: true, labelsSearchable: false });
+  expect(attrs(starts[1]!).WardenLabels).toBeUndefined();
+});
+
+test('a namespace registered before WardenEvaluatorCostUsd: agents keep the older ones and are not started with it', async () => {
+  const { warden, starts } = starting(ALL.filter((n) => n !== 'WardenEvaluatorCostUsd'));
+  expect(await warden.start({ agentId: 'plain', task: 't' })).toMatchObject({ searchAttributes: true });
+  expect(Object.keys(attrs(starts[0]!))).toEqual(['WardenState', 'WardenEscalationStep', 'WardenPaused', 'WardenCostUsd', 'WardenTokens']);
+});
+
+test('with WardenLabels registered a labelled agent publishes its labels once, at start, with its epoch in the memo', async () => {
+  const { warden, starts } = starting(ALL);
+  const r = await warden.start({ agentId: 'lab', task: 't', labels: { team: 'payments', env: 'ci' } });
+  expect(r).toMatchObject({ searchAttributes: true, labelsSearchable: true });
+  expect(attrs(starts[0]!).WardenLabels).toEqual(['env=ci', 'team=payments']);
+  expect(starts[0]!.memo).toMatchObject({ wardenEpoch: expect.any(String), wardenStartedAt: expect.any(Number) });
+  await warden.start({ agentId: 'plain', task: 't' });
+  expect(attrs(starts[1]!).WardenLabels).toBeUndefined();
+  expect(starts[1]!.memo).toBeUndefined();
+});

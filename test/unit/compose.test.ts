@@ -222,7 +222,7 @@ describe('docker-compose.yml', () => {
     expect(existsSync(join(ROOT, file))).toBe(true);
   });
 
-  test('the search-attribute job registers exactly WardenState/Keyword, WardenEscalationStep/Int, WardenPaused/Bool, WardenCostUsd/Double, WardenTokens/Int, WardenParent/Keyword, WardenEvaluatorCostUsd/Double', () => {
+  test('the search-attribute job registers exactly WardenState/Keyword, WardenEscalationStep/Int, WardenPaused/Bool, WardenCostUsd/Double, WardenTokens/Int, WardenParent/Keyword, WardenEvaluatorCostUsd/Double, WardenLabels/KeywordList', () => {
     const job = services['warden-search-attributes'];
     const [script, ...args] = command(job);
     expect(script).toBe('/deploy/register-search-attributes.sh');
@@ -235,6 +235,7 @@ describe('docker-compose.yml', () => {
       ['WardenTokens', 'Int'],
       ['WardenParent', 'Keyword'],
       ['WardenEvaluatorCostUsd', 'Double'],
+      ['WardenLabels', 'KeywordList'],
     ]);
     // ...and that is exactly what the code declares and writes.
     expect(Object.fromEntries(pairs)).toEqual(SEARCH_ATTRIBUTES);
@@ -647,7 +648,7 @@ describe.each(SHELLS.map((s) => [s.join(' '), s]))('deploy/temporal job scripts 
     }
   });
 
-  test('search attributes: waits for the cluster, creates all six, and a second run creates nothing', () => {
+  test('search attributes: waits for the cluster, creates all seven, and a second run creates nothing', () => {
     const fake = fakeBin();
     writeFileSync(join(fake.state, 'namespaces'), 'default\n');
     writeFileSync(join(fake.state, 'unhealthy'), '2');
@@ -661,15 +662,16 @@ describe.each(SHELLS.map((s) => [s.join(' '), s]))('deploy/temporal job scripts 
       'WardenTokens Int',
       'WardenParent Keyword',
       'WardenEvaluatorCostUsd Double',
+      'WardenLabels KeywordList',
     ]);
     expect(calls(fake, 'operator cluster health')).toHaveLength(3);
-    expect(calls(fake, 'operator search-attribute create')).toHaveLength(7);
+    expect(calls(fake, 'operator search-attribute create')).toHaveLength(8);
     for (const c of calls(fake, 'operator search-attribute create')) expect(c).toMatch(/--namespace default --address temporal:7233/);
 
     // Idempotent: everything exists, and this (older-server-like) fake refuses re-adds.
     const again = runScript('register-search-attributes.sh', SA_ARGS, fake);
     expect(again.status, again.out).toBe(0);
-    expect(calls(fake, 'operator search-attribute create')).toHaveLength(7);
+    expect(calls(fake, 'operator search-attribute create')).toHaveLength(8);
   });
 
   test('search attributes: a partly registered namespace gets only the missing ones; type spelling does not matter', () => {
@@ -685,6 +687,7 @@ describe.each(SHELLS.map((s) => [s.join(' '), s]))('deploy/temporal job scripts 
       'WardenTokens',
       'WardenParent',
       'WardenEvaluatorCostUsd',
+      'WardenLabels',
     ]);
   });
 
@@ -716,6 +719,7 @@ describe.each(SHELLS.map((s) => [s.join(' '), s]))('deploy/temporal job scripts 
         'WardenTokens',
         'WardenParent',
         'WardenEvaluatorCostUsd',
+        'WardenLabels',
       ]);
       expect(r.out).toMatch(/search attribute WardenPaused \(Bool\) is registered/);
     }

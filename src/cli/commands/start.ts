@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadConfigFile, specFromConfig } from '../../config/file.js';
 import type { AgentSpecInput } from '../../domain/contract/schemas.js';
+import { groupsOf, parseLabel } from '../../domain/contract/labels.js';
 import { sampleOkFlag } from '../flags.js';
 import { withClient, globals } from '../context.js';
 import { UsageError } from '../exit.js';
@@ -53,6 +54,7 @@ interface StartOptions {
   budgetCostUsd?: number;
   budgetTurns?: number;
   budgetWallClock?: number;
+  label?: string[];
   budgetWarnAt?: number;
 }
 
@@ -140,6 +142,7 @@ export function buildSpec(agentId: string, o: StartOptions): AgentSpecInput {
   }
   if (o.irc !== undefined) notify.irc = { channel: o.irc };
   const budgets = budgetsFromFlags(o, fromFile.budgets);
+  const labels = labelsFromFlags(o.label, fromFile.labels);
   return {
     agentId,
     task: o.task,
@@ -150,7 +153,19 @@ export function buildSpec(agentId: string, o: StartOptions): AgentSpecInput {
     ...doneFromFlags(o, fromFile),
     ...(Object.keys(budgets).length > 0 && { budgets }),
     ...(fromFile.safety && { safety: fromFile.safety }),
+    ...(Object.keys(labels).length > 0 && { labels }),
   };
+}
+
+/** `--label key=value` (repeatable) over the config file's `labels:`; a bad one is refused naming it. */
+export function labelsFromFlags(flags: string[] = [], fromFile: Record<string, string> = {}): Record<string, string> {
+  const out = { ...fromFile };
+  for (const f of flags) {
+    const l = parseLabel(f);
+    if ('error' in l) throw new UsageError(`--label ${l.error}`);
+    out[l.key] = l.value;
+  }
+  return out;
 }
 
 /**
@@ -301,6 +316,10 @@ export const startAction = async (agentId: string, o: StartOptions, cmd: Command
   ].filter(Boolean);
   if (caps.length) print(`  budgets: pauses at ${caps.join(', ')}; warns at ${Math.round((b.warnAt ?? DEFAULT_WARN_AT) * 100)}% of each`);
   if (!r.searchAttributes) print('  note: Warden* search attributes are not registered on this namespace; list/filters by state are unavailable');
+  const groups = groupsOf(r.spec.labels);
+  if (groups.length && r.labelsSearchable) print(`  labels: ${groups.join(', ')} (its spend counts in each group's budget: warden group status <key=value>)`);
+  else if (groups.length)
+    print(`  note: labels ${groups.join(', ')} are not searchable (WardenLabels is not registered on this namespace): no group budget sees this agent`);
   print(`  report turns: echo '{"text":"…"}' | warden report ${agentId}`);
 };
 

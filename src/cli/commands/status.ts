@@ -52,6 +52,13 @@ export function formatStatus(status: AgentStatus): string[] {
     `  last verdict: ${s.lastVerdict ? formatVerdict(s.lastVerdict) : '—'}`,
     `  whispers: ${s.pendingWhispers} pending, ${s.whispersDelivered} delivered`,
     `  tokens ${s.tokens.total} (in ${s.tokens.in}, out ${s.tokens.out}); cost $${s.costUsd.toFixed(4)}`,
+    ...(s.labels && Object.keys(s.labels).length
+      ? [
+          `  labels: ${Object.entries(s.labels)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(', ')}`,
+        ]
+      : []),
     // Only for evaluators that may call a model (absent on agents from older versions).
     ...(s.evaluatorSpend && s.evaluatorSpend.calls + s.evaluatorSpend.decided.heuristic + s.evaluatorSpend.decided.model > 0
       ? [`  evaluator spend: ${formatEvaluatorSpend(s.evaluatorSpend)}${supervisionRateText(s)}`]

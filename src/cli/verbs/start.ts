@@ -100,6 +100,7 @@ export function register(program: Command): void {
       'warn the agent and notify once when it has spent this share of a budget, e.g. 0.8 (default; config budgets.warn_at)',
       fraction('--budget-warn-at'),
     )
+    .option('--label <key=value>', "a label, e.g. team=payments (repeatable; config labels:): the agent's spend counts in that group's budget", collect)
     .option('--workflow-id <id>', 'refuse to start unless the workflow id is this (it is always agent-<agentId>)')
     .option('--json', 'print the result as JSON')
     .addHelpText(
@@ -110,6 +111,7 @@ Examples:
   warden start fixer --task "…" --verify "npm test" --verify-cwd ./repo --protect 'test/**' --protect '*.snap'
   warden start fixer --task "…" --driver codex --last-resort compact
   warden start fixer --task "…" --driver codex --budget-cost-usd 5 --budget-wall-clock 2h
+  warden start fixer --task "…" --label team=payments --label env=ci
   warden start fixer --task "…" --config warden.yaml --webhook http://127.0.0.1:9000/hook
   warden start fixer --task "…" --irc '#alerts' --webhook https://hooks.slack.com/services/… --webhook-format slack
   warden start fixer --task "…" --evaluator command --evaluator-command "python3 judge.py"

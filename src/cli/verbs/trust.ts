@@ -18,7 +18,8 @@ A warden.yaml in a project comes with the repository. Until you trust it, a sess
 (supervisor.eval_interval, escalation_threshold, idle_after; budgets no higher than yours) and
 ignores the rest: evaluator, verify, notify, protect, hooks, safety and the other supervisor keys.
 It says once per session what it ignored. Trusted or not, a project's budgets never lift your
-own config's: each is taken only where you have none or it is lower. Trusting records the
+own config's: each is taken only where you have none or it is lower, and its labels (groups)
+are never taken: only your own config and --label set them. Trusting records the
 project's real path and the SHA-256 of its warden.yaml in $XDG_CONFIG_HOME/warden/trusted-projects
 (mode 0600); a changed file is untrusted again.
 Trusting prints what the file makes warden run and send: read it first.

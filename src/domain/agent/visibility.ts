@@ -2,7 +2,8 @@
  * What the world sees of an agent: the status query, the Web UI's current-details text, and the
  * search attribute values. `commit` sends only what changed: details on every change, search
  * attributes on a state/step/pause change and, for spend, every SPEND_EVERY turns but at most once
- * per SPEND_INTERVAL_MS (five minutes).
+ * per SPEND_INTERVAL_MS (five minutes); an agent with labels, at any turn but at most once per
+ * safety.groupReportIntervalMs (30 s), for its groups' counters (spendCadence).
  */
 import { budgetReport, effectiveBudgets } from './budgets.js';
 import {
@@ -16,6 +17,7 @@ import {
   WardenTokens,
 } from '../contract/search-attributes.js';
 import type { AgentStatus } from '../contract/status.js';
+import { GROUP_REPORT_INTERVAL_MS, type AgentSpec } from '../contract/schemas.js';
 import { formatVerdict } from '../judgement/verdict-text.js';
 import { formatEvaluatorSpend, supervisionRate } from '../judgement/tiered.js';
 import { treeStreak, treeView } from '../judgement/tree.js';
@@ -36,6 +38,17 @@ export const SPEND_EVERY = 5;
  * and the budgets always use the exact figures.
  */
 export const SPEND_INTERVAL_MS = 5 * 60_000;
+
+/**
+ * How often spend is published: every `every` turns, at most once per `intervalMs` (and at once
+ * with a state change). An agent with labels is read by its groups' counters, which poll
+ * visibility: every turn, at most once per safety.groupReportIntervalMs (default 30 s), so a
+ * group's cap holds within about one publication plus one poll. Without labels: unchanged.
+ */
+export function spendCadence(spec: Pick<AgentSpec, 'labels' | 'safety'>): { every: number; intervalMs: number } {
+  if (!spec.labels || Object.keys(spec.labels).length === 0) return { every: SPEND_EVERY, intervalMs: SPEND_INTERVAL_MS };
+  return { every: 1, intervalMs: spec.safety.groupReportIntervalMs ?? GROUP_REPORT_INTERVAL_MS };
+}
 
 /** The Web UI's "current details" of the agent (markdown). */
 export function detailsText(core: AgentCore): string {
@@ -84,12 +97,13 @@ export function commit(ctx: AgentContext): void {
   const { s, spec, run } = core;
   const details = detailsText(core);
   if (details !== run.published.details) ports.setDetails(details);
-  const spendBucket = Math.floor(s.turns / SPEND_EVERY);
+  const cadence = spendCadence(spec);
+  const spendBucket = Math.floor(s.turns / cadence.every);
   const paused = isPaused(s);
   const changed = run.published.state !== s.state || run.published.step !== s.ladder.step || run.published.paused !== paused;
   const now = ports.now();
   let { spendBucket: publishedBucket, spendAt } = run.published;
-  if (spec.searchAttributes && (changed || spendDue(ctx, spendBucket, now))) {
+  if (spec.searchAttributes && (changed || spendDue(ctx, spendBucket, now, cadence.intervalMs))) {
     ports.upsertSearchAttributes(searchAttributeValues(core));
     publishedBucket = spendBucket;
     spendAt = now;
@@ -98,10 +112,10 @@ export function commit(ctx: AgentContext): void {
   flushTelemetry(ctx);
 }
 
-/** Spend moved on by SPEND_EVERY turns since it was last published, and five minutes have passed. */
-function spendDue(ctx: AgentContext, spendBucket: number, now: number): boolean {
+/** Spend moved on by the cadence's turns since it was last published, and its interval has passed. */
+function spendDue(ctx: AgentContext, spendBucket: number, now: number, intervalMs: number): boolean {
   const { published } = ctx.core.run;
-  return published.spendBucket !== spendBucket && now - published.spendAt >= SPEND_INTERVAL_MS;
+  return published.spendBucket !== spendBucket && now - published.spendAt >= intervalMs;
 }
 
 /** The sub-agents' spend as status shows it. */
@@ -157,6 +171,7 @@ export function status(ctx: AgentContext): AgentStatus {
     turnRunning: core.run.turnRunning,
     budgets: budgetReport(effectiveBudgets(spec.budgets, s.budgetRaised), spendOf(core, ctx.ports.now())),
     budgetWarnings: [...s.budgetWarned],
+    ...(spec.labels && Object.keys(spec.labels).length > 0 ? { labels: { ...spec.labels } } : {}),
     budgetPaused: s.budgetPaused && s.state === 'paused-by-user',
     budgetRaises: s.budgetRaises.map((r) => ({ ...r, changes: { ...r.changes } })),
     supervision: supervisionRate(s.evaluatorSpend, ctx.ports.now() - s.startedAt),

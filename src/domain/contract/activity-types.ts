@@ -67,6 +67,7 @@ export const NOTIFICATION_EVENTS = [
   'mesh-ready',
   'mesh-failed',
   'mesh-awaiting-input',
+  'group-budget-exhausted',
 ] as const;
 /** The mesh's own alerts (`agentId` is `mesh-<run>`): what a human does next is a `warden mesh` verb. */
 export const MESH_EVENTS = ['mesh-ready', 'mesh-failed', 'mesh-awaiting-input'] as const;

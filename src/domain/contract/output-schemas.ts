@@ -66,6 +66,7 @@ const AgentStatusShape = z.object({
   budgets: z.object({ tokens: budget, costUsd: budget, turns: budget, wallClockMs: budget }),
   /** Absent on agents from older versions. */
   budgetWarnings: z.array(BudgetName).optional(),
+  labels: z.record(z.string(), z.string()).optional(),
   budgetPaused: z.boolean().optional(),
   budgetRaises: z
     .array(z.object({ at: z.string(), by: z.string(), changes: z.partialRecord(BudgetName, z.object({ from: z.number().nullable(), to: z.number() })) }))

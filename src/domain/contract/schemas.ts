@@ -12,6 +12,8 @@ export * from './budget-schemas.js';
 import { BudgetsSchema } from './budget-schemas.js';
 import { EvaluatorConfigSchema } from './evaluator-schemas.js';
 import { checkProtectGlobs } from '../glob.js';
+import { LabelsSchema } from './labels.js';
+export { LabelsSchema, type Labels } from './labels.js';
 
 export const SupervisorConfigSchema = z
   .object({
@@ -144,8 +146,17 @@ export const SafetySchema = z
     maxHeldMs: DurationSchema.pipe(z.number().int().min(1000, 'safety.maxHeldMs: at least 1s')).default(14_400_000),
     /** External agents: expected heartbeat interval; silence for twice as long makes the agent `orphaned`. Unset: off. */
     heartbeatIntervalMs: DurationSchema.pipe(z.number().int().min(100)).optional(),
+    /**
+     * Agents with labels: publish their spend (`WardenCostUsd`, `WardenTokens`) at most this often
+     * (at a turn or a state change), for their groups' counters to read. Unset: GROUP_REPORT_INTERVAL_MS.
+     */
+    groupReportIntervalMs: DurationSchema.pipe(
+      z.number().int().min(100, 'safety.groupReportIntervalMs: at least 100ms').max(3_600_000, 'safety.groupReportIntervalMs: at most 1h'),
+    ).optional(),
   })
   .strict();
+/** safety.groupReportIntervalMs when unset: a labelled agent's spend is at most this old in visibility. */
+export const GROUP_REPORT_INTERVAL_MS = 30_000;
 export type Safety = z.output<typeof SafetySchema>;
 
 /** The delegation modes: how many children may be in flight at once. */
@@ -207,6 +218,8 @@ export const AgentSpecSchema = z
     driver: DriverConfigSchema.optional(),
     driven: DrivenConfigSchema.default(DrivenConfigSchema.parse({})),
     budgets: BudgetsSchema.default({}),
+    /** Labels (`key=value`): each is a group whose budget counts this agent's spend (src/domain/group/). */
+    labels: LabelsSchema.optional(),
     safety: SafetySchema.default(SafetySchema.parse({})),
     delegation: DelegationSchema.default(DelegationSchema.parse({})),
     /** Set by a parent for its child: who delegated, and at which depth the child runs. */

@@ -19,6 +19,11 @@ export const WardenTokens: SearchAttributeKey<'INT'> = { name: 'WardenTokens', t
 export const WardenEvaluatorCostUsd: SearchAttributeKey<'DOUBLE'> = { name: 'WardenEvaluatorCostUsd', type: 'DOUBLE' };
 /** Delegation: the parent agent's id, on children (`WardenParent = "boss"` lists a subtree). */
 export const WardenParent: SearchAttributeKey<'KEYWORD'> = { name: 'WardenParent', type: 'KEYWORD' };
+/**
+ * An agent's labels as `key=value` values (`WardenLabels = 'team=payments'`), set once when it
+ * starts (never upserted): how a group's counter finds its agents (src/domain/group/).
+ */
+export const WardenLabels: SearchAttributeKey<'KEYWORD_LIST'> = { name: 'WardenLabels', type: 'KEYWORD_LIST' };
 
 /**
  * Attributes added after agents were already running in the field. A namespace upgraded without
@@ -30,7 +35,7 @@ export const WardenParent: SearchAttributeKey<'KEYWORD'> = { name: 'WardenParent
 export const LATER_SEARCH_ATTRIBUTES: readonly string[] = ['WardenEvaluatorCostUsd'];
 
 /** name → the type word `temporal server start-dev --search-attribute` and `operator` expect. */
-export const SEARCH_ATTRIBUTES: Record<string, 'Keyword' | 'Int' | 'Bool' | 'Double'> = {
+export const SEARCH_ATTRIBUTES: Record<string, 'Keyword' | 'Int' | 'Bool' | 'Double' | 'KeywordList'> = {
   WardenState: 'Keyword',
   WardenEscalationStep: 'Int',
   WardenPaused: 'Bool',
@@ -38,8 +43,21 @@ export const SEARCH_ATTRIBUTES: Record<string, 'Keyword' | 'Int' | 'Bool' | 'Dou
   WardenTokens: 'Int',
   WardenParent: 'Keyword',
   WardenEvaluatorCostUsd: 'Double',
+  WardenLabels: 'KeywordList',
 };
 
-/** Every attribute an agent or mesh needs registered to publish any: all but the ones added later. */
-export const hasCoreSearchAttributes = (registered: readonly string[]): boolean =>
-  Object.keys(SEARCH_ATTRIBUTES).every((name) => LATER_SEARCH_ATTRIBUTES.includes(name) || registered.includes(name));
+/**
+ * The attributes an agent's own upserts need: all of them registered, or the agent publishes none
+ * (AgentSpec.searchAttributes false). Not among them: those added later (LATER_SEARCH_ATTRIBUTES,
+ * sent only by runs that started with them) and `WardenLabels` (set at start, never upserted). A
+ * namespace registered before those existed runs agents exactly as before; labelled ones without
+ * `WardenLabels` run unseen by their groups, and `warden start` says so.
+ */
+export const AGENT_SEARCH_ATTRIBUTES: readonly string[] = [
+  'WardenState',
+  'WardenEscalationStep',
+  'WardenPaused',
+  'WardenCostUsd',
+  'WardenTokens',
+  'WardenParent',
+];

@@ -106,6 +106,8 @@ export interface AgentStatus {
   turnRunning: boolean;
   /** Spend against each budget (limit null: no budget); a limit a human raised is the raised one. */
   budgets: Record<'tokens' | 'costUsd' | 'turns' | 'wallClockMs', { used: number; limit: number | null }>;
+  /** The agent's labels (its groups: `warden group status key=value`); absent without any. */
+  labels?: Record<string, string>;
   /** The budgets whose warning (budgets.warnAt) was sent, and not re-armed by a raise since. */
   budgetWarnings: ('tokens' | 'costUsd' | 'turns' | 'wallClockMs')[];
   /** A budget was reached: the agent is paused until a human raises it (`warden budget`). */

@@ -91,6 +91,7 @@ const TITLES: Record<NotificationEvent['event'], string> = {
   'mesh-ready': 'MESH READY',
   'mesh-failed': 'MESH FAILED',
   'mesh-awaiting-input': 'MESH AWAITING INPUT',
+  'group-budget-exhausted': 'GROUP BUDGET EXHAUSTED',
 };
 
 function verdictText(e: NotificationEvent): string | null {
@@ -103,6 +104,8 @@ export function answerHint(e: NotificationEvent): string {
   const id = e.agentId;
   const run = meshRunOf(e);
   if (run !== null) return meshHint(e.event as MeshEvent, run);
+  if (e.event === 'group-budget-exhausted')
+    return `answer: warden group budget ${id.replace(/^group-/, '')} --cost-usd N (raise it: the agents run again) · warden group status ${id.replace(/^group-/, '')}`;
   if (e.event === 'escalation') return `answer: !resume ${id} [note] · !steer ${id} <text> · !abort ${id} [reason] · !status ${id}`;
   if (e.event === 'awaiting-input') return `answer: at the agent's own prompt · !steer ${id} <text> · !abort ${id} [reason] · !status ${id}`;
   if (e.event === 'budget-warning') return `answer: !status ${id} · !pause ${id} · !abort ${id} [reason] · warden budget ${id} --cost-usd N (raise it)`;
