@@ -1,0 +1,176 @@
+/**
+ * What a reported turn does to the world, in order: every port call (the workflow's commands, its
+ * logs, the patches it asks about), the telemetry events it records, and the state it leaves, over
+ * the paths of `reportTurn` (started, a human's or a rate limit's wait ending, children, compaction,
+ * a stop's drain, a parent's spend, done-claims, budgets that warn, pause or stop). The file next
+ * to this test was recorded from the code before its rules returned actions; the order of commands
+ * is what a recorded history replays, so it must not move.
+ */
+import { describe, expect, it } from 'vitest';
+import type { AgentPorts } from '../../src/domain/agent/context.js';
+import { signal } from '../../src/domain/agent/controls.js';
+import { reportTurn } from '../../src/domain/agent/reporting.js';
+import { requestStop } from '../../src/domain/agent/stop.js';
+import type { PatchId } from '../../src/domain/contract/patches.js';
+import type { AgentSpecInput } from '../../src/domain/contract/schemas.js';
+import { testAgent, turn, type TestAgent } from '../helpers/core.js';
+
+type Step = [string, unknown];
+
+/** A test agent whose every port call (and recorded telemetry) lands in one ordered trace. */
+function traced(spec: Partial<AgentSpecInput>, patches?: Partial<Record<PatchId, boolean>>): { a: TestAgent; trace: Step[] } {
+  const a = testAgent(spec, patches ? { patches } : {});
+  const trace: Step[] = [];
+  const inner = a.ports;
+  const log = (level: 'info' | 'warn' | 'error') => (message: string, meta?: Record<string, unknown>) => {
+    trace.push([`log.${level}`, { message, meta }]);
+    inner.log[level](message, meta);
+  };
+  const ports: AgentPorts = {
+    now: inner.now, // a query, not an effect: how often the rules ask is theirs
+    log: { info: log('info'), warn: log('warn'), error: log('error') },
+    setDetails: (t) => trace.push(['setDetails', t]),
+    upsertSearchAttributes: (u) => trace.push(['upsert', u]),
+    patched: (id) => {
+      trace.push(['patched', id]);
+      return inner.patched(id);
+    },
+    startNotification: (input) => trace.push(['startNotification', input]),
+    joinIncident: (input) => trace.push(['joinIncident', input]),
+    signalAgent: (workflowId, sig) => trace.push(['signalAgent', { workflowId, sig }]),
+    cancelTurn: () => trace.push(['cancelTurn', null]),
+    telemetry: (e) => trace.push(['telemetry', e]),
+  };
+  a.ports = ports;
+  return { a, trace };
+}
+
+/** Report `raw`, then append the reply, the telemetry recorded and the state left. */
+function report(a: TestAgent, trace: Step[], raw: unknown): void {
+  const reply = reportTurn(a, raw);
+  trace.push(['reply', reply]);
+  trace.push(['outbox', a.core.run.outbox]);
+  a.core.run.outbox = [];
+  trace.push(['state', JSON.parse(JSON.stringify(a.core.s))]);
+}
+
+const hook = { webhooks: [{ url: 'http://127.0.0.1:9/hook' }] };
+const child = (state: 'running' | 'queued' = 'running') => ({ agentId: 'a1.c', workflowId: 'agent-a1.c', state, reason: null });
+
+const scenarios: Record<string, () => Step[]> = {
+  'first turn, then done without a check'() {
+    const { a, trace } = traced({ notify: hook });
+    report(a, trace, turn('t1'));
+    report(a, trace, turn('t1')); // re-sent
+    report(a, trace, { ...turn('t2'), done: true });
+    return trace;
+  },
+  'stale generation'() {
+    const { a, trace } = traced({});
+    report(a, trace, { ...turn('t1'), generation: 2 });
+    report(a, trace, { ...turn('t2'), generation: 1 });
+    return trace;
+  },
+  "its human answered its CLI's prompt"() {
+    const { a, trace } = traced({ notify: hook });
+    report(a, trace, turn('t1'));
+    signal(a, 'humanWait', { phase: 'start', kind: 'permission', reason: 'waiting for permission: Bash' });
+    report(a, trace, turn('t2'));
+    return trace;
+  },
+  "its CLI's rate limit ended"() {
+    const { a, trace } = traced({ notify: hook });
+    report(a, trace, turn('t1'));
+    signal(a, 'humanWait', { phase: 'start', kind: 'rate-limit', reason: 'rate-limited' });
+    report(a, trace, turn('t2'));
+    return trace;
+  },
+  'a rate limit on its very first turn'() {
+    const { a, trace } = traced({});
+    signal(a, 'humanWait', { phase: 'start', kind: 'rate-limit', reason: 'rate-limited' });
+    report(a, trace, turn('t1'));
+    return trace;
+  },
+  'waiting on its children, then reporting again'() {
+    const { a, trace } = traced({});
+    report(a, trace, turn('t1'));
+    a.core.s.children = [child(), child('queued')];
+    report(a, trace, { ...turn('t2'), awaitChildren: true });
+    report(a, trace, turn('t3'));
+    return trace;
+  },
+  'a hold outlives the children wait'() {
+    const { a, trace } = traced({});
+    report(a, trace, turn('t1'));
+    a.core.s.children = [child()];
+    report(a, trace, { ...turn('t2'), awaitChildren: true });
+    a.core.s.heldBy = 'rebase';
+    report(a, trace, turn('t3'));
+    return trace;
+  },
+  'compaction: the handoff, then the fresh context'() {
+    const { a, trace } = traced({});
+    report(a, trace, turn('t1'));
+    a.core.s.state = 'compacting';
+    a.core.s.compaction = { handoff: 'HANDOFF', reason: 'r', at: 0, done: false, deliveredWith: null };
+    report(a, trace, turn('t2'));
+    report(a, trace, turn('t2')); // re-sent: the handoff again
+    report(a, trace, turn('t3'));
+    return trace;
+  },
+  'compaction by its own CLI'() {
+    const { a, trace } = traced({});
+    report(a, trace, turn('t1'));
+    a.core.s.state = 'compacting';
+    report(a, trace, turn('t2'));
+    return trace;
+  },
+  'a stop drains at the next turn; a parent hears its spend'() {
+    const { a, trace } = traced({ parent: { agentId: 'p', workflowId: 'agent-p', depth: 1 } });
+    report(a, trace, turn('t1', 'x', { tokensIn: 10, costUsd: 0.01 }));
+    requestStop(a, { reason: 'enough', drainMs: 60_000 });
+    report(a, trace, turn('t2'));
+    return trace;
+  },
+  'a done-claim waits for its check'() {
+    const { a, trace } = traced({ verify: { command: 'npm test' } });
+    report(a, trace, turn('t1'));
+    report(a, trace, { ...turn('t2'), done: true, awaitChildren: true });
+    return trace;
+  },
+  'budgets warn, then pause, with children and channels'() {
+    const { a, trace } = traced({ budgets: { tokens: 1000 }, notify: hook });
+    report(a, trace, turn('t1', 'x', { tokensIn: 850 }));
+    a.core.s.children = [child(), child('queued'), { ...child(), agentId: 'a1.d', workflowId: 'agent-a1.d', state: 'done' }];
+    report(a, trace, turn('t2', 'x', { tokensIn: 200 }));
+    report(a, trace, turn('t3'));
+    return trace;
+  },
+  'budgets stop (histories before budget-pause)'() {
+    const { a, trace } = traced({ budgets: { turns: 2 }, notify: hook }, { 'budget-pause': false, 'budget-warnings': false });
+    report(a, trace, turn('t1'));
+    a.core.s.children = [child()];
+    report(a, trace, turn('t2'));
+    report(a, trace, turn('t3'));
+    return trace;
+  },
+  'a budget reached while paused by a human stops it'() {
+    const { a, trace } = traced({ budgets: { turns: 2 } }, { 'budget-warnings': false });
+    report(a, trace, turn('t1'));
+    signal(a, 'pause', { reason: 'look' });
+    report(a, trace, turn('t2'));
+    return trace;
+  },
+  'a budget reached while queued stops it'() {
+    const { a, trace } = traced({ budgets: { turns: 1 }, startQueued: true });
+    report(a, trace, turn('t1'));
+    return trace;
+  },
+};
+
+describe('reportTurn: the world sees the same things in the same order', () => {
+  it.each(Object.keys(scenarios))('%s', async (name) => {
+    const trace = scenarios[name]!();
+    await expect(JSON.stringify(trace, null, 1)).toMatchFileSnapshot(`./__traces__/report-turn/${name.replace(/[^a-z0-9]+/gi, '-')}.json`);
+  });
+});
