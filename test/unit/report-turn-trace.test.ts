@@ -55,7 +55,7 @@ function report(a: TestAgent, trace: Step[], raw: unknown): void {
 }
 
 const hook = { webhooks: [{ url: 'http://127.0.0.1:9/hook' }] };
-const child = (state: 'running' | 'queued' = 'running') => ({ agentId: 'a1.c', workflowId: 'agent-a1.c', state, reason: null });
+const child = (state: 'running' | 'queued' = 'running', name = 'c') => ({ agentId: `a1.${name}`, workflowId: `agent-a1.${name}`, state, reason: null });
 
 const scenarios: Record<string, () => Step[]> = {
   'first turn, then done without a check'() {
@@ -94,7 +94,7 @@ const scenarios: Record<string, () => Step[]> = {
   'waiting on its children, then reporting again'() {
     const { a, trace } = traced({});
     report(a, trace, turn('t1'));
-    a.core.s.children = [child(), child('queued')];
+    a.core.s.children = [child(), child('queued', 'q')];
     report(a, trace, { ...turn('t2'), awaitChildren: true });
     report(a, trace, turn('t3'));
     return trace;
@@ -141,7 +141,7 @@ const scenarios: Record<string, () => Step[]> = {
   'budgets warn, then pause, with children and channels'() {
     const { a, trace } = traced({ budgets: { tokens: 1000 }, notify: hook });
     report(a, trace, turn('t1', 'x', { tokensIn: 850 }));
-    a.core.s.children = [child(), child('queued'), { ...child(), agentId: 'a1.d', workflowId: 'agent-a1.d', state: 'done' }];
+    a.core.s.children = [child(), child('queued', 'q'), { ...child(), agentId: 'a1.d', workflowId: 'agent-a1.d', state: 'done' }];
     report(a, trace, turn('t2', 'x', { tokensIn: 200 }));
     report(a, trace, turn('t3'));
     return trace;

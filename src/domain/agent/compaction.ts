@@ -19,13 +19,13 @@ import type { LastResort } from '../judgement/ladder.js';
 import type { Verdict } from '../contract/schemas.js';
 import { buildHandoff } from '../judgement/handoff.js';
 import { MAX_REASON_TEXT, truncate } from '../contract/limits.js';
+import type { AgentAction, RuleInput } from './actions.js';
 import type { AgentContext } from './context.js';
-import { fire } from './core.js';
+import { act, fire } from './effects.js';
 import type { CarriedState } from './state.js';
 import type { DriverSession } from '../contract/activity-types.js';
 import { setCompaction, type Compaction } from './compaction-state.js';
-import { dropEvaluations, evidenceFromAtLeast, resetEvaluationCount } from './slices/judgement.js';
-import { setSession } from './slices/driven.js';
+import { dropEvaluations, resetEvaluationCount } from './slices/judgement.js';
 
 /** A compaction was decided and its fresh context has not taken its first turn yet. */
 export const pendingCompaction = (s: Readonly<Pick<CarriedState, 'compaction'>>): Compaction | null =>
@@ -65,23 +65,41 @@ export function startCompaction(ctx: AgentContext, verdict: Verdict, next: strin
  * The fresh context's first turn arrived (driven: the compaction turn came back; external: the turn
  * after the reply that carried the handoff). `session` is the fresh context's (null: none yet).
  */
-export function compactionFinished(ctx: AgentContext, session: DriverSession | null): void {
-  const { s } = ctx.core;
+export function compactionFinishedActions({ s, now }: RuleInput, session: DriverSession | null): AgentAction[] {
   const c = pendingCompaction(s);
-  if (!c) return;
-  setCompaction(s, { ...c, done: true, doneAt: ctx.ports.now() });
-  setSession(s, session);
+  if (!c) return [];
   const first = s.turns + 1; // this turn, about to be recorded
-  evidenceFromAtLeast(s, first);
-  if (s.state === 'compacting') fire(ctx, 'compacted', `compacted: turn ${first} started a fresh context from the handoff`);
+  return [
+    { kind: 'compaction', compaction: { ...c, done: true, doneAt: now } },
+    { kind: 'session', session },
+    { kind: 'evidenceFrom', turn: first },
+    ...(s.state === 'compacting'
+      ? [{ kind: 'transition', event: 'compacted', cause: `compacted: turn ${first} started a fresh context from the handoff` } as const]
+      : []),
+  ];
+}
+
+export function compactionFinished(ctx: AgentContext, session: DriverSession | null): void {
+  act(ctx, (r) => compactionFinishedActions(r, session));
+}
+
+/**
+ * External agents, a turn reported: the first of the fresh context after the reply that carried
+ * the handoff; or, after the agent's own CLI compacted (a `compaction` signal, no end signal
+ * since), the sign that it is done.
+ */
+export function compactionOnReportActions(r: RuleInput, turnId: string | undefined): AgentAction[] {
+  const { s } = r;
+  if (reportedAfterHandoff(s, turnId)) return compactionFinishedActions(r, s.session);
+  if (s.state === 'compacting' && !pendingCompaction(s))
+    return [{ kind: 'transition', event: 'compacted', cause: "the agent reported a turn after its own CLI's compaction" }];
+  return [];
 }
 
 /** External agents: this reply carries the handoff (remembered by turn id, so a re-sent report gets it again). */
-export function deliverCompaction(ctx: AgentContext, turnId: string | undefined): { handoff: string } | undefined {
-  const c = pendingCompaction(ctx.core.s);
-  if (!c) return undefined;
-  if (c.deliveredWith === null) setCompaction(ctx.core.s, { ...c, deliveredWith: turnId ?? '' });
-  return { handoff: c.handoff };
+export function deliverHandoffActions({ s }: RuleInput, turnId: string | undefined): AgentAction[] {
+  const c = pendingCompaction(s);
+  return c && c.deliveredWith === null ? [{ kind: 'compaction', compaction: { ...c, deliveredWith: turnId ?? '' } }] : [];
 }
 
 /** External agents: a reported turn after the reply that carried the handoff is the fresh context's first. */

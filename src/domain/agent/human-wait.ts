@@ -14,12 +14,12 @@
  */
 import type { z } from 'zod';
 import type { HumanWaitSchema } from '../contract/turn-schemas.js';
+import { transitionThen, type AgentAction, type RuleInput } from './actions.js';
 import type { AgentContext } from './context.js';
-import { fire, refuse } from './core.js';
+import { act, fire, refuse } from './effects.js';
 import { notify } from './notify.js';
 import type { CarriedView } from './state.js';
 import { explainState, setAwaitingCause } from './slices/lifecycle.js';
-import { restartIdleClock } from './slices/turns.js';
 import { setCliBlocked } from './waiting-state.js';
 
 export type HumanWait = z.output<typeof HumanWaitSchema>;
@@ -79,22 +79,29 @@ function cliRateLimited(ctx: AgentContext, reason: string): void {
   if (fire(ctx, 'block', reason)) setCliBlocked(s, reason);
 }
 
-/** The agent moved again (a tool call, a prompt, a turn): running, with the idle clock starting now. */
+/**
+ * The agent moved again (a tool call, a prompt, a turn): running, with the idle clock starting
+ * `now`. (After its CLI's rate limit the agent is `blocked`, never awaiting its human.)
+ */
+export function endHumanWaitActions(r: RuleInput, cause: string): AgentAction[] {
+  const { s, now } = r;
+  if (blockedByCli(s)) return endCliBlockActions(r, cause);
+  const stale: AgentAction[] = s.cliBlocked !== undefined ? [{ kind: 'cliBlocked', reason: undefined }] : [];
+  if (!waitingForHuman(s)) return stale;
+  return [...stale, ...transitionThen(s.state, 'human-answered', cause, { kind: 'awaitingCause', cause: null }, { kind: 'idleFrom', at: now })];
+}
+
 export function endHumanWait(ctx: AgentContext, cause: string): void {
-  const { s } = ctx.core;
-  if (s.cliBlocked !== undefined) endCliBlock(ctx, cause);
-  if (!waitingForHuman(s)) return;
-  if (!fire(ctx, 'human-answered', cause)) return;
-  setAwaitingCause(s, null);
-  restartIdleClock(s, ctx.ports.now());
+  act(ctx, (r) => endHumanWaitActions(r, cause));
 }
 
 /** Its CLI went on after a rate limit: running again, unless something else (a hold, its children) still blocks it. */
+function endCliBlockActions({ s, now }: RuleInput, cause: string): AgentAction[] {
+  const over: AgentAction = { kind: 'cliBlocked', reason: undefined };
+  if (!blockedByCli(s) || s.heldBy !== undefined || s.waitingOnChildren) return [over];
+  return [over, { kind: 'idleFrom', at: now }, { kind: 'transition', event: 'unblock', cause: `its CLI went on (${cause})` }];
+}
+
 function endCliBlock(ctx: AgentContext, cause: string): void {
-  const { s } = ctx.core;
-  const blocked = blockedByCli(s);
-  setCliBlocked(s, undefined);
-  if (!blocked || s.heldBy !== undefined || s.waitingOnChildren) return;
-  restartIdleClock(s, ctx.ports.now());
-  fire(ctx, 'unblock', `its CLI went on (${cause})`);
+  act(ctx, (r) => endCliBlockActions(r, cause));
 }

@@ -4,76 +4,98 @@
  */
 import { budgetWarnings, effectiveBudgets, exhaustedBudget, recordFailure, type BudgetWarning } from './budgets.js';
 import type { Turn, Whisper } from '../contract/schemas.js';
+import type { PatchId } from '../contract/patches.js';
 import { isTerminal } from '../contract/states.js';
+import { moves, type AgentAction, type RuleInput } from './actions.js';
 import type { AgentContext } from './context.js';
-import { fire, queueWhisper, refuse } from './core.js';
-import { stopChildren } from './delegation.js';
+import { apply, fire, queueWhisper, refuse, ruleInput } from './effects.js';
+import { stopChildrenActions } from './delegation.js';
 import { notify } from './notify.js';
 import { spendOf } from './state.js';
-import { requestStop } from './stop.js';
-import { pausedFor, recordRefusal } from './slices/lifecycle.js';
-import { startEpoch } from './supervision.js';
+import { requestStop, stopActions } from './stop.js';
+import { recordRefusal } from './slices/lifecycle.js';
 import { keepForRetry } from './slices/whispers.js';
 import { recordTurnFailure, setFailures } from './slices/driven.js';
-import { markBudgetPaused, markBudgetsWarned, recordChildSpend } from './slices/spend.js';
-import { recordEvent } from './telemetry.js';
+import { recordChildSpend } from './slices/spend.js';
+
+/** Whether a history took a change (Temporal's `patched`): asked where the rule needs it, as before, since asking marks the history. */
+export type Patched = (id: PatchId) => boolean;
 
 /**
  * Budgets: a warning at `budgets.warnAt` of each (once per budget: a BUDGET whisper and one
  * `budget-warning` alert), and a hard ceiling. Reaching one pauses the agent (paused-by-user, its
  * reason the budget) until a human raises it (raiseBudget, budget-raise.ts), cancels a running
  * turn, stops its children and notifies (`budget-exhausted`); an agent that cannot be paused from
- * where it is (queued, orphaned) is stopped. True if a budget is reached.
+ * where it is (queued, orphaned) is stopped. `reached`: a budget is reached.
  */
-export function enforceBudgets(ctx: AgentContext): boolean {
-  const { core, ports } = ctx;
-  const { s } = core;
-  if (isTerminal(s.state) || s.state === 'cancelling') return false;
-  const budgets = effectiveBudgets(core.spec.budgets, s.budgetRaised);
-  const spend = spendOf(core, ports.now());
+export function budgetActions(r: RuleInput, patched: Patched): { reached: boolean; actions: AgentAction[] } {
+  const { s, spec, now } = r;
+  if (isTerminal(s.state) || s.state === 'cancelling') return { reached: false, actions: [] };
+  const budgets = effectiveBudgets(spec.budgets, s.budgetRaised);
+  const spend = spendOf({ s }, now);
   const hit = exhaustedBudget(budgets, spend);
-  if (!hit) {
-    warnBudgets(ctx, budgetWarnings(budgets, spend, s.budgetWarned));
-    return false;
-  }
+  if (!hit) return { reached: false, actions: budgetWarningActions(budgetWarnings(budgets, spend, s.budgetWarned), patched) };
   const limit = budgets[hit.budget];
-  const exhausted = () =>
-    recordEvent(ctx, 'warden.budget.exhausted', { 'warden.budget': hit.budget, ...(limit !== undefined && { 'warden.budget.limit': limit }) });
-  if (ports.patched('budget-pause')) {
+  const exhausted: AgentAction = {
+    kind: 'event',
+    name: 'warden.budget.exhausted',
+    attrs: { 'warden.budget': hit.budget, ...(limit !== undefined && { 'warden.budget.limit': limit }) },
+  };
+  const refused: AgentAction[] = [];
+  if (patched('budget-pause')) {
     // Paused already (at a budget, or by a human: a resume brings it back here): nothing more.
-    if (s.state === 'paused-by-user') return true;
-    if (fire(ctx, 'pause', hit.reason)) {
-      exhausted();
-      startEpoch(ctx);
-      pausedFor(s, hit.reason);
-      markBudgetPaused(s, true);
-      ports.cancelTurn();
-      stopChildren(ctx, hit.reason);
-      notify(ctx, { event: 'budget-exhausted', reason: `${hit.reason}: paused until a human raises the budget (warden budget ${core.spec.agentId} …)` });
-      return true;
+    if (s.state === 'paused-by-user') return { reached: true, actions: [] };
+    const pause: AgentAction = { kind: 'transition', event: 'pause', cause: hit.reason };
+    if (moves(s.state, 'pause')) {
+      const reason = `${hit.reason}: paused until a human raises the budget (warden budget ${spec.agentId} …)`;
+      return {
+        reached: true,
+        actions: [
+          pause,
+          exhausted,
+          { kind: 'newEpoch' },
+          { kind: 'budgetPaused', reason: hit.reason },
+          { kind: 'cancelTurn' },
+          ...stopChildrenActions(r, hit.reason),
+          { kind: 'notify', alert: { event: 'budget-exhausted', reason } },
+        ],
+      };
     }
+    refused.push(pause); // recorded as refused; the state stays, and the stop below decides
   }
   // Nothing to wait for: no new turn may start, and a running one is cancelled.
-  if (requestStop(ctx, { reason: hit.reason, drainMs: 0, drained: true, cancelTurn: true })) {
-    exhausted();
-    stopChildren(ctx, hit.reason);
-    notify(ctx, { event: 'budget-exhausted', reason: hit.reason });
-  }
-  return true;
+  const stop = stopActions(r, { reason: hit.reason, drainMs: 0, drained: true, cancelTurn: true });
+  if (!moves(s.state, 'stop')) return { reached: true, actions: [...refused, ...stop] };
+  return {
+    reached: true,
+    actions: [
+      ...refused,
+      ...stop,
+      exhausted,
+      ...stopChildrenActions(r, hit.reason),
+      { kind: 'notify', alert: { event: 'budget-exhausted', reason: hit.reason } },
+    ],
+  };
+}
+
+/** `budgetActions`, carried out. True if a budget is reached. */
+export function enforceBudgets(ctx: AgentContext): boolean {
+  const { reached, actions } = budgetActions(ruleInput(ctx), (id) => ctx.ports.patched(id));
+  apply(ctx, actions);
+  return reached;
 }
 
 /** Budgets past their warning threshold for the first time: a whisper each, and one alert for them all. */
-function warnBudgets(ctx: AgentContext, warnings: readonly BudgetWarning[]): void {
-  if (!warnings.length || !ctx.ports.patched('budget-warnings')) return;
-  markBudgetsWarned(
-    ctx.core.s,
-    warnings.map((w) => w.budget),
-  );
-  for (const w of warnings) {
-    recordEvent(ctx, 'warden.budget.warning', { 'warden.budget': w.budget });
-    queueWhisper(ctx, 'BUDGET', w.text);
-  }
-  notify(ctx, { event: 'budget-warning', reason: warnings.map((w) => w.text).join(' ') });
+function budgetWarningActions(warnings: readonly BudgetWarning[], patched: Patched): AgentAction[] {
+  if (!warnings.length || !patched('budget-warnings')) return [];
+  return [
+    { kind: 'budgetsWarned', budgets: warnings.map((w) => w.budget) },
+    ...warnings.flatMap((w): AgentAction[] => [
+      { kind: 'event', name: 'warden.budget.warning', attrs: { 'warden.budget': w.budget } },
+      { kind: 'whisper', type: 'BUDGET', text: w.text },
+    ]),
+    { kind: 'notify', alert: { event: 'budget-warning', reason: warnings.map((w) => w.text).join(' ') } },
+  ];
 }
 
 /** A child reports what it has spent; the parent's budget covers its subtree. */

@@ -158,7 +158,7 @@ export function createCore(spec: AgentSpec, ids: { workflowId: string; runId: st
 export const isPaused = (s: CarriedView): boolean => s.state === 'paused-by-user' || (s.state === 'awaiting-input' && s.awaitingCause !== 'human'); // by a human, or waiting for one (not its own CLI's prompt)
 
 /** What the agent has spent by `now`; a parent's spend covers its whole subtree. */
-export function spendOf(core: AgentCore, now: number): Spend {
+export function spendOf(core: { s: CarriedView }, now: number): Spend {
   const { s } = core;
   const sub = Object.values(s.childSpend);
   return {

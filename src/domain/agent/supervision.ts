@@ -13,12 +13,12 @@ import { EVAL_INPUT_MAX_BYTES } from '../contract/limits.js';
 import { evaluationDue } from '../judgement/window.js';
 import { boundedWindow } from './bytes.js';
 import type { AgentContext } from './context.js';
-import { fire, queueWhisper } from './core.js';
+import { fire, queueWhisper } from './effects.js';
 import { lastResortOf, startCompaction } from './compaction.js';
 import { isDismissed, recordCase } from './dismissal.js';
 import { notify } from './notify.js';
 import { judging } from './hold-state.js';
-import { iso, type EvalJob } from './state.js';
+import { iso, type AgentCore, type CarriedView, type EvalJob } from './state.js';
 import { awaitFor } from './slices/lifecycle.js';
 import { markIdleChecked } from './slices/turns.js';
 import { recordEvaluatorSpend } from './slices/spend.js';
@@ -39,12 +39,12 @@ import {
 } from './slices/judgement.js';
 
 /** After a turn was recorded: every `evalInterval` turns while running (or held, reporting: hold-state.ts), queue an evaluation of the window. */
-export function countTurnForEvaluation(ctx: AgentContext): void {
-  const { s, spec } = ctx.core;
-  if (!judging(ctx.core)) return;
+export function countTurnForEvaluation(core: AgentCore): void {
+  const { s, spec } = core;
+  if (!judging(core)) return;
   if (evaluationDue(countTurnTowardsEvaluation(s), spec.supervisor.evalInterval)) {
     resetEvaluationCount(s);
-    const job: EvalJob = { reason: 'interval', turns: [...s.window], firstTurn: firstWindowTurn(ctx) };
+    const job: EvalJob = { reason: 'interval', turns: [...s.window], firstTurn: firstWindowTurn(s) };
     // An evaluation still waiting is superseded by this one (its window covers the newer turns):
     // at most one interval job waits, so a slow evaluator never piles up copies of the window.
     queueIntervalEvaluation(s, job);
@@ -55,25 +55,15 @@ export function countTurnForEvaluation(ctx: AgentContext): void {
 export function queueIdleEvaluation(ctx: AgentContext, idleMs: number): void {
   const { s } = ctx.core;
   markIdleChecked(s, true);
-  queueIdleJob(s, { reason: 'idle', turns: [...s.window], idleMs, firstTurn: firstWindowTurn(ctx) });
+  queueIdleJob(s, { reason: 'idle', turns: [...s.window], idleMs, firstTurn: firstWindowTurn(s) });
 }
 
 /** The number of the oldest turn in the window. */
-const firstWindowTurn = (ctx: AgentContext): number => ctx.core.s.turns - ctx.core.s.window.length + 1;
+const firstWindowTurn = (s: CarriedView): number => s.turns - s.window.length + 1;
 
 /** Nothing queued may run any more (a human intervened, or the agent escalated or stopped). */
 export function dropQueuedEvaluations(ctx: AgentContext): void {
   dropEvaluations(ctx.core.s);
-}
-
-/**
- * A new evaluation epoch: a human intervened (pause, resume, interrupt, a steer after an interrupt,
- * abort) or the agent is stopping. An evaluation that started before it is not applied when it
- * returns (`applyEvaluation` compares epochs), and nothing queued runs. The one place the epoch moves.
- */
-export function startEpoch(ctx: AgentContext): void {
-  ctx.core.run.epoch += 1;
-  dropQueuedEvaluations(ctx);
 }
 
 export interface StartedEvaluation {

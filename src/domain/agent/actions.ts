@@ -1,0 +1,69 @@
+/**
+ * What the agent core's rules decide, as data. A rule reads the carried state (read-only), the
+ * spec and the time it is given, and returns actions; the one executor, effects.ts `apply`, carries
+ * them out in order: state through the slices' functions, commands through the ports. (The mesh's
+ * policy works the same way: src/domain/mesh/policy.ts returns TaskActions, meshWorkflow runs them.)
+ *
+ * The order of a rule's actions is the order of its effects: a history replays only when the
+ * workflow's commands (signals, notifications, a cancelled turn) come in the order it recorded.
+ */
+import type { AgentEvent, AgentState } from '../contract/states.js';
+import { transition } from '../contract/states.js';
+import type { AgentSpec, WhisperType } from '../contract/schemas.js';
+import type { DriverSession } from '../contract/activity-types.js';
+import type { BudgetName } from './budgets.js';
+import type { Compaction } from './compaction-state.js';
+import type { AgentSignal } from './context.js';
+import type { Alert } from './notify.js';
+import type { CarriedView } from './state.js';
+import type { TelemetryValue } from './telemetry.js';
+
+/**
+ * What a rule reads: the carried state (read-only: every write is an action), the spec, and the
+ * time the shell gives it (workflow time stands still within one handler or loop step).
+ */
+export interface RuleInput {
+  readonly s: CarriedView;
+  readonly spec: AgentSpec;
+  readonly now: number;
+}
+
+export type AgentAction =
+  /** Through the state table; a refused event is recorded as refused and changes nothing. */
+  | { kind: 'transition'; event: AgentEvent; cause: string }
+  | { kind: 'whisper'; type: WhisperType; text: string }
+  /** Every configured channel hears (notify.ts: an incident, or a notification of its own). */
+  | { kind: 'notify'; alert: Alert }
+  /** A telemetry event (telemetry.ts): names and numbers only. */
+  | { kind: 'event'; name: string; attrs: Record<string, TelemetryValue> }
+  | { kind: 'signal'; workflowId: string; signal: AgentSignal }
+  /** An open child is asked to stop (once): the `stop` signal, with this reason. */
+  | { kind: 'stopChild'; workflowId: string; reason: string }
+  | { kind: 'cancelTurn' }
+  /** A new evaluation epoch (supervision.ts explains it): nothing queued runs, nothing running is applied. */
+  | { kind: 'newEpoch' }
+  // State, each through its slice's function:
+  /** Silence counts from `at`: the idle watchdog re-arms. */
+  | { kind: 'idleFrom'; at: number }
+  | { kind: 'stateReason'; reason: string | null }
+  | { kind: 'awaitingCause'; cause: 'escalation' | 'interrupt' | 'human' | null }
+  | { kind: 'cliBlocked'; reason: string | undefined }
+  | { kind: 'waitingOnChildren'; waiting: boolean }
+  | { kind: 'compaction'; compaction: Compaction }
+  | { kind: 'session'; session: DriverSession | null }
+  /** Turns before `turn` are no evidence any more. */
+  | { kind: 'evidenceFrom'; turn: number }
+  | { kind: 'doneClaim'; claim: { turn: number; at: number } }
+  /** A budget paused the agent, with this reason. */
+  | { kind: 'budgetPaused'; reason: string }
+  | { kind: 'budgetsWarned'; budgets: BudgetName[] }
+  /** A stop was accepted: its reason, the end of its drain, and whether anything is left to drain. */
+  | { kind: 'stopping'; reason: string; deadline: number; drained: boolean };
+
+/** Whether the state table takes `event` in `state` (a rule decides what follows a transition by it). */
+export const moves = (state: AgentState, event: AgentEvent): boolean => transition(state, event).ok;
+
+/** A transition, and what follows it only if the table takes it (a refused one is still recorded). */
+export function transitionThen(state: AgentState, event: AgentEvent, cause: string, ...then: AgentAction[]): AgentAction[] {
+  return [{ kind: 'transition', event, cause }, ...(moves(state, event) ? then : [])];
+}
