@@ -12,6 +12,7 @@ import { endHumanWaitActions } from '../../src/domain/agent/human-wait.js';
 import { budgetActions } from '../../src/domain/agent/rails.js';
 import type { CarriedState } from '../../src/domain/agent/state.js';
 import { stopActions } from '../../src/domain/agent/stop.js';
+import { evaluationCountActions } from '../../src/domain/agent/supervision.js';
 import { claimDoneActions } from '../../src/domain/agent/verification.js';
 import type { PatchId } from '../../src/domain/contract/patches.js';
 import type { AgentSpecInput } from '../../src/domain/contract/schemas.js';
@@ -235,6 +236,36 @@ describe('budgetActions', () => {
   it('stopping or ended: nothing', () => {
     expect(budgetActions(input({ state: 'cancelling', turns: 5 }, { budgets: { turns: 2 } }), patched())).toEqual({ reached: false, actions: [] });
     expect(budgetActions(input({ state: 'done', turns: 5 }, { budgets: { turns: 2 } }), patched())).toEqual({ reached: false, actions: [] });
+  });
+});
+
+describe('evaluationCountActions: every evalInterval turns, an evaluation of the window', () => {
+  const window = [
+    { id: 't3', text: 'a' },
+    { id: 't4', text: 'b' },
+  ];
+  const spec = { supervisor: { evalInterval: 5 } };
+
+  it('a turn short of the interval counts; the one that reaches it queues the window, numbered', () => {
+    expect(evaluationCountActions(input({ state: 'running', turnsSinceEval: 3, turns: 4, window }, spec))).toEqual([{ kind: 'countTowardsEvaluation' }]);
+    expect(evaluationCountActions(input({ state: 'running', turnsSinceEval: 4, turns: 4, window }, spec))).toEqual([
+      { kind: 'queueEvaluation', job: { reason: 'interval', turns: window, firstTurn: 3 } },
+    ]);
+  });
+
+  it('not judged (paused, or a held driven agent): nothing counts', () => {
+    expect(evaluationCountActions(input({ state: 'paused-by-user', turnsSinceEval: 4, window }, spec))).toEqual([]);
+  });
+
+  it('applied: the count starts over and one interval job waits, superseding the one before', () => {
+    const a = testAgent(spec);
+    a.core.s.turnsSinceEval = 4;
+    a.core.s.evalQueue = [{ reason: 'interval', turns: [], firstTurn: 1 }];
+    apply(a, [{ kind: 'queueEvaluation', job: { reason: 'interval', turns: window, firstTurn: 3 } }]);
+    expect(a.core.s.turnsSinceEval).toBe(0);
+    expect(a.core.s.evalQueue).toEqual([{ reason: 'interval', turns: window, firstTurn: 3 }]);
+    apply(a, [{ kind: 'countTowardsEvaluation' }]);
+    expect(a.core.s.turnsSinceEval).toBe(1);
   });
 });
 

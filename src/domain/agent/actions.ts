@@ -13,6 +13,7 @@ import type { AgentSpec, WhisperType } from '../contract/schemas.js';
 import type { DriverSession } from '../contract/activity-types.js';
 import type { BudgetName } from './budgets.js';
 import type { Compaction } from './compaction-state.js';
+import type { EvalJob } from './slices/judgement.js';
 import type { AgentSignal } from './context.js';
 import type { Alert } from './notify.js';
 import type { CarriedView } from './state.js';
@@ -51,6 +52,10 @@ export type AgentAction =
   | { kind: 'waitingOnChildren'; waiting: boolean }
   | { kind: 'compaction'; compaction: Compaction }
   | { kind: 'session'; session: DriverSession | null }
+  /** One more turn counts towards the next interval evaluation. */
+  | { kind: 'countTowardsEvaluation' }
+  /** That turn made one due: the count starts over, and `job` waits (superseding one still waiting). */
+  | { kind: 'queueEvaluation'; job: EvalJob }
   /** Turns before `turn` are no evidence any more. */
   | { kind: 'evidenceFrom'; turn: number }
   | { kind: 'doneClaim'; claim: { turn: number; at: number } }

@@ -12,7 +12,7 @@ import { notify } from './notify.js';
 import { setCompaction } from './compaction-state.js';
 import { explainState, enterState, pausedFor, recordRefusal, beginStop, markDrained, setAwaitingCause } from './slices/lifecycle.js';
 import { markDelivered, recordWhisperQueued } from './slices/whispers.js';
-import { dropEvaluations, evidenceFromAtLeast } from './slices/judgement.js';
+import { countTurnTowardsEvaluation, dropEvaluations, evidenceFromAtLeast, queueIntervalEvaluation, resetEvaluationCount } from './slices/judgement.js';
 import { childStopSent } from './slices/delegation.js';
 import { setSession } from './slices/driven.js';
 import { markBudgetPaused, markBudgetsWarned } from './slices/spend.js';
@@ -84,6 +84,14 @@ function applyOne(ctx: AgentContext, a: AgentAction): void {
       return;
     case 'session':
       setSession(s, a.session);
+      return;
+    case 'countTowardsEvaluation':
+      countTurnTowardsEvaluation(s);
+      return;
+    case 'queueEvaluation':
+      countTurnTowardsEvaluation(s);
+      resetEvaluationCount(s);
+      queueIntervalEvaluation(s, a.job);
       return;
     case 'evidenceFrom':
       evidenceFromAtLeast(s, a.turn);

@@ -16,7 +16,7 @@ import type { AgentContext } from './context.js';
 import { apply, takeWhispers } from './effects.js';
 import { awaitChildrenActions, endChildrenWaitActions, spendReportActions } from './delegation.js';
 import { budgetActions } from './rails.js';
-import { countTurnForEvaluation } from './supervision.js';
+import { evaluationCountActions } from './supervision.js';
 import { endHumanWaitActions } from './human-wait.js';
 import { claimDoneActions } from './verification.js';
 import { compactionOnReportActions, deliverHandoffActions, pendingCompaction } from './compaction.js';
@@ -109,14 +109,14 @@ function handoffSentWith(s: CarriedView, turnId: string): { handoff: string } | 
 
 /** A turn happened (reported, or run by the driver) at `now`: count it, window it, maybe queue an evaluation. */
 export function recordTurn(ctx: AgentContext, turn: Turn, now: number): void {
-  const { core } = ctx;
-  const { s, spec } = core;
+  const { s, spec } = ctx.core;
   countTurn(s, turn.id !== undefined ? rememberId(s.recentIds, turn.id) : null);
   recordTurnSpend(s, turn, now);
   setWindow(s, boundedWindow(pushWindow(s.window, turn, spec.supervisor.windowSize)));
   if (s.state === 'cancelling') markDrained(s);
-  apply(ctx, spendReportActions({ s, spec, now })); // its parent hears what it has spent
-  countTurnForEvaluation(core);
+  const r: RuleInput = { s, spec, now };
+  apply(ctx, spendReportActions(r)); // its parent hears what it has spent
+  apply(ctx, evaluationCountActions(r));
 }
 
 function reply(ctx: AgentContext, accepted: boolean, duplicate: boolean, whispers: Whisper[], compact?: { handoff: string }): ReportTurnResult {

@@ -12,13 +12,14 @@ import { formatVerdict } from '../judgement/verdict-text.js';
 import { EVAL_INPUT_MAX_BYTES } from '../contract/limits.js';
 import { evaluationDue } from '../judgement/window.js';
 import { boundedWindow } from './bytes.js';
+import type { AgentAction, RuleInput } from './actions.js';
 import type { AgentContext } from './context.js';
 import { fire, queueWhisper } from './effects.js';
 import { lastResortOf, startCompaction } from './compaction.js';
 import { isDismissed, recordCase } from './dismissal.js';
 import { notify } from './notify.js';
 import { judging } from './hold-state.js';
-import { iso, type AgentCore, type CarriedView, type EvalJob } from './state.js';
+import { iso, type CarriedView, type EvalJob } from './state.js';
 import { awaitFor } from './slices/lifecycle.js';
 import { markIdleChecked } from './slices/turns.js';
 import { recordEvaluatorSpend } from './slices/spend.js';
@@ -26,29 +27,23 @@ import { releaseHold } from './waiting-state.js';
 import { recordSuppressed } from './teaching-state.js';
 import {
   countEvaluation,
-  countTurnTowardsEvaluation,
   dropEvaluations,
   evidenceFromAtLeast,
   queueIdleJob,
-  queueIntervalEvaluation,
   recordSkip,
   recordVerdict,
-  resetEvaluationCount,
   setLadder,
   takeEvaluation,
 } from './slices/judgement.js';
 
-/** After a turn was recorded: every `evalInterval` turns while running (or held, reporting: hold-state.ts), queue an evaluation of the window. */
-export function countTurnForEvaluation(core: AgentCore): void {
-  const { s, spec } = core;
-  if (!judging(core)) return;
-  if (evaluationDue(countTurnTowardsEvaluation(s), spec.supervisor.evalInterval)) {
-    resetEvaluationCount(s);
-    const job: EvalJob = { reason: 'interval', turns: [...s.window], firstTurn: firstWindowTurn(s) };
-    // An evaluation still waiting is superseded by this one (its window covers the newer turns):
-    // at most one interval job waits, so a slow evaluator never piles up copies of the window.
-    queueIntervalEvaluation(s, job);
-  }
+/** After a turn was recorded: every `evalInterval` turns while running (or held, reporting: hold-state.ts), an evaluation of the window. */
+export function evaluationCountActions(r: RuleInput): AgentAction[] {
+  const { s, spec } = r;
+  if (!judging(r)) return [];
+  if (!evaluationDue(s.turnsSinceEval + 1, spec.supervisor.evalInterval)) return [{ kind: 'countTowardsEvaluation' }];
+  // An evaluation still waiting is superseded by this one (its window covers the newer turns):
+  // at most one interval job waits, so a slow evaluator never piles up copies of the window.
+  return [{ kind: 'queueEvaluation', job: { reason: 'interval', turns: [...s.window], firstTurn: firstWindowTurn(s) } }];
 }
 
 /** The idle watchdog fired: one evaluation of this silence (re-armed by the next turn or a resume). */
