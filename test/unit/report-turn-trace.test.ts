@@ -9,6 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AgentPorts } from '../../src/domain/agent/context.js';
 import { signal } from '../../src/domain/agent/controls.js';
+import { admitted, childEnded } from '../../src/domain/agent/delegation.js';
 import { reportTurn } from '../../src/domain/agent/reporting.js';
 import { requestStop } from '../../src/domain/agent/stop.js';
 import type { PatchId } from '../../src/domain/contract/patches.js';
@@ -49,6 +50,14 @@ function traced(spec: Partial<AgentSpecInput>, patches?: Partial<Record<PatchId,
 function report(a: TestAgent, trace: Step[], raw: unknown): void {
   const reply = reportTurn(a, raw);
   trace.push(['reply', reply]);
+  trace.push(['outbox', a.core.run.outbox]);
+  a.core.run.outbox = [];
+  trace.push(['state', JSON.parse(JSON.stringify(a.core.s))]);
+}
+
+/** Run `what` (a signal, a child's end), then append the telemetry recorded and the state left. */
+function step(a: TestAgent, trace: Step[], what: () => void): void {
+  what();
   trace.push(['outbox', a.core.run.outbox]);
   a.core.run.outbox = [];
   trace.push(['state', JSON.parse(JSON.stringify(a.core.s))]);
@@ -168,9 +177,86 @@ const scenarios: Record<string, () => Step[]> = {
   },
 };
 
+/** The same, for the signals and events that end up in the same rules (human-wait.ts, delegation.ts). */
+const signalScenarios: Record<string, () => Step[]> = {
+  'humanWait: an alert once, a better reason, the end'() {
+    const { a, trace } = traced({ notify: hook });
+    report(a, trace, turn('t1'));
+    step(a, trace, () => signal(a, 'humanWait', { phase: 'start', kind: 'idle', reason: 'waiting for input' }));
+    step(a, trace, () => signal(a, 'humanWait', { phase: 'start', kind: 'idle', reason: 'waiting for input again' }));
+    step(a, trace, () => signal(a, 'humanWait', { phase: 'start', kind: 'permission', reason: 'waiting for permission: Bash' }));
+    step(a, trace, () => signal(a, 'humanWait', { phase: 'end', kind: 'permission' }));
+    step(a, trace, () => signal(a, 'humanWait', { phase: 'end', kind: 'permission' }));
+    return trace;
+  },
+  'humanWait: before the first turn, and refused when paused'() {
+    const { a, trace } = traced({ notify: hook });
+    step(a, trace, () => signal(a, 'humanWait', { phase: 'start', kind: 'api-error' }));
+    report(a, trace, turn('t1'));
+    step(a, trace, () => signal(a, 'pause', { reason: 'look' }));
+    step(a, trace, () => signal(a, 'humanWait', { phase: 'start', kind: 'permission' }));
+    return trace;
+  },
+  "humanWait: its CLI's rate limit, told again, then an error its human must fix"() {
+    const { a, trace } = traced({ notify: hook });
+    report(a, trace, turn('t1'));
+    step(a, trace, () => signal(a, 'humanWait', { phase: 'start', kind: 'rate-limit', reason: 'overloaded' }));
+    step(a, trace, () => signal(a, 'humanWait', { phase: 'start', kind: 'rate-limit', reason: 'overloaded again' }));
+    step(a, trace, () => signal(a, 'humanWait', { phase: 'start', kind: 'api-error', reason: 'billing' }));
+    step(a, trace, () => signal(a, 'humanWait', { phase: 'end', kind: 'api-error' }));
+    return trace;
+  },
+  'humanWait: a rate limit while held, and while waiting on children'() {
+    const { a, trace } = traced({});
+    report(a, trace, turn('t1'));
+    a.core.s.children = [child()];
+    report(a, trace, { ...turn('t2'), awaitChildren: true });
+    step(a, trace, () => signal(a, 'humanWait', { phase: 'start', kind: 'rate-limit', reason: 'overloaded' }));
+    step(a, trace, () => signal(a, 'humanWait', { phase: 'start', kind: 'permission', reason: 'perm' }));
+    return trace;
+  },
+  'humanWait: a driven agent refuses a rate limit'() {
+    const { a, trace } = traced({ driver: { kind: 'scripted', turns: [{ text: 'x' }] } });
+    step(a, trace, () => signal(a, 'humanWait', { phase: 'start', kind: 'rate-limit' }));
+    return trace;
+  },
+  'children end: the next is admitted, the wait ends with the last'() {
+    const { a, trace } = traced({ delegation: { mode: 'tight' } });
+    report(a, trace, turn('t1'));
+    a.core.s.children = [child(), child('queued', 'q'), child('queued', 'r')];
+    report(a, trace, { ...turn('t2'), awaitChildren: true });
+    step(a, trace, () => childEnded(a, a.core.s.children[0]!, { state: 'done', reason: null }));
+    step(a, trace, () => childEnded(a, a.core.s.children[1]!, { state: 'failed', reason: 'broke' }));
+    step(a, trace, () => childEnded(a, a.core.s.children[2]!, { state: 'done', reason: null }));
+    return trace;
+  },
+  'children end while a hold holds the parent'() {
+    const { a, trace } = traced({ delegation: { mode: 'orchestrator' } });
+    report(a, trace, turn('t1'));
+    a.core.s.children = [child()];
+    report(a, trace, { ...turn('t2'), awaitChildren: true });
+    a.core.s.heldBy = 'rebase';
+    step(a, trace, () => childEnded(a, a.core.s.children[0]!, { state: 'done', reason: null }));
+    return trace;
+  },
+  'a queued child is admitted'() {
+    const { a, trace } = traced({ startQueued: true });
+    step(a, trace, () => admitted(a));
+    step(a, trace, () => admitted(a));
+    return trace;
+  },
+};
+
 describe('reportTurn: the world sees the same things in the same order', () => {
   it.each(Object.keys(scenarios))('%s', async (name) => {
     const trace = scenarios[name]!();
     await expect(JSON.stringify(trace, null, 1)).toMatchFileSnapshot(`./__traces__/report-turn/${name.replace(/[^a-z0-9]+/gi, '-')}.json`);
+  });
+});
+
+describe('signals into the same rules: the same things in the same order', () => {
+  it.each(Object.keys(signalScenarios))('%s', async (name) => {
+    const trace = signalScenarios[name]!();
+    await expect(JSON.stringify(trace, null, 1)).toMatchFileSnapshot(`./__traces__/signals/${name.replace(/[^a-z0-9]+/gi, '-')}.json`);
   });
 });
