@@ -6,9 +6,17 @@
 import { describe, expect, it } from 'vitest';
 import { transitionThen, type AgentAction, type RuleInput } from '../../src/domain/agent/actions.js';
 import { compactionOnReportActions, deliverHandoffActions } from '../../src/domain/agent/compaction.js';
-import { awaitChildrenActions, endChildrenWaitActions, spendReportActions, stopChildrenActions } from '../../src/domain/agent/delegation.js';
+import {
+  admitNextActions,
+  admittedActions,
+  awaitChildrenActions,
+  childrenEndedActions,
+  endChildrenWaitActions,
+  spendReportActions,
+  stopChildrenActions,
+} from '../../src/domain/agent/delegation.js';
 import { apply } from '../../src/domain/agent/effects.js';
-import { endHumanWaitActions } from '../../src/domain/agent/human-wait.js';
+import { cliRateLimitedActions, endHumanWaitActions, humanWaitStartActions } from '../../src/domain/agent/human-wait.js';
 import { budgetActions } from '../../src/domain/agent/rails.js';
 import type { CarriedState } from '../../src/domain/agent/state.js';
 import { stopActions } from '../../src/domain/agent/stop.js';
@@ -75,7 +83,85 @@ describe('endHumanWaitActions: a reported turn ends a wait at its CLI', () => {
   });
 });
 
+describe('humanWait: a wait for its human starts, or its CLI is rate-limited', () => {
+  const permission = { phase: 'start', kind: 'permission', reason: 'waiting for permission: Bash' } as const;
+
+  it('running: awaiting-input, its cause the human, one alert', () => {
+    expect(humanWaitStartActions(input({ state: 'running' }), permission)).toEqual([
+      { kind: 'transition', event: 'human-wait', cause: 'waiting for permission: Bash' },
+      { kind: 'awaitingCause', cause: 'human' },
+      { kind: 'notify', alert: { event: 'awaiting-input', reason: 'waiting for permission: Bash' } },
+    ]);
+  });
+
+  it('the same wait told again: no alert; a permission prompt names it better', () => {
+    const waiting = { state: 'awaiting-input', awaitingCause: 'human', stateReason: 'waiting for input' } as const;
+    expect(humanWaitStartActions(input(waiting), permission)).toEqual([{ kind: 'stateReason', reason: 'waiting for permission: Bash' }]);
+    expect(humanWaitStartActions(input(waiting), { phase: 'start', kind: 'idle', reason: 'again' })).toEqual([]);
+  });
+
+  it('paused: refused', () => {
+    expect(humanWaitStartActions(input({ state: 'paused-by-user' }), permission)).toEqual([
+      { kind: 'refuse', what: 'humanWait', reason: 'the agent is paused-by-user; only a running agent waits for its human' },
+    ]);
+  });
+
+  it("a rate limit: blocked (its first turn's: started first); told again: a newer reason, unless a hold or children explain it", () => {
+    expect(cliRateLimitedActions(input({ state: 'running' }), 'overloaded')).toEqual([
+      { kind: 'transition', event: 'block', cause: 'overloaded' },
+      { kind: 'cliBlocked', reason: 'overloaded' },
+    ]);
+    expect(cliRateLimitedActions(input({ state: 'spawning' }), 'overloaded')).toEqual([
+      { kind: 'transition', event: 'started', cause: "its CLI's first turn ended on an API error" },
+      { kind: 'transition', event: 'block', cause: 'overloaded' },
+      { kind: 'cliBlocked', reason: 'overloaded' },
+    ]);
+    expect(cliRateLimitedActions(input({ state: 'blocked', cliBlocked: 'old' }), 'new')).toEqual([
+      { kind: 'cliBlocked', reason: 'new' },
+      { kind: 'stateReason', reason: 'new' },
+    ]);
+    expect(cliRateLimitedActions(input({ state: 'blocked', cliBlocked: 'old', heldBy: 'rebase' }), 'new')).toEqual([{ kind: 'cliBlocked', reason: 'new' }]);
+  });
+
+  it('a driven agent, or one that is not running: refused', () => {
+    expect(cliRateLimitedActions(input({ state: 'running' }, { driver: { kind: 'scripted', turns: [{ text: 'x' }] } }), 'x')).toEqual([
+      { kind: 'refuse', what: 'humanWait', reason: 'agent is driven by warden (scripted); warden retries its rate-limited turns itself' },
+    ]);
+    expect(cliRateLimitedActions(input({ state: 'paused-by-user' }), 'x').map((a) => a.kind)).toEqual(['refuse']);
+  });
+});
+
 describe('delegation', () => {
+  it("admitNextActions: queued children admitted while the mode's cap allows, in order", () => {
+    const children = [child('a', 'running'), child('b', 'queued'), child('c', 'queued')];
+    expect(admitNextActions(input({ children }, { delegation: { mode: 'tight' } }))).toEqual([]);
+    expect(admitNextActions(input({ children: [child('a', 'done'), ...children.slice(1)] }, { delegation: { mode: 'tight' } }))).toEqual([
+      { kind: 'admitChild', workflowId: 'agent-a1.b' },
+    ]);
+    expect(admitNextActions(input({ children }, { delegation: { mode: 'orchestrator' } }))).toEqual([
+      { kind: 'admitChild', workflowId: 'agent-a1.b' },
+      { kind: 'admitChild', workflowId: 'agent-a1.c' },
+    ]);
+  });
+
+  it('childrenEndedActions: one fewer to wait for, or running once the last ended', () => {
+    const blocked = { state: 'blocked', waitingOnChildren: true } as const;
+    expect(childrenEndedActions(input({ ...blocked, children: [child('a', 'done'), child('b', 'queued')] }))).toEqual([
+      { kind: 'stateReason', reason: 'waiting on 1 delegated child: b' },
+    ]);
+    expect(childrenEndedActions(input({ ...blocked, children: [child('a', 'done'), { ...child('b', 'done'), state: 'failed' as const }] }))).toEqual([
+      { kind: 'waitingOnChildren', waiting: false },
+      { kind: 'idleFrom', at: NOW },
+      { kind: 'transition', event: 'unblock', cause: 'its delegated children finished (a done, b failed)' },
+    ]);
+    expect(childrenEndedActions(input({ state: 'running', children: [child('a', 'done')] }))).toEqual([]);
+  });
+
+  it('admittedActions: a queued child gets its slot; any other state, nothing', () => {
+    expect(admittedActions(input({ state: 'queued' }))).toEqual([{ kind: 'transition', event: 'slot-granted', cause: 'its parent admitted it' }]);
+    expect(admittedActions(input({ state: 'running' }))).toEqual([]);
+  });
+
   it('endChildrenWaitActions: running again from now; a hold keeps it blocked with the hold as its reason', () => {
     expect(endChildrenWaitActions(input({ state: 'blocked', waitingOnChildren: true }), 'it reported a turn')).toEqual([
       { kind: 'waitingOnChildren', waiting: false },

@@ -38,9 +38,13 @@ export type AgentAction =
   /** A telemetry event (telemetry.ts): names and numbers only. */
   | { kind: 'event'; name: string; attrs: Record<string, TelemetryValue> }
   | { kind: 'signal'; workflowId: string; signal: AgentSignal }
+  /** A queued child is admitted: it runs, and its workflow gets the `admit` signal. */
+  | { kind: 'admitChild'; workflowId: string }
   /** An open child is asked to stop (once): the `stop` signal, with this reason. */
   | { kind: 'stopChild'; workflowId: string; reason: string }
   | { kind: 'cancelTurn' }
+  /** A signal or request is refused: recorded (status.refused) and logged. */
+  | { kind: 'refuse'; what: string; reason: string }
   /** A new evaluation epoch (supervision.ts explains it): nothing queued runs, nothing running is applied. */
   | { kind: 'newEpoch' }
   // State, each through its slice's function:

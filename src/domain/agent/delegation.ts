@@ -12,24 +12,26 @@ import { DELEGATION_CAPS } from '../contract/limits.js';
 import type { AgentSpec } from '../contract/schemas.js';
 import { transitionThen, type AgentAction, type RuleInput } from './actions.js';
 import type { AgentContext } from './context.js';
-import { act, fire } from './effects.js';
+import { act } from './effects.js';
 import { spendOf, type CarriedView, type ChildRecord } from './state.js';
-import { explainState } from './slices/lifecycle.js';
-import { childAdmitted, childFinished } from './slices/delegation.js';
+import { childFinished } from './slices/delegation.js';
 
 export const liveChildren = (ctx: AgentContext): number => ctx.core.s.children.filter((c) => c.state === 'running').length;
 export const openChildren = (ctx: AgentContext): number => ctx.core.s.children.filter((c) => c.state === 'running' || c.state === 'queued').length;
 
-/** A child's workflow ended: record how, admit the next queued child, and a waiting parent runs once none is open. */
+/** A child's workflow ended (`rec`, the shell's record of it, says how): admit the next queued child, and a waiting parent runs once none is open. */
 export function childEnded(ctx: AgentContext, rec: ChildRecord, outcome: { state: 'done' | 'failed'; reason: string | null }): void {
   childFinished(rec, outcome);
-  admitNext(ctx);
-  if (waitingOnChildren(ctx)) {
-    if (openChildren(ctx) === 0) {
-      const ended = ctx.core.s.children.map((c) => `${childName(ctx.core.spec, c)} ${c.state}`).join(', ');
-      endChildrenWait(ctx, `its delegated children finished (${ended})`);
-    } else explainState(ctx.core.s, childrenWaitReason(ctx.core.s, ctx.core.spec)); // one fewer to wait for
-  }
+  act(ctx, (r) => [...admitNextActions(r), ...childrenEndedActions(r)]);
+}
+
+/** After a child ended: a parent waiting on its children runs once none is open, else waits on one fewer. */
+export function childrenEndedActions(r: RuleInput): AgentAction[] {
+  const { s, spec } = r;
+  if (!blockedOnChildren(s)) return [];
+  if (s.children.some(isOpen)) return [{ kind: 'stateReason', reason: childrenWaitReason(s, spec) }]; // one fewer to wait for
+  const ended = s.children.map((c) => `${childName(spec, c)} ${c.state}`).join(', ');
+  return endChildrenWaitActions(r, `its delegated children finished (${ended})`);
 }
 
 /** The child's id under its parent: `boss.tests` → `tests`. */
@@ -78,14 +80,16 @@ export function endChildrenWait(ctx: AgentContext, cause: string): void {
 }
 
 /** Admit queued children while the mode's concurrency cap allows. */
+export function admitNextActions({ s, spec }: Pick<RuleInput, 's' | 'spec'>): AgentAction[] {
+  const room = DELEGATION_CAPS[spec.delegation.mode] - s.children.filter((c) => c.state === 'running').length;
+  return s.children
+    .filter((c) => c.state === 'queued')
+    .slice(0, Math.max(0, room))
+    .map((c) => ({ kind: 'admitChild', workflowId: c.workflowId }));
+}
+
 export function admitNext(ctx: AgentContext): void {
-  const cap = DELEGATION_CAPS[ctx.core.spec.delegation.mode];
-  for (const c of ctx.core.s.children) {
-    if (liveChildren(ctx) >= cap) break;
-    if (c.state !== 'queued') continue;
-    childAdmitted(c);
-    ctx.ports.signalAgent(c.workflowId, { name: 'admit', payload: {} });
-  }
+  act(ctx, admitNextActions);
 }
 
 /** The subtree goes with its parent: every open child is asked to stop (it drains with its grace period). */
@@ -113,6 +117,10 @@ export function spendReportActions({ s, spec, now }: RuleInput): AgentAction[] {
 }
 
 /** Child side: the parent admitted this queued child (or it left `queued` otherwise). */
+export function admittedActions({ s }: RuleInput): AgentAction[] {
+  return s.state === 'queued' ? [{ kind: 'transition', event: 'slot-granted', cause: 'its parent admitted it' }] : [];
+}
+
 export function admitted(ctx: AgentContext): void {
-  if (ctx.core.s.state === 'queued') fire(ctx, 'slot-granted', 'its parent admitted it');
+  act(ctx, admittedActions);
 }

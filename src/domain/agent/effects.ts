@@ -13,7 +13,7 @@ import { setCompaction } from './compaction-state.js';
 import { explainState, enterState, pausedFor, recordRefusal, beginStop, markDrained, setAwaitingCause } from './slices/lifecycle.js';
 import { markDelivered, recordWhisperQueued } from './slices/whispers.js';
 import { countTurnTowardsEvaluation, dropEvaluations, evidenceFromAtLeast, queueIntervalEvaluation, resetEvaluationCount } from './slices/judgement.js';
-import { childStopSent } from './slices/delegation.js';
+import { childAdmitted, childStopSent } from './slices/delegation.js';
 import { setSession } from './slices/driven.js';
 import { markBudgetPaused, markBudgetsWarned } from './slices/spend.js';
 import { restartIdleClock } from './slices/turns.js';
@@ -52,6 +52,12 @@ function applyOne(ctx: AgentContext, a: AgentAction): void {
     case 'signal':
       ctx.ports.signalAgent(a.workflowId, a.signal);
       return;
+    case 'admitChild': {
+      const child = s.children.find((c) => c.workflowId === a.workflowId);
+      if (child) childAdmitted(child);
+      ctx.ports.signalAgent(a.workflowId, { name: 'admit', payload: {} });
+      return;
+    }
     case 'stopChild': {
       const child = s.children.find((c) => c.workflowId === a.workflowId);
       if (child) childStopSent(child);
@@ -60,6 +66,9 @@ function applyOne(ctx: AgentContext, a: AgentAction): void {
     }
     case 'cancelTurn':
       ctx.ports.cancelTurn();
+      return;
+    case 'refuse':
+      refuse(ctx, a.what, a.reason);
       return;
     case 'newEpoch':
       startEpoch(ctx);
