@@ -12,9 +12,12 @@ import { signal } from '../../src/domain/agent/controls.js';
 import { admitted, childEnded } from '../../src/domain/agent/delegation.js';
 import { reportTurn } from '../../src/domain/agent/reporting.js';
 import { requestStop } from '../../src/domain/agent/stop.js';
+import { applyEvaluation, startEvaluation } from '../../src/domain/agent/supervision.js';
+import { startVerification, verificationFinished, verificationSkipped } from '../../src/domain/agent/verification.js';
+import type { EvaluateResult, VerifyOutput } from '../../src/domain/contract/activity-types.js';
 import type { PatchId } from '../../src/domain/contract/patches.js';
 import type { AgentSpecInput } from '../../src/domain/contract/schemas.js';
-import { testAgent, turn, type TestAgent } from '../helpers/core.js';
+import { failingTurn, testAgent, turn, type TestAgent } from '../helpers/core.js';
 
 type Step = [string, unknown];
 
@@ -247,6 +250,79 @@ const signalScenarios: Record<string, () => Step[]> = {
   },
 };
 
+const spiral: EvaluateResult = {
+  kind: 'verdict',
+  verdict: { kind: 'CORRECTION', pattern: 'SPIRALING', message: 'You keep running the same failing build' },
+  evaluator: 'heuristic',
+  durationMs: 1,
+};
+const failed: VerifyOutput = { exitCode: 1, passed: false, timedOut: false, outputTail: 'missing\n', durationMs: 5, cwd: '/repo', protectedChanges: [] };
+
+/** Report `raw` and evaluate the window with `result`, as the loop would. */
+function reportAndJudge(a: TestAgent, trace: Step[], raw: unknown, result: EvaluateResult): void {
+  report(a, trace, raw);
+  if (a.core.s.evalQueue.length === 0) return;
+  step(a, trace, () => applyEvaluation(a, result, startEvaluation(a)));
+}
+
+/** The ladder's outcomes (supervision.ts, verification.ts, compaction.ts): whispers, escalation, compaction. */
+const ladderScenarios: Record<string, () => Step[]> = {
+  'whispers, then an escalation that joins the incident of its cause'() {
+    const { a, trace } = traced({ supervisor: { evalInterval: 1 }, notify: hook });
+    for (let i = 1; i <= 5; i++) reportAndJudge(a, trace, failingTurn(`f${i}`), spiral);
+    return trace;
+  },
+  'an escalation without a failing command goes out alone'() {
+    const { a, trace } = traced({ supervisor: { evalInterval: 1 }, notify: hook });
+    for (let i = 1; i <= 5; i++) reportAndJudge(a, trace, turn(`t${i}`), spiral);
+    return trace;
+  },
+  'an escalation of a held agent releases the hold'() {
+    const token = 'holder-token-0123456789';
+    const { a, trace } = traced({ supervisor: { evalInterval: 1 }, safety: { holdToken: token } });
+    for (let i = 1; i <= 4; i++) reportAndJudge(a, trace, turn(`t${i}`), spiral);
+    step(a, trace, () => signal(a, 'block', { reason: 'rebase', token }));
+    reportAndJudge(a, trace, turn('t5'), spiral);
+    return trace;
+  },
+  'compaction first, then the escalation'() {
+    const { a, trace } = traced({ supervisor: { evalInterval: 1, lastResort: 'compact' }, notify: hook });
+    for (let i = 1; i <= 9; i++) reportAndJudge(a, trace, failingTurn(`f${i}`), spiral);
+    return trace;
+  },
+  "false done-claims: VERIFY whispers, then the ladder's escalation"() {
+    const { a, trace } = traced({ verify: { command: 'npm test' }, notify: hook });
+    for (let i = 1; i <= 5; i++) {
+      report(a, trace, turn(`d${i}`, 'done', { done: true }));
+      step(a, trace, () => {
+        startVerification(a);
+        verificationFinished(a, failed);
+      });
+    }
+    return trace;
+  },
+  'a false done-claim compacts first'() {
+    const { a, trace } = traced({ verify: { command: 'npm test' }, supervisor: { lastResort: 'compact' } });
+    for (let i = 1; i <= 4; i++) {
+      report(a, trace, turn(`d${i}`, 'done', { done: true }));
+      step(a, trace, () => {
+        startVerification(a);
+        verificationFinished(a, failed);
+      });
+    }
+    return trace;
+  },
+  'a check that could not run'() {
+    const { a, trace } = traced({ verify: { command: 'npm test' } });
+    report(a, trace, turn('d1', 'done', { done: true }));
+    step(a, trace, () => {
+      startVerification(a);
+      verificationSkipped(a, 'the worker died');
+    });
+    return trace;
+  },
+};
+
 describe('reportTurn: the world sees the same things in the same order', () => {
   it.each(Object.keys(scenarios))('%s', async (name) => {
     const trace = scenarios[name]!();
@@ -258,5 +334,12 @@ describe('signals into the same rules: the same things in the same order', () =>
   it.each(Object.keys(signalScenarios))('%s', async (name) => {
     const trace = signalScenarios[name]!();
     await expect(JSON.stringify(trace, null, 1)).toMatchFileSnapshot(`./__traces__/signals/${name.replace(/[^a-z0-9]+/gi, '-')}.json`);
+  });
+});
+
+describe("the ladder's outcomes: the same things in the same order", () => {
+  it.each(Object.keys(ladderScenarios))('%s', async (name) => {
+    const trace = ladderScenarios[name]!();
+    await expect(JSON.stringify(trace, null, 1)).toMatchFileSnapshot(`./__traces__/ladder/${name.replace(/[^a-z0-9]+/gi, '-')}.json`);
   });
 });
