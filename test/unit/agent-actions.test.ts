@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { transitionThen, type AgentAction, type RuleInput } from '../../src/domain/agent/actions.js';
-import { compactionOnReportActions, deliverHandoffActions } from '../../src/domain/agent/compaction.js';
+import { compactionOnReportActions, deliverHandoffActions, startCompactionActions } from '../../src/domain/agent/compaction.js';
 import {
   admitNextActions,
   admittedActions,
@@ -20,10 +20,10 @@ import { cliRateLimitedActions, endHumanWaitActions, humanWaitStartActions } fro
 import { budgetActions } from '../../src/domain/agent/rails.js';
 import type { CarriedState } from '../../src/domain/agent/state.js';
 import { stopActions } from '../../src/domain/agent/stop.js';
-import { evaluationCountActions } from '../../src/domain/agent/supervision.js';
+import { escalateActions, evaluationCountActions } from '../../src/domain/agent/supervision.js';
 import { claimDoneActions } from '../../src/domain/agent/verification.js';
 import type { PatchId } from '../../src/domain/contract/patches.js';
-import type { AgentSpecInput } from '../../src/domain/contract/schemas.js';
+import type { AgentSpecInput, Verdict } from '../../src/domain/contract/schemas.js';
 import { T0, testAgent } from '../helpers/core.js';
 
 const NOW = T0 + 5_000;
@@ -352,6 +352,55 @@ describe('evaluationCountActions: every evalInterval turns, an evaluation of the
     expect(a.core.s.evalQueue).toEqual([{ reason: 'interval', turns: window, firstTurn: 3 }]);
     apply(a, [{ kind: 'countTowardsEvaluation' }]);
     expect(a.core.s.turnsSinceEval).toBe(1);
+  });
+});
+
+describe("the ladder's outcomes", () => {
+  const verdict: Verdict = { kind: 'CORRECTION', pattern: 'SPIRALING', message: 'Same build again', evidence: [2] };
+
+  it('escalateActions: the whisper, awaiting a human, no hold, nothing queued, the transition, a log line, every channel', () => {
+    const r = input(
+      { state: 'running', ladder: { ...testAgent().core.s.ladder, step: 3, escalations: 1 } },
+      { notify: { webhooks: [{ url: 'http://127.0.0.1:9/h' }] } },
+    );
+    const reason = 'escalated: SPIRALING — Same build again';
+    expect(escalateActions(r, verdict, 'Stop and ask.')).toEqual([
+      { kind: 'whisper', type: 'ESCALATION', text: 'Stop and ask.' },
+      { kind: 'awaitFor', cause: 'escalation', reason },
+      { kind: 'releaseHold' },
+      { kind: 'dropEvaluations', recount: false },
+      { kind: 'transition', event: 'escalate', cause: reason },
+      {
+        kind: 'log',
+        level: 'warn',
+        message: 'agent escalated to humans',
+        meta: { event: 'escalation', agentId: 'a1', step: 3, verdict: expect.any(String), channels: 1 },
+      },
+      { kind: 'notify', alert: { event: 'escalation', verdict, whisper: 'Stop and ask.', reason, escalation: 1 } },
+    ]);
+  });
+
+  it('startCompactionActions: the handoff decided now, evaluations start over, compacting', () => {
+    const actions = startCompactionActions(
+      input({
+        state: 'running',
+        turns: 2,
+        window: [
+          { id: 't1', text: 'a' },
+          { id: 't2', text: 'b' },
+        ],
+      }),
+      verdict,
+      'Fix the build.',
+    );
+    expect(actions.map((a) => a.kind)).toEqual(['compaction', 'dropEvaluations', 'transition', 'log']);
+    const [compaction, drop, move] = actions;
+    expect(compaction).toMatchObject({
+      compaction: { at: NOW, done: false, deliveredWith: null, reason: 'compacting (last resort before escalation): SPIRALING — Same build again' },
+    });
+    expect(compaction?.kind === 'compaction' && compaction.compaction.handoff).toContain('Fix the build.');
+    expect(drop).toEqual({ kind: 'dropEvaluations', recount: true });
+    expect(move).toMatchObject({ kind: 'transition', event: 'compact' });
   });
 });
 

@@ -43,6 +43,8 @@ export type AgentAction =
   /** An open child is asked to stop (once): the `stop` signal, with this reason. */
   | { kind: 'stopChild'; workflowId: string; reason: string }
   | { kind: 'cancelTurn' }
+  /** A line in the worker's log (a decision worth an operator's eye). */
+  | { kind: 'log'; level: 'info' | 'warn'; message: string; meta: Record<string, unknown> }
   /** A signal or request is refused: recorded (status.refused) and logged. */
   | { kind: 'refuse'; what: string; reason: string }
   /** A new evaluation epoch (supervision.ts explains it): nothing queued runs, nothing running is applied. */
@@ -52,10 +54,16 @@ export type AgentAction =
   | { kind: 'idleFrom'; at: number }
   | { kind: 'stateReason'; reason: string | null }
   | { kind: 'awaitingCause'; cause: 'escalation' | 'interrupt' | 'human' | null }
+  /** It awaits a human for `cause`, and `reason` is why it is paused. */
+  | { kind: 'awaitFor'; cause: 'escalation' | 'interrupt'; reason: string }
+  /** A hold (held.ts) is over: a human takes over from it. */
+  | { kind: 'releaseHold' }
   | { kind: 'cliBlocked'; reason: string | undefined }
   | { kind: 'waitingOnChildren'; waiting: boolean }
   | { kind: 'compaction'; compaction: Compaction }
   | { kind: 'session'; session: DriverSession | null }
+  /** Nothing queued may run any more; with `recount`, the count towards the next one starts over too. */
+  | { kind: 'dropEvaluations'; recount: boolean }
   /** One more turn counts towards the next interval evaluation. */
   | { kind: 'countTowardsEvaluation' }
   /** That turn made one due: the count starts over, and `job` waits (superseding one still waiting). */

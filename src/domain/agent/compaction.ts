@@ -21,11 +21,10 @@ import { buildHandoff } from '../judgement/handoff.js';
 import { MAX_REASON_TEXT, truncate } from '../contract/limits.js';
 import type { AgentAction, RuleInput } from './actions.js';
 import type { AgentContext } from './context.js';
-import { act, fire } from './effects.js';
+import { act } from './effects.js';
 import type { CarriedState } from './state.js';
 import type { DriverSession } from '../contract/activity-types.js';
-import { setCompaction, type Compaction } from './compaction-state.js';
-import { dropEvaluations, resetEvaluationCount } from './slices/judgement.js';
+import type { Compaction } from './compaction-state.js';
 
 /** A compaction was decided and its fresh context has not taken its first turn yet. */
 export const pendingCompaction = (s: Readonly<Pick<CarriedState, 'compaction'>>): Compaction | null =>
@@ -37,9 +36,7 @@ export function lastResortOf(ctx: AgentContext): LastResort {
 }
 
 /** The ladder chose compaction: build the handoff; the agent becomes `compacting`. */
-export function startCompaction(ctx: AgentContext, verdict: Verdict, next: string): void {
-  const { core, ports } = ctx;
-  const { s, spec } = core;
+export function startCompactionActions({ s, spec, now }: RuleInput, verdict: Verdict, next: string): AgentAction[] {
   const handoff = buildHandoff({
     task: spec.task,
     turns: s.window,
@@ -49,16 +46,22 @@ export function startCompaction(ctx: AgentContext, verdict: Verdict, next: strin
     doneMarker: spec.driven.doneMarker,
   });
   const reason = truncate(`compacting (last resort before escalation): ${verdict.pattern ?? verdict.kind} — ${verdict.message}`, MAX_REASON_TEXT);
-  setCompaction(s, { handoff, reason, at: ports.now(), done: false, deliveredWith: null });
-  // What the old context did has been judged; evaluations start again on the fresh context's turns.
-  dropEvaluations(s);
-  resetEvaluationCount(s);
-  fire(ctx, 'compact', reason);
-  ports.log.warn('agent compacted: the last resort before escalation', {
-    agentId: spec.agentId,
-    verdict: verdict.pattern ?? verdict.kind,
-    handoffChars: handoff.length,
-  });
+  return [
+    { kind: 'compaction', compaction: { handoff, reason, at: now, done: false, deliveredWith: null } },
+    // What the old context did has been judged; evaluations start again on the fresh context's turns.
+    { kind: 'dropEvaluations', recount: true },
+    { kind: 'transition', event: 'compact', cause: reason },
+    {
+      kind: 'log',
+      level: 'warn',
+      message: 'agent compacted: the last resort before escalation',
+      meta: { agentId: spec.agentId, verdict: verdict.pattern ?? verdict.kind, handoffChars: handoff.length },
+    },
+  ];
+}
+
+export function startCompaction(ctx: AgentContext, verdict: Verdict, next: string): void {
+  act(ctx, (r) => startCompactionActions(r, verdict, next));
 }
 
 /**

@@ -10,7 +10,7 @@ import type { AgentAction, RuleInput } from './actions.js';
 import type { AgentContext } from './context.js';
 import { notify } from './notify.js';
 import { setCompaction } from './compaction-state.js';
-import { explainState, enterState, pausedFor, recordRefusal, beginStop, markDrained, setAwaitingCause } from './slices/lifecycle.js';
+import { awaitFor, explainState, enterState, pausedFor, recordRefusal, beginStop, markDrained, setAwaitingCause } from './slices/lifecycle.js';
 import { markDelivered, recordWhisperQueued } from './slices/whispers.js';
 import { countTurnTowardsEvaluation, dropEvaluations, evidenceFromAtLeast, queueIntervalEvaluation, resetEvaluationCount } from './slices/judgement.js';
 import { childAdmitted, childStopSent } from './slices/delegation.js';
@@ -19,7 +19,7 @@ import { markBudgetPaused, markBudgetsWarned } from './slices/spend.js';
 import { restartIdleClock } from './slices/turns.js';
 import { recordEvent, recordStateChange, recordWhisper } from './telemetry.js';
 import { setDoneClaim } from './verification-state.js';
-import { setCliBlocked, setWaitingOnChildren } from './waiting-state.js';
+import { releaseHold, setCliBlocked, setWaitingOnChildren } from './waiting-state.js';
 
 /** What a rule reads, as of now. */
 export const ruleInput = (ctx: AgentContext): RuleInput => ({ s: ctx.core.s, spec: ctx.core.spec, now: ctx.ports.now() });
@@ -70,6 +70,9 @@ function applyOne(ctx: AgentContext, a: AgentAction): void {
     case 'refuse':
       refuse(ctx, a.what, a.reason);
       return;
+    case 'log':
+      ctx.ports.log[a.level](a.message, a.meta);
+      return;
     case 'newEpoch':
       startEpoch(ctx);
       return;
@@ -81,6 +84,16 @@ function applyOne(ctx: AgentContext, a: AgentAction): void {
       return;
     case 'awaitingCause':
       setAwaitingCause(s, a.cause);
+      return;
+    case 'awaitFor':
+      awaitFor(s, a.cause, a.reason);
+      return;
+    case 'releaseHold':
+      releaseHold(s);
+      return;
+    case 'dropEvaluations':
+      dropEvaluations(s);
+      if (a.recount) resetEvaluationCount(s);
       return;
     case 'cliBlocked':
       setCliBlocked(s, a.reason);

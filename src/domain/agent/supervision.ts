@@ -14,27 +14,15 @@ import { evaluationDue } from '../judgement/window.js';
 import { boundedWindow } from './bytes.js';
 import type { AgentAction, RuleInput } from './actions.js';
 import type { AgentContext } from './context.js';
-import { fire, queueWhisper } from './effects.js';
+import { act, queueWhisper } from './effects.js';
 import { lastResortOf, startCompaction } from './compaction.js';
 import { isDismissed, recordCase } from './dismissal.js';
-import { notify } from './notify.js';
 import { judging } from './hold-state.js';
 import { iso, type CarriedView, type EvalJob } from './state.js';
-import { awaitFor } from './slices/lifecycle.js';
 import { markIdleChecked } from './slices/turns.js';
 import { recordEvaluatorSpend } from './slices/spend.js';
-import { releaseHold } from './waiting-state.js';
 import { recordSuppressed } from './teaching-state.js';
-import {
-  countEvaluation,
-  dropEvaluations,
-  evidenceFromAtLeast,
-  queueIdleJob,
-  recordSkip,
-  recordVerdict,
-  setLadder,
-  takeEvaluation,
-} from './slices/judgement.js';
+import { countEvaluation, evidenceFromAtLeast, queueIdleJob, recordSkip, recordVerdict, setLadder, takeEvaluation } from './slices/judgement.js';
 
 /** After a turn was recorded: every `evalInterval` turns while running (or held, reporting: hold-state.ts), an evaluation of the window. */
 export function evaluationCountActions(r: RuleInput): AgentAction[] {
@@ -55,11 +43,6 @@ export function queueIdleEvaluation(ctx: AgentContext, idleMs: number): void {
 
 /** The number of the oldest turn in the window. */
 const firstWindowTurn = (s: CarriedView): number => s.turns - s.window.length + 1;
-
-/** Nothing queued may run any more (a human intervened, or the agent escalated or stopped). */
-export function dropQueuedEvaluations(ctx: AgentContext): void {
-  dropEvaluations(ctx.core.s);
-}
 
 export interface StartedEvaluation {
   job: EvalJob;
@@ -189,21 +172,25 @@ function skip(ctx: AgentContext, reason: string): void {
 }
 
 /** The ladder reached its threshold: an ESCALATION whisper, the agent awaits a human, every channel hears. */
-export function escalate(ctx: AgentContext, verdict: Verdict, text: string): void {
-  const { s, spec } = ctx.core;
-  queueWhisper(ctx, 'ESCALATION', text);
+export function escalateActions({ s, spec }: RuleInput, verdict: Verdict, text: string): AgentAction[] {
   const reason = `escalated: ${verdict.pattern ?? verdict.kind} — ${verdict.message}`;
-  awaitFor(s, 'escalation', reason);
-  // A held external agent escalated by its own turns: the human takes over from the hold.
-  releaseHold(s);
-  dropQueuedEvaluations(ctx);
-  fire(ctx, 'escalate', reason);
-  ctx.ports.log.warn('agent escalated to humans', {
-    event: 'escalation',
-    agentId: spec.agentId,
-    step: s.ladder.step,
-    verdict: formatVerdict(verdict),
-    channels: spec.notify.webhooks.length,
-  });
-  notify(ctx, { event: 'escalation', verdict, whisper: text, reason, escalation: s.ladder.escalations });
+  return [
+    { kind: 'whisper', type: 'ESCALATION', text },
+    { kind: 'awaitFor', cause: 'escalation', reason },
+    // A held external agent escalated by its own turns: the human takes over from the hold.
+    { kind: 'releaseHold' },
+    { kind: 'dropEvaluations', recount: false },
+    { kind: 'transition', event: 'escalate', cause: reason },
+    {
+      kind: 'log',
+      level: 'warn',
+      message: 'agent escalated to humans',
+      meta: { event: 'escalation', agentId: spec.agentId, step: s.ladder.step, verdict: formatVerdict(verdict), channels: spec.notify.webhooks.length },
+    },
+    { kind: 'notify', alert: { event: 'escalation', verdict, whisper: text, reason, escalation: s.ladder.escalations } },
+  ];
+}
+
+export function escalate(ctx: AgentContext, verdict: Verdict, text: string): void {
+  act(ctx, (r) => escalateActions(r, verdict, text));
 }
