@@ -30,38 +30,45 @@ export interface RuleInput {
 }
 
 export type AgentAction =
+  // The state table, and what it refuses:
   /** Through the state table; a refused event is recorded as refused and changes nothing. */
   | { kind: 'transition'; event: AgentEvent; cause: string }
+  /** A signal or request is refused: recorded (status.refused) and logged. */
+  | { kind: 'refuse'; what: string; reason: string }
+  // What the agent, its channels, its children and its operator hear:
   | { kind: 'whisper'; type: WhisperType; text: string }
   /** Every configured channel hears (notify.ts: an incident, or a notification of its own). */
   | { kind: 'notify'; alert: Alert }
   /** A telemetry event (telemetry.ts): names and numbers only. */
   | { kind: 'event'; name: string; attrs: Record<string, TelemetryValue> }
+  /** A line in the worker's log (a decision worth an operator's eye). */
+  | { kind: 'log'; level: 'info' | 'warn'; message: string; meta: Record<string, unknown> }
   | { kind: 'signal'; workflowId: string; signal: AgentSignal }
   /** A queued child is admitted: it runs, and its workflow gets the `admit` signal. */
   | { kind: 'admitChild'; workflowId: string }
   /** An open child is asked to stop (once): the `stop` signal, with this reason. */
   | { kind: 'stopChild'; workflowId: string; reason: string }
   | { kind: 'cancelTurn' }
-  /** A line in the worker's log (a decision worth an operator's eye). */
-  | { kind: 'log'; level: 'info' | 'warn'; message: string; meta: Record<string, unknown> }
-  /** A signal or request is refused: recorded (status.refused) and logged. */
-  | { kind: 'refuse'; what: string; reason: string }
-  /** A new evaluation epoch (supervision.ts explains it): nothing queued runs, nothing running is applied. */
-  | { kind: 'newEpoch' }
-  // State, each through its slice's function:
-  /** Silence counts from `at`: the idle watchdog re-arms. */
-  | { kind: 'idleFrom'; at: number }
+  // State, each through its slice's function: the lifecycle,
   | { kind: 'stateReason'; reason: string | null }
   | { kind: 'awaitingCause'; cause: 'escalation' | 'interrupt' | 'human' | null }
   /** It awaits a human for `cause`, and `reason` is why it is paused. */
   | { kind: 'awaitFor'; cause: 'escalation' | 'interrupt'; reason: string }
-  /** A hold (held.ts) is over: a human takes over from it. */
-  | { kind: 'releaseHold' }
+  /** A stop was accepted: its reason, the end of its drain, and whether anything is left to drain. */
+  | { kind: 'stopping'; reason: string; deadline: number; drained: boolean }
+  /** A budget paused the agent, with this reason. */
+  | { kind: 'budgetPaused'; reason: string }
+  | { kind: 'budgetsWarned'; budgets: BudgetName[] }
+  // the idle clock and the waits,
+  /** Silence counts from `at`: the idle watchdog re-arms. */
+  | { kind: 'idleFrom'; at: number }
   | { kind: 'cliBlocked'; reason: string | undefined }
   | { kind: 'waitingOnChildren'; waiting: boolean }
-  | { kind: 'compaction'; compaction: Compaction }
-  | { kind: 'session'; session: DriverSession | null }
+  /** A hold (held.ts) is over: a human takes over from it. */
+  | { kind: 'releaseHold' }
+  // judgement,
+  /** A new evaluation epoch (effects.ts `startEpoch`): nothing queued runs, nothing running is applied. */
+  | { kind: 'newEpoch' }
   /** Nothing queued may run any more; with `recount`, the count towards the next one starts over too. */
   | { kind: 'dropEvaluations'; recount: boolean }
   /** One more turn counts towards the next interval evaluation. */
@@ -70,12 +77,10 @@ export type AgentAction =
   | { kind: 'queueEvaluation'; job: EvalJob }
   /** Turns before `turn` are no evidence any more. */
   | { kind: 'evidenceFrom'; turn: number }
-  | { kind: 'doneClaim'; claim: { turn: number; at: number } }
-  /** A budget paused the agent, with this reason. */
-  | { kind: 'budgetPaused'; reason: string }
-  | { kind: 'budgetsWarned'; budgets: BudgetName[] }
-  /** A stop was accepted: its reason, the end of its drain, and whether anything is left to drain. */
-  | { kind: 'stopping'; reason: string; deadline: number; drained: boolean };
+  // compaction and done-claims.
+  | { kind: 'compaction'; compaction: Compaction }
+  | { kind: 'session'; session: DriverSession | null }
+  | { kind: 'doneClaim'; claim: { turn: number; at: number } };
 
 /** Whether the state table takes `event` in `state` (a rule decides what follows a transition by it). */
 export const moves = (state: AgentState, event: AgentEvent): boolean => transition(state, event).ok;

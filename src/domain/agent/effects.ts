@@ -37,9 +37,14 @@ export function apply(ctx: AgentContext, actions: readonly AgentAction[]): void 
 function applyOne(ctx: AgentContext, a: AgentAction): void {
   const { s, spec } = ctx.core;
   switch (a.kind) {
+    // The state table, and what it refuses.
     case 'transition':
       fire(ctx, a.event, a.cause);
       return;
+    case 'refuse':
+      refuse(ctx, a.what, a.reason);
+      return;
+    // What the agent, its channels, its children and its operator hear.
     case 'whisper':
       queueWhisper(ctx, a.type, a.text);
       return;
@@ -48,6 +53,9 @@ function applyOne(ctx: AgentContext, a: AgentAction): void {
       return;
     case 'event':
       recordEvent(ctx, a.name, a.attrs);
+      return;
+    case 'log':
+      ctx.ports.log[a.level](a.message, a.meta);
       return;
     case 'signal':
       ctx.ports.signalAgent(a.workflowId, a.signal);
@@ -67,18 +75,7 @@ function applyOne(ctx: AgentContext, a: AgentAction): void {
     case 'cancelTurn':
       ctx.ports.cancelTurn();
       return;
-    case 'refuse':
-      refuse(ctx, a.what, a.reason);
-      return;
-    case 'log':
-      ctx.ports.log[a.level](a.message, a.meta);
-      return;
-    case 'newEpoch':
-      startEpoch(ctx);
-      return;
-    case 'idleFrom':
-      restartIdleClock(s, a.at);
-      return;
+    // State, each through its slice: the lifecycle,
     case 'stateReason':
       explainState(s, a.reason);
       return;
@@ -88,12 +85,20 @@ function applyOne(ctx: AgentContext, a: AgentAction): void {
     case 'awaitFor':
       awaitFor(s, a.cause, a.reason);
       return;
-    case 'releaseHold':
-      releaseHold(s);
+    case 'stopping':
+      beginStop(s, a.reason, a.deadline);
+      if (a.drained) markDrained(s);
       return;
-    case 'dropEvaluations':
-      dropEvaluations(s);
-      if (a.recount) resetEvaluationCount(s);
+    case 'budgetPaused':
+      pausedFor(s, a.reason);
+      markBudgetPaused(s, true);
+      return;
+    case 'budgetsWarned':
+      markBudgetsWarned(s, a.budgets);
+      return;
+    // the idle clock and the waits,
+    case 'idleFrom':
+      restartIdleClock(s, a.at);
       return;
     case 'cliBlocked':
       setCliBlocked(s, a.reason);
@@ -101,11 +106,16 @@ function applyOne(ctx: AgentContext, a: AgentAction): void {
     case 'waitingOnChildren':
       setWaitingOnChildren(s, a.waiting);
       return;
-    case 'compaction':
-      setCompaction(s, a.compaction);
+    case 'releaseHold':
+      releaseHold(s);
       return;
-    case 'session':
-      setSession(s, a.session);
+    // judgement,
+    case 'newEpoch':
+      startEpoch(ctx);
+      return;
+    case 'dropEvaluations':
+      dropEvaluations(s);
+      if (a.recount) resetEvaluationCount(s);
       return;
     case 'countTowardsEvaluation':
       countTurnTowardsEvaluation(s);
@@ -118,19 +128,15 @@ function applyOne(ctx: AgentContext, a: AgentAction): void {
     case 'evidenceFrom':
       evidenceFromAtLeast(s, a.turn);
       return;
+    // compaction and done-claims.
+    case 'compaction':
+      setCompaction(s, a.compaction);
+      return;
+    case 'session':
+      setSession(s, a.session);
+      return;
     case 'doneClaim':
       setDoneClaim(s, a.claim);
-      return;
-    case 'budgetPaused':
-      pausedFor(s, a.reason);
-      markBudgetPaused(s, true);
-      return;
-    case 'budgetsWarned':
-      markBudgetsWarned(s, a.budgets);
-      return;
-    case 'stopping':
-      beginStop(s, a.reason, a.deadline);
-      if (a.drained) markDrained(s);
       return;
     default: {
       const never: never = a;
