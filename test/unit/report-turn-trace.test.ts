@@ -11,6 +11,7 @@ import type { AgentPorts } from '../../src/domain/agent/context.js';
 import { signal } from '../../src/domain/agent/controls.js';
 import { admitted, childEnded } from '../../src/domain/agent/delegation.js';
 import { reportTurn } from '../../src/domain/agent/reporting.js';
+import { enforceAllowlist, enforceMaxTurns, receiveChildSpend, turnFailed } from '../../src/domain/agent/rails.js';
 import { requestStop } from '../../src/domain/agent/stop.js';
 import { applyEvaluation, startEvaluation } from '../../src/domain/agent/supervision.js';
 import { startVerification, verificationFinished, verificationSkipped } from '../../src/domain/agent/verification.js';
@@ -323,6 +324,70 @@ const ladderScenarios: Record<string, () => Step[]> = {
   },
 };
 
+const driven = { driver: { kind: 'scripted' as const, turns: [{ text: 'x' }] } };
+const whispered = [{ id: 'w1', type: 'CORRECTION' as const, text: 'x', createdAt: 'now' }];
+
+/** The rails beside the budgets (rails.ts): restart intensity, the tool allowlist, max turns, a child's spend. */
+const railScenarios: Record<string, () => Step[]> = {
+  'failed turns back off, then the circuit opens'() {
+    const { a, trace } = traced({ ...driven, safety: { maxRestarts: 3, restartWindowMs: 60_000 }, notify: hook });
+    report(a, trace, turn('t1'));
+    a.core.s.state = 'running';
+    for (let i = 1; i <= 5; i++) {
+      step(a, trace, () => trace.push(['backoff', turnFailed(a, { turnNumber: 1, whispers: whispered, cause: `exit ${i}`, protocolError: false })]));
+      a.clock.advance(1000);
+    }
+    return trace;
+  },
+  'slow failures in a row open the circuit too'() {
+    const { a, trace } = traced({ ...driven, safety: { maxRestarts: 2, restartWindowMs: 1_000 }, notify: hook });
+    a.core.s.state = 'running';
+    for (let i = 1; i <= 4; i++) {
+      step(a, trace, () => trace.push(['backoff', turnFailed(a, { turnNumber: 1, whispers: [], cause: 'slow', protocolError: false })]));
+      a.clock.advance(60_000);
+    }
+    return trace;
+  },
+  'a protocol error fails the agent at once'() {
+    const { a, trace } = traced({ ...driven, notify: hook });
+    a.core.s.state = 'running';
+    step(a, trace, () => trace.push(['backoff', turnFailed(a, { turnNumber: 2, whispers: [], cause: 'bad json', protocolError: true })]));
+    return trace;
+  },
+  'a tool outside the allowlist'() {
+    const { a, trace } = traced({ ...driven, contract: { toolAllowlist: ['read', 'edit'] } });
+    a.core.s.state = 'running';
+    const calls = [
+      { name: 'read', args: 'a', result: 'ok', ok: true },
+      { name: 'shell', args: 'rm', result: 'x', ok: true },
+      { name: 'shell', args: 'ls', result: 'x', ok: true },
+      { name: 'web', args: 'q', result: 'x', ok: true },
+    ];
+    step(a, trace, () => enforceAllowlist(a, { id: 't1', text: 'x', toolCalls: calls }));
+    step(a, trace, () => enforceAllowlist(a, { id: 't2', text: 'x', toolCalls: calls.slice(0, 1) }));
+    return trace;
+  },
+  'max turns'() {
+    const { a, trace } = traced({ driver: driven.driver, driven: { maxTurns: 2 } });
+    a.core.s.state = 'running';
+    a.core.s.turns = 1;
+    step(a, trace, () => trace.push(['stopped', enforceMaxTurns(a)]));
+    a.core.s.turns = 2;
+    step(a, trace, () => trace.push(['stopped', enforceMaxTurns(a)]));
+    step(a, trace, () => trace.push(['stopped', enforceMaxTurns(a)]));
+    return trace;
+  },
+  "a child's spend: unknown, then counted against its parent's budget"() {
+    const { a, trace } = traced({ budgets: { tokens: 100 }, notify: hook });
+    report(a, trace, turn('t1'));
+    a.core.s.children = [child(), child('running', 'd')];
+    step(a, trace, () => receiveChildSpend(a, { agentId: 'a1.x', tokens: 5 }));
+    step(a, trace, () => receiveChildSpend(a, { agentId: 'a1.c', tokens: 50, costUsd: 0.1, turns: 2 }));
+    step(a, trace, () => receiveChildSpend(a, { agentId: 'a1.d', tokens: 60 }));
+    return trace;
+  },
+};
+
 describe('reportTurn: the world sees the same things in the same order', () => {
   it.each(Object.keys(scenarios))('%s', async (name) => {
     const trace = scenarios[name]!();
@@ -341,5 +406,12 @@ describe("the ladder's outcomes: the same things in the same order", () => {
   it.each(Object.keys(ladderScenarios))('%s', async (name) => {
     const trace = ladderScenarios[name]!();
     await expect(JSON.stringify(trace, null, 1)).toMatchFileSnapshot(`./__traces__/ladder/${name.replace(/[^a-z0-9]+/gi, '-')}.json`);
+  });
+});
+
+describe('the rails beside the budgets: the same things in the same order', () => {
+  it.each(Object.keys(railScenarios))('%s', async (name) => {
+    const trace = railScenarios[name]!();
+    await expect(JSON.stringify(trace, null, 1)).toMatchFileSnapshot(`./__traces__/rails/${name.replace(/[^a-z0-9]+/gi, '-')}.json`);
   });
 });
