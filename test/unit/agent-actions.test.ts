@@ -17,7 +17,7 @@ import {
 } from '../../src/domain/agent/delegation.js';
 import { apply } from '../../src/domain/agent/effects.js';
 import { cliRateLimitedActions, endHumanWaitActions, humanWaitStartActions } from '../../src/domain/agent/human-wait.js';
-import { budgetActions } from '../../src/domain/agent/rails.js';
+import { allowlistActions, budgetActions, childSpendActions, maxTurnsActions, turnFailedActions } from '../../src/domain/agent/rails.js';
 import type { CarriedState } from '../../src/domain/agent/state.js';
 import { stopActions } from '../../src/domain/agent/stop.js';
 import { escalateActions, evaluationCountActions } from '../../src/domain/agent/supervision.js';
@@ -401,6 +401,70 @@ describe("the ladder's outcomes", () => {
     expect(compaction?.kind === 'compaction' && compaction.compaction.handoff).toContain('Fix the build.');
     expect(drop).toEqual({ kind: 'dropEvaluations', recount: true });
     expect(move).toMatchObject({ kind: 'transition', event: 'compact' });
+  });
+});
+
+describe('the rails beside the budgets', () => {
+  const safety = { safety: { maxRestarts: 2, restartWindowMs: 60_000 } };
+  const whispers = [{ id: 'w1', type: 'CORRECTION' as const, text: 'x', createdAt: 'now' }];
+
+  it('turnFailedActions: counted, retried with the same whispers after a back-off that doubles', () => {
+    const { backoff, actions } = turnFailedActions(input({ state: 'running', failures: [NOW - 1000] }, safety), {
+      turnNumber: 3,
+      whispers,
+      cause: 'exit 1',
+      protocolError: false,
+    });
+    expect(backoff).toBe(2000);
+    expect(actions).toEqual([
+      { kind: 'turnFailure', cause: 'exit 1' },
+      { kind: 'retryWhispers', whispers },
+      { kind: 'failures', failures: [NOW - 1000, NOW] },
+      { kind: 'log', level: 'warn', message: 'turn failed; retrying', meta: { agentId: 'a1', turn: 3, failures: 2, cause: 'exit 1' } },
+    ]);
+  });
+
+  it('turnFailedActions: too many in the window, or in a row, open the circuit; a protocol error fails at once', () => {
+    const f = { turnNumber: 3, whispers: [], cause: 'exit 1', protocolError: false };
+    const open = turnFailedActions(input({ state: 'running', failures: [NOW - 2000, NOW - 1000] }, safety), f);
+    expect(open.backoff).toBeNull();
+    expect(open.actions.slice(3)).toEqual([
+      { kind: 'transition', event: 'fail', cause: 'circuit open: 3 failed turns within 60 s (max 2); last: exit 1' },
+      { kind: 'notify', alert: { event: 'circuit-open', reason: 'circuit open: 3 failed turns within 60 s (max 2); last: exit 1' } },
+    ]);
+    const inARow = turnFailedActions(input({ state: 'running', consecutiveFailures: 2 }, safety), f);
+    expect(inARow.actions[3]).toEqual({ kind: 'transition', event: 'fail', cause: 'circuit open: 3 failed turns in a row (max 2 restarts); last: exit 1' });
+    expect(turnFailedActions(input({ state: 'running' }), { ...f, protocolError: true })).toEqual({
+      backoff: null,
+      actions: [
+        { kind: 'turnFailure', cause: 'exit 1' },
+        { kind: 'transition', event: 'fail', cause: 'turn 3 failed: exit 1' },
+      ],
+    });
+  });
+
+  it('allowlistActions: the tools outside it, once each, recorded without a log line, and a correction', () => {
+    const calls = ['read', 'shell', 'shell', 'web'].map((name) => ({ name, args: '', result: '', ok: true }));
+    expect(allowlistActions(input({}, { contract: { toolAllowlist: ['read'] } }), { text: 'x', toolCalls: calls })).toEqual([
+      { kind: 'refuse', what: 'tool', reason: 'tool call outside the allowlist: shell, web (allowed: read)', silent: true },
+      { kind: 'whisper', type: 'CORRECTION', text: 'Your contract allows only these tools: read. Do not use shell, web.' },
+    ]);
+    expect(allowlistActions(input({}), { text: 'x', toolCalls: calls })).toEqual([]);
+  });
+
+  it('maxTurnsActions: a stop with nothing to drain once the turns are spent', () => {
+    expect(maxTurnsActions(input({ state: 'running', turns: 1 }, { driven: { maxTurns: 2 } }))).toEqual([]);
+    expect(maxTurnsActions(input({ state: 'running', turns: 2 }, { driven: { maxTurns: 2 } })).slice(0, 3)).toEqual([
+      { kind: 'transition', event: 'stop', cause: 'max turns (2) reached' },
+      { kind: 'newEpoch' },
+      { kind: 'stopping', reason: 'max turns (2) reached', deadline: NOW, drained: true },
+    ]);
+  });
+
+  it("childSpendActions: a known child's spend is recorded; an unknown one refused", () => {
+    const r = input({ children: [child('a', 'running')] });
+    expect(childSpendActions(r, { agentId: 'a1.a', tokens: 5 })).toEqual([{ kind: 'childSpend', agentId: 'a1.a', spent: { tokens: 5, costUsd: 0, turns: 0 } }]);
+    expect(childSpendActions(r, { agentId: 'a1.x' })).toEqual([{ kind: 'refuse', what: 'childSpend', reason: 'unknown child a1.x' }]);
   });
 });
 

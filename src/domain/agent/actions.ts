@@ -9,7 +9,7 @@
  */
 import type { AgentEvent, AgentState } from '../contract/states.js';
 import { transition } from '../contract/states.js';
-import type { AgentSpec, WhisperType } from '../contract/schemas.js';
+import type { AgentSpec, Whisper, WhisperType } from '../contract/schemas.js';
 import type { DriverSession } from '../contract/activity-types.js';
 import type { BudgetName } from './budgets.js';
 import type { Compaction } from './compaction-state.js';
@@ -33,8 +33,8 @@ export type AgentAction =
   // The state table, and what it refuses:
   /** Through the state table; a refused event is recorded as refused and changes nothing. */
   | { kind: 'transition'; event: AgentEvent; cause: string }
-  /** A signal or request is refused: recorded (status.refused) and logged. */
-  | { kind: 'refuse'; what: string; reason: string }
+  /** A signal or request is refused: recorded (status.refused) and logged (`silent`: recorded only). */
+  | { kind: 'refuse'; what: string; reason: string; silent?: true }
   // What the agent, its channels, its children and its operator hear:
   | { kind: 'whisper'; type: WhisperType; text: string }
   /** Every configured channel hears (notify.ts: an incident, or a notification of its own). */
@@ -59,6 +59,8 @@ export type AgentAction =
   /** A budget paused the agent, with this reason. */
   | { kind: 'budgetPaused'; reason: string }
   | { kind: 'budgetsWarned'; budgets: BudgetName[] }
+  /** A child reported what it has spent (the parent's budget covers its subtree). */
+  | { kind: 'childSpend'; agentId: string; spent: { tokens: number; costUsd: number; turns: number } }
   // the idle clock and the waits,
   /** Silence counts from `at`: the idle watchdog re-arms. */
   | { kind: 'idleFrom'; at: number }
@@ -77,6 +79,13 @@ export type AgentAction =
   | { kind: 'queueEvaluation'; job: EvalJob }
   /** Turns before `turn` are no evidence any more. */
   | { kind: 'evidenceFrom'; turn: number }
+  // driven turns' failures,
+  /** A turn failed with `cause`: one more failure in a row. */
+  | { kind: 'turnFailure'; cause: string }
+  /** The failed turn's whispers wait for its retry. */
+  | { kind: 'retryWhispers'; whispers: Whisper[] }
+  /** The recent failures' times, as restart intensity keeps them. */
+  | { kind: 'failures'; failures: number[] }
   // compaction and done-claims.
   | { kind: 'compaction'; compaction: Compaction }
   | { kind: 'session'; session: DriverSession | null }

@@ -11,11 +11,11 @@ import type { AgentContext } from './context.js';
 import { notify } from './notify.js';
 import { setCompaction } from './compaction-state.js';
 import { awaitFor, explainState, enterState, pausedFor, recordRefusal, beginStop, markDrained, setAwaitingCause } from './slices/lifecycle.js';
-import { markDelivered, recordWhisperQueued } from './slices/whispers.js';
+import { keepForRetry, markDelivered, recordWhisperQueued } from './slices/whispers.js';
 import { countTurnTowardsEvaluation, dropEvaluations, evidenceFromAtLeast, queueIntervalEvaluation, resetEvaluationCount } from './slices/judgement.js';
 import { childAdmitted, childStopSent } from './slices/delegation.js';
-import { setSession } from './slices/driven.js';
-import { markBudgetPaused, markBudgetsWarned } from './slices/spend.js';
+import { recordTurnFailure, setFailures, setSession } from './slices/driven.js';
+import { markBudgetPaused, markBudgetsWarned, recordChildSpend } from './slices/spend.js';
 import { restartIdleClock } from './slices/turns.js';
 import { recordEvent, recordStateChange, recordWhisper } from './telemetry.js';
 import { setDoneClaim } from './verification-state.js';
@@ -42,7 +42,8 @@ function applyOne(ctx: AgentContext, a: AgentAction): void {
       fire(ctx, a.event, a.cause);
       return;
     case 'refuse':
-      refuse(ctx, a.what, a.reason);
+      if (a.silent) recordRefusal(s, a.what, a.reason, ctx.ports.now());
+      else refuse(ctx, a.what, a.reason);
       return;
     // What the agent, its channels, its children and its operator hear.
     case 'whisper':
@@ -96,6 +97,9 @@ function applyOne(ctx: AgentContext, a: AgentAction): void {
     case 'budgetsWarned':
       markBudgetsWarned(s, a.budgets);
       return;
+    case 'childSpend':
+      recordChildSpend(s, a.agentId, a.spent);
+      return;
     // the idle clock and the waits,
     case 'idleFrom':
       restartIdleClock(s, a.at);
@@ -127,6 +131,16 @@ function applyOne(ctx: AgentContext, a: AgentAction): void {
       return;
     case 'evidenceFrom':
       evidenceFromAtLeast(s, a.turn);
+      return;
+    // driven turns' failures,
+    case 'turnFailure':
+      recordTurnFailure(s, a.cause);
+      return;
+    case 'retryWhispers':
+      keepForRetry(s, a.whispers);
+      return;
+    case 'failures':
+      setFailures(s, a.failures);
       return;
     // compaction and done-claims.
     case 'compaction':

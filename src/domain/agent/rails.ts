@@ -6,17 +6,12 @@ import { budgetWarnings, effectiveBudgets, exhaustedBudget, recordFailure, type 
 import type { Turn, Whisper } from '../contract/schemas.js';
 import type { PatchId } from '../contract/patches.js';
 import { isTerminal } from '../contract/states.js';
-import { moves, type AgentAction, type RuleInput } from './actions.js';
+import { moves, transitionThen, type AgentAction, type RuleInput } from './actions.js';
 import type { AgentContext } from './context.js';
-import { apply, fire, queueWhisper, refuse, ruleInput } from './effects.js';
+import { act, apply, ruleInput } from './effects.js';
 import { stopChildrenActions } from './delegation.js';
-import { notify } from './notify.js';
 import { spendOf } from './state.js';
-import { requestStop, stopActions } from './stop.js';
-import { recordRefusal } from './slices/lifecycle.js';
-import { keepForRetry } from './slices/whispers.js';
-import { recordTurnFailure, setFailures } from './slices/driven.js';
-import { recordChildSpend } from './slices/spend.js';
+import { stopActions } from './stop.js';
 
 /** Whether a history took a change (Temporal's `patched`): asked where the rule needs it, as before, since asking marks the history. */
 export type Patched = (id: PatchId) => boolean;
@@ -98,35 +93,52 @@ function budgetWarningActions(warnings: readonly BudgetWarning[], patched: Patch
   ];
 }
 
-/** A child reports what it has spent; the parent's budget covers its subtree. */
+/** A child reports what it has spent; the parent's budget covers its subtree (then enforceBudgets decides). */
+export function childSpendActions({ s }: RuleInput, p: { agentId?: string; tokens?: number; costUsd?: number; turns?: number }): AgentAction[] {
+  if (!p.agentId || !s.children.some((c) => c.agentId === p.agentId)) return [{ kind: 'refuse', what: 'childSpend', reason: `unknown child ${p.agentId}` }];
+  return [{ kind: 'childSpend', agentId: p.agentId, spent: { tokens: p.tokens ?? 0, costUsd: p.costUsd ?? 0, turns: p.turns ?? 0 } }];
+}
+
 export function receiveChildSpend(ctx: AgentContext, p: { agentId?: string; tokens?: number; costUsd?: number; turns?: number }): void {
-  const { s } = ctx.core;
-  if (!p.agentId || !s.children.some((c) => c.agentId === p.agentId)) return refuse(ctx, 'childSpend', `unknown child ${p.agentId}`);
-  recordChildSpend(s, p.agentId, { tokens: p.tokens ?? 0, costUsd: p.costUsd ?? 0, turns: p.turns ?? 0 });
-  enforceBudgets(ctx);
+  const actions = childSpendActions(ruleInput(ctx), p);
+  apply(ctx, actions);
+  if (actions[0]?.kind === 'childSpend') enforceBudgets(ctx);
 }
 
 /**
  * A child's tool allowlist, for tool calls warden only sees after the fact (driven codex/command
  * turns; hooks and the claude driver refuse them before they run): each one is recorded as
- * refused and the agent gets a correction naming the tools it may use.
+ * refused (not logged) and the agent gets a correction naming the tools it may use.
  */
-export function enforceAllowlist(ctx: AgentContext, turn: Turn): void {
-  const { s, spec } = ctx.core;
+export function allowlistActions({ spec }: RuleInput, turn: Turn): AgentAction[] {
   const allowed = spec.contract?.toolAllowlist ?? [];
-  if (allowed.length === 0) return;
+  if (allowed.length === 0) return [];
   const outside = [...new Set((turn.toolCalls ?? []).map((c) => c.name).filter((n) => !allowed.includes(n)))];
-  if (outside.length === 0) return;
+  if (outside.length === 0) return [];
   const reason = `tool call outside the allowlist: ${outside.join(', ')} (allowed: ${allowed.join(', ')})`;
-  recordRefusal(s, 'tool', reason, ctx.ports.now());
-  queueWhisper(ctx, 'CORRECTION', `Your contract allows only these tools: ${allowed.join(', ')}. Do not use ${outside.join(', ')}.`);
+  return [
+    { kind: 'refuse', what: 'tool', reason, silent: true },
+    { kind: 'whisper', type: 'CORRECTION', text: `Your contract allows only these tools: ${allowed.join(', ')}. Do not use ${outside.join(', ')}.` },
+  ];
 }
 
-/** Max turns reached after a driven turn: a stop with nothing left to drain. True if it stopped. */
+export function enforceAllowlist(ctx: AgentContext, turn: Turn): void {
+  act(ctx, (r) => allowlistActions(r, turn));
+}
+
+/** Max turns reached after a driven turn: a stop with nothing left to drain. */
+export function maxTurnsActions(r: RuleInput): AgentAction[] {
+  const { s, spec } = r;
+  if (s.turns < spec.driven.maxTurns) return [];
+  return stopActions(r, { reason: `max turns (${spec.driven.maxTurns}) reached`, drainMs: 0, drained: true });
+}
+
+/** `maxTurnsActions`, carried out. True if it stopped. */
 export function enforceMaxTurns(ctx: AgentContext): boolean {
   const { s, spec } = ctx.core;
-  if (s.turns < spec.driven.maxTurns) return false;
-  return requestStop(ctx, { reason: `max turns (${spec.driven.maxTurns}) reached`, drainMs: 0, drained: true });
+  const stops = s.turns >= spec.driven.maxTurns && moves(s.state, 'stop');
+  act(ctx, maxTurnsActions);
+  return stops;
 }
 
 export interface TurnFailure {
@@ -140,29 +152,39 @@ export interface TurnFailure {
 /**
  * A driven turn failed. Restart intensity (OTP): the turn is retried with the same input unless
  * too many failed within the window (the circuit opens: the agent fails and every channel hears).
- * Returns how long to back off before the retry, or null when there is no retry.
+ * `backoff`: how long to wait before the retry, or null when there is no retry.
  */
-export function turnFailed(ctx: AgentContext, f: TurnFailure): number | null {
-  const { core, ports } = ctx;
-  const { s, spec } = core;
-  recordTurnFailure(s, f.cause);
-  if (f.protocolError) {
-    fire(ctx, 'fail', `turn ${f.turnNumber} failed: ${f.cause}`);
-    return null;
-  }
-  keepForRetry(s, f.whispers); // the retry gets the same input; nothing queued is lost or doubled
-  const r = recordFailure(s.failures, ports.now(), spec.safety.maxRestarts, spec.safety.restartWindowMs);
-  setFailures(s, r.failures);
+export function turnFailedActions(r: RuleInput, f: TurnFailure): { backoff: number | null; actions: AgentAction[] } {
+  const { s, spec, now } = r;
+  const failure: AgentAction = { kind: 'turnFailure', cause: f.cause };
+  if (f.protocolError) return { backoff: null, actions: [failure, { kind: 'transition', event: 'fail', cause: `turn ${f.turnNumber} failed: ${f.cause}` }] };
+  const { maxRestarts, restartWindowMs } = spec.safety;
+  const inWindow = recordFailure(s.failures, now, maxRestarts, restartWindowMs);
+  const inARow = s.consecutiveFailures + 1; // with this one
+  const counted: AgentAction[] = [
+    failure,
+    { kind: 'retryWhispers', whispers: f.whispers }, // the retry gets the same input; nothing queued is lost or doubled
+    { kind: 'failures', failures: inWindow.failures },
+  ];
   // Slow failures (a turn that fails after minutes) never crowd the window: consecutive ones count too.
-  const consecutive = !r.open && s.consecutiveFailures > spec.safety.maxRestarts;
-  if (r.open || consecutive) {
-    const reason = r.open
-      ? `circuit open: ${r.failures.length} failed turns within ${Math.round(spec.safety.restartWindowMs / 1000)} s (max ${spec.safety.maxRestarts}); last: ${f.cause}`
-      : `circuit open: ${s.consecutiveFailures} failed turns in a row (max ${spec.safety.maxRestarts} restarts); last: ${f.cause}`;
-    if (fire(ctx, 'fail', reason)) notify(ctx, { event: 'circuit-open', reason });
-    return null;
+  if (inWindow.open || inARow > maxRestarts) {
+    const reason = inWindow.open
+      ? `circuit open: ${inWindow.failures.length} failed turns within ${Math.round(restartWindowMs / 1000)} s (max ${maxRestarts}); last: ${f.cause}`
+      : `circuit open: ${inARow} failed turns in a row (max ${maxRestarts} restarts); last: ${f.cause}`;
+    return { backoff: null, actions: [...counted, ...transitionThen(s.state, 'fail', reason, { kind: 'notify', alert: { event: 'circuit-open', reason } })] };
   }
-  ports.log.warn('turn failed; retrying', { agentId: spec.agentId, turn: f.turnNumber, failures: r.failures.length, cause: f.cause });
+  const retrying: AgentAction = {
+    kind: 'log',
+    level: 'warn',
+    message: 'turn failed; retrying',
+    meta: { agentId: spec.agentId, turn: f.turnNumber, failures: inWindow.failures.length, cause: f.cause },
+  };
   // Back off before the retry (1 s, 2 s, 4 s …), unless a human steps in meanwhile.
-  return Math.min(30_000, 1_000 * 2 ** (r.failures.length - 1));
+  return { backoff: Math.min(30_000, 1_000 * 2 ** (inWindow.failures.length - 1)), actions: [...counted, retrying] };
+}
+
+export function turnFailed(ctx: AgentContext, f: TurnFailure): number | null {
+  const { backoff, actions } = turnFailedActions(ruleInput(ctx), f);
+  apply(ctx, actions);
+  return backoff;
 }
