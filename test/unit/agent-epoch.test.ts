@@ -1,5 +1,5 @@
 /**
- * The evaluation epoch has one owner (`startEpoch`, supervision.ts): every human intervention and
+ * The evaluation epoch has one owner (`startEpoch`, effects.ts): every human intervention and
  * every stop moves it and drops what is queued, so an evaluation that started before it is not
  * applied and nothing queued runs.
  */
@@ -57,6 +57,6 @@ describe('startEpoch: the one place the evaluation epoch moves', () => {
     const movers = readdirSync(dir)
       .filter((f) => f.endsWith('.ts'))
       .flatMap((f) => (/\.epoch\s*(\+=|=|\+\+)/.test(readFileSync(join(dir, f), 'utf8')) ? [f] : []));
-    expect(movers).toEqual(['supervision.ts']);
+    expect(movers).toEqual(['effects.ts']);
   });
 });

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { notify } from '../../src/domain/agent/notify.js';
-import { queueWhisper, takeWhispers } from '../../src/domain/agent/core.js';
+import { queueWhisper, takeWhispers } from '../../src/domain/agent/effects.js';
 import { status as statusOf } from '../../src/domain/agent/visibility.js';
 import { KEEP_NOTIFICATIONS } from '../../src/domain/agent/notify-state.js';
 import { KEEP_DELIVERED_WHISPERS } from '../../src/domain/agent/slices/whispers.js';

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { carriedForContinueAsNew } from '../../src/domain/agent/bytes.js';
 import { signal } from '../../src/domain/agent/controls.js';
-import { queueWhisper } from '../../src/domain/agent/core.js';
+import { queueWhisper } from '../../src/domain/agent/effects.js';
 import { reportTurn } from '../../src/domain/agent/reporting.js';
 import { applyEvaluation, startEvaluation } from '../../src/domain/agent/supervision.js';
 import { commit, status } from '../../src/domain/agent/visibility.js';

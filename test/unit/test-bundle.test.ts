@@ -25,8 +25,8 @@ describe('the workflow bundle the tests run', () => {
     'the prebuilt bundle while its sources are older; bundled from source once one is newer',
     async () => {
       // The newest of the two sources (a checkout or a merge writes them at different times).
-      const entry = Math.max(...['workflows/index.ts', 'src/domain/agent/core.ts'].map((f) => statSync(join(ROOT, f)).mtimeMs));
-      const modules = ['./dist/workflows/index.js', './dist/src/domain/agent/core.js'];
+      const entry = Math.max(...['workflows/index.ts', 'src/domain/agent/effects.ts'].map((f) => statSync(join(ROOT, f)).mtimeMs));
+      const modules = ['./dist/workflows/index.js', './dist/src/domain/agent/effects.js'];
       const current = fakeBundle('current.js', modules, entry + 60_000);
       expect(await currentPrebuiltBundle({ WARDEN_WORKFLOW_BUNDLE: current })).toBe(current);
       const stale = fakeBundle('stale.js', modules, entry - 60_000);

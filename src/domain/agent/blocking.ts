@@ -7,7 +7,7 @@
 import { rateLimitBackoffMs, RATE_LIMITED_FAILURE, type RateLimit } from './rate-limit.js';
 import type { Whisper } from '../contract/schemas.js';
 import type { AgentContext } from './context.js';
-import { fire } from './core.js';
+import { fire } from './effects.js';
 import { notify } from './notify.js';
 import { iso } from './state.js';
 import { explainState } from './slices/lifecycle.js';

@@ -22,7 +22,7 @@ export type { RaiseBudgetResult } from '../contract/status.js';
 import { isUndecodable, undecodableReason } from '../contract/undecodable.js';
 import { BUDGET_NAMES, budgetReport, effectiveBudgets, exhaustedBudget, raiseProblem, type BudgetName } from './budgets.js';
 import type { AgentContext } from './context.js';
-import { refuse } from './core.js';
+import { refuse } from './effects.js';
 import { resumeAgent } from './controls.js';
 import { spendOf } from './state.js';
 import { recordBudgetRaise, type BudgetRaise } from './slices/spend.js';

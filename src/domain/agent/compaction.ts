@@ -19,13 +19,12 @@ import type { LastResort } from '../judgement/ladder.js';
 import type { Verdict } from '../contract/schemas.js';
 import { buildHandoff } from '../judgement/handoff.js';
 import { MAX_REASON_TEXT, truncate } from '../contract/limits.js';
+import type { AgentAction, RuleInput } from './actions.js';
 import type { AgentContext } from './context.js';
-import { fire } from './core.js';
+import { act } from './effects.js';
 import type { CarriedState } from './state.js';
 import type { DriverSession } from '../contract/activity-types.js';
-import { setCompaction, type Compaction } from './compaction-state.js';
-import { dropEvaluations, evidenceFromAtLeast, resetEvaluationCount } from './slices/judgement.js';
-import { setSession } from './slices/driven.js';
+import type { Compaction } from './compaction-state.js';
 
 /** A compaction was decided and its fresh context has not taken its first turn yet. */
 export const pendingCompaction = (s: Readonly<Pick<CarriedState, 'compaction'>>): Compaction | null =>
@@ -37,9 +36,7 @@ export function lastResortOf(ctx: AgentContext): LastResort {
 }
 
 /** The ladder chose compaction: build the handoff; the agent becomes `compacting`. */
-export function startCompaction(ctx: AgentContext, verdict: Verdict, next: string): void {
-  const { core, ports } = ctx;
-  const { s, spec } = core;
+export function startCompactionActions({ s, spec, now }: RuleInput, verdict: Verdict, next: string): AgentAction[] {
   const handoff = buildHandoff({
     task: spec.task,
     turns: s.window,
@@ -49,39 +46,63 @@ export function startCompaction(ctx: AgentContext, verdict: Verdict, next: strin
     doneMarker: spec.driven.doneMarker,
   });
   const reason = truncate(`compacting (last resort before escalation): ${verdict.pattern ?? verdict.kind} — ${verdict.message}`, MAX_REASON_TEXT);
-  setCompaction(s, { handoff, reason, at: ports.now(), done: false, deliveredWith: null });
-  // What the old context did has been judged; evaluations start again on the fresh context's turns.
-  dropEvaluations(s);
-  resetEvaluationCount(s);
-  fire(ctx, 'compact', reason);
-  ports.log.warn('agent compacted: the last resort before escalation', {
-    agentId: spec.agentId,
-    verdict: verdict.pattern ?? verdict.kind,
-    handoffChars: handoff.length,
-  });
+  return [
+    { kind: 'compaction', compaction: { handoff, reason, at: now, done: false, deliveredWith: null } },
+    // What the old context did has been judged; evaluations start again on the fresh context's turns.
+    { kind: 'dropEvaluations', recount: true },
+    { kind: 'transition', event: 'compact', cause: reason },
+    {
+      kind: 'log',
+      level: 'warn',
+      message: 'agent compacted: the last resort before escalation',
+      meta: { agentId: spec.agentId, verdict: verdict.pattern ?? verdict.kind, handoffChars: handoff.length },
+    },
+  ];
+}
+
+export function startCompaction(ctx: AgentContext, verdict: Verdict, next: string): void {
+  act(ctx, (r) => startCompactionActions(r, verdict, next));
 }
 
 /**
  * The fresh context's first turn arrived (driven: the compaction turn came back; external: the turn
  * after the reply that carried the handoff). `session` is the fresh context's (null: none yet).
  */
-export function compactionFinished(ctx: AgentContext, session: DriverSession | null): void {
-  const { s } = ctx.core;
+export function compactionFinishedActions({ s, now }: RuleInput, session: DriverSession | null): AgentAction[] {
   const c = pendingCompaction(s);
-  if (!c) return;
-  setCompaction(s, { ...c, done: true, doneAt: ctx.ports.now() });
-  setSession(s, session);
+  if (!c) return [];
   const first = s.turns + 1; // this turn, about to be recorded
-  evidenceFromAtLeast(s, first);
-  if (s.state === 'compacting') fire(ctx, 'compacted', `compacted: turn ${first} started a fresh context from the handoff`);
+  return [
+    { kind: 'compaction', compaction: { ...c, done: true, doneAt: now } },
+    { kind: 'session', session },
+    { kind: 'evidenceFrom', turn: first },
+    ...(s.state === 'compacting'
+      ? [{ kind: 'transition', event: 'compacted', cause: `compacted: turn ${first} started a fresh context from the handoff` } as const]
+      : []),
+  ];
+}
+
+export function compactionFinished(ctx: AgentContext, session: DriverSession | null): void {
+  act(ctx, (r) => compactionFinishedActions(r, session));
+}
+
+/**
+ * External agents, a turn reported: the first of the fresh context after the reply that carried
+ * the handoff; or, after the agent's own CLI compacted (a `compaction` signal, no end signal
+ * since), the sign that it is done.
+ */
+export function compactionOnReportActions(r: RuleInput, turnId: string | undefined): AgentAction[] {
+  const { s } = r;
+  if (reportedAfterHandoff(s, turnId)) return compactionFinishedActions(r, s.session);
+  if (s.state === 'compacting' && !pendingCompaction(s))
+    return [{ kind: 'transition', event: 'compacted', cause: "the agent reported a turn after its own CLI's compaction" }];
+  return [];
 }
 
 /** External agents: this reply carries the handoff (remembered by turn id, so a re-sent report gets it again). */
-export function deliverCompaction(ctx: AgentContext, turnId: string | undefined): { handoff: string } | undefined {
-  const c = pendingCompaction(ctx.core.s);
-  if (!c) return undefined;
-  if (c.deliveredWith === null) setCompaction(ctx.core.s, { ...c, deliveredWith: turnId ?? '' });
-  return { handoff: c.handoff };
+export function deliverHandoffActions({ s }: RuleInput, turnId: string | undefined): AgentAction[] {
+  const c = pendingCompaction(s);
+  return c && c.deliveredWith === null ? [{ kind: 'compaction', compaction: { ...c, deliveredWith: turnId ?? '' } }] : [];
 }
 
 /** External agents: a reported turn after the reply that carried the handoff is the fresh context's first. */

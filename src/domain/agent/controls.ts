@@ -8,10 +8,9 @@ import { SIGNAL_SCHEMAS, describeZodError, type SignalName, type Whisper } from 
 import { isTerminal } from '../contract/states.js';
 import { isUndecodable, undecodableReason } from '../contract/undecodable.js';
 import type { AgentContext } from './context.js';
-import { LADDER_WHISPERS, fire, queueWhisper, refuse, takeWhispers } from './core.js';
+import { LADDER_WHISPERS, fire, queueWhisper, refuse, startEpoch, takeWhispers } from './effects.js';
 import { endChildrenWait } from './delegation.js';
 import { decideEscalation, dismissProblem, recordDismissal } from './dismissal.js';
-import { startEpoch } from './supervision.js';
 import { receiveChildSpend, receiveSubagentSpend } from './rails.js';
 import { requestStop } from './stop.js';
 import { pendingCompaction } from './compaction.js';

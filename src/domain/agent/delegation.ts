@@ -9,90 +9,118 @@
  * delegation-spec.ts (apart, so that this module holds no zod schema: the workflow bundle preloads it).
  */
 import { DELEGATION_CAPS } from '../contract/limits.js';
+import type { AgentSpec } from '../contract/schemas.js';
+import { transitionThen, type AgentAction, type RuleInput } from './actions.js';
 import type { AgentContext } from './context.js';
-import { fire } from './core.js';
-import type { ChildRecord } from './state.js';
-import { explainState } from './slices/lifecycle.js';
-import { restartIdleClock } from './slices/turns.js';
-import { childAdmitted, childFinished, childStopSent } from './slices/delegation.js';
-import { setWaitingOnChildren } from './waiting-state.js';
+import { act } from './effects.js';
+import { spendOf, type CarriedView, type ChildRecord } from './state.js';
+import { childFinished } from './slices/delegation.js';
 
 export const liveChildren = (ctx: AgentContext): number => ctx.core.s.children.filter((c) => c.state === 'running').length;
 export const openChildren = (ctx: AgentContext): number => ctx.core.s.children.filter((c) => c.state === 'running' || c.state === 'queued').length;
 
-/** A child's workflow ended: record how, admit the next queued child, and a waiting parent runs once none is open. */
+/** A child's workflow ended (`rec`, the shell's record of it, says how): admit the next queued child, and a waiting parent runs once none is open. */
 export function childEnded(ctx: AgentContext, rec: ChildRecord, outcome: { state: 'done' | 'failed'; reason: string | null }): void {
   childFinished(rec, outcome);
-  admitNext(ctx);
-  if (waitingOnChildren(ctx)) {
-    if (openChildren(ctx) === 0) {
-      const ended = ctx.core.s.children.map((c) => `${childName(ctx, c)} ${c.state}`).join(', ');
-      endChildrenWait(ctx, `its delegated children finished (${ended})`);
-    } else explainState(ctx.core.s, childrenWaitReason(ctx)); // one fewer to wait for
-  }
+  act(ctx, (r) => [...admitNextActions(r), ...childrenEndedActions(r)]);
+}
+
+/** After a child ended: a parent waiting on its children runs once none is open, else waits on one fewer. */
+export function childrenEndedActions(r: RuleInput): AgentAction[] {
+  const { s, spec } = r;
+  if (!blockedOnChildren(s)) return [];
+  if (s.children.some(isOpen)) return [{ kind: 'stateReason', reason: childrenWaitReason(s, spec) }]; // one fewer to wait for
+  const ended = s.children.map((c) => `${childName(spec, c)} ${c.state}`).join(', ');
+  return endChildrenWaitActions(r, `its delegated children finished (${ended})`);
 }
 
 /** The child's id under its parent: `boss.tests` → `tests`. */
-const childName = (ctx: AgentContext, c: ChildRecord): string => c.agentId.slice(ctx.core.spec.agentId.length + 1);
+const childName = (spec: AgentSpec, c: ChildRecord): string => c.agentId.slice(spec.agentId.length + 1);
+
+const isOpen = (c: ChildRecord): boolean => c.state === 'running' || c.state === 'queued';
 
 /** "waiting on 2 delegated children: a, b" (running and queued ones). */
-export function childrenWaitReason(ctx: AgentContext): string {
-  const open = ctx.core.s.children.filter((c) => c.state === 'running' || c.state === 'queued');
-  return `waiting on ${open.length} delegated ${open.length === 1 ? 'child' : 'children'}: ${open.map((c) => childName(ctx, c)).join(', ')}`;
+export function childrenWaitReason(s: CarriedView, spec: AgentSpec): string {
+  const open = s.children.filter(isOpen);
+  return `waiting on ${open.length} delegated ${open.length === 1 ? 'child' : 'children'}: ${open.map((c) => childName(spec, c)).join(', ')}`;
 }
 
 /** Blocked because it waits on its children (not a rate limit). */
-export const waitingOnChildren = (ctx: AgentContext): boolean => ctx.core.s.state === 'blocked' && ctx.core.s.waitingOnChildren;
+const blockedOnChildren = (s: CarriedView): boolean => s.state === 'blocked' && s.waitingOnChildren;
+export const waitingOnChildren = (ctx: AgentContext): boolean => blockedOnChildren(ctx.core.s);
 
 /**
  * The agent reported a turn with `awaitChildren`: it has nothing to do until its open children
  * deliver, so it is `blocked` (the system resolves it), not idle. Without open children, or with a
  * done-claim waiting, it stays running.
  */
+export function awaitChildrenActions({ s, spec }: RuleInput): AgentAction[] {
+  if (s.state !== 'running' || s.doneClaim !== null || !s.children.some(isOpen)) return [];
+  return transitionThen(s.state, 'block', childrenWaitReason(s, spec), { kind: 'waitingOnChildren', waiting: true });
+}
+
 export function awaitChildren(ctx: AgentContext): void {
-  const { s } = ctx.core;
-  if (s.state !== 'running' || s.doneClaim !== null || openChildren(ctx) === 0) return;
-  if (fire(ctx, 'block', childrenWaitReason(ctx))) setWaitingOnChildren(s, true);
+  act(ctx, awaitChildrenActions);
 }
 
 /**
  * The wait is over (the last child ended, the agent reported again, a human steered): running
- * again, and the idle watchdog counts silence only from now (the wait was not idleness).
+ * again, and the idle watchdog counts silence only from `now` (the wait was not idleness).
  */
+export function endChildrenWaitActions({ s, now }: RuleInput, cause: string): AgentAction[] {
+  if (!blockedOnChildren(s)) return [];
+  const over: AgentAction = { kind: 'waitingOnChildren', waiting: false };
+  // A `block` signal holds it too (held.ts): blocked on that alone until it ends.
+  if (s.heldBy !== undefined) return [over, { kind: 'stateReason', reason: s.heldBy }];
+  return [over, { kind: 'idleFrom', at: now }, { kind: 'transition', event: 'unblock', cause }];
+}
+
 export function endChildrenWait(ctx: AgentContext, cause: string): void {
-  const { s } = ctx.core;
-  if (!waitingOnChildren(ctx)) return;
-  setWaitingOnChildren(s, false);
-  if (s.heldBy !== undefined) {
-    // A `block` signal holds it too (held.ts): blocked on that alone until it ends.
-    explainState(s, s.heldBy);
-    return;
-  }
-  restartIdleClock(s, ctx.ports.now());
-  fire(ctx, 'unblock', cause);
+  act(ctx, (r) => endChildrenWaitActions(r, cause));
 }
 
 /** Admit queued children while the mode's concurrency cap allows. */
+export function admitNextActions({ s, spec }: Pick<RuleInput, 's' | 'spec'>): AgentAction[] {
+  const room = DELEGATION_CAPS[spec.delegation.mode] - s.children.filter((c) => c.state === 'running').length;
+  return s.children
+    .filter((c) => c.state === 'queued')
+    .slice(0, Math.max(0, room))
+    .map((c) => ({ kind: 'admitChild', workflowId: c.workflowId }));
+}
+
 export function admitNext(ctx: AgentContext): void {
-  const cap = DELEGATION_CAPS[ctx.core.spec.delegation.mode];
-  for (const c of ctx.core.s.children) {
-    if (liveChildren(ctx) >= cap) break;
-    if (c.state !== 'queued') continue;
-    childAdmitted(c);
-    ctx.ports.signalAgent(c.workflowId, { name: 'admit', payload: {} });
-  }
+  act(ctx, admitNextActions);
 }
 
 /** The subtree goes with its parent: every open child is asked to stop (it drains with its grace period). */
+export function stopChildrenActions({ s, spec }: Pick<RuleInput, 's' | 'spec'>, reason: string): AgentAction[] {
+  return s.children
+    .filter((c) => isOpen(c) && !c.stopSent)
+    .map((c) => ({ kind: 'stopChild', workflowId: c.workflowId, reason: `parent ${spec.agentId}: ${reason}` }));
+}
+
 export function stopChildren(ctx: AgentContext, reason: string): void {
-  for (const c of ctx.core.s.children) {
-    if ((c.state !== 'running' && c.state !== 'queued') || c.stopSent) continue;
-    childStopSent(c);
-    ctx.ports.signalAgent(c.workflowId, { name: 'stop', payload: { reason: `parent ${ctx.core.spec.agentId}: ${reason}`, drainTimeoutMs: 0 } });
-  }
+  act(ctx, (r) => stopChildrenActions(r, reason));
+}
+
+/** Child side: after each turn its parent hears what it has spent (the parent's budget covers its subtree). */
+export function spendReportActions({ s, spec, now }: RuleInput): AgentAction[] {
+  if (!spec.parent) return [];
+  const total = spendOf({ s }, now);
+  return [
+    {
+      kind: 'signal',
+      workflowId: spec.parent.workflowId,
+      signal: { name: 'childSpend', payload: { agentId: spec.agentId, tokens: total.tokens, costUsd: total.costUsd, turns: total.turns } },
+    },
+  ];
 }
 
 /** Child side: the parent admitted this queued child (or it left `queued` otherwise). */
+export function admittedActions({ s }: RuleInput): AgentAction[] {
+  return s.state === 'queued' ? [{ kind: 'transition', event: 'slot-granted', cause: 'its parent admitted it' }] : [];
+}
+
 export function admitted(ctx: AgentContext): void {
-  if (ctx.core.s.state === 'queued') fire(ctx, 'slot-granted', 'its parent admitted it');
+  act(ctx, admittedActions);
 }

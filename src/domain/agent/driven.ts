@@ -11,7 +11,7 @@ import { turnInput } from './turn-input.js';
 import { compactionInput } from '../judgement/handoff.js';
 import { compactionFinished, pendingCompaction } from './compaction.js';
 import type { AgentContext } from './context.js';
-import { fire, takeWhispers } from './core.js';
+import { fire, takeWhispers } from './effects.js';
 import { awaitChildren } from './delegation.js';
 import { enforceAllowlist, enforceMaxTurns } from './rails.js';
 import { recordTurn } from './reporting.js';
@@ -100,7 +100,7 @@ export function turnFinished(ctx: AgentContext, result: TurnResult | null, turnN
     if (!result.interrupted && pendingCompaction(s)) compactionFinished(ctx, result.session);
     recordTurnSuccess(s); // and the bound on time blocked counts from the last finished turn
     // What a driver produced gets the same byte budget as a reported turn.
-    recordTurn(ctx, fitTurnToBudget({ ...result.turn, id: result.turn.id ?? `${spec.agentId}-turn-${turnNumber}` }).turn);
+    recordTurn(ctx, fitTurnToBudget({ ...result.turn, id: result.turn.id ?? `${spec.agentId}-turn-${turnNumber}` }).turn, ctx.ports.now());
     if (result.session) setSession(s, result.session);
     enforceAllowlist(ctx, result.turn);
   }

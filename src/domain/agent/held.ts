@@ -21,12 +21,11 @@ import type { AgentContext } from './context.js';
 import { awaitFor, explainState } from './slices/lifecycle.js';
 import { restartIdleClock } from './slices/turns.js';
 import { holdFor, releaseHold, releaseWaits } from './waiting-state.js';
-import { fire, refuse } from './core.js';
+import { fire, refuse, startEpoch } from './effects.js';
 import { childrenWaitReason } from './delegation.js';
 import { heldBySignal as heldBySignalCore, holdDeadline } from './hold-state.js';
 import { notify } from './notify.js';
 import { spanText } from './blocking.js';
-import { startEpoch } from './supervision.js';
 
 /** Blocked because a `block` signal holds it (it may wait on something else too: a rate limit, children). */
 export const heldBySignal = (ctx: AgentContext): boolean => heldBySignalCore(ctx.core);
@@ -84,7 +83,7 @@ export function endHold(ctx: AgentContext, cause: string): void {
   }
   releaseHold(s);
   if (s.waitingOnChildren) {
-    explainState(s, childrenWaitReason(ctx));
+    explainState(s, childrenWaitReason(s, ctx.core.spec));
     return;
   }
   restartIdleClock(s, ctx.ports.now());

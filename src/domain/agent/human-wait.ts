@@ -14,13 +14,11 @@
  */
 import type { z } from 'zod';
 import type { HumanWaitSchema } from '../contract/turn-schemas.js';
+import { transition, type AgentState } from '../contract/states.js';
+import { transitionThen, type AgentAction, type RuleInput } from './actions.js';
 import type { AgentContext } from './context.js';
-import { fire, refuse } from './core.js';
-import { notify } from './notify.js';
+import { act } from './effects.js';
 import type { CarriedView } from './state.js';
-import { explainState, setAwaitingCause } from './slices/lifecycle.js';
-import { restartIdleClock } from './slices/turns.js';
-import { setCliBlocked } from './waiting-state.js';
 
 export type HumanWait = z.output<typeof HumanWaitSchema>;
 
@@ -39,62 +37,75 @@ export function humanWaitReason(p: HumanWait): string {
 
 /** `start`: awaiting-input, and one alert; `end`: running again. */
 export function humanWait(ctx: AgentContext, p: HumanWait): void {
-  if (p.phase === 'end') {
-    endHumanWait(ctx, 'its human answered');
-    return;
-  }
-  const { s } = ctx.core;
+  if (p.phase === 'end') return endHumanWait(ctx, 'its human answered');
+  if (p.kind === 'rate-limit') return act(ctx, (r) => cliRateLimitedActions(r, humanWaitReason(p)));
+  if (blockedByCli(ctx.core.s)) endCliBlock(ctx, 'it reported another error'); // a rate limit, then an error its human must fix
+  act(ctx, (r) => humanWaitStartActions(r, p));
+}
+
+/** A wait for its human starts (its CLI's rate limit, if any, is over): awaiting-input, and one alert. */
+export function humanWaitStartActions({ s }: RuleInput, p: HumanWait): AgentAction[] {
   const reason = humanWaitReason(p);
-  if (p.kind === 'rate-limit') return cliRateLimited(ctx, reason);
-  if (blockedByCli(s)) endCliBlock(ctx, 'it reported another error'); // a rate limit, then an error its human must fix
   if (waitingForHuman(s)) {
     // The same wait, told again (an idle prompt after a permission prompt): no second alert. A
     // permission prompt names what is pending, so its reason replaces a vaguer one.
-    if ((p.kind === 'permission' || p.kind === 'api-error') && s.stateReason !== reason) explainState(s, reason);
-    return;
+    return (p.kind === 'permission' || p.kind === 'api-error') && s.stateReason !== reason ? [{ kind: 'stateReason', reason }] : [];
   }
-  if (s.state !== 'running' && s.state !== 'spawning') return refuse(ctx, 'humanWait', `the agent is ${s.state}; only a running agent waits for its human`);
-  if (!fire(ctx, 'human-wait', reason)) return;
-  setAwaitingCause(s, 'human');
-  notify(ctx, { event: 'awaiting-input', reason });
+  if (s.state !== 'running' && s.state !== 'spawning')
+    return [{ kind: 'refuse', what: 'humanWait', reason: `the agent is ${s.state}; only a running agent waits for its human` }];
+  return transitionThen(
+    s.state,
+    'human-wait',
+    reason,
+    { kind: 'awaitingCause', cause: 'human' },
+    { kind: 'notify', alert: { event: 'awaiting-input', reason } },
+  );
 }
 
-/** Blocked because its own CLI's model is rate-limited (see cliRateLimited). */
+/** Blocked because its own CLI's model is rate-limited (see cliRateLimitedActions). */
 export const blockedByCli = (s: CarriedView): boolean => s.state === 'blocked' && s.cliBlocked !== undefined;
 
 /** Its CLI's turn ended on a rate-limited or overloaded model: `blocked` with the reason, no alert. */
-function cliRateLimited(ctx: AgentContext, reason: string): void {
-  const { s, spec } = ctx.core;
-  if (spec.driver) return refuse(ctx, 'humanWait', `agent is driven by warden (${spec.driver.kind}); warden retries its rate-limited turns itself`);
+export function cliRateLimitedActions({ s, spec }: RuleInput, reason: string): AgentAction[] {
+  if (spec.driver)
+    return [{ kind: 'refuse', what: 'humanWait', reason: `agent is driven by warden (${spec.driver.kind}); warden retries its rate-limited turns itself` }];
   if (blockedByCli(s)) {
     // The same wait, told again: a newer reason.
-    setCliBlocked(s, reason);
-    if (s.heldBy === undefined && !s.waitingOnChildren) explainState(s, reason);
-    return;
+    const explain = s.heldBy === undefined && !s.waitingOnChildren;
+    return [{ kind: 'cliBlocked', reason }, ...(explain ? [{ kind: 'stateReason', reason } as const] : [])];
   }
   if (s.state !== 'running' && s.state !== 'spawning')
-    return refuse(ctx, 'humanWait', `the agent is ${s.state}; only a running agent is blocked by its CLI's rate limit`);
+    return [{ kind: 'refuse', what: 'humanWait', reason: `the agent is ${s.state}; only a running agent is blocked by its CLI's rate limit` }];
+  const block = (from: AgentState) => transitionThen(from, 'block', reason, { kind: 'cliBlocked', reason });
+  if (s.state === 'running') return block('running');
   // Its very first turn failed: it did start (its CLI runs), it is blocked from there.
-  if (s.state === 'spawning' && !fire(ctx, 'started', "its CLI's first turn ended on an API error")) return;
-  if (fire(ctx, 'block', reason)) setCliBlocked(s, reason);
+  const started = transition(s.state, 'started');
+  return [{ kind: 'transition', event: 'started', cause: "its CLI's first turn ended on an API error" }, ...(started.ok ? block(started.to) : [])];
 }
 
-/** The agent moved again (a tool call, a prompt, a turn): running, with the idle clock starting now. */
+/**
+ * The agent moved again (a tool call, a prompt, a turn): running, with the idle clock starting
+ * `now`. (After its CLI's rate limit the agent is `blocked`, never awaiting its human.)
+ */
+export function endHumanWaitActions(r: RuleInput, cause: string): AgentAction[] {
+  const { s, now } = r;
+  if (blockedByCli(s)) return endCliBlockActions(r, cause);
+  const stale: AgentAction[] = s.cliBlocked !== undefined ? [{ kind: 'cliBlocked', reason: undefined }] : [];
+  if (!waitingForHuman(s)) return stale;
+  return [...stale, ...transitionThen(s.state, 'human-answered', cause, { kind: 'awaitingCause', cause: null }, { kind: 'idleFrom', at: now })];
+}
+
 export function endHumanWait(ctx: AgentContext, cause: string): void {
-  const { s } = ctx.core;
-  if (s.cliBlocked !== undefined) endCliBlock(ctx, cause);
-  if (!waitingForHuman(s)) return;
-  if (!fire(ctx, 'human-answered', cause)) return;
-  setAwaitingCause(s, null);
-  restartIdleClock(s, ctx.ports.now());
+  act(ctx, (r) => endHumanWaitActions(r, cause));
 }
 
 /** Its CLI went on after a rate limit: running again, unless something else (a hold, its children) still blocks it. */
+function endCliBlockActions({ s, now }: RuleInput, cause: string): AgentAction[] {
+  const over: AgentAction = { kind: 'cliBlocked', reason: undefined };
+  if (!blockedByCli(s) || s.heldBy !== undefined || s.waitingOnChildren) return [over];
+  return [over, { kind: 'idleFrom', at: now }, { kind: 'transition', event: 'unblock', cause: `its CLI went on (${cause})` }];
+}
+
 function endCliBlock(ctx: AgentContext, cause: string): void {
-  const { s } = ctx.core;
-  const blocked = blockedByCli(s);
-  setCliBlocked(s, undefined);
-  if (!blocked || s.heldBy !== undefined || s.waitingOnChildren) return;
-  restartIdleClock(s, ctx.ports.now());
-  fire(ctx, 'unblock', `its CLI went on (${cause})`);
+  act(ctx, (r) => endCliBlockActions(r, cause));
 }

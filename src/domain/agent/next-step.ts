@@ -9,7 +9,7 @@
  */
 import { isTerminal, type AgentState } from '../contract/states.js';
 import type { AgentContext } from './context.js';
-import { fire } from './core.js';
+import { fire } from './effects.js';
 import { openChildren } from './delegation.js';
 import { notify } from './notify.js';
 import { queueIdleEvaluation } from './supervision.js';

@@ -4,84 +4,106 @@
  */
 import { budgetWarnings, effectiveBudgets, exhaustedBudget, recordFailure, type BudgetWarning } from './budgets.js';
 import type { Turn, Whisper } from '../contract/schemas.js';
+import type { PatchId } from '../contract/patches.js';
 import { isTerminal } from '../contract/states.js';
+import { moves, transitionThen, type AgentAction, type RuleInput } from './actions.js';
 import type { AgentContext } from './context.js';
-import { fire, queueWhisper, refuse } from './core.js';
-import { stopChildren } from './delegation.js';
-import { notify } from './notify.js';
+import { act, apply, ruleInput } from './effects.js';
+import { stopChildrenActions } from './delegation.js';
 import { spendOf } from './state.js';
-import { requestStop } from './stop.js';
-import { pausedFor, recordRefusal } from './slices/lifecycle.js';
-import { startEpoch } from './supervision.js';
-import { keepForRetry } from './slices/whispers.js';
-import { recordTurnFailure, setFailures } from './slices/driven.js';
-import { markBudgetPaused, markBudgetsWarned, recordChildSpend, recordSubagentSpend } from './slices/spend.js';
-import { recordEvent } from './telemetry.js';
+import { recordSubagentSpend } from './slices/spend.js';
+import { stopActions } from './stop.js';
+
+/** Whether a history took a change (Temporal's `patched`): asked where the rule needs it, as before, since asking marks the history. */
+export type Patched = (id: PatchId) => boolean;
 
 /**
  * Budgets: a warning at `budgets.warnAt` of each (once per budget: a BUDGET whisper and one
  * `budget-warning` alert), and a hard ceiling. Reaching one pauses the agent (paused-by-user, its
  * reason the budget) until a human raises it (raiseBudget, budget-raise.ts), cancels a running
  * turn, stops its children and notifies (`budget-exhausted`); an agent that cannot be paused from
- * where it is (queued, orphaned) is stopped. True if a budget is reached.
+ * where it is (queued, orphaned) is stopped. `reached`: a budget is reached.
  */
-export function enforceBudgets(ctx: AgentContext): boolean {
-  const { core, ports } = ctx;
-  const { s } = core;
-  if (isTerminal(s.state) || s.state === 'cancelling') return false;
-  const budgets = effectiveBudgets(core.spec.budgets, s.budgetRaised);
-  const spend = spendOf(core, ports.now());
+export function budgetActions(r: RuleInput, patched: Patched): { reached: boolean; actions: AgentAction[] } {
+  const { s, spec, now } = r;
+  if (isTerminal(s.state) || s.state === 'cancelling') return { reached: false, actions: [] };
+  const budgets = effectiveBudgets(spec.budgets, s.budgetRaised);
+  const spend = spendOf({ s }, now);
   const hit = exhaustedBudget(budgets, spend);
-  if (!hit) {
-    warnBudgets(ctx, budgetWarnings(budgets, spend, s.budgetWarned));
-    return false;
-  }
+  if (!hit) return { reached: false, actions: budgetWarningActions(budgetWarnings(budgets, spend, s.budgetWarned), patched) };
   const limit = budgets[hit.budget];
-  const exhausted = () =>
-    recordEvent(ctx, 'warden.budget.exhausted', { 'warden.budget': hit.budget, ...(limit !== undefined && { 'warden.budget.limit': limit }) });
-  if (ports.patched('budget-pause')) {
+  const exhausted: AgentAction = {
+    kind: 'event',
+    name: 'warden.budget.exhausted',
+    attrs: { 'warden.budget': hit.budget, ...(limit !== undefined && { 'warden.budget.limit': limit }) },
+  };
+  const refused: AgentAction[] = [];
+  if (patched('budget-pause')) {
     // Paused already (at a budget, or by a human: a resume brings it back here): nothing more.
-    if (s.state === 'paused-by-user') return true;
-    if (fire(ctx, 'pause', hit.reason)) {
-      exhausted();
-      startEpoch(ctx);
-      pausedFor(s, hit.reason);
-      markBudgetPaused(s, true);
-      ports.cancelTurn();
-      stopChildren(ctx, hit.reason);
-      notify(ctx, { event: 'budget-exhausted', reason: `${hit.reason}: paused until a human raises the budget (warden budget ${core.spec.agentId} …)` });
-      return true;
+    if (s.state === 'paused-by-user') return { reached: true, actions: [] };
+    const pause: AgentAction = { kind: 'transition', event: 'pause', cause: hit.reason };
+    if (moves(s.state, 'pause')) {
+      const reason = `${hit.reason}: paused until a human raises the budget (warden budget ${spec.agentId} …)`;
+      return {
+        reached: true,
+        actions: [
+          pause,
+          exhausted,
+          { kind: 'newEpoch' },
+          { kind: 'budgetPaused', reason: hit.reason },
+          { kind: 'cancelTurn' },
+          ...stopChildrenActions(r, hit.reason),
+          { kind: 'notify', alert: { event: 'budget-exhausted', reason } },
+        ],
+      };
     }
+    refused.push(pause); // recorded as refused; the state stays, and the stop below decides
   }
   // Nothing to wait for: no new turn may start, and a running one is cancelled.
-  if (requestStop(ctx, { reason: hit.reason, drainMs: 0, drained: true, cancelTurn: true })) {
-    exhausted();
-    stopChildren(ctx, hit.reason);
-    notify(ctx, { event: 'budget-exhausted', reason: hit.reason });
-  }
-  return true;
+  const stop = stopActions(r, { reason: hit.reason, drainMs: 0, drained: true, cancelTurn: true });
+  if (!moves(s.state, 'stop')) return { reached: true, actions: [...refused, ...stop] };
+  return {
+    reached: true,
+    actions: [
+      ...refused,
+      ...stop,
+      exhausted,
+      ...stopChildrenActions(r, hit.reason),
+      { kind: 'notify', alert: { event: 'budget-exhausted', reason: hit.reason } },
+    ],
+  };
+}
+
+/** `budgetActions`, carried out. True if a budget is reached. */
+export function enforceBudgets(ctx: AgentContext): boolean {
+  const { reached, actions } = budgetActions(ruleInput(ctx), (id) => ctx.ports.patched(id));
+  apply(ctx, actions);
+  return reached;
 }
 
 /** Budgets past their warning threshold for the first time: a whisper each, and one alert for them all. */
-function warnBudgets(ctx: AgentContext, warnings: readonly BudgetWarning[]): void {
-  if (!warnings.length || !ctx.ports.patched('budget-warnings')) return;
-  markBudgetsWarned(
-    ctx.core.s,
-    warnings.map((w) => w.budget),
-  );
-  for (const w of warnings) {
-    recordEvent(ctx, 'warden.budget.warning', { 'warden.budget': w.budget });
-    queueWhisper(ctx, 'BUDGET', w.text);
-  }
-  notify(ctx, { event: 'budget-warning', reason: warnings.map((w) => w.text).join(' ') });
+function budgetWarningActions(warnings: readonly BudgetWarning[], patched: Patched): AgentAction[] {
+  if (!warnings.length || !patched('budget-warnings')) return [];
+  return [
+    { kind: 'budgetsWarned', budgets: warnings.map((w) => w.budget) },
+    ...warnings.flatMap((w): AgentAction[] => [
+      { kind: 'event', name: 'warden.budget.warning', attrs: { 'warden.budget': w.budget } },
+      { kind: 'whisper', type: 'BUDGET', text: w.text },
+    ]),
+    { kind: 'notify', alert: { event: 'budget-warning', reason: warnings.map((w) => w.text).join(' ') } },
+  ];
 }
 
-/** A child reports what it has spent; the parent's budget covers its subtree. */
+/** A child reports what it has spent; the parent's budget covers its subtree (then enforceBudgets decides). */
+export function childSpendActions({ s }: RuleInput, p: { agentId?: string; tokens?: number; costUsd?: number; turns?: number }): AgentAction[] {
+  if (!p.agentId || !s.children.some((c) => c.agentId === p.agentId)) return [{ kind: 'refuse', what: 'childSpend', reason: `unknown child ${p.agentId}` }];
+  return [{ kind: 'childSpend', agentId: p.agentId, spent: { tokens: p.tokens ?? 0, costUsd: p.costUsd ?? 0, turns: p.turns ?? 0 } }];
+}
+
 export function receiveChildSpend(ctx: AgentContext, p: { agentId?: string; tokens?: number; costUsd?: number; turns?: number }): void {
-  const { s } = ctx.core;
-  if (!p.agentId || !s.children.some((c) => c.agentId === p.agentId)) return refuse(ctx, 'childSpend', `unknown child ${p.agentId}`);
-  recordChildSpend(s, p.agentId, { tokens: p.tokens ?? 0, costUsd: p.costUsd ?? 0, turns: p.turns ?? 0 });
-  enforceBudgets(ctx);
+  const actions = childSpendActions(ruleInput(ctx), p);
+  apply(ctx, actions);
+  if (actions[0]?.kind === 'childSpend') enforceBudgets(ctx);
 }
 
 /**
@@ -96,24 +118,37 @@ export function receiveSubagentSpend(ctx: AgentContext, id: string, spend: { tok
 /**
  * A child's tool allowlist, for tool calls warden only sees after the fact (driven codex/command
  * turns; hooks and the claude driver refuse them before they run): each one is recorded as
- * refused and the agent gets a correction naming the tools it may use.
+ * refused (not logged) and the agent gets a correction naming the tools it may use.
  */
-export function enforceAllowlist(ctx: AgentContext, turn: Turn): void {
-  const { s, spec } = ctx.core;
+export function allowlistActions({ spec }: RuleInput, turn: Turn): AgentAction[] {
   const allowed = spec.contract?.toolAllowlist ?? [];
-  if (allowed.length === 0) return;
+  if (allowed.length === 0) return [];
   const outside = [...new Set((turn.toolCalls ?? []).map((c) => c.name).filter((n) => !allowed.includes(n)))];
-  if (outside.length === 0) return;
+  if (outside.length === 0) return [];
   const reason = `tool call outside the allowlist: ${outside.join(', ')} (allowed: ${allowed.join(', ')})`;
-  recordRefusal(s, 'tool', reason, ctx.ports.now());
-  queueWhisper(ctx, 'CORRECTION', `Your contract allows only these tools: ${allowed.join(', ')}. Do not use ${outside.join(', ')}.`);
+  return [
+    { kind: 'refuse', what: 'tool', reason, silent: true },
+    { kind: 'whisper', type: 'CORRECTION', text: `Your contract allows only these tools: ${allowed.join(', ')}. Do not use ${outside.join(', ')}.` },
+  ];
 }
 
-/** Max turns reached after a driven turn: a stop with nothing left to drain. True if it stopped. */
+export function enforceAllowlist(ctx: AgentContext, turn: Turn): void {
+  act(ctx, (r) => allowlistActions(r, turn));
+}
+
+/** Max turns reached after a driven turn: a stop with nothing left to drain. */
+export function maxTurnsActions(r: RuleInput): AgentAction[] {
+  const { s, spec } = r;
+  if (s.turns < spec.driven.maxTurns) return [];
+  return stopActions(r, { reason: `max turns (${spec.driven.maxTurns}) reached`, drainMs: 0, drained: true });
+}
+
+/** `maxTurnsActions`, carried out. True if it stopped. */
 export function enforceMaxTurns(ctx: AgentContext): boolean {
   const { s, spec } = ctx.core;
-  if (s.turns < spec.driven.maxTurns) return false;
-  return requestStop(ctx, { reason: `max turns (${spec.driven.maxTurns}) reached`, drainMs: 0, drained: true });
+  const stops = s.turns >= spec.driven.maxTurns && moves(s.state, 'stop');
+  act(ctx, maxTurnsActions);
+  return stops;
 }
 
 export interface TurnFailure {
@@ -127,29 +162,39 @@ export interface TurnFailure {
 /**
  * A driven turn failed. Restart intensity (OTP): the turn is retried with the same input unless
  * too many failed within the window (the circuit opens: the agent fails and every channel hears).
- * Returns how long to back off before the retry, or null when there is no retry.
+ * `backoff`: how long to wait before the retry, or null when there is no retry.
  */
-export function turnFailed(ctx: AgentContext, f: TurnFailure): number | null {
-  const { core, ports } = ctx;
-  const { s, spec } = core;
-  recordTurnFailure(s, f.cause);
-  if (f.protocolError) {
-    fire(ctx, 'fail', `turn ${f.turnNumber} failed: ${f.cause}`);
-    return null;
-  }
-  keepForRetry(s, f.whispers); // the retry gets the same input; nothing queued is lost or doubled
-  const r = recordFailure(s.failures, ports.now(), spec.safety.maxRestarts, spec.safety.restartWindowMs);
-  setFailures(s, r.failures);
+export function turnFailedActions(r: RuleInput, f: TurnFailure): { backoff: number | null; actions: AgentAction[] } {
+  const { s, spec, now } = r;
+  const failure: AgentAction = { kind: 'turnFailure', cause: f.cause };
+  if (f.protocolError) return { backoff: null, actions: [failure, { kind: 'transition', event: 'fail', cause: `turn ${f.turnNumber} failed: ${f.cause}` }] };
+  const { maxRestarts, restartWindowMs } = spec.safety;
+  const inWindow = recordFailure(s.failures, now, maxRestarts, restartWindowMs);
+  const inARow = s.consecutiveFailures + 1; // with this one
+  const counted: AgentAction[] = [
+    failure,
+    { kind: 'retryWhispers', whispers: f.whispers }, // the retry gets the same input; nothing queued is lost or doubled
+    { kind: 'failures', failures: inWindow.failures },
+  ];
   // Slow failures (a turn that fails after minutes) never crowd the window: consecutive ones count too.
-  const consecutive = !r.open && s.consecutiveFailures > spec.safety.maxRestarts;
-  if (r.open || consecutive) {
-    const reason = r.open
-      ? `circuit open: ${r.failures.length} failed turns within ${Math.round(spec.safety.restartWindowMs / 1000)} s (max ${spec.safety.maxRestarts}); last: ${f.cause}`
-      : `circuit open: ${s.consecutiveFailures} failed turns in a row (max ${spec.safety.maxRestarts} restarts); last: ${f.cause}`;
-    if (fire(ctx, 'fail', reason)) notify(ctx, { event: 'circuit-open', reason });
-    return null;
+  if (inWindow.open || inARow > maxRestarts) {
+    const reason = inWindow.open
+      ? `circuit open: ${inWindow.failures.length} failed turns within ${Math.round(restartWindowMs / 1000)} s (max ${maxRestarts}); last: ${f.cause}`
+      : `circuit open: ${inARow} failed turns in a row (max ${maxRestarts} restarts); last: ${f.cause}`;
+    return { backoff: null, actions: [...counted, ...transitionThen(s.state, 'fail', reason, { kind: 'notify', alert: { event: 'circuit-open', reason } })] };
   }
-  ports.log.warn('turn failed; retrying', { agentId: spec.agentId, turn: f.turnNumber, failures: r.failures.length, cause: f.cause });
+  const retrying: AgentAction = {
+    kind: 'log',
+    level: 'warn',
+    message: 'turn failed; retrying',
+    meta: { agentId: spec.agentId, turn: f.turnNumber, failures: inWindow.failures.length, cause: f.cause },
+  };
   // Back off before the retry (1 s, 2 s, 4 s …), unless a human steps in meanwhile.
-  return Math.min(30_000, 1_000 * 2 ** (r.failures.length - 1));
+  return { backoff: Math.min(30_000, 1_000 * 2 ** (inWindow.failures.length - 1)), actions: [...counted, retrying] };
+}
+
+export function turnFailed(ctx: AgentContext, f: TurnFailure): number | null {
+  const { backoff, actions } = turnFailedActions(ruleInput(ctx), f);
+  apply(ctx, actions);
+  return backoff;
 }

@@ -11,15 +11,16 @@ import { turnReportProblem } from '../contract/limits.js';
 import { isUndecodable, undecodableReason } from '../contract/undecodable.js';
 import { pushWindow, rememberId } from '../judgement/window.js';
 import { boundedWindow } from './bytes.js';
+import type { RuleInput } from './actions.js';
 import type { AgentContext } from './context.js';
-import { fire, takeWhispers } from './core.js';
-import { awaitChildren, endChildrenWait } from './delegation.js';
-import { enforceBudgets } from './rails.js';
-import { countTurnForEvaluation } from './supervision.js';
-import { endHumanWait } from './human-wait.js';
-import { claimDone } from './verification.js';
-import { compactionFinished, deliverCompaction, pendingCompaction, reportedAfterHandoff } from './compaction.js';
-import { isPaused, spendOf } from './state.js';
+import { apply, takeWhispers } from './effects.js';
+import { awaitChildrenActions, endChildrenWaitActions, spendReportActions } from './delegation.js';
+import { budgetActions } from './rails.js';
+import { evaluationCountActions } from './supervision.js';
+import { endHumanWaitActions } from './human-wait.js';
+import { claimDoneActions } from './verification.js';
+import { compactionOnReportActions, deliverHandoffActions, pendingCompaction } from './compaction.js';
+import { isPaused, type CarriedView } from './state.js';
 import { markDrained, markInterruptPending } from './slices/lifecycle.js';
 import { countTurn, seeGeneration, setWindow, turnReportedAt } from './slices/turns.js';
 import { rememberDelivery } from './slices/whispers.js';
@@ -61,9 +62,15 @@ export function validatedTurnSlot(): { put(updateId: string | undefined, turn: T
   };
 }
 
-/** The update's handler. `validated`: the validator's parse of this same input (validatedTurnSlot), when it ran. */
+/**
+ * The update's handler. `validated`: the validator's parse of this same input (validatedTurnSlot), when it ran.
+ *
+ * Each rule decides on the state as the rules before it left it, and returns actions (actions.ts);
+ * `apply` (effects.ts) carries them out here, in this order, which is the order of the commands a
+ * recorded history replays.
+ */
 export function reportTurn(ctx: AgentContext, input: unknown, validated?: Turn): ReportTurnResult {
-  const { s } = ctx.core;
+  const { s, spec } = ctx.core;
   const turn = validated ?? (TurnSchema.safeParse(input).data as Turn);
   const now = ctx.ports.now();
   ctx.core.run.lastGapMs = s.lastTurnAt === null ? null : now - s.lastTurnAt;
@@ -74,46 +81,42 @@ export function reportTurn(ctx: AgentContext, input: unknown, validated?: Turn):
   }
   if (turn.id !== undefined && s.recentIds.includes(turn.id)) {
     const earlier = s.deliveries.find((d) => d.turnId === turn.id);
-    // The reply that carried a compaction's handoff carries it again.
-    const compact = s.compaction?.deliveredWith === turn.id ? { handoff: s.compaction.handoff } : undefined;
-    return reply(ctx, false, true, earlier?.whispers ?? [], compact);
+    return reply(ctx, false, true, earlier?.whispers ?? [], handoffSentWith(s, turn.id));
   }
-  if (s.state === 'spawning') fire(ctx, 'started', 'first turn reported');
-  endHumanWait(ctx, 'it reported a turn'); // its human answered its CLI's prompt
-  endChildrenWait(ctx, 'it reported a turn'); // a parent that was waiting on its children is working again
-  // Compaction (compaction.ts): the first turn after the reply that carried the handoff is the fresh context's.
-  if (reportedAfterHandoff(s, turn.id)) compactionFinished(ctx, s.session);
-  // The agent's own CLI compacted (a `compaction` signal): its next turn shows it is done, if no end signal came.
-  else if (s.state === 'compacting' && !pendingCompaction(s)) fire(ctx, 'compacted', "the agent reported a turn after its own CLI's compaction");
-  recordTurn(ctx, turn);
+  if (s.state === 'spawning') apply(ctx, [{ kind: 'transition', event: 'started', cause: 'first turn reported' }]);
+  const r: RuleInput = { s, spec, now }; // the state as each rule finds it, after the rules before it
+  apply(ctx, endHumanWaitActions(r, 'it reported a turn')); // its human answered its CLI's prompt
+  apply(ctx, endChildrenWaitActions(r, 'it reported a turn')); // a parent that was waiting on its children is working again
+  apply(ctx, compactionOnReportActions(r, turn.id)); // the fresh context's first turn (compaction.ts)
+  recordTurn(ctx, turn, now);
   // A done-claim: ends the agent, or waits for its check (verification.ts).
-  if (turn.done && s.state === 'running') claimDone(ctx);
-  if (turn.awaitChildren) awaitChildren(ctx); // nothing to do until its children deliver: blocked
-  enforceBudgets(ctx); // before the agent's next turn: the reply says stop
+  if (turn.done) apply(ctx, claimDoneActions(r));
+  if (turn.awaitChildren) apply(ctx, awaitChildrenActions(r)); // nothing to do until its children deliver: blocked
+  apply(ctx, budgetActions(r, (id) => ctx.ports.patched(id)).actions); // before the agent's next turn: the reply says stop
   const whispers = takeWhispers(ctx);
   if (turn.id !== undefined && whispers.length > 0) {
     rememberDelivery(s, turn.id, whispers, KEEP_DELIVERIES);
   }
-  const compact = deliverCompaction(ctx, turn.id);
-  return reply(ctx, true, false, whispers, compact);
+  apply(ctx, deliverHandoffActions(r, turn.id));
+  const pending = pendingCompaction(s);
+  return reply(ctx, true, false, whispers, pending ? { handoff: pending.handoff } : undefined);
 }
 
-/** A turn happened (reported, or run by the driver): count it, window it, maybe queue an evaluation. */
-export function recordTurn(ctx: AgentContext, turn: Turn): void {
-  const { core, ports } = ctx;
-  const { s, spec } = core;
+/** The reply that carried a compaction's handoff carries it again. */
+function handoffSentWith(s: CarriedView, turnId: string): { handoff: string } | undefined {
+  return s.compaction?.deliveredWith === turnId ? { handoff: s.compaction.handoff } : undefined;
+}
+
+/** A turn happened (reported, or run by the driver) at `now`: count it, window it, maybe queue an evaluation. */
+export function recordTurn(ctx: AgentContext, turn: Turn, now: number): void {
+  const { s, spec } = ctx.core;
   countTurn(s, turn.id !== undefined ? rememberId(s.recentIds, turn.id) : null);
-  recordTurnSpend(s, turn, ports.now());
+  recordTurnSpend(s, turn, now);
   setWindow(s, boundedWindow(pushWindow(s.window, turn, spec.supervisor.windowSize)));
   if (s.state === 'cancelling') markDrained(s);
-  if (spec.parent) {
-    const total = spendOf(core, ports.now());
-    ports.signalAgent(spec.parent.workflowId, {
-      name: 'childSpend',
-      payload: { agentId: spec.agentId, tokens: total.tokens, costUsd: total.costUsd, turns: total.turns },
-    });
-  }
-  countTurnForEvaluation(ctx);
+  const r: RuleInput = { s, spec, now };
+  apply(ctx, spendReportActions(r)); // its parent hears what it has spent
+  apply(ctx, evaluationCountActions(r));
 }
 
 function reply(ctx: AgentContext, accepted: boolean, duplicate: boolean, whispers: Whisper[], compact?: { handoff: string }): ReportTurnResult {

@@ -170,7 +170,7 @@ export function createCore(
 export const isPaused = (s: CarriedView): boolean => s.state === 'paused-by-user' || (s.state === 'awaiting-input' && s.awaitingCause !== 'human'); // by a human, or waiting for one (not its own CLI's prompt)
 
 /** What the agent has spent by `now`; a parent's spend covers its whole subtree and its CLI's sub-agents. */
-export function spendOf(core: AgentCore, now: number): Spend {
+export function spendOf(core: { s: CarriedView }, now: number): Spend {
   const { s } = core;
   const sub = Object.values(s.childSpend);
   const cli = s.subagentSpend;

@@ -2,11 +2,10 @@
  * One stop for every cause (a human, a budget, max turns). Its own module so that the controls,
  * the rails and delegation can all reach it without importing each other in a circle.
  */
+import { moves, transitionThen, type AgentAction, type RuleInput } from './actions.js';
 import type { AgentContext } from './context.js';
-import { fire } from './core.js';
-import { stopChildren } from './delegation.js';
-import { startEpoch } from './supervision.js';
-import { beginStop, markDrained } from './slices/lifecycle.js';
+import { stopChildrenActions } from './delegation.js';
+import { act } from './effects.js';
 
 export interface StopRequest {
   reason: string;
@@ -21,14 +20,22 @@ export interface StopRequest {
 }
 
 /** One stop for every cause (a human, a budget, max turns): drain, then end `done`. */
+export function stopActions(r: RuleInput, req: StopRequest): AgentAction[] {
+  const { s, now } = r;
+  return transitionThen(
+    s.state,
+    'stop',
+    req.reason,
+    { kind: 'newEpoch' },
+    { kind: 'stopping', reason: req.reason, deadline: now + req.drainMs, drained: req.drained === true },
+    ...(req.cancelTurn ? [{ kind: 'cancelTurn' } as const] : []),
+    ...(req.stopChildren ? stopChildrenActions(r, req.reason) : []),
+  );
+}
+
+/** `stopActions`, carried out. True if the stop was taken. */
 export function requestStop(ctx: AgentContext, req: StopRequest): boolean {
-  const { core, ports } = ctx;
-  const { s } = core;
-  if (!fire(ctx, 'stop', req.reason)) return false;
-  startEpoch(ctx);
-  beginStop(s, req.reason, ports.now() + req.drainMs);
-  if (req.drained) markDrained(s);
-  if (req.cancelTurn) ports.cancelTurn();
-  if (req.stopChildren) stopChildren(ctx, req.reason);
-  return true;
+  const taken = moves(ctx.core.s.state, 'stop');
+  act(ctx, (r) => stopActions(r, req));
+  return taken;
 }

@@ -12,69 +12,37 @@ import { formatVerdict } from '../judgement/verdict-text.js';
 import { EVAL_INPUT_MAX_BYTES } from '../contract/limits.js';
 import { evaluationDue } from '../judgement/window.js';
 import { boundedWindow } from './bytes.js';
+import type { AgentAction, RuleInput } from './actions.js';
 import type { AgentContext } from './context.js';
-import { fire, queueWhisper } from './core.js';
+import { act, queueWhisper } from './effects.js';
 import { lastResortOf, startCompaction } from './compaction.js';
 import { isDismissed, recordCase } from './dismissal.js';
-import { notify } from './notify.js';
 import { judging } from './hold-state.js';
-import { iso, type EvalJob } from './state.js';
-import { awaitFor } from './slices/lifecycle.js';
+import { iso, type CarriedView, type EvalJob } from './state.js';
 import { markIdleChecked } from './slices/turns.js';
 import { recordEvaluatorSpend } from './slices/spend.js';
-import { releaseHold } from './waiting-state.js';
 import { recordSuppressed } from './teaching-state.js';
-import {
-  countEvaluation,
-  countTurnTowardsEvaluation,
-  dropEvaluations,
-  evidenceFromAtLeast,
-  queueIdleJob,
-  queueIntervalEvaluation,
-  recordSkip,
-  recordVerdict,
-  resetEvaluationCount,
-  setLadder,
-  takeEvaluation,
-} from './slices/judgement.js';
+import { countEvaluation, evidenceFromAtLeast, queueIdleJob, recordSkip, recordVerdict, setLadder, takeEvaluation } from './slices/judgement.js';
 
-/** After a turn was recorded: every `evalInterval` turns while running (or held, reporting: hold-state.ts), queue an evaluation of the window. */
-export function countTurnForEvaluation(ctx: AgentContext): void {
-  const { s, spec } = ctx.core;
-  if (!judging(ctx.core)) return;
-  if (evaluationDue(countTurnTowardsEvaluation(s), spec.supervisor.evalInterval)) {
-    resetEvaluationCount(s);
-    const job: EvalJob = { reason: 'interval', turns: [...s.window], firstTurn: firstWindowTurn(ctx) };
-    // An evaluation still waiting is superseded by this one (its window covers the newer turns):
-    // at most one interval job waits, so a slow evaluator never piles up copies of the window.
-    queueIntervalEvaluation(s, job);
-  }
+/** After a turn was recorded: every `evalInterval` turns while running (or held, reporting: hold-state.ts), an evaluation of the window. */
+export function evaluationCountActions(r: RuleInput): AgentAction[] {
+  const { s, spec } = r;
+  if (!judging(r)) return [];
+  if (!evaluationDue(s.turnsSinceEval + 1, spec.supervisor.evalInterval)) return [{ kind: 'countTowardsEvaluation' }];
+  // An evaluation still waiting is superseded by this one (its window covers the newer turns):
+  // at most one interval job waits, so a slow evaluator never piles up copies of the window.
+  return [{ kind: 'queueEvaluation', job: { reason: 'interval', turns: [...s.window], firstTurn: firstWindowTurn(s) } }];
 }
 
 /** The idle watchdog fired: one evaluation of this silence (re-armed by the next turn or a resume). */
 export function queueIdleEvaluation(ctx: AgentContext, idleMs: number): void {
   const { s } = ctx.core;
   markIdleChecked(s, true);
-  queueIdleJob(s, { reason: 'idle', turns: [...s.window], idleMs, firstTurn: firstWindowTurn(ctx) });
+  queueIdleJob(s, { reason: 'idle', turns: [...s.window], idleMs, firstTurn: firstWindowTurn(s) });
 }
 
 /** The number of the oldest turn in the window. */
-const firstWindowTurn = (ctx: AgentContext): number => ctx.core.s.turns - ctx.core.s.window.length + 1;
-
-/** Nothing queued may run any more (a human intervened, or the agent escalated or stopped). */
-export function dropQueuedEvaluations(ctx: AgentContext): void {
-  dropEvaluations(ctx.core.s);
-}
-
-/**
- * A new evaluation epoch: a human intervened (pause, resume, interrupt, a steer after an interrupt,
- * abort) or the agent is stopping. An evaluation that started before it is not applied when it
- * returns (`applyEvaluation` compares epochs), and nothing queued runs. The one place the epoch moves.
- */
-export function startEpoch(ctx: AgentContext): void {
-  ctx.core.run.epoch += 1;
-  dropQueuedEvaluations(ctx);
-}
+const firstWindowTurn = (s: CarriedView): number => s.turns - s.window.length + 1;
 
 export interface StartedEvaluation {
   job: EvalJob;
@@ -204,21 +172,25 @@ function skip(ctx: AgentContext, reason: string): void {
 }
 
 /** The ladder reached its threshold: an ESCALATION whisper, the agent awaits a human, every channel hears. */
-export function escalate(ctx: AgentContext, verdict: Verdict, text: string): void {
-  const { s, spec } = ctx.core;
-  queueWhisper(ctx, 'ESCALATION', text);
+export function escalateActions({ s, spec }: RuleInput, verdict: Verdict, text: string): AgentAction[] {
   const reason = `escalated: ${verdict.pattern ?? verdict.kind} — ${verdict.message}`;
-  awaitFor(s, 'escalation', reason);
-  // A held external agent escalated by its own turns: the human takes over from the hold.
-  releaseHold(s);
-  dropQueuedEvaluations(ctx);
-  fire(ctx, 'escalate', reason);
-  ctx.ports.log.warn('agent escalated to humans', {
-    event: 'escalation',
-    agentId: spec.agentId,
-    step: s.ladder.step,
-    verdict: formatVerdict(verdict),
-    channels: spec.notify.webhooks.length,
-  });
-  notify(ctx, { event: 'escalation', verdict, whisper: text, reason, escalation: s.ladder.escalations });
+  return [
+    { kind: 'whisper', type: 'ESCALATION', text },
+    { kind: 'awaitFor', cause: 'escalation', reason },
+    // A held external agent escalated by its own turns: the human takes over from the hold.
+    { kind: 'releaseHold' },
+    { kind: 'dropEvaluations', recount: false },
+    { kind: 'transition', event: 'escalate', cause: reason },
+    {
+      kind: 'log',
+      level: 'warn',
+      message: 'agent escalated to humans',
+      meta: { event: 'escalation', agentId: spec.agentId, step: s.ladder.step, verdict: formatVerdict(verdict), channels: spec.notify.webhooks.length },
+    },
+    { kind: 'notify', alert: { event: 'escalation', verdict, whisper: text, reason, escalation: s.ladder.escalations } },
+  ];
+}
+
+export function escalate(ctx: AgentContext, verdict: Verdict, text: string): void {
+  act(ctx, (r) => escalateActions(r, verdict, text));
 }

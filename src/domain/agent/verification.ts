@@ -27,8 +27,9 @@ import { applyOutcome } from '../judgement/ladder.js';
 import { VERIFY_WHISPER_TAIL_CHARS } from '../contract/limits.js';
 import type { AgentSpec, Verdict } from '../contract/schemas.js';
 import type { LastVerification } from '../contract/status.js';
+import type { AgentAction, RuleInput } from './actions.js';
 import type { AgentContext } from './context.js';
-import { fire, queueWhisper } from './core.js';
+import { act, fire, queueWhisper } from './effects.js';
 import { iso, type AgentCore } from './state.js';
 import { isTerminal } from '../contract/states.js';
 import { escalate } from './supervision.js';
@@ -70,18 +71,21 @@ export const verificationCancelled = (core: AgentCore): boolean => isTerminal(co
 export const verificationDue = (core: AgentCore): boolean => core.s.doneClaim !== null && core.s.state === 'running' && !core.run.verifying;
 
 /**
- * The agent says it is done (its turn was already recorded). Returns true when the agent ends now
- * (nothing to check); else the claim waits for its check.
+ * The agent says it is done (its turn was already recorded): it ends now (nothing to check), or the
+ * claim waits for its check.
  */
+export function claimDoneActions({ s, spec, now }: RuleInput): AgentAction[] {
+  if (s.state !== 'running') return [];
+  if (!checksDone(spec)) return [{ kind: 'transition', event: 'complete', cause: `the agent reported the task complete after ${s.turns} turns` }];
+  return s.doneClaim === null ? [{ kind: 'doneClaim', claim: { turn: s.turns, at: now } }] : [];
+}
+
+/** `claimDoneActions`, carried out. True when the agent ends now (nothing to check). */
 export function claimDone(ctx: AgentContext): boolean {
   const { s, spec } = ctx.core;
-  if (s.state !== 'running') return false;
-  if (!checksDone(spec)) {
-    fire(ctx, 'complete', `the agent reported the task complete after ${s.turns} turns`);
-    return true;
-  }
-  if (s.doneClaim === null) setDoneClaim(s, { turn: s.turns, at: ctx.ports.now() });
-  return false;
+  const endsNow = s.state === 'running' && !checksDone(spec);
+  act(ctx, claimDoneActions);
+  return endsNow;
 }
 
 /**

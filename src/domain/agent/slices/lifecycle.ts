@@ -1,7 +1,7 @@
 /**
  * The lifecycle slice of the carried state: where the agent is in the state table and why, what it
  * was refused, and its stop. The only functions that assign these fields (docs/developing/architecture.md,
- * "State slices"); the rules that decide when live in core.ts, controls.ts, stop.ts and the others.
+ * "State slices"); the rules that decide when live in effects.ts, controls.ts, stop.ts and the others.
  */
 import type { AgentEvent, AgentState } from '../../contract/states.js';
 import type { RefusalRecord, TransitionRecord } from '../../contract/status.js';

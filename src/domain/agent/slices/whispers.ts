@@ -1,7 +1,7 @@
 /**
  * The whispers slice of the carried state: the queue, what was delivered and where it landed, and
  * a failed driven turn's whispers kept for its retry. The only functions that assign these fields
- * (docs/developing/architecture.md, "State slices"); the rules are in core.ts and its callers.
+ * (docs/developing/architecture.md, "State slices"); the rules are in effects.ts and its callers.
  */
 import type { Whisper, WhisperType } from '../../contract/schemas.js';
 import { truncate } from '../../contract/limits.js';
