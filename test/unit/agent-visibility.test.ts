@@ -120,10 +120,14 @@ describe('spend cadence: agents with labels publish for their groups', () => {
   const spec = (extra: Record<string, unknown>) => AgentSpecSchema.parse({ agentId: 'a', task: 't', ...extra });
 
   it('the rule: without labels unchanged; with labels every turn, at most every safety.groupReportIntervalMs (30 s)', () => {
-    expect(spendCadence(spec({}))).toEqual({ every: SPEND_EVERY, intervalMs: SPEND_INTERVAL_MS });
-    expect(spendCadence(spec({ labels: {} }))).toEqual({ every: SPEND_EVERY, intervalMs: SPEND_INTERVAL_MS });
-    expect(spendCadence(spec({ labels: { team: 'payments' } }))).toEqual({ every: 1, intervalMs: 30_000 });
-    expect(spendCadence(spec({ labels: { team: 'payments' }, safety: { groupReportIntervalMs: '5s' } }))).toEqual({ every: 1, intervalMs: 5_000 });
+    expect(spendCadence(spec({}))).toEqual({ every: SPEND_EVERY, intervalMs: SPEND_INTERVAL_MS, grouped: false });
+    expect(spendCadence(spec({ labels: {} }))).toEqual({ every: SPEND_EVERY, intervalMs: SPEND_INTERVAL_MS, grouped: false });
+    expect(spendCadence(spec({ labels: { team: 'payments' } }))).toEqual({ every: 1, intervalMs: 30_000, grouped: true });
+    expect(spendCadence(spec({ labels: { team: 'payments' }, safety: { groupReportIntervalMs: '5s' } }))).toEqual({
+      every: 1,
+      intervalMs: 5_000,
+      grouped: true,
+    });
     expect(AgentSpecSchema.safeParse({ agentId: 'a', task: 't', safety: { groupReportIntervalMs: 10 } }).error?.issues[0]?.message).toBe(
       'safety.groupReportIntervalMs: at least 100ms',
     );
@@ -141,6 +145,20 @@ describe('spend cadence: agents with labels publish for their groups', () => {
     // Turn 1 (state change), then turns 4, 7, 10: 30 s apart.
     expect(run({ team: 'payments' })).toEqual([10, 40, 70, 100]);
     expect(run()).toEqual([10]);
+  });
+
+  it("a labelled agent's spend-only upsert carries only the spend; a state change carries everything", () => {
+    const a = testAgent({ labels: { team: 'payments' } });
+    reportTurn(a, turn('t1', 'x', { tokensIn: 10 })); // spawning → running: everything
+    a.clock.advance(31_000);
+    reportTurn(a, turn('t2', 'x', { tokensIn: 10 })); // spend only
+    signal(a, 'pause', {}); // a state change: everything again
+    expect(a.rec.upserts.map((u) => Object.keys(names(u)).sort())).toEqual([
+      ['WardenCostUsd', 'WardenEscalationStep', 'WardenEvaluatorCostUsd', 'WardenPaused', 'WardenState', 'WardenTokens'],
+      ['WardenCostUsd', 'WardenEvaluatorCostUsd', 'WardenTokens'],
+      ['WardenCostUsd', 'WardenEscalationStep', 'WardenEvaluatorCostUsd', 'WardenPaused', 'WardenState', 'WardenTokens'],
+    ]);
+    expect(names(a.rec.upserts[1]!).WardenTokens).toBe(20);
   });
 });
 

@@ -45,9 +45,9 @@ export const SPEND_INTERVAL_MS = 5 * 60_000;
  * visibility: every turn, at most once per safety.groupReportIntervalMs (default 30 s), so a
  * group's cap holds within about one publication plus one poll. Without labels: unchanged.
  */
-export function spendCadence(spec: Pick<AgentSpec, 'labels' | 'safety'>): { every: number; intervalMs: number } {
-  if (!spec.labels || Object.keys(spec.labels).length === 0) return { every: SPEND_EVERY, intervalMs: SPEND_INTERVAL_MS };
-  return { every: 1, intervalMs: spec.safety.groupReportIntervalMs ?? GROUP_REPORT_INTERVAL_MS };
+export function spendCadence(spec: Pick<AgentSpec, 'labels' | 'safety'>): { every: number; intervalMs: number; grouped: boolean } {
+  if (!spec.labels || Object.keys(spec.labels).length === 0) return { every: SPEND_EVERY, intervalMs: SPEND_INTERVAL_MS, grouped: false };
+  return { every: 1, intervalMs: spec.safety.groupReportIntervalMs ?? GROUP_REPORT_INTERVAL_MS, grouped: true };
 }
 
 /** The Web UI's "current details" of the agent (markdown). */
@@ -104,13 +104,19 @@ export function commit(ctx: AgentContext): void {
   const now = ports.now();
   let { spendBucket: publishedBucket, spendAt } = run.published;
   if (spec.searchAttributes && (changed || spendDue(ctx, spendBucket, now, cadence.intervalMs))) {
-    ports.upsertSearchAttributes(searchAttributeValues(core));
+    // A labelled agent's frequent spend-only upsert carries only the spend (the rest did not change);
+    // every other upsert carries them all, as the recorded histories do.
+    const values = searchAttributeValues(core);
+    ports.upsertSearchAttributes(changed || !cadence.grouped ? values : values.filter((v) => SPEND_ATTRIBUTES.includes(v.key.name)));
     publishedBucket = spendBucket;
     spendAt = now;
   }
   run.published = { state: s.state, step: s.ladder.step, paused, details, spendBucket: publishedBucket, spendAt };
   flushTelemetry(ctx);
 }
+
+/** The attributes a spend-only upsert of a labelled agent carries. */
+const SPEND_ATTRIBUTES: readonly string[] = [WardenCostUsd.name, WardenTokens.name, WardenEvaluatorCostUsd.name];
 
 /** Spend moved on by the cadence's turns since it was last published, and its interval has passed. */
 function spendDue(ctx: AgentContext, spendBucket: number, now: number, intervalMs: number): boolean {
