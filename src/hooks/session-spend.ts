@@ -12,8 +12,9 @@
  *
  *  - A transcript that is another file (another path, device or inode), shorter than the offset,
  *    or whose last counted bytes (up to 256 before the offset, kept as a digest) are not the same
- *    any more (replaced, truncated, rewritten in place) is read again from its start; its newest messages already counted (the
- *    remembered ids, which the API makes unique) count nothing again.
+ *    any more (replaced, truncated, rewritten in place) is read again from its start: what comes
+ *    up to the newest remembered message id (the API makes them unique), and any remembered one,
+ *    counts nothing again — a resumed session's copy of its history is not counted twice.
  *  - At most SESSION_READ_MAX_BYTES are read a turn: a longer increment is counted that far (up
  *    to its last whole line) and the next turn goes on from there.
  *  - The state is written (to a new file, renamed over the old) before the turn is reported: a
@@ -148,7 +149,13 @@ export async function sessionSpendAtTurn(
   const end = whole === 0 && more ? bytes.length : whole;
   const counted = usageByMessage(bytes.subarray(0, end).toString('utf8').split('\n'), { sidechains: false });
   const known = new Set(prior?.ids ?? []);
-  const fresh = [...counted].filter(([id]) => !known.has(id));
+  // A transcript read again from its start (a resumed session's copy, say) holds what was counted
+  // before: everything up to the newest remembered message counts nothing again, not only the
+  // remembered ids.
+  const entries = [...counted];
+  let after = 0;
+  if (restarted) for (let i = 0; i < entries.length; i++) if (known.has(entries[i]![0])) after = i + 1;
+  const fresh = entries.slice(after).filter(([id]) => !known.has(id));
   const spend = sumUsage(fresh.map(([, u]) => u));
   const models = [...new Set(fresh.map(([, u]) => u.model).filter((m): m is string => !!m))].slice(0, 5);
   const named = [...counted.keys()].filter((id) => !id.startsWith('#'));

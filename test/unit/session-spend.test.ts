@@ -115,6 +115,16 @@ describe('sessionSpendAtTurn: a replaced or shrunk transcript, a retried turn', 
     expect(await spend('t2')).toMatchObject({ tokensIn: 150 + 160, messages: 2, restarted: true });
   });
 
+  it('a transcript replaced by a copy of a long history and one new message counts only the new one', async () => {
+    const history = Array.from({ length: 100 }, (_, i) => entry(`h${i}`, 1, 1)).join('');
+    appendFileSync(transcript, history);
+    expect(await spend('t1')).toMatchObject({ messages: 100 });
+    const other = `${transcript}.copy.jsonl`;
+    writeFileSync(other, user('resumed') + history + entry('n1', 50, 5));
+    renameSync(other, transcript);
+    expect(await spend('t2')).toMatchObject({ tokensIn: 150, tokensOut: 5, messages: 1, restarted: true });
+  });
+
   it('a retried turn (the same id) sends the same figures again, whatever was appended since', async () => {
     appendFileSync(transcript, entry('m1', 10, 5));
     const first = await spend('t1');
