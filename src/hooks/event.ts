@@ -9,6 +9,8 @@ import { WardenClient } from '../client/index.js';
 import type { ConnectionSettings } from '../config/connection.js';
 import { jsonTooDeep } from '../json-depth.js';
 import { autoStarting, markUnreachable, planSession, sayOnce, sessionMarkerDir, sessionProjectDir, unreachableRecently } from './auto-start.js';
+import { join } from 'node:path';
+import { wardenHome } from './endpoint-file.js';
 import { handleHook } from './handle.js';
 import { ownGuard } from './own-files.js';
 import { checkHookInput, type ClaudeHookOutput, type CodexHookInput, type HookAgent } from './protocol.js';
@@ -87,7 +89,8 @@ export async function answerHookEvent(e: HookEvent, session: { id?: string } = {
   // A Stop that claims done waits for warden's check, leaving room to answer within the deadline.
   const waitUntil = e.started + e.timeoutMs - Math.min(VERIFY_ANSWER_MARGIN_MS, e.timeoutMs / 4);
   // warden's own files and endpoint as this process has them (its WARDEN_HOME, never the agent's).
-  const own = { guard: () => ownGuard(e.env, e.pids), cwd: e.cwd };
+  // The session's spend state too lives in this process's home (session-spend.ts).
+  const own = { guard: () => ownGuard(e.env, e.pids), cwd: e.cwd, spendDir: join(wardenHome(e.env), 'hook-spend') };
   if (e.named) return handleHook(e.agent, input, e.named, e.client, e.warn, waitUntil, own);
   const projectDir = e.projectDir?.(input) ?? sessionProjectDir(e.agent, input, e.env, e.cwd);
   // Known before the config file is read, so that a bad one is reported once per session too.

@@ -1,6 +1,6 @@
 /** One hook event of a coding agent (Claude Code or Codex), answered with warden's help. The protocol: src/hooks/protocol.ts. */
 import { AgentEndedError } from '../client/index.js';
-import { MAX_TURN_TEXT, truncate } from '../domain/contract/limits.js';
+import { MAX_TURN_COST_USD, MAX_TURN_TEXT, MAX_TURN_TOKENS, truncate } from '../domain/contract/limits.js';
 import type { SignalPayload, TurnInput } from '../domain/contract/schemas.js';
 import type { AgentStatus } from '../domain/contract/status.js';
 import { SELF_CONTROL_TOOL } from '../domain/judgement/heuristic/self-control.js';
@@ -26,6 +26,10 @@ import { ownGuard, type OwnGuard } from './own-files.js';
 import { mcpSelfControl, selfControlCall, type SelfControlHit } from './self-control.js';
 import { treeFingerprint } from '../tree/fingerprint.js';
 import { SUBAGENT_TRANSCRIPT_MAX_BYTES, readSubagentSpend } from './subagent-spend.js';
+import { sessionSpendAtTurn } from './session-spend.js';
+import { sayOnce } from './auto-start.js';
+import { wardenHome } from './endpoint-file.js';
+import { join } from 'node:path';
 import type { TreeFingerprint } from '../domain/contract/schemas.js';
 
 // ---------- the working tree ----------
@@ -59,6 +63,47 @@ async function subagentSpendAtStop(input: ClaudeHookInput, id: string, warn: (li
   } catch (err) {
     warn(`sub-agent ${id}: its spend is not counted: ${err instanceof Error ? err.message : String(err)}`);
     return null;
+  }
+}
+
+// ---------- the session's own spend ----------
+
+/** Where a hooked session's spend state lives unless told otherwise: `$WARDEN_HOME/hook-spend` (this process's home). */
+export const defaultSpendDir = () => join(wardenHome(), 'hook-spend');
+
+/**
+ * What the session's own model calls spent since its last counted turn (its transcript,
+ * `transcript_path`, read incrementally: session-spend.ts), as the turn's tokens; nothing, with the
+ * reason on stderr, when it is not read. With a cost budget and tokens but no cost (Claude Code
+ * writes none per message, warden keeps no prices), says once that the cost budget cannot hold.
+ */
+async function ownSpendAtStop(
+  input: ClaudeHookInput,
+  agentId: string,
+  turn: string,
+  s: AgentStatus,
+  dir: string,
+  warn: (line: string) => void,
+): Promise<Pick<TurnInput, 'tokensIn' | 'tokensOut' | 'costUsd'>> {
+  const path = input.transcript_path;
+  if (typeof path !== 'string' || !path) return {};
+  try {
+    const spend = await sessionSpendAtTurn(dir, agentId, path, turn);
+    if (spend.more) warn(`agent ${agentId}: its transcript grew by more than one read since the last turn; the rest counts at the next`);
+    if (s.budgets?.costUsd?.limit != null && spend.tokensIn + spend.tokensOut > 0 && spend.costUsd === 0)
+      sayOnce(
+        dir,
+        agentId,
+        `agent ${agentId}: cost budget cannot be enforced: no price for model ${spend.models.join(', ') || 'unknown'} ` +
+          '(Claude Code writes no cost per message and warden keeps no prices); its token budget is counted',
+        warn,
+        'noprice',
+      );
+    const cap = (n: number) => Math.min(MAX_TURN_TOKENS, n);
+    return { tokensIn: cap(spend.tokensIn), tokensOut: cap(spend.tokensOut), costUsd: Math.min(MAX_TURN_COST_USD, spend.costUsd) };
+  } catch (err) {
+    warn(`agent ${agentId}: this turn's tokens are not counted: ${err instanceof Error ? err.message : String(err)}`);
+    return {};
   }
 }
 
@@ -163,7 +208,7 @@ export async function handleHook(
   client: () => Promise<HookClient>,
   warn: (line: string) => void = () => {},
   waitUntil: number = Date.now() + DEFAULT_VERIFY_WAIT_MS,
-  own?: { guard: () => OwnGuard; cwd: string },
+  own?: { guard: () => OwnGuard; cwd: string; spendDir?: string },
 ): Promise<ClaudeHookOutput | null> {
   try {
     return await answer(agent, input, agentId, client, warn, waitUntil, own);
@@ -184,7 +229,7 @@ async function answer(
   client: () => Promise<HookClient>,
   warn: (line: string) => void,
   waitUntil: number,
-  own?: { guard: () => OwnGuard; cwd: string },
+  own?: { guard: () => OwnGuard; cwd: string; spendDir?: string },
 ): Promise<ClaudeHookOutput | null> {
   const event = input.hook_event_name;
   switch (event) {
@@ -307,16 +352,19 @@ async function answer(
       const c = await client();
       const s = await c.status(agentId);
       if (abortOf(s)) return null; // nothing to report to; let it stop
+      // What its model calls spent since the last counted turn (a stop that reports nothing leaves it for the next).
+      const spent = () => (agent === 'claude' ? ownSpendAtStop(input, agentId, id, s, own?.spendDir ?? defaultSpendDir(), warn) : Promise.resolve({}));
       // An agent with a definition of done (verify / protect): its stop is a done-claim (stop.ts).
-      if (s.checksDone === true && (s.state === 'running' || s.state === 'spawning')) return claimAtStop(agentId, input, id, text, c, waitUntil, warn);
+      if (s.checksDone === true && (s.state === 'running' || s.state === 'spawning'))
+        return claimAtStop(agentId, input, id, text, c, waitUntil, warn, await spent());
       if (input.stop_hook_active && s.pendingWhispers > 0) {
         // This stop was already blocked once: never block again. Pending whispers stay queued
         // for the next prompt or tool call rather than being taken by a report that cannot deliver them.
         warn(`${s.pendingWhispers} whisper(s) stay queued for agent ${agentId}: this stop was already continued once by a hook`);
         return null;
       }
-      const fingerprint = await tree;
-      const reply = await c.reportTurn(agentId, { id, text, ...(fingerprint ? { tree: fingerprint } : {}) });
+      const [fingerprint, tokens] = await Promise.all([tree, spent()]);
+      const reply = await c.reportTurn(agentId, { id, text, ...tokens, ...(fingerprint ? { tree: fingerprint } : {}) });
       if (!reply.whispers.length && !reply.compact) return null;
       const context = whisperContext(agentId, reply.whispers, reply.compact ? { ...reply, paused: false } : undefined)!;
       if (input.stop_hook_active) return { systemMessage: context }; // a race: shown to the human, at least

@@ -13,7 +13,7 @@
  */
 import { createHash } from 'node:crypto';
 import { MAX_TURN_TEXT, truncate } from '../domain/contract/limits.js';
-import type { Whisper } from '../domain/contract/schemas.js';
+import type { TurnInput, Whisper } from '../domain/contract/schemas.js';
 import type { AgentStatus } from '../domain/contract/status.js';
 import { whisperContext, type ClaudeHookInput, type ClaudeHookOutput, type HookClient } from './protocol.js';
 
@@ -31,8 +31,9 @@ export async function claimAtStop(
   c: HookClient,
   waitUntil: number,
   warn: (line: string) => void,
+  spent: Pick<TurnInput, 'tokensIn' | 'tokensOut' | 'costUsd'> = {},
 ): Promise<ClaudeHookOutput | null> {
-  const reply = await c.reportTurn(agentId, { id, text, done: true });
+  const reply = await c.reportTurn(agentId, { id, text, done: true, ...spent });
   const whispers: Whisper[] = [...reply.whispers];
   let s: AgentStatus = await c.status(agentId);
   // Wait for the check while the claim waits and the agent runs (a paused agent's claim waits for a human).

@@ -35,6 +35,20 @@ function subagentSpendText(spend: NonNullable<AgentStatus['subagents']>['spend']
   return `, ${shortCount(spend.tokens.total)} tokens, $${spend.costUsd.toFixed(spend.costUsd > 0 && spend.costUsd < 0.01 ? 4 : 3)}`;
 }
 
+/**
+ * An agent that reports its own turns (a hooked session) with a cost budget, tokens spent and no
+ * cost reported: its cost budget never fills (Claude Code writes no cost per message, and warden
+ * keeps no prices), so status says so rather than show a budget that cannot hold.
+ */
+export function noPriceWarning(s: Pick<AgentStatus, 'driver' | 'budgets' | 'model'>): string | null {
+  const b = s.budgets;
+  if (s.driver !== null || !b?.costUsd || b.costUsd.limit === null || b.costUsd.used > 0 || !(b.tokens?.used > 0)) return null;
+  return (
+    `cost budget cannot be enforced: no price for ${s.model ? `model ${s.model}` : "this session's model"} ` +
+    '(its CLI reports no cost and warden keeps no prices); the token budget is counted'
+  );
+}
+
 export function formatStatus(status: AgentStatus): string[] {
   // Reasons, verdict messages and turn errors carry agent and driver text: each shown as one line,
   // every terminal control in it as visible text.
@@ -83,6 +97,8 @@ export function formatStatus(status: AgentStatus): string[] {
     );
     lines.push(`  budgets: ${each.join(', ')}${s.budgetPaused ? ' — paused at a budget: raise it with `warden budget`' : ''}`);
   }
+  const cost = noPriceWarning(s);
+  if (cost) lines.push(`  warning: ${cost}`);
   for (const r of (s.budgetRaises ?? []).slice(-3)) {
     const changes = Object.entries(r.changes).map(([k, c]) => `${k} ${c?.from ?? 'none'} → ${c?.to}`);
     lines.push(`  budget raised by ${r.by} at ${r.at}: ${changes.join(', ')}`);

@@ -1,0 +1,143 @@
+/**
+ * A hooked Claude Code session's own spend, with the real Claude Code binary (`claude -p`) against
+ * the scripted Anthropic Messages API, its project hooks wired to the built `warden hook claude`,
+ * and a real dev server + worker: at each Stop the hook reads what the session's transcript gained
+ * since the last counted turn and reports it as the turn's tokens, so the agent's status shows what
+ * the model server reported and a token budget is reached by the session's own turns.
+ */
+import { randomUUID } from 'node:crypto';
+import { execa } from 'execa';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
+import type { Budgets } from '../../src/domain/contract/schemas.js';
+import { messageTexts, startAnthropicServer, text, toolUse, type AnthropicServer } from '../fixtures/anthropic-server.js';
+import { waitForStatus } from '../helpers/agents.js';
+import { claudeBinary, offlineClaudeEnv } from '../helpers/claude.js';
+import { shellWord, wardenHookCommand } from '../helpers/hooks.js';
+import { ROOT, cleanup, useStack } from '../helpers/stack.js';
+
+const stack = useStack();
+const WARDEN = join(ROOT, 'dist/src/cli/main.js');
+let scratch: string;
+let model: AnthropicServer | null = null;
+
+beforeAll(() => {
+  scratch = mkdtempSync(join(tmpdir(), 'warden-claude-spend-'));
+});
+afterEach(async () => {
+  await model?.close();
+  model = null;
+});
+afterAll(() => cleanup(scratch));
+
+/**
+ * The scripted model: the first prompt is answered with a Bash call (1000 in, 300 cache writes,
+ * 4000 cache reads, 200 out; written by Claude Code as two entries, its text and its tool_use) and
+ * then a text (1234 in, 5000 cache reads, 567 out); the second prompt with one text (2000 in, 100 out).
+ */
+const TURN1_IN = 1000 + 300 + 4000 + 1234 + 5000;
+const TURN1_OUT = 200 + 567;
+const TURN2_IN = 2000;
+const TURN2_OUT = 100;
+
+/** A session of two prompts (`claude -p`, then `claude -p --resume` of the same session), supervised by its hooks. */
+async function twoTurnSession(agentId: string, opts: { budgets?: Partial<Budgets> } = {}) {
+  const dir = join(scratch, agentId);
+  const work = join(dir, 'work');
+  const home = join(dir, 'home');
+  const hookLog = join(dir, 'hook-stderr.log');
+  mkdirSync(join(work, '.claude'), { recursive: true });
+  mkdirSync(home, { recursive: true });
+  writeFileSync(hookLog, '');
+  const command = wardenHookCommand('claude', agentId, stack.server, ['--strict', `2>>${shellWord(hookLog)}`]);
+  const hook = [{ type: 'command', command, timeout: 30 }];
+  const settings = { hooks: { PreToolUse: [{ matcher: '*', hooks: hook }], PostToolUse: [{ matcher: '*', hooks: hook }], Stop: [{ hooks: hook }] } };
+  writeFileSync(join(work, '.claude/settings.json'), JSON.stringify(settings, null, 2));
+  await stack.warden.start({
+    agentId,
+    task: 'Look around.',
+    supervisor: { evalInterval: 1000, idleAfterMs: 0 },
+    ...(opts.budgets ? { budgets: opts.budgets } : {}),
+  });
+
+  model = await startAnthropicServer({
+    script: (req) => {
+      const said = messageTexts(req.body, 'user').join('\n');
+      if (said.includes('SECOND-PROMPT')) return text('Still fine.', { input_tokens: TURN2_IN, output_tokens: TURN2_OUT });
+      if (!JSON.stringify((req.body as { messages?: unknown }).messages).includes('tool_result'))
+        return toolUse(
+          'Bash',
+          { command: 'echo look' },
+          { text: 'Let me look.', usage: { input_tokens: 1000, output_tokens: 200, cache_creation_input_tokens: 300, cache_read_input_tokens: 4000 } },
+        );
+      return text('All fine.', { input_tokens: 1234, output_tokens: 567, cache_read_input_tokens: 5000 });
+    },
+  });
+  const session = randomUUID();
+  const claude = (args: string[]) =>
+    execa(claudeBinary(), [...args, '--output-format', 'json', '--allowedTools', 'Bash'], {
+      cwd: work,
+      extendEnv: false,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, ...offlineClaudeEnv(model!.url, { configDir: join(home, '.claude') }) },
+      stdin: 'ignore',
+      all: true,
+      reject: false,
+      timeout: 90_000,
+    });
+  const first = await claude(['-p', 'FIRST-PROMPT: look around.', '--session-id', session]);
+  const out1 = `${String(first.all)}\n--- hook stderr ---\n${readFileSync(hookLog, 'utf8')}`;
+  expect(first.exitCode, out1).toBe(0);
+  const afterFirst = await stack.warden.status(agentId);
+  const second = await claude(['-p', 'SECOND-PROMPT: and now?', '--resume', session]);
+  const output = `${String(second.all)}\n--- hook stderr ---\n${readFileSync(hookLog, 'utf8')}`;
+  expect(second.exitCode, output).toBe(0);
+  return { afterFirst, output, hookLog: () => readFileSync(hookLog, 'utf8'), home };
+}
+
+const cliStatus = (agentId: string) =>
+  execa(process.execPath, [WARDEN, 'status', agentId, '--address', stack.server.address, '--namespace', stack.server.namespace], { reject: false });
+
+test("a two-turn hooked session: the agent's tokens are what the model server reported, each turn its own", async () => {
+  const agentId = 'cc-own-spend';
+  const { afterFirst, output, hookLog, home } = await twoTurnSession(agentId);
+  expect(afterFirst.tokens, output).toEqual({ in: TURN1_IN, out: TURN1_OUT, total: TURN1_IN + TURN1_OUT });
+  const s = await waitForStatus(
+    stack.warden,
+    agentId,
+    (x) => x.tokens.total === TURN1_IN + TURN1_OUT + TURN2_IN + TURN2_OUT,
+    'both turns counted',
+    20_000,
+  ).catch(async (err) => {
+    throw new Error(`${(err as Error).message}\n${JSON.stringify((await stack.warden.status(agentId)).tokens)}\n${output}`);
+  });
+  expect(s.tokens).toEqual({ in: TURN1_IN + TURN2_IN, out: TURN1_OUT + TURN2_OUT, total: TURN1_IN + TURN1_OUT + TURN2_IN + TURN2_OUT });
+  expect(s.costUsd).toBe(0); // Claude Code writes no cost per message, warden keeps no prices
+  expect(hookLog()).toBe('');
+  // Its state: the hook's own home (HOME of the session here), 0600.
+  const state = JSON.parse(readFileSync(join(home, '.warden/hook-spend', `${agentId}.json`), 'utf8')) as { offset: number; path: string };
+  expect(state.path).toMatch(/\.jsonl$/);
+  expect(state.offset).toBeGreaterThan(0);
+  const cli = await cliStatus(agentId);
+  expect(cli.stdout, cli.stderr).toContain(`tokens ${s.tokens.total} (in ${s.tokens.in}, out ${s.tokens.out})`);
+  await stack.warden.signal(agentId, 'abort', {});
+});
+
+test("a token budget is reached by the session's own turns and pauses the agent; a cost budget it cannot hold is said", async () => {
+  const agentId = 'cc-own-budget';
+  const { afterFirst, output, hookLog } = await twoTurnSession(agentId, { budgets: { tokens: 5_000, costUsd: 3 } });
+  expect(afterFirst, output).toMatchObject({
+    state: 'paused-by-user',
+    paused: true,
+    budgetPaused: true,
+    pauseReason: `budget exhausted: tokens ${TURN1_IN + TURN1_OUT} of 5000`,
+  });
+  // Once, on the hook's stderr, and in warden status.
+  expect(hookLog().match(/cost budget cannot be enforced: no price for model \S+/g), output).toHaveLength(1);
+  const cli = await cliStatus(agentId);
+  expect(cli.stdout, cli.stderr).toContain('budgets: tokens');
+  expect(cli.stdout).toContain('— paused at a budget');
+  expect(cli.stdout).toMatch(/ {2}warning: cost budget cannot be enforced: no price for /);
+  await stack.warden.signal(agentId, 'abort', {});
+});
