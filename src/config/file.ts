@@ -53,6 +53,8 @@
  *     group_report_interval: 30s # agents with labels: their spend is published for their groups at most this often
  *   labels:                      # the agent's groups (--label flags add to them); a project's file cannot set them
  *     team: payments
+ *   prices:                      # USD per million tokens, to cost hooked sessions whose CLI writes no cost; your own config only
+ *     claude-sonnet-*: { input: 3, output: 15, cache_read: 0.3, cache_write: 3.75 }
  */
 import { closeSync, constants, existsSync, fstatSync, openSync, readSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -151,6 +153,19 @@ const SafetyFile = z
   .partial()
   .strict();
 
+/** USD per million tokens. */
+const UsdPerMTok = z.number().min(0, 'must be 0 or more').max(1e6, 'at most 1e6 USD per million tokens');
+/** One model's price: input, output, and prompt cache reads and writes (each the input price when not given). */
+const PriceFile = z
+  .object({ input: UsdPerMTok, output: UsdPerMTok, cache_read: UsdPerMTok, cache_write: UsdPerMTok })
+  .partial({ cache_read: true, cache_write: true })
+  .strict();
+/**
+ * Prices of the models hooked sessions call, for a CLI that writes tokens but no cost (Claude Code):
+ * model name (or a prefix ending in `*`) → price. Honoured only from the user's own config.
+ */
+const PricesFile = z.record(z.string().min(1).max(200), PriceFile).refine((r) => Object.keys(r).length <= 200, 'at most 200 models');
+
 /** The hooks of `warden install`: `auto_start: false` leaves sessions nobody started unsupervised. */
 const HooksFile = z.object({ auto_start: z.boolean() }).partial().strict();
 
@@ -166,6 +181,8 @@ export const ConfigFileSchema = z
     safety: SafetyFile,
     /** Labels (groups) of the sessions this file starts: honoured only from the user's own config (trust.ts). */
     labels: LabelsSchema,
+    /** Model prices for hooked sessions' cost: honoured only from the user's own config (userPrices). */
+    prices: PricesFile,
   })
   .partial()
   .strict();
@@ -344,4 +361,28 @@ export function projectConfigFile(projectDir: string): string {
 export function findUserConfig(env: NodeJS.ProcessEnv = process.env): string | null {
   const path = userConfigFile(env);
   return existsSync(path) ? path : null;
+}
+
+/**
+ * The model prices of the user's own config (`prices:`), as hooks price a session's messages
+ * (camelCase); undefined without a user config or prices. A project's file never sets them: a
+ * repository must not make its agent's spend look cheaper. Throws ConfigError for a bad file.
+ */
+export function userPrices(
+  env: NodeJS.ProcessEnv = process.env,
+): Record<string, { input: number; output: number; cacheRead?: number; cacheWrite?: number }> | undefined {
+  const path = findUserConfig(env);
+  const prices = path ? loadConfigFile(path).prices : undefined;
+  if (!prices) return undefined;
+  return Object.fromEntries(
+    Object.entries(prices).map(([model, p]) => [
+      model,
+      {
+        input: p.input,
+        output: p.output,
+        ...(p.cache_read !== undefined && { cacheRead: p.cache_read }),
+        ...(p.cache_write !== undefined && { cacheWrite: p.cache_write }),
+      },
+    ]),
+  );
 }

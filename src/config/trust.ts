@@ -14,7 +14,8 @@
  * (userConfigDir()/warden.yaml), else the defaults. Budgets are the user's ceiling even under a
  * trusted file: a project's budgets only ever make them tighter (capBudgets). Labels, and with
  * them the group budgets that cap a team's agents together, come only from the user's config:
- * a project's `labels:` is never taken, trusted or not.
+ * a project's `labels:` is never taken, trusted or not; nor its `prices:` (a repository must not
+ * make its agent's spend look cheaper).
  */
 import { DEFAULT_WARN_AT } from '../domain/agent/budgets.js';
 import { createHash } from 'node:crypto';
@@ -243,7 +244,7 @@ export function sessionConfig(projectDir: string, env: NodeJS.ProcessEnv = proce
     // Labels (groups, and their budgets) come only from the user's config: a repository cannot leave its group.
     const base = loadBase();
     const { budgets } = capBudgets(cfg.budgets, base?.budgets);
-    const { budgets: _, labels: _labels, ...rest } = cfg;
+    const { budgets: _, labels: _labels, prices: _prices, ...rest } = cfg;
     return { cfg: { ...rest, ...(budgets && { budgets }), ...(base?.labels && { labels: base.labels }) }, source: file };
   }
   const base = loadBase();
@@ -296,5 +297,6 @@ export function describeConfig(cfg: ConfigFile): string[] {
   for (const [k, v] of Object.entries(cfg.budgets ?? {})) out.push(`budgets.${k}: ${String(v)} (only where it is no higher than your own config's)`);
   for (const [k, v] of Object.entries(cfg.safety ?? {})) out.push(`safety.${k}: ${String(v)}`);
   if (cfg.labels) out.push('labels: not taken from a project (only your own config and --label set them)');
+  if (cfg.prices) out.push('prices: not taken from a project (only your own config sets them)');
   return out;
 }

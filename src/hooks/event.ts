@@ -7,12 +7,14 @@
 import { Client, Connection } from '@temporalio/client';
 import { WardenClient } from '../client/index.js';
 import type { ConnectionSettings } from '../config/connection.js';
+import { userPrices } from '../config/file.js';
 import { jsonTooDeep } from '../json-depth.js';
 import { autoStarting, markUnreachable, planSession, sayOnce, sessionMarkerDir, sessionProjectDir, unreachableRecently } from './auto-start.js';
 import { join } from 'node:path';
 import { wardenHome } from './endpoint-file.js';
-import { handleHook } from './handle.js';
+import { handleHook, type OwnFiles } from './handle.js';
 import { ownGuard } from './own-files.js';
+import type { PriceTable } from './prices.js';
 import { checkHookInput, type ClaudeHookOutput, type CodexHookInput, type HookAgent } from './protocol.js';
 import { sessionAgentId } from './session.js';
 
@@ -90,7 +92,8 @@ export async function answerHookEvent(e: HookEvent, session: { id?: string } = {
   const waitUntil = e.started + e.timeoutMs - Math.min(VERIFY_ANSWER_MARGIN_MS, e.timeoutMs / 4);
   // warden's own files and endpoint as this process has them (its WARDEN_HOME, never the agent's).
   // The session's spend state too lives in this process's home (session-spend.ts).
-  const own = { guard: () => ownGuard(e.env, e.pids), cwd: e.cwd, spendDir: join(wardenHome(e.env), 'hook-spend') };
+  // The user's prices are read only when a stop counts a spend (never on a tool call).
+  const own: OwnFiles = { guard: () => ownGuard(e.env, e.pids), cwd: e.cwd, spendDir: join(wardenHome(e.env), 'hook-spend'), prices: () => pricesOrSay(e) };
   if (e.named) return handleHook(e.agent, input, e.named, e.client, e.warn, waitUntil, own);
   const projectDir = e.projectDir?.(input) ?? sessionProjectDir(e.agent, input, e.env, e.cwd);
   // Known before the config file is read, so that a bad one is reported once per session too.
@@ -104,6 +107,16 @@ export async function answerHookEvent(e: HookEvent, session: { id?: string } = {
   // Temporal was unreachable a moment ago: don't make every tool call wait for that again.
   if (unreachableRecently(markers, plan.agentId)) return null;
   return handleHook(e.agent, input, plan.agentId, autoStarting(e.client, plan.spec), e.warn, waitUntil, own);
+}
+
+/** The user's prices (userPrices); a config that cannot be read prices nothing, and the hook says why. */
+function pricesOrSay(e: HookEvent): PriceTable | undefined {
+  try {
+    return userPrices(e.env);
+  } catch (err) {
+    e.warn(`model prices are not read: ${err instanceof Error ? err.message : String(err)}`);
+    return undefined;
+  }
 }
 
 /** Say why an event got no answer: once per auto-started session (and remember an unreachable Temporal), else every time. */

@@ -27,6 +27,7 @@ import { mcpSelfControl, selfControlCall, type SelfControlHit } from './self-con
 import { treeFingerprint } from '../tree/fingerprint.js';
 import { SUBAGENT_TRANSCRIPT_MAX_BYTES, readSubagentSpend } from './subagent-spend.js';
 import { sessionSpendAtTurn } from './session-spend.js';
+import type { PriceTable } from './prices.js';
 import { sayOnce } from './auto-start.js';
 import { wardenHome } from './endpoint-file.js';
 import { join } from 'node:path';
@@ -45,6 +46,16 @@ function treeNow(input: CodexHookInput, own?: { cwd: string }): Promise<TreeFing
   return treeFingerprint(input.cwd || own?.cwd || process.cwd());
 }
 
+/** warden's own files as the hook process has them, and the user's prices (read when a stop needs them). */
+export interface OwnFiles {
+  guard: () => OwnGuard;
+  cwd: string;
+  /** Where the session's spend state lives (session-spend.ts); default `$WARDEN_HOME/hook-spend`. */
+  spendDir?: string;
+  /** The user's `prices:` (their own config only), or undefined. */
+  prices?: () => PriceTable | undefined;
+}
+
 // ---------- a sub-agent's spend ----------
 
 type SubagentSpendPayload = NonNullable<SignalPayload<'subagent'>['spend']>;
@@ -53,11 +64,16 @@ type SubagentSpendPayload = NonNullable<SignalPayload<'subagent'>['spend']>;
  * What the stopped sub-agent spent, from its transcript (`agent_transcript_path`, checked and
  * bounded in subagent-spend.ts); null, with the reason on stderr, when it is not read.
  */
-async function subagentSpendAtStop(input: ClaudeHookInput, id: string, warn: (line: string) => void): Promise<SubagentSpendPayload | null> {
+async function subagentSpendAtStop(
+  input: ClaudeHookInput,
+  id: string,
+  warn: (line: string) => void,
+  prices?: PriceTable,
+): Promise<SubagentSpendPayload | null> {
   const path = input.agent_transcript_path;
   if (typeof path !== 'string' || !path) return null; // an older Claude Code: no transcript named
   try {
-    const spend = await readSubagentSpend(path, input.transcript_path);
+    const spend = await readSubagentSpend(path, input.transcript_path, SUBAGENT_TRANSCRIPT_MAX_BYTES, prices);
     if (spend.partial) warn(`sub-agent ${id}: its transcript is longer than ${SUBAGENT_TRANSCRIPT_MAX_BYTES} bytes; counted that much of it`);
     return { tokensIn: spend.tokensIn, tokensOut: spend.tokensOut, costUsd: spend.costUsd, ...(spend.partial ? { partial: true } : {}) };
   } catch (err) {
@@ -74,8 +90,9 @@ export const defaultSpendDir = () => join(wardenHome(), 'hook-spend');
 /**
  * What the session's own model calls spent since its last counted turn (its transcript,
  * `transcript_path`, read incrementally: session-spend.ts), as the turn's tokens; nothing, with the
- * reason on stderr, when it is not read. With a cost budget and tokens but no cost (Claude Code
- * writes none per message, warden keeps no prices), says once that the cost budget cannot hold.
+ * reason on stderr, when it is not read. Messages are priced from the user's `prices:` (prices.ts).
+ * With a cost budget and a message of a model without a price (Claude Code writes no cost per
+ * message), says once that the cost budget cannot hold.
  */
 async function ownSpendAtStop(
   input: ClaudeHookInput,
@@ -84,18 +101,19 @@ async function ownSpendAtStop(
   s: AgentStatus,
   dir: string,
   warn: (line: string) => void,
+  prices?: PriceTable,
 ): Promise<Pick<TurnInput, 'tokensIn' | 'tokensOut' | 'costUsd'>> {
   const path = input.transcript_path;
   if (typeof path !== 'string' || !path) return {};
   try {
-    const spend = await sessionSpendAtTurn(dir, agentId, path, turn);
+    const spend = await sessionSpendAtTurn(dir, agentId, path, turn, undefined, prices);
     if (spend.more) warn(`agent ${agentId}: its transcript grew by more than one read since the last turn; the rest counts at the next`);
-    if (s.budgets?.costUsd?.limit != null && spend.tokensIn + spend.tokensOut > 0 && spend.costUsd === 0)
+    if (s.budgets?.costUsd?.limit != null && spend.unpriced.length > 0)
       sayOnce(
         dir,
         agentId,
-        `agent ${agentId}: cost budget cannot be enforced: no price for model ${spend.models.join(', ') || 'unknown'} ` +
-          '(Claude Code writes no cost per message and warden keeps no prices); its token budget is counted',
+        `agent ${agentId}: cost budget cannot be enforced: no price for model ${spend.unpriced.join(', ')} ` +
+          "(Claude Code writes no cost per message; give the model's price under prices: in your own warden.yaml); its token budget is counted",
         warn,
         'noprice',
       );
@@ -208,7 +226,7 @@ export async function handleHook(
   client: () => Promise<HookClient>,
   warn: (line: string) => void = () => {},
   waitUntil: number = Date.now() + DEFAULT_VERIFY_WAIT_MS,
-  own?: { guard: () => OwnGuard; cwd: string; spendDir?: string },
+  own?: OwnFiles,
 ): Promise<ClaudeHookOutput | null> {
   try {
     return await answer(agent, input, agentId, client, warn, waitUntil, own);
@@ -229,7 +247,7 @@ async function answer(
   client: () => Promise<HookClient>,
   warn: (line: string) => void,
   waitUntil: number,
-  own?: { guard: () => OwnGuard; cwd: string; spendDir?: string },
+  own?: OwnFiles,
 ): Promise<ClaudeHookOutput | null> {
   const event = input.hook_event_name;
   switch (event) {
@@ -353,7 +371,8 @@ async function answer(
       const s = await c.status(agentId);
       if (abortOf(s)) return null; // nothing to report to; let it stop
       // What its model calls spent since the last counted turn (a stop that reports nothing leaves it for the next).
-      const spent = () => (agent === 'claude' ? ownSpendAtStop(input, agentId, id, s, own?.spendDir ?? defaultSpendDir(), warn) : Promise.resolve({}));
+      const spent = () =>
+        agent === 'claude' ? ownSpendAtStop(input, agentId, id, s, own?.spendDir ?? defaultSpendDir(), warn, own?.prices?.()) : Promise.resolve({});
       // An agent with a definition of done (verify / protect): its stop is a done-claim (stop.ts).
       if (s.checksDone === true && (s.state === 'running' || s.state === 'spawning'))
         return claimAtStop(agentId, input, id, text, c, waitUntil, warn, await spent());
@@ -393,7 +412,7 @@ async function answer(
       if (agent !== 'claude' || typeof input.agent_id !== 'string' || !input.agent_id) return null;
       const type = typeof input.agent_type === 'string' && input.agent_type ? input.agent_type.slice(0, 100) : undefined;
       const id = input.agent_id.slice(0, 200);
-      const spend = event === 'SubagentStop' ? await subagentSpendAtStop(input, id, warn) : null;
+      const spend = event === 'SubagentStop' ? await subagentSpendAtStop(input, id, warn, own?.prices?.()) : null;
       await (await client()).signal(agentId, 'subagent', {
         phase: event === 'SubagentStart' ? 'start' : 'stop',
         id,

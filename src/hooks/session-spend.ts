@@ -29,6 +29,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { type PriceTable, priceMessages } from './prices.js';
 import { readTranscript, sumUsage, usageByMessage } from './transcript-read.js';
 
 /** The most of a transcript read at one turn. */
@@ -48,6 +49,8 @@ export interface SessionSpend {
   messages: number;
   /** The models of the messages counted (at most a few). */
   models: string[];
+  /** The models of counted messages whose cost is unknown: no cost in the transcript, no price in `prices` (at most five). */
+  unpriced: string[];
   /** The transcript was another file or shorter than before: counted again from its start. */
   restarted?: boolean;
   /** More was appended than is read at one turn: the rest counts at the next. */
@@ -110,7 +113,8 @@ async function saveState(file: string, dir: string, state: SpendState): Promise<
 
 /**
  * What the session spent since its last counted turn, for the turn `turnId`, from the transcript
- * `transcriptPath`, with its state in `dir` (see above). Throws TranscriptRefused when the
+ * `transcriptPath`, with its state in `dir` (see above); messages without a cost of their own
+ * are priced from `prices` (the user's `prices:`, prices.ts) where it has their model. Throws TranscriptRefused when the
  * transcript is not one warden reads, or the error of reading it or of writing the state: then
  * nothing was counted, and the next turn counts it.
  */
@@ -120,12 +124,13 @@ export async function sessionSpendAtTurn(
   transcriptPath: string,
   turnId: string,
   maxBytes = SESSION_READ_MAX_BYTES,
+  prices?: PriceTable,
 ): Promise<SessionSpend> {
   const file = spendStateFile(dir, agentId);
   const prior = await loadState(file);
   if (prior?.last && prior.last.turn === turnId && prior.path === transcriptPath) {
     const { tokensIn, tokensOut, costUsd, models } = prior.last;
-    return { tokensIn, tokensOut, costUsd, models, messages: 0, resent: true };
+    return { tokensIn, tokensOut, costUsd, models, unpriced: [], messages: 0, resent: true };
   }
   // Read from a little before the offset: those bytes must be the ones counted up to it (the same
   // file, not rewritten in place); else the transcript is read again from its start.
@@ -156,7 +161,11 @@ export async function sessionSpendAtTurn(
   let after = 0;
   if (restarted) for (let i = 0; i < entries.length; i++) if (known.has(entries[i]![0])) after = i + 1;
   const fresh = entries.slice(after).filter(([id]) => !known.has(id));
-  const spend = sumUsage(fresh.map(([, u]) => u));
+  const { priced, unpriced } = priceMessages(
+    fresh.map(([, u]) => u),
+    prices,
+  );
+  const spend = sumUsage(priced);
   const models = [...new Set(fresh.map(([, u]) => u.model).filter((m): m is string => !!m))].slice(0, 5);
   const named = [...counted.keys()].filter((id) => !id.startsWith('#'));
   const ids = [...(prior?.ids ?? []).filter((id) => !named.includes(id)), ...named].slice(-BOUNDARY_IDS_KEPT);
@@ -171,5 +180,5 @@ export async function sessionSpendAtTurn(
     last: { turn: turnId, tokensIn: spend.tokensIn, tokensOut: spend.tokensOut, costUsd: spend.costUsd, models },
   };
   await saveState(file, dir, next);
-  return { ...spend, models, ...(restarted ? { restarted: true } : {}), ...(more ? { more: true } : {}) };
+  return { ...spend, models, unpriced, ...(restarted ? { restarted: true } : {}), ...(more ? { more: true } : {}) };
 }

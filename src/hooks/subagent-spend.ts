@@ -23,6 +23,7 @@
  */
 import { lstat, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, sep } from 'node:path';
+import { type PriceTable, priceMessages } from './prices.js';
 import { MAX_SPEND_TOKENS, MAX_SPEND_USD, TranscriptRefused, readTranscript, sumUsage, usageByMessage } from './transcript-read.js';
 
 export { MAX_SPEND_TOKENS, MAX_SPEND_USD, TranscriptRefused };
@@ -46,8 +47,8 @@ export interface SubagentSpend {
  * written as several entries (one per content block, the same `message.id`) counts once, with its
  * largest usage. Lines that are not JSON, or not assistant messages, are skipped.
  */
-export function sumTranscriptUsage(lines: Iterable<string>): SubagentSpend {
-  return sumUsage(usageByMessage(lines).values());
+export function sumTranscriptUsage(lines: Iterable<string>, prices?: PriceTable): SubagentSpend {
+  return sumUsage(priceMessages(usageByMessage(lines).values(), prices).priced);
 }
 
 const inside = (root: string, path: string) => path.startsWith(root.endsWith(sep) ? root : root + sep);
@@ -61,6 +62,7 @@ export async function readSubagentSpend(
   agentPath: string,
   sessionTranscript: string | undefined,
   maxBytes = SUBAGENT_TRANSCRIPT_MAX_BYTES,
+  prices?: PriceTable,
 ): Promise<SubagentSpend> {
   if (!isAbsolute(agentPath)) throw new TranscriptRefused('agent_transcript_path is not an absolute path');
   if (!agentPath.endsWith('.jsonl')) throw new TranscriptRefused('agent_transcript_path does not name a .jsonl transcript');
@@ -76,6 +78,6 @@ export async function readSubagentSpend(
   const { bytes, more } = await readTranscript(agentPath, 'agent_transcript_path', maxBytes);
   const lines = bytes.toString('utf8').split('\n');
   if (more) lines.pop(); // cut mid-line
-  const spend = sumTranscriptUsage(lines);
+  const spend = sumTranscriptUsage(lines, prices);
   return more ? { ...spend, partial: true } : spend;
 }

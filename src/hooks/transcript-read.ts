@@ -75,6 +75,9 @@ export interface MessageUsage {
   tokensOut: number;
   costUsd: number;
   model?: string;
+  /** Of tokensIn: prompt cache reads and writes (the rest is plain input), for pricing (prices.ts). */
+  cacheRead?: number;
+  cacheWrite?: number;
 }
 
 const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : 0);
@@ -113,6 +116,8 @@ export function usageByMessage(lines: Iterable<string>, opts: { sidechains?: boo
       tokensOut: num(u.output_tokens),
       costUsd: num(entry.costUSD),
       ...(model ? { model } : {}),
+      cacheRead: num(u.cache_read_input_tokens),
+      cacheWrite: num(u.cache_creation_input_tokens),
     };
     const id = entry.message?.id ?? entry.requestId;
     const key = typeof id === 'string' && id ? id.slice(0, 200) : `#${anonymous++}`;

@@ -43,13 +43,18 @@ const TURN2_IN = 2000;
 const TURN2_OUT = 100;
 
 /** A session of two prompts (`claude -p`, then `claude -p --resume` of the same session), supervised by its hooks. */
-async function twoTurnSession(agentId: string, opts: { budgets?: Partial<Budgets> } = {}) {
+async function twoTurnSession(agentId: string, opts: { budgets?: Partial<Budgets>; userConfig?: string } = {}) {
   const dir = join(scratch, agentId);
   const work = join(dir, 'work');
   const home = join(dir, 'home');
   const hookLog = join(dir, 'hook-stderr.log');
   mkdirSync(join(work, '.claude'), { recursive: true });
   mkdirSync(home, { recursive: true });
+  if (opts.userConfig) {
+    // The user's own config, as the hook (running with the session's HOME) finds it.
+    mkdirSync(join(home, '.config/warden'), { recursive: true });
+    writeFileSync(join(home, '.config/warden/warden.yaml'), opts.userConfig);
+  }
   writeFileSync(hookLog, '');
   const command = wardenHookCommand('claude', agentId, stack.server, ['--strict', `2>>${shellWord(hookLog)}`]);
   const hook = [{ type: 'command', command, timeout: 30 }];
@@ -113,7 +118,7 @@ test("a two-turn hooked session: the agent's tokens are what the model server re
     throw new Error(`${(err as Error).message}\n${JSON.stringify((await stack.warden.status(agentId)).tokens)}\n${output}`);
   });
   expect(s.tokens).toEqual({ in: TURN1_IN + TURN2_IN, out: TURN1_OUT + TURN2_OUT, total: TURN1_IN + TURN1_OUT + TURN2_IN + TURN2_OUT });
-  expect(s.costUsd).toBe(0); // Claude Code writes no cost per message, warden keeps no prices
+  expect(s.costUsd).toBe(0); // Claude Code writes no cost per message, and this user's config gives no prices
   expect(hookLog()).toBe('');
   // Its state: the hook's own home (HOME of the session here), 0600.
   const state = JSON.parse(readFileSync(join(home, '.warden/hook-spend', `${agentId}.json`), 'utf8')) as { offset: number; path: string };
@@ -139,5 +144,20 @@ test("a token budget is reached by the session's own turns and pauses the agent;
   expect(cli.stdout, cli.stderr).toContain('budgets: tokens');
   expect(cli.stdout).toContain('— paused at a budget');
   expect(cli.stdout).toMatch(/ {2}warning: cost budget cannot be enforced: no price for /);
+  await stack.warden.signal(agentId, 'abort', {});
+});
+
+test("with the model's price in the user's own config, the session's turns carry their cost and a cost budget pauses it", async () => {
+  const agentId = 'cc-own-priced';
+  // USD per million tokens; every model ('*'). Turn one: 2,234 plain input, 9,000 cache reads, 300 cache writes, 767 out.
+  const userConfig = "prices:\n  '*': { input: 10, output: 50, cache_read: 1, cache_write: 12.5 }\n";
+  const turn1Cost = (2234 * 10 + 9000 * 1 + 300 * 12.5 + 767 * 50) / 1e6;
+  const { afterFirst, output, hookLog } = await twoTurnSession(agentId, { budgets: { costUsd: 0.05 }, userConfig });
+  expect(afterFirst.costUsd, output).toBeCloseTo(turn1Cost, 9);
+  expect(afterFirst, output).toMatchObject({ state: 'paused-by-user', budgetPaused: true });
+  expect(afterFirst.pauseReason).toMatch(/^budget exhausted: costUsd /);
+  expect(hookLog()).not.toContain('cannot be enforced');
+  const cli = await cliStatus(agentId);
+  expect(cli.stdout).not.toContain('warning: cost budget cannot be enforced');
   await stack.warden.signal(agentId, 'abort', {});
 });

@@ -90,6 +90,19 @@ describe('sessionSpendAtTurn: incremental', () => {
   });
 });
 
+describe("sessionSpendAtTurn: priced from the user's prices", () => {
+  it("costs each message at its model's price, and names the models it cannot price", async () => {
+    appendFileSync(
+      transcript,
+      entry('m1', 1_000_000, 1_000_000) + entry('m2', 10, 1, { message: { id: 'm2', model: 'other-1', usage: { input_tokens: 10, output_tokens: 1 } } }),
+    );
+    const got = await sessionSpendAtTurn(dir, 'agent-a', transcript, 't1', undefined, { 'claude-test-*': { input: 2, output: 10, cacheRead: 1 } });
+    // m1: 1M plain input at $2, 100 cache reads at $1, 1M out at $10 (per million).
+    expect(got.costUsd).toBeCloseTo(2 + 100 / 1e6 + 10, 9);
+    expect(got.unpriced).toEqual(['other-1']);
+  });
+});
+
 describe('sessionSpendAtTurn: a replaced or shrunk transcript, a retried turn', () => {
   it('reads a shrunk transcript again from its start, counting no remembered message twice', async () => {
     appendFileSync(transcript, entry('m1', 10, 5) + entry('m2', 20, 5));
@@ -228,7 +241,7 @@ describe('warden status says when a cost budget cannot be enforced', () => {
     }) as AgentStatus;
   it('a hooked agent with a cost budget, tokens and no cost: one warning line', () => {
     expect(noPriceWarning(st({}))).toBe(
-      "cost budget cannot be enforced: no price for this session's model (its CLI reports no cost and warden keeps no prices); the token budget is counted",
+      "cost budget cannot be enforced: no price for this session's model (its CLI reports no cost: give the model's price under prices: in your own warden.yaml); the token budget is counted",
     );
     expect(noPriceWarning(st({ model: 'claude-x' }))).toMatch(/^cost budget cannot be enforced: no price for model claude-x /);
   });

@@ -37,15 +37,15 @@ function subagentSpendText(spend: NonNullable<AgentStatus['subagents']>['spend']
 
 /**
  * An agent that reports its own turns (a hooked session) with a cost budget, tokens spent and no
- * cost reported: its cost budget never fills (Claude Code writes no cost per message, and warden
- * keeps no prices), so status says so rather than show a budget that cannot hold.
+ * cost reported: its cost budget never fills (Claude Code writes no cost per message, and the
+ * user's config gives no price for its model), so status says so rather than show a budget that cannot hold.
  */
 export function noPriceWarning(s: Pick<AgentStatus, 'driver' | 'budgets' | 'model'>): string | null {
   const b = s.budgets;
   if (s.driver !== null || !b?.costUsd || b.costUsd.limit === null || b.costUsd.used > 0 || !(b.tokens?.used > 0)) return null;
   return (
     `cost budget cannot be enforced: no price for ${s.model ? `model ${s.model}` : "this session's model"} ` +
-    '(its CLI reports no cost and warden keeps no prices); the token budget is counted'
+    "(its CLI reports no cost: give the model's price under prices: in your own warden.yaml); the token budget is counted"
   );
 }
 
