@@ -29,6 +29,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { AGENT_ID_RE } from '../domain/contract/schemas.js';
 import { type PriceTable, priceMessages } from './prices.js';
 import { readTranscript, sumUsage, usageByMessage } from './transcript-read.js';
 
@@ -72,7 +73,11 @@ interface SpendState {
 }
 
 /** The state file of an agent's session (agent ids are plain: letters, digits, `.`, `_`, `-`). */
-export const spendStateFile = (dir: string, agentId: string) => join(dir, `${agentId}.json`);
+export function spendStateFile(dir: string, agentId: string): string {
+  // The id becomes a file name: only a plain agent id (a named agent's id reaches the hook unchecked).
+  if (!AGENT_ID_RE.test(agentId)) throw new Error(`agent id ${JSON.stringify(agentId.slice(0, 120))} is not a valid agent id`);
+  return join(dir, `${agentId}.json`);
+}
 
 const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
 

@@ -156,6 +156,12 @@ describe('sessionSpendAtTurn: a replaced or shrunk transcript, a retried turn', 
 });
 
 describe('sessionSpendAtTurn: refuses what is not a transcript', () => {
+  it('an agent id that is not a plain id never becomes a path', async () => {
+    appendFileSync(transcript, entry('m1', 10, 5));
+    await expect(sessionSpendAtTurn(dir, '../escape', transcript, 't')).rejects.toThrow(/is not a valid agent id/);
+    expect(() => spendStateFile(dir, 'a/b')).toThrow(/is not a valid agent id/);
+  });
+
   it('a relative path, another extension, a symbolic link, a FIFO', async () => {
     await expect(sessionSpendAtTurn(dir, 'a', 'rel/x.jsonl', 't')).rejects.toThrow(/not an absolute path/);
     const txt = join(root, 'x.txt');
