@@ -373,8 +373,13 @@ export class WardenClient {
         // closed one is not started again (that is a WorkflowExecutionAlreadyStartedError).
         workflowIdConflictPolicy: opts.ifExists === 'use' ? 'USE_EXISTING' : 'FAIL',
         workflowIdReusePolicy: opts.ifExists === 'use' ? 'REJECT_DUPLICATE' : 'ALLOW_DUPLICATE',
-        // A labelled agent's epoch for its groups' counters (src/domain/group/budget.ts): copied across continue-as-new.
-        ...(groups.length > 0 && { memo: { wardenEpoch: randomUUID(), wardenStartedAt: Date.now() } }),
+        // The memo, which visibility lists and Temporal copies across continue-as-new: the task's
+        // first line (a roster row not queried still says what the agent does), and a labelled
+        // agent's epoch for its groups' counters (src/domain/group/budget.ts).
+        memo: {
+          wardenTask: spec.task.split('\n')[0]!.slice(0, 180),
+          ...(groups.length > 0 && { wardenEpoch: randomUUID(), wardenStartedAt: Date.now() }),
+        },
         staticSummary: `Supervising ${spec.agentId}: ${spec.task.split('\n')[0]!.slice(0, 180)}`,
         staticDetails: `evaluator **${spec.evaluator.kind}** · window ${spec.supervisor.windowSize} · every ${spec.supervisor.evalInterval} turns · escalate at step ${spec.supervisor.escalationThreshold}`,
         ...(searchAttributes

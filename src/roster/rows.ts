@@ -27,6 +27,8 @@ export interface RosterEntry {
   evaluatorCostUsd: number | null;
   startTime: string;
   closeTime: string | null;
+  /** The task's first line from the memo (agents started by this client); shown until the row's status is read. */
+  task?: string | null;
 }
 
 const num = z.number().catch(0);
@@ -251,7 +253,7 @@ export function buildRow(e: RosterEntry, st: TopStatus | null, intent: string | 
     finished,
     priority,
     why,
-    intent: st?.task ? intentFromSummary(st.task) : intent,
+    intent: st?.task ? intentFromSummary(st.task) : (intent ?? intentFromSummary(e.task)),
     model: st?.model ?? null,
     tokensIn: st ? st.tokens.in : null,
     tokensOut: st ? st.tokens.out : null,

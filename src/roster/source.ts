@@ -48,11 +48,18 @@ export async function listRoster(client: WardenClient, opts: { pageSize?: number
       evaluatorCostUsd: get<number>(WardenEvaluatorCostUsd) ?? null,
       startTime: wf.startTime.toISOString(),
       closeTime: wf.closeTime?.toISOString() ?? null,
+      task: taskOf(wf.memo),
     });
     if (out.length >= limit) break;
   }
   return out;
 }
+
+/** The memo's task line (written by the client at start; agent text, so only ever shown as text). */
+const taskOf = (memo: Record<string, unknown> | undefined): string | null => {
+  const t = memo?.wardenTask;
+  return typeof t === 'string' && t ? t.slice(0, 180) : null;
+};
 
 /** At most this many meshes are listed (and queried): meshes are few, each runs many agents. */
 export const MESH_LIMIT = 200;

@@ -6,6 +6,7 @@
 import { execa } from 'execa';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
+import { listRoster } from '../../src/roster/source.js';
 import { reportWithEvaluations, spiralTurn } from '../helpers/agents.js';
 import { ROOT, eventually, useStack } from '../helpers/stack.js';
 
@@ -57,6 +58,10 @@ test('an agent that continued as new and then blocked: one row in top and list, 
   expect(list.exitCode, list.stderr).toBe(0);
   const mine = (JSON.parse(list.stdout) as { agentId: string; status: string }[]).filter((x) => x.agentId === agentId);
   expect(mine).toEqual([expect.objectContaining({ agentId, status: 'RUNNING' })]);
+
+  // The task's line rides in the memo, copied across continue-as-new: a row nobody queried still says what the agent does.
+  const listed = (await listRoster(stack.warden)).filter((e) => e.agentId === agentId);
+  expect(listed).toEqual([expect.objectContaining({ status: 'RUNNING', task: 'Make `npm run build` pass.' })]);
 
   await stack.warden.signal(agentId, 'abort', { reason: 'test over' });
 });

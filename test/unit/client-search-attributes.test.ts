@@ -86,7 +86,7 @@ test('a namespace registered before WardenLabels: every agent keeps its search a
     'WardenTokens',
     'WardenEvaluatorCostUsd',
   ]);
-  expect(starts[0]!.memo).toBeUndefined();
+  expect(starts[0]!.memo).toEqual({ wardenTask: 't' });
   const labelled = await warden.start({ agentId: 'lab', task: 't', labels: { team: 'payments' } });
   expect(labelled).toMatchObject({ searchAttributes: true, labelsSearchable: false });
   expect(attrs(starts[1]!).WardenLabels).toBeUndefined();
@@ -106,5 +106,5 @@ test('with WardenLabels registered a labelled agent publishes its labels once, a
   expect(starts[0]!.memo).toMatchObject({ wardenEpoch: expect.any(String), wardenStartedAt: expect.any(Number) });
   await warden.start({ agentId: 'plain', task: 't' });
   expect(attrs(starts[1]!).WardenLabels).toBeUndefined();
-  expect(starts[1]!.memo).toBeUndefined();
+  expect(starts[1]!.memo).toEqual({ wardenTask: 't' });
 });

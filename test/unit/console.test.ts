@@ -135,6 +135,14 @@ describe('fleet rows', () => {
     const [old] = fleetRows([buildRow(entry('b', 'running', { evaluatorCostUsd: null }), null, null, o)], o.nowMs);
     expect(old).toMatchObject({ supervisionUsd: null, supervision: '—', supervisionRate: '—' });
   });
+  test("a row not queried yet says what the agent does from the memo's task; its status, once read, wins", () => {
+    const o = { ...DEFAULT_ROW_OPTIONS, nowMs: Date.parse('2026-01-01T02:00:00Z') };
+    expect(buildRow(entry('a', 'running', { task: 'make the build pass' }), null, null, o).intent).toBe('make the build pass');
+    expect(buildRow(entry('a', 'running', { task: 'make the build pass' }), null, 'Supervising a: from describe', o).intent).toBe(
+      'Supervising a: from describe',
+    );
+    expect(buildRow(entry('b', 'running'), null, null, o).intent).toBeNull();
+  });
 });
 
 const status = (over: Partial<AgentStatus> = {}): AgentStatus =>
