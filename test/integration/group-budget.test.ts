@@ -4,13 +4,15 @@
  * crosses the cap, one alert to a real HTTP listener naming the group), an agent that joins later
  * is paused at the next poll, a raise resumes the agents the group paused and only those; and
  * spend is counted exactly once across a worker SIGKILL, a dev-server restart and the agents'
- * continue-as-new (forced early by dynamic config). Short intervals through the inputs.
+ * continue-as-new (forced early by dynamic config). Supervision's spend (a paid evaluator's) is
+ * shown beside the group's and never counted against its cap. Short intervals through the inputs.
  */
 import { execa } from 'execa';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
 import { groupStatus, setGroupBudget } from '../../src/client/groups.js';
 import type { WardenClient } from '../../src/client/index.js';
+import { waitForEvaluations } from '../helpers/agents.js';
 import { ROOT, eventually, useWorkerProcesses } from '../helpers/stack.js';
 import { startWebhookListener } from '../helpers/webhook.js';
 
@@ -29,6 +31,15 @@ const pausedBy = (w: WardenClient, id: string, what: string) =>
     { timeoutMs: 30_000, what },
   );
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** A `command` evaluator that answers OK and reports what its model call cost: $0.0042 an evaluation. */
+const PAID_JUDGE = {
+  kind: 'command' as const,
+  command: [
+    process.execPath,
+    '-e',
+    `process.stdin.resume();process.stdin.on('end',()=>{process.stderr.write('warden-usage {"tokensIn":700,"tokensOut":9,"costUsd":0.0042}\\n');process.stdout.write('{"verdict":"OK"}')})`,
+  ],
+};
 
 test('three agents in one group are capped together: paused at the sum with the reason, one alert naming the group', { timeout: 180_000 }, async () => {
   const hook = await startWebhookListener();
@@ -172,6 +183,51 @@ test('spend is counted exactly once across a worker SIGKILL, a dev-server restar
     expect(later.spent.costUsd).toBeCloseTo(a.costUsd + b.costUsd, 9);
     expect(later.agents.map((x) => x.agentId)).toEqual(['crash-a', 'crash-b']);
     expect(later.polls).toBeGreaterThan(g.polls);
+  } finally {
+    await stack.kill(worker);
+  }
+});
+
+test("supervision's spend is shown beside the group's spend and never counted against its cap", { timeout: 120_000 }, async () => {
+  const worker = stack.spawnWorker();
+  try {
+    const w = stack.warden;
+    // A cap of $0.01: the agent's own $0.003 stays under it; its evaluator's $0.0126 alone would cross it.
+    // The evaluator runs after every turn ($0.0042 each); the next turn publishes what it cost.
+    await setGroupBudget(w, 'team=watched', { costUsd: 0.01, per: 'day' }, POLL);
+    await w.start({
+      agentId: 'watched',
+      task: 'Ship the payments fix',
+      labels: { team: 'watched' },
+      safety: { groupReportIntervalMs: 100 },
+      supervisor: { idleAfterMs: 0, evalInterval: 1 },
+      evaluator: PAID_JUDGE,
+    });
+    for (let i = 1; i <= 3; i++) {
+      await w.reportTurn('watched', { id: `watched-${i}`, text: `working ${i}`, costUsd: 0.001, tokensIn: 10 });
+      await waitForEvaluations(w, 'watched', i);
+      await sleep(150); // past the publication interval
+    }
+    // A turn without spend publishes the third evaluation's figure (its own evaluation's is published by no later turn).
+    await w.reportTurn('watched', { id: 'watched-4', text: 'done for now' });
+    const cli = (args: string[]) => execa('node', [join(ROOT, 'dist/src/cli/main.js'), '--address', stack.server.address, ...args], { reject: false });
+    const g = await eventually(
+      async () => {
+        const r = await cli(['group', 'status', 'team=watched', '--json']);
+        const v = JSON.parse(r.stdout) as { supervision?: { costUsd: number }; spent: { costUsd: number } };
+        return (v.supervision?.costUsd ?? 0) >= 0.0126 - 1e-9 && v.spent.costUsd >= 0.003 - 1e-9 ? v : null;
+      },
+      { timeoutMs: 30_000, what: "the evaluator's spend counted in the group's supervision" },
+    );
+    expect(g).toMatchObject({ group: 'team=watched', exhausted: null, pausedByGroup: [], spent: { costUsd: expect.closeTo(0.003, 9), tokens: 30 } });
+    expect(g.supervision!.costUsd).toBeCloseTo(0.0126, 9);
+    // Counted once: more polls add nothing, and the agent still runs.
+    await sleep(1_000);
+    const later = JSON.parse((await cli(['group', 'status', 'team=watched', '--json'])).stdout) as { supervision: { costUsd: number } };
+    expect(later.supervision.costUsd).toBeCloseTo(0.0126, 9);
+    expect((await w.status('watched')).paused).toBe(false);
+    const text = await cli(['group', 'status', 'team=watched']);
+    expect(text.stdout).toMatch(/supervision \(the evaluators' own model calls\): \$0\.0126, not counted against the cap/);
   } finally {
     await stack.kill(worker);
   }
