@@ -6,6 +6,8 @@
  * spend is counted exactly once across a worker SIGKILL, a dev-server restart and the agents'
  * continue-as-new (forced early by dynamic config). Supervision's spend (a paid evaluator's) is
  * shown beside the group's and never counted against its cap. Short intervals through the inputs.
+ * Two counters' histories are recorded for the replay corpus (a budget, a poll counting two agents
+ * that exhausts it, a raise; and a run that continued as new with its carried state).
  */
 import { execa } from 'execa';
 import { join } from 'node:path';
@@ -13,6 +15,7 @@ import { expect, test } from 'vitest';
 import { groupStatus, setGroupBudget } from '../../src/client/groups.js';
 import type { WardenClient } from '../../src/client/index.js';
 import { waitForEvaluations } from '../helpers/agents.js';
+import { recordHistory } from '../helpers/histories.js';
 import { ROOT, eventually, useWorkerProcesses } from '../helpers/stack.js';
 import { startWebhookListener } from '../helpers/webhook.js';
 
@@ -183,6 +186,11 @@ test('spend is counted exactly once across a worker SIGKILL, a dev-server restar
     expect(later.spent.costUsd).toBeCloseTo(a.costUsd + b.costUsd, 9);
     expect(later.agents.map((x) => x.agentId)).toEqual(['crash-a', 'crash-b']);
     expect(later.polls).toBeGreaterThan(g.polls);
+    // The counter continued as new too (the server suggests it at 60 events): its current run started from carried state.
+    const counter = w.client.workflow.getHandle('warden-group-team=crash');
+    const d = await counter.describe();
+    expect(d.runId).not.toBe(d.raw.workflowExecutionInfo?.firstRunId);
+    await recordHistory(stack.server.address, counter, 'group-budget-continued');
   } finally {
     await stack.kill(worker);
   }
@@ -228,6 +236,45 @@ test("supervision's spend is shown beside the group's spend and never counted ag
     expect((await w.status('watched')).paused).toBe(false);
     const text = await cli(['group', 'status', 'team=watched']);
     expect(text.stdout).toMatch(/supervision \(the evaluators' own model calls\): \$0\.0126, not counted against the cap/);
+  } finally {
+    await stack.kill(worker);
+  }
+});
+
+test('a budget, a poll counting two agents that exhausts it, a raise: the counter as recorded for replay', { timeout: 120_000 }, async () => {
+  const worker = stack.spawnWorker();
+  try {
+    const w = stack.warden;
+    const group = 'team=replay';
+    const counter = w.client.workflow.getHandle('warden-group-team=replay');
+    // Polls once a minute here, so its history holds only the polls this scenario asks for: a budget signal wakes it.
+    await setGroupBudget(w, group, { costUsd: 0.5, per: 'day' }, { pollIntervalMs: 60_000 });
+    await eventually(async () => ((await groupStatus(w, group)).polls >= 1 ? true : null), { timeoutMs: 30_000, what: 'the first poll' });
+    for (const id of ['rec-a', 'rec-b']) await startAgent(w, id, 'replay');
+    await sleep(150); // past the publication interval
+    for (const id of ['rec-a', 'rec-b']) await w.reportTurn(id, { id: `${id}-1`, text: 'working', costUsd: 0.3, tokensIn: 100 });
+    // The same budget again wakes the counter for a poll; again until visibility shows both agents' spend.
+    const counted = await eventually(
+      async () => {
+        await setGroupBudget(w, group, { costUsd: 0.5, per: 'day' });
+        await sleep(500);
+        const g = await groupStatus(w, group);
+        return g.spent.costUsd >= 0.6 - 1e-9 ? g : null;
+      },
+      { timeoutMs: 30_000, what: 'a poll counting both agents' },
+    );
+    expect(counted.agents.map((a) => a.agentId)).toEqual(['rec-a', 'rec-b']);
+    expect(counted.spent).toEqual({ costUsd: expect.closeTo(0.6, 9), tokens: 200 });
+    for (const id of ['rec-a', 'rec-b'])
+      expect((await pausedBy(w, id, `${id} paused by its group`)).pauseReason).toMatch(/^group team=replay budget exhausted/);
+    // The raise: the next poll (at once) resumes both.
+    await setGroupBudget(w, group, { costUsd: 5, per: 'day' });
+    for (const id of ['rec-a', 'rec-b']) await eventually(async () => !(await w.status(id)).paused, { timeoutMs: 30_000, what: `${id} resumed by the raise` });
+    expect(await groupStatus(w, group)).toMatchObject({ exhausted: null, pausedByGroup: [], budget: { costUsd: 5 } });
+    // One run: nothing here continued as new, so the recorded history is the whole scenario.
+    const d = await counter.describe();
+    expect(d.runId).toBe(d.raw.workflowExecutionInfo?.firstRunId);
+    await recordHistory(stack.server.address, counter, 'group-budget-raise');
   } finally {
     await stack.kill(worker);
   }
