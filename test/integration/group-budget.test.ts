@@ -6,6 +6,7 @@
  * spend is counted exactly once across a worker SIGKILL, a dev-server restart and the agents'
  * continue-as-new (forced early by dynamic config). Supervision's spend (a paid evaluator's) is
  * shown beside the group's and never counted against its cap. Short intervals through the inputs.
+ * A delegated child counts in its parent's groups, once: a parent publishes only its own turns' spend.
  * Two counters' histories are recorded for the replay corpus (a budget, a poll counting two agents
  * that exhausts it, a raise; and a run that continued as new with its carried state).
  */
@@ -14,7 +15,8 @@ import { join } from 'node:path';
 import { expect, test } from 'vitest';
 import { groupStatus, setGroupBudget } from '../../src/client/groups.js';
 import type { WardenClient } from '../../src/client/index.js';
-import { waitForEvaluations } from '../helpers/agents.js';
+import { finalStatus, waitForEvaluations } from '../helpers/agents.js';
+import { WardenCostUsd, WardenLabels } from '../../src/domain/contract/search-attributes.js';
 import { recordHistory } from '../helpers/histories.js';
 import { ROOT, eventually, useWorkerProcesses } from '../helpers/stack.js';
 import { startWebhookListener } from '../helpers/webhook.js';
@@ -275,6 +277,53 @@ test('a budget, a poll counting two agents that exhausts it, a raise: the counte
     const d = await counter.describe();
     expect(d.runId).toBe(d.raw.workflowExecutionInfo?.firstRunId);
     await recordHistory(stack.server.address, counter, 'group-budget-raise');
+  } finally {
+    await stack.kill(worker);
+  }
+});
+
+test("a delegated child carries its parent's labels: its spend counts in the group once, beside its parent's", { timeout: 120_000 }, async () => {
+  const worker = stack.spawnWorker();
+  try {
+    const w = stack.warden;
+    await setGroupBudget(w, 'team=tree', { costUsd: 100, per: 'day' }, POLL);
+    await startAgent(w, 'tree-boss', 'tree');
+    await sleep(150); // past the publication interval
+    await w.reportTurn('tree-boss', { id: 'boss-1', text: 'planning', costUsd: 0.25, tokensIn: 100 });
+    const turns = [
+      { text: 'working', toolCalls: [{ name: 'shell', args: 'make answer', ok: true }], costUsd: 0.125, tokensIn: 50 },
+      { text: 'TASK COMPLETE', costUsd: 0.125, tokensIn: 50 },
+    ];
+    await w.delegate('tree-boss', {
+      childId: 'kid',
+      objective: 'Compute the answer.',
+      resultSchema: { type: 'object' },
+      definitionOfDone: 'the answer is computed and returned as JSON',
+      toolAllowlist: ['shell'],
+      driver: { kind: 'scripted', turns, turnDelayMs: 200, result: { answer: 1 } },
+    });
+    const kid = await finalStatus(w.handle('tree-boss.kid'));
+    expect(kid).toMatchObject({ state: 'done', labels: { team: 'tree' }, costUsd: 0.25 });
+    const d = await w.handle('tree-boss.kid').describe();
+    expect(d.typedSearchAttributes.get(WardenLabels)).toEqual(['team=tree']);
+    // Its own epoch, kept across its continue-as-new (the run id would change with each run and count it again).
+    expect((d.memo as { wardenEpoch?: string }).wardenEpoch).toMatch(/^[\w-]+\/agent-tree-boss\.kid\/\d+$/);
+    await sleep(150);
+    await w.reportTurn('tree-boss', { id: 'boss-2', text: 'waiting' });
+    const g = await eventually(
+      async () => {
+        const v = await groupStatus(w, 'team=tree');
+        return v.spent.costUsd >= 0.5 - 1e-9 ? v : null;
+      },
+      { timeoutMs: 30_000, what: "the child's spend counted in its parent's group" },
+    );
+    // The parent publishes its own turns' spend only (its budget covers the subtree, its WardenCostUsd does not).
+    expect((await w.handle('tree-boss').describe()).typedSearchAttributes.get(WardenCostUsd)).toBe(0.25);
+    await sleep(1_000);
+    const later = await groupStatus(w, 'team=tree');
+    expect(later.spent).toEqual({ costUsd: 0.5, tokens: 200 });
+    expect(later.polls).toBeGreaterThan(g.polls);
+    await w.signal('tree-boss', 'abort', {});
   } finally {
     await stack.kill(worker);
   }
