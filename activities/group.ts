@@ -1,11 +1,11 @@
 /**
  * listGroupAgents: one poll of a group's counter (workflows/group.ts). Lists the group's agents
  * in visibility — running, or closed since the last poll — with the spend they publish
- * (`WardenCostUsd`, `WardenTokens`) and their epoch (the first run of their chain). Reads only:
+ * (`WardenCostUsd`, `WardenTokens`, and supervision's `WardenEvaluatorCostUsd` where it is published) and their epoch (the first run of their chain). Reads only:
  * a retry or a second poll returns the same or newer figures, which the counter turns into deltas.
  */
 import { Context } from '@temporalio/activity';
-import { WardenCostUsd, WardenPaused, WardenTokens } from '../src/domain/contract/search-attributes.js';
+import { WardenCostUsd, WardenEvaluatorCostUsd, WardenPaused, WardenTokens } from '../src/domain/contract/search-attributes.js';
 import type { Sighting } from '../src/domain/group/budget.js';
 import { groupAgentsQuery, type ListGroupAgentsInput, type ListGroupAgentsOutput } from '../src/domain/group/activity-types.js';
 
@@ -28,6 +28,8 @@ export async function listGroupAgents(input: ListGroupAgentsInput): Promise<List
       paused: (sa.get(WardenPaused as never) as boolean | undefined) ?? false,
       costUsd: (sa.get(WardenCostUsd as never) as number | undefined) ?? 0,
       tokens: (sa.get(WardenTokens as never) as number | undefined) ?? 0,
+      // A later attribute: absent on a run that does not publish it (then supervision counts nothing of it).
+      evaluatorCostUsd: (sa.get(WardenEvaluatorCostUsd as never) as number | undefined) ?? null,
       closedAt: running ? null : (wf.closeTime?.getTime() ?? null),
     });
     if (agents.length >= GROUP_LIST_MAX) break;

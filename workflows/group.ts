@@ -22,6 +22,7 @@ import {
 import {
   GROUP_POLL_MS,
   applyPoll,
+  carriedGroup,
   closedSince,
   decide,
   freshGroup,
@@ -58,7 +59,7 @@ export async function groupBudgetWorkflow(input: GroupInput, carried?: GroupStat
   // `since` is when the budget was set: the start event's time (signal-with-start), before the client
   // returned, so an agent started after it is never taken as started before it. Not Date.now() nor
   // runStartTime: both are the first workflow task's time, which can come after an agent started at once.
-  const st: GroupState = carried ?? freshGroup(group, workflowInfo().startTime.getTime());
+  const st: GroupState = carried ? carriedGroup(carried) : freshGroup(group, workflowInfo().startTime.getTime());
   let wake = false;
   let pending = 0;
   let notifySeq = 0;

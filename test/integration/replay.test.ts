@@ -27,7 +27,7 @@ test.each(files)('replays %s', async (file) => {
 
 /**
  * The workflow id the history ran under (the JSON does not hold it): an agent's is agent-<agentId>,
- * from its spec, the start event's first argument. The workflow checks it (patch
+ * from its spec, the start event's first argument; a group counter's is warden-group-<group>, from its input. The workflow checks it (patch
  * 'agent-workflow-id'), so a replay under another id would take a different path.
  */
 function recordedWorkflowId(history: { events: unknown[] }): string | null {
@@ -38,9 +38,10 @@ function recordedWorkflowId(history: { events: unknown[] }): string | null {
   const attrs = started.workflowExecutionStartedEventAttributes;
   const data = attrs?.input?.payloads?.[0]?.data;
   const type = attrs?.workflowType?.name;
-  if ((type !== 'agentWorkflow' && type !== 'meshWorkflow') || !data) return null;
+  if ((type !== 'agentWorkflow' && type !== 'meshWorkflow' && type !== 'groupBudgetWorkflow') || !data) return null;
   try {
-    const spec = JSON.parse(Buffer.from(data, 'base64').toString('utf8')) as { agentId?: unknown; runId?: unknown };
+    const spec = JSON.parse(Buffer.from(data, 'base64').toString('utf8')) as { agentId?: unknown; runId?: unknown; group?: unknown };
+    if (type === 'groupBudgetWorkflow') return typeof spec.group === 'string' ? `warden-group-${spec.group}` : null; // a group's counter
     if (type === 'meshWorkflow') return typeof spec.runId === 'string' ? `mesh-${spec.runId}` : null; // a mesh is mesh-<runId>
     return typeof spec.agentId === 'string' ? `agent-${spec.agentId}` : null;
   } catch {

@@ -57,6 +57,19 @@ describe('concurrency caps per mode', () => {
   });
 });
 
+describe("the parent's labels", () => {
+  it("go to the child with the parent's group reporting interval; an unlabelled parent's child has none", () => {
+    const a = testAgent({ delegation: { mode: 'tight', maxDepth: 1 }, labels: { team: 'payments' }, safety: { groupReportIntervalMs: 500 } });
+    a.core.s.state = 'running';
+    const p = planChild(a, task('c'));
+    expect(p.spec.labels).toEqual({ team: 'payments' });
+    expect(p.spec.safety).toEqual({ groupReportIntervalMs: 500 });
+    const plain = planChild(parent('tight'), task('d')).spec;
+    expect(plain).not.toHaveProperty('labels');
+    expect(plain).not.toHaveProperty('safety');
+  });
+});
+
 describe('the subtree', () => {
   it('open children are stopped once; finished ones are left alone', () => {
     const a = parent('orchestrator');

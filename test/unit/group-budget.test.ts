@@ -4,9 +4,11 @@ import {
   CLOSED_MARGIN_MS,
   REPAUSE_AFTER_MS,
   applyPoll,
+  carriedGroup,
   closedSince,
   decide,
   freshGroup,
+  groupView,
   nextPeriodStart,
   periodStartOf,
   roll,
@@ -99,6 +101,50 @@ describe('counting: deltas of cumulative figures, exactly once', () => {
     expect(groupAgentsQuery('team=payments', T0)).toBe(
       "WorkflowType = 'agentWorkflow' AND WardenLabels = 'team=payments' AND ExecutionStatus != 'ContinuedAsNew' AND (ExecutionStatus = 'Running' OR CloseTime >= '2026-11-23T09:00:00.000Z')",
     );
+  });
+});
+
+describe("supervision's spend: counted exactly once, shown, never against the cap", () => {
+  const sup = (id: string, costUsd: number, evaluatorCostUsd: number | null, extra: Partial<Sighting> = {}) => row(id, costUsd, { evaluatorCostUsd, ...extra });
+
+  it('adds only the growth of WardenEvaluatorCostUsd per epoch; a repeated or stale poll adds nothing', () => {
+    const st = counter(100);
+    applyPoll(st, [sup('a', 1, 0.25), sup('b', 1, 0.5)], T0 + 1);
+    applyPoll(st, [sup('a', 1, 0.25), sup('b', 1, 0.5)], T0 + 2);
+    applyPoll(st, [sup('a', 1, 0.125), sup('b', 1, 0.75)], T0 + 3); // a's row is stale
+    applyPoll(st, [sup('a', 1, 0.375), sup('b', 1, 0.75)], T0 + 4);
+    expect(st.supervision).toEqual({ costUsd: 1.125 });
+    expect(st.spent).toEqual({ costUsd: 2, tokens: 2000 });
+  });
+
+  it('absent (a namespace without the attribute) counts nothing; an agent from before the budget counts only its growth', () => {
+    const st = counter(100);
+    applyPoll(st, [sup('plain', 1, null), row('older', 1), sup('before', 0, 4, { startedAt: T0 - 60_000 })], T0 + 1);
+    applyPoll(st, [sup('plain', 2, null), row('older', 2), sup('before', 0, 4.5, { startedAt: T0 - 60_000 })], T0 + 2);
+    expect(st.supervision.costUsd).toBe(0.5);
+    expect(st.agents['first-plain']).not.toHaveProperty('evaluatorCostUsd');
+  });
+
+  it('never exhausts the group: the cap is on the agents’ own spend', () => {
+    const st = counter(1);
+    applyPoll(st, [sup('a', 0.5, 30)], T0 + 1);
+    expect(decide(st, T0 + 1)).toEqual([]);
+    expect(groupView(st, T0 + 1)).toMatchObject({ spent: { costUsd: 0.5 }, supervision: { costUsd: 30 }, exhausted: null });
+  });
+
+  it('a new period starts it at 0 again; state carried by an older counter (without it) counts from its next figures', () => {
+    const st = counter(100);
+    applyPoll(st, [sup('a', 1, 2)], T0 + 1);
+    roll(st, Date.parse('2026-11-24T00:00:05.000Z'));
+    expect(st.supervision).toEqual({ costUsd: 0 });
+    const older = counter(100);
+    applyPoll(older, [row('a', 1)], T0 + 1); // an older counter neither read nor kept the figure
+    const { supervision: _, ...old } = older;
+    const carried = carriedGroup(JSON.parse(JSON.stringify(old)) as GroupState);
+    expect(carried.supervision).toEqual({ costUsd: 0 });
+    applyPoll(carried, [sup('a', 1, 3)], T0 + 2); // its baseline: what it spent before is not counted
+    applyPoll(carried, [sup('a', 1, 3.5)], T0 + 3);
+    expect(carried.supervision.costUsd).toBe(0.5);
   });
 });
 

@@ -38,6 +38,7 @@ export function formatGroup(v: GroupView): string[] {
   return [
     `group ${v.group}: ${v.exhausted ? `EXHAUSTED — ${v.exhausted}` : b ? `at most ${capsText(b)} per ${b.per}` : 'no budget'}`,
     `  period ${v.period.start} → ${v.period.end}: spent ${money(v.spent.costUsd)}, ${v.spent.tokens} tokens (last poll ${v.lastPollAt ?? '—'})`,
+    `  supervision (the evaluators' own model calls): ${money(v.supervision?.costUsd ?? 0)}, not counted against the cap`,
     `  agents running (${v.agents.length}): ${v.agents.map((a) => `${a.agentId} ${money(a.costUsd)}${a.paused ? ' (paused)' : ''}`).join(', ') || '—'}`,
     ...(v.pausedByGroup.length ? [`  paused by the group: ${v.pausedByGroup.join(', ')}`] : []),
   ];

@@ -1,5 +1,7 @@
 /** `warden status <agentId>` and `warden list`. */
 import type { Command } from 'commander';
+import type { AgentSummary } from '../../client/index.js';
+import { groupsOf } from '../../domain/contract/labels.js';
 import type { AgentStatus } from '../../domain/contract/status.js';
 import { formatVerdict } from '../../domain/judgement/verdict-text.js';
 import { formatEvaluatorSpend } from '../../domain/judgement/tiered.js';
@@ -140,14 +142,22 @@ export const statusAction = async (agentId: string, _o: unknown, cmd: Command) =
   for (const l of formatStatus(s)) print(l);
 };
 
-export const listAction = async (o: { query?: string; limit: string }, cmd: Command) => {
-  let rows = await withClient(cmd, (c) => c.list({ query: o.query, limit: Number(o.limit) || 100 }));
-  if (globals(cmd).json) return printJson(rows);
-  if (!rows.length) return print('no agents');
-  rows = visibleDeep(rows);
-  print(['AGENT'.padEnd(24), 'WORKFLOW'.padEnd(10), 'STATE'.padEnd(16), 'STEP', 'PAUSED', 'COST'.padEnd(9), 'STARTED'].join(' '));
+/** At most this many characters of an agent's labels in `warden list`'s LABELS column. */
+export const LIST_LABELS_WIDTH = 40;
+
+/** An agent's labels as the LABELS column shows them: `k=v` sorted, joined by commas, cut with `…` past the width. */
+export function labelsCell(labels: Record<string, string> | undefined, width = LIST_LABELS_WIDTH): string {
+  const text = groupsOf(labels).join(',');
+  return text.length <= width ? text : `${text.slice(0, width - 1)}…`;
+}
+
+/** `warden list`'s table: a header and one line per agent; the LABELS column only when an agent listed has labels. */
+export function formatList(rows: readonly AgentSummary[]): string[] {
+  const labelled = rows.some((r) => groupsOf(r.labels).length > 0);
+  const header = ['AGENT'.padEnd(24), 'WORKFLOW'.padEnd(10), 'STATE'.padEnd(16), 'STEP', 'PAUSED', 'COST'.padEnd(9), 'STARTED'.padEnd(24)];
+  const lines = [[...header, ...(labelled ? ['LABELS'] : [])].join(' ').trimEnd()];
   for (const r of rows)
-    print(
+    lines.push(
       [
         r.agentId.padEnd(24),
         r.status.toLowerCase().padEnd(10),
@@ -155,7 +165,18 @@ export const listAction = async (o: { query?: string; limit: string }, cmd: Comm
         String(r.escalationStep ?? '?').padEnd(4),
         String(r.paused ?? '?').padEnd(6),
         (r.costUsd === null ? '?' : `$${r.costUsd.toFixed(4)}`).padEnd(9),
-        r.startTime,
-      ].join(' '),
+        r.startTime.padEnd(24),
+        ...(labelled ? [labelsCell(r.labels)] : []),
+      ]
+        .join(' ')
+        .trimEnd(),
     );
+  return lines;
+}
+
+export const listAction = async (o: { query?: string; limit: string }, cmd: Command) => {
+  const rows = await withClient(cmd, (c) => c.list({ query: o.query, limit: Number(o.limit) || 100 }));
+  if (globals(cmd).json) return printJson(rows);
+  if (!rows.length) return print('no agents');
+  for (const l of formatList(visibleDeep(rows))) print(l);
 };

@@ -50,10 +50,16 @@ Examples:
 
   group
     .command('status')
-    .description("show the group's budget, the period's spend, its agents and the ones it paused")
+    .description("show the group's budget, the period's spend (supervision's apart), its agents and the ones it paused")
     .argument('<key=value>', 'the group: a label, e.g. team=payments')
     .option('--json', 'print the status as JSON')
-    .addHelpText('after', '\nExit codes: 0 ok, 1 failure, 2 bad usage, 3 no such group (no budget set).')
+    .addHelpText(
+      'after',
+      `
+Supervision is what the agents' evaluators' own model calls cost (WardenEvaluatorCostUsd): shown
+beside the spend, never counted against the cap.
+Exit codes: 0 ok, 1 failure, 2 bad usage, 3 no such group (no budget set).`,
+    )
     .action(
       lazy(
         () => import('../commands/group.js'),

@@ -42,6 +42,7 @@ export function planChild(ctx: AgentContext, input: unknown): PlannedChild {
   const rec: ChildRecord = { agentId: childAgentId, workflowId: `agent-${childAgentId}`, state: queued ? 'queued' : 'running', reason: null };
   addChild(core.s, rec);
   const marker = t.driven?.doneMarker ?? spec.driven.doneMarker;
+  const labelled = Object.keys(spec.labels ?? {}).length > 0;
   const child: AgentSpecInput = {
     agentId: childAgentId,
     task: [
@@ -62,6 +63,10 @@ export function planChild(ctx: AgentContext, input: unknown): PlannedChild {
     contract: { resultSchema: t.resultSchema, toolAllowlist: t.toolAllowlist, definitionOfDone: t.definitionOfDone },
     startQueued: queued,
     ...(t.verify ? { verify: t.verify } : {}),
+    // The parent's groups, and how often it reports to them: the child's own spend counts in them (a
+    // parent publishes only its own turns' spend, never its children's, so nothing is counted twice).
+    ...(labelled && { labels: { ...spec.labels } }),
+    ...(labelled && spec.safety.groupReportIntervalMs !== undefined && { safety: { groupReportIntervalMs: spec.safety.groupReportIntervalMs } }),
   };
   return { rec, spec: child, queued, summary: `Delegated by ${spec.agentId}: ${t.objective.split('\n')[0]!.slice(0, 160)}` };
 }

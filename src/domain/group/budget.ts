@@ -13,6 +13,10 @@
  * and keeps in the workflow's memo (`wardenEpoch`), which Temporal copies across continue-as-new
  * (SQL visibility does not list `firstRunId`). An agent started again under an old id draws a new
  * one, so it is a new epoch, counted from 0; the old one's figures stay with the old epoch.
+ *
+ * Supervision's spend (`WardenEvaluatorCostUsd`: what the agents' evaluators' model calls cost) is
+ * counted the same way, per epoch and exactly once, but only shown: it never counts against a cap.
+ * An agent that does not publish it (a namespace without the attribute) adds nothing.
  */
 import type { IrcNotify, WebhookChannel } from '../contract/schemas.js';
 
@@ -40,6 +44,8 @@ export interface Sighting {
   paused: boolean;
   costUsd: number;
   tokens: number;
+  /** `WardenEvaluatorCostUsd` as published; absent or null where the run does not publish it. */
+  evaluatorCostUsd?: number | null;
   /** Close time (ms) of a closed run, else null. */
   closedAt: number | null;
 }
@@ -49,6 +55,8 @@ export interface Counted {
   workflowId: string;
   costUsd: number;
   tokens: number;
+  /** The last counted evaluator spend; absent while the epoch published none. */
+  evaluatorCostUsd?: number;
   running: boolean;
   paused: boolean;
   closedAt: number | null;
@@ -64,6 +72,8 @@ export interface GroupState {
   periodStart: number;
   /** Spent by the group in the current period. */
   spent: { costUsd: number; tokens: number };
+  /** What supervising the group's agents cost in the current period: shown, never counted against a cap. */
+  supervision: { costUsd: number };
   /** Per epoch (first run id): what was counted of it. */
   agents: Record<string, Counted>;
   /** The epochs this group paused (workflow id, when): only these are resumed. */
@@ -113,6 +123,7 @@ export function freshGroup(group: string, now: number): GroupState {
     budget: null,
     periodStart: periodStartOf(now, 'day'),
     spent: { costUsd: 0, tokens: 0 },
+    supervision: { costUsd: 0 },
     agents: {},
     paused: {},
     notified: null,
@@ -145,7 +156,24 @@ export function roll(st: GroupState, now: number): void {
   if (now < nextPeriodStart(st.periodStart, per)) return;
   st.periodStart = periodStartOf(now, per);
   st.spent = { costUsd: 0, tokens: 0 };
+  st.supervision = { costUsd: 0 };
   st.notified = null;
+}
+
+/** State carried across continue-as-new, with what a counter of an older warden did not carry. */
+export function carriedGroup(c: GroupState): GroupState {
+  return { ...c, supervision: c.supervision ?? { costUsd: 0 } };
+}
+
+/**
+ * The evaluator spend to count of one sighting, and the figure to keep: like the agent's own, but
+ * an epoch first counted without it (an older counter) takes its current figure as the baseline.
+ */
+function supervisionGrowth(st: GroupState, was: Counted | undefined, r: Sighting): { add: number; keep: number | undefined } {
+  const now = r.evaluatorCostUsd;
+  if (typeof now !== 'number') return { add: 0, keep: was?.evaluatorCostUsd };
+  const base = was ? (was.evaluatorCostUsd ?? now) : r.startedAt < st.since ? now : 0;
+  return { add: Math.max(0, now - base), keep: Math.max(base, now) };
 }
 
 /**
@@ -160,10 +188,13 @@ export function applyPoll(st: GroupState, seen: readonly Sighting[], now: number
     const costUsd = Math.max(0, r.costUsd - base.costUsd);
     const tokens = Math.max(0, r.tokens - base.tokens);
     st.spent = { costUsd: st.spent.costUsd + costUsd, tokens: st.spent.tokens + tokens };
+    const sup = supervisionGrowth(st, was, r);
+    st.supervision = { costUsd: st.supervision.costUsd + sup.add };
     st.agents[r.epoch] = {
       workflowId: r.workflowId,
       costUsd: Math.max(base.costUsd, r.costUsd),
       tokens: Math.max(base.tokens, r.tokens),
+      ...(sup.keep !== undefined && { evaluatorCostUsd: sup.keep }),
       running: r.running,
       paused: r.paused,
       closedAt: r.closedAt,
@@ -248,6 +279,8 @@ export function groupView(st: GroupState, now: number) {
     budget: b ? { ...(b.costUsd !== undefined && { costUsd: b.costUsd }), ...(b.tokens !== undefined && { tokens: b.tokens }), per: b.per } : null,
     period: { per, start: new Date(st.periodStart).toISOString(), end: new Date(nextPeriodStart(st.periodStart, per)).toISOString() },
     spent: { ...st.spent },
+    /** Supervision's spend in the period: shown beside the spend, not counted against the cap. */
+    supervision: { ...st.supervision },
     exhausted: exhaustion(st),
     agents,
     pausedByGroup: Object.values(st.paused)
