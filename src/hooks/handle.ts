@@ -27,6 +27,7 @@ import { mcpSelfControl, selfControlCall, type SelfControlHit } from './self-con
 import { treeFingerprint } from '../tree/fingerprint.js';
 import { SUBAGENT_TRANSCRIPT_MAX_BYTES, readSubagentSpend } from './subagent-spend.js';
 import { sessionSpendAtTurn } from './session-spend.js';
+import { codexSpendAtTurn } from './codex-spend.js';
 import { sayOnce } from './auto-start.js';
 import { wardenHome } from './endpoint-file.js';
 import { join } from 'node:path';
@@ -72,13 +73,16 @@ async function subagentSpendAtStop(input: ClaudeHookInput, id: string, warn: (li
 export const defaultSpendDir = () => join(wardenHome(), 'hook-spend');
 
 /**
- * What the session's own model calls spent since its last counted turn (its transcript,
- * `transcript_path`, read incrementally: session-spend.ts), as the turn's tokens; nothing, with the
- * reason on stderr, when it is not read. With a cost budget and tokens but no cost (Claude Code
- * writes none per message, warden keeps no prices), says once that the cost budget cannot hold.
+ * What the session's own model calls spent since its last counted turn, as the turn's tokens: read
+ * incrementally from its transcript (`transcript_path`; transcript-increment.ts), Claude Code's
+ * (session-spend.ts: each message's usage) or Codex's rollout (codex-spend.ts: the growth of its
+ * cumulative totals). Nothing, with the reason on stderr, when it is not read. With a cost budget
+ * and tokens but no cost (neither CLI writes one per call, warden keeps no prices), says once
+ * that the cost budget cannot hold.
  */
 async function ownSpendAtStop(
-  input: ClaudeHookInput,
+  agent: HookAgent,
+  input: CodexHookInput,
   agentId: string,
   turn: string,
   s: AgentStatus,
@@ -87,18 +91,21 @@ async function ownSpendAtStop(
 ): Promise<Pick<TurnInput, 'tokensIn' | 'tokensOut' | 'costUsd'>> {
   const path = input.transcript_path;
   if (typeof path !== 'string' || !path) return {};
+  const cli = agent === 'claude' ? 'Claude Code' : 'Codex';
   try {
-    const spend = await sessionSpendAtTurn(dir, agentId, path, turn);
+    const spend = await (agent === 'claude' ? sessionSpendAtTurn : codexSpendAtTurn)(dir, agentId, path, turn);
     if (spend.more) warn(`agent ${agentId}: its transcript grew by more than one read since the last turn; the rest counts at the next`);
-    if (s.budgets?.costUsd?.limit != null && spend.tokensIn + spend.tokensOut > 0 && spend.costUsd === 0)
+    if (s.budgets?.costUsd?.limit != null && spend.tokensIn + spend.tokensOut > 0 && spend.costUsd === 0) {
+      const model = spend.models.join(', ') || (typeof input.model === 'string' && input.model ? input.model.slice(0, 100) : 'unknown');
       sayOnce(
         dir,
         agentId,
-        `agent ${agentId}: cost budget cannot be enforced: no price for model ${spend.models.join(', ') || 'unknown'} ` +
-          '(Claude Code writes no cost per message and warden keeps no prices); its token budget is counted',
+        `agent ${agentId}: cost budget cannot be enforced: no price for model ${model} ` +
+          `(${cli} writes no cost per model call and warden keeps no prices); its token budget is counted`,
         warn,
         'noprice',
       );
+    }
     const cap = (n: number) => Math.min(MAX_TURN_TOKENS, n);
     return { tokensIn: cap(spend.tokensIn), tokensOut: cap(spend.tokensOut), costUsd: Math.min(MAX_TURN_COST_USD, spend.costUsd) };
   } catch (err) {
@@ -353,7 +360,7 @@ async function answer(
       const s = await c.status(agentId);
       if (abortOf(s)) return null; // nothing to report to; let it stop
       // What its model calls spent since the last counted turn (a stop that reports nothing leaves it for the next).
-      const spent = () => (agent === 'claude' ? ownSpendAtStop(input, agentId, id, s, own?.spendDir ?? defaultSpendDir(), warn) : Promise.resolve({}));
+      const spent = () => ownSpendAtStop(agent, input, agentId, id, s, own?.spendDir ?? defaultSpendDir(), warn);
       // An agent with a definition of done (verify / protect): its stop is a done-claim (stop.ts).
       if (s.checksDone === true && (s.state === 'running' || s.state === 'spawning'))
         return claimAtStop(agentId, input, id, text, c, waitUntil, warn, await spent());
