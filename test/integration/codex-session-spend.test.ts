@@ -7,20 +7,18 @@
  * turn's tokens, so the agent's status shows what the model server reported and a token budget is
  * reached by the session's own turns.
  */
-import { execa } from 'execa';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import type { Budgets } from '../../src/domain/contract/schemas.js';
 import { inputTexts, message, shellCall, startModelServer, type ModelServer } from '../fixtures/model-server.js';
-import { waitForStatus } from '../helpers/agents.js';
-import { codexExecArgs, codexHooksToml, execCodex, offlineCodexEnv } from '../helpers/codex.js';
+import { codexExecArgs, codexHooksToml, execCodex, offlineCodexEnv, threadIdOf } from '../helpers/codex.js';
+import { cliStatus, expectBudgetPausedWithoutPrice, expectTokensCounted } from '../helpers/own-spend.js';
 import { shellWord, wardenHookCommand } from '../helpers/hooks.js';
-import { ROOT, cleanup, useStack } from '../helpers/stack.js';
+import { cleanup, useStack } from '../helpers/stack.js';
 
 const stack = useStack();
-const WARDEN = join(ROOT, 'dist/src/cli/main.js');
 let scratch: string;
 let model: ModelServer | null = null;
 
@@ -76,16 +74,7 @@ async function twoTurnSession(agentId: string, opts: { budgets?: Partial<Budgets
   const first = await codex(['FIRST-PROMPT: look around.']);
   const out1 = `${String(first.all)}\n--- hook stderr ---\n${readFileSync(hookLog, 'utf8')}`;
   expect(first.exitCode, out1).toBe(0);
-  const thread = String(first.stdout)
-    .split('\n')
-    .flatMap((l) => {
-      try {
-        return [JSON.parse(l) as { type?: string; thread_id?: string }];
-      } catch {
-        return [];
-      }
-    })
-    .find((e) => e.type === 'thread.started')?.thread_id;
+  const thread = threadIdOf(first.stdout);
   expect(thread, out1).toMatch(/^[0-9a-f-]{36}$/);
   const afterFirst = await stack.warden.status(agentId);
   const second = await codex(['resume', thread!, 'SECOND-PROMPT: and now?']);
@@ -94,30 +83,17 @@ async function twoTurnSession(agentId: string, opts: { budgets?: Partial<Budgets
   return { afterFirst, output, hookLog: () => readFileSync(hookLog, 'utf8'), dir };
 }
 
-const cliStatus = (agentId: string) =>
-  execa(process.execPath, [WARDEN, 'status', agentId, '--address', stack.server.address, '--namespace', stack.server.namespace], { reject: false });
-
 test("a two-turn hooked codex session: the agent's tokens are what the model server reported, each turn its own", async () => {
   const agentId = 'cx-own-spend';
   const { afterFirst, output, hookLog, dir } = await twoTurnSession(agentId);
   expect(afterFirst.tokens, output).toEqual({ in: TURN1_IN, out: TURN1_OUT, total: TURN1_IN + TURN1_OUT });
-  const s = await waitForStatus(
-    stack.warden,
-    agentId,
-    (x) => x.tokens.total === TURN1_IN + TURN1_OUT + TURN2_IN + TURN2_OUT,
-    'both turns counted',
-    20_000,
-  ).catch(async (err) => {
-    throw new Error(`${(err as Error).message}\n${JSON.stringify((await stack.warden.status(agentId)).tokens)}\n${output}`);
-  });
-  expect(s.tokens).toEqual({ in: TURN1_IN + TURN2_IN, out: TURN1_OUT + TURN2_OUT, total: TURN1_IN + TURN1_OUT + TURN2_IN + TURN2_OUT });
-  expect(s.costUsd).toBe(0); // codex writes no cost, warden keeps no prices
+  const s = await expectTokensCounted(stack.warden, agentId, { in: TURN1_IN + TURN2_IN, out: TURN1_OUT + TURN2_OUT }, output);
   expect(hookLog()).toBe('');
   // Its state: the hook's own home (HOME of the session here), the rollout's totals carried.
   const state = JSON.parse(readFileSync(join(dir, '.warden/hook-spend', `${agentId}.json`), 'utf8')) as { path: string; carry: unknown };
   expect(state.path).toMatch(/\/sessions\/\d{4}\/\d{2}\/\d{2}\/rollout-[^/]+\.jsonl$/);
   expect(state.carry).toEqual({ totals: { input: TURN1_IN + TURN2_IN, output: TURN1_OUT + TURN2_OUT } });
-  const cli = await cliStatus(agentId);
+  const cli = await cliStatus(stack.server, agentId);
   expect(cli.stdout, cli.stderr).toContain(`tokens ${s.tokens.total} (in ${s.tokens.in}, out ${s.tokens.out})`);
   await stack.warden.signal(agentId, 'abort', {});
 });
@@ -133,9 +109,6 @@ test("a token budget is reached by the codex session's own turns and pauses the 
   });
   // Once, on the hook's stderr, and in warden status.
   expect(hookLog().match(/cost budget cannot be enforced: no price for model warden-test-model \(Codex writes no cost/g), output).toHaveLength(1);
-  const cli = await cliStatus(agentId);
-  expect(cli.stdout, cli.stderr).toContain('budgets: tokens');
-  expect(cli.stdout).toContain('— paused at a budget');
-  expect(cli.stdout).toMatch(/ {2}warning: cost budget cannot be enforced: no price for /);
+  await expectBudgetPausedWithoutPrice(stack.server, agentId);
   await stack.warden.signal(agentId, 'abort', {});
 });

@@ -9,10 +9,9 @@ import { join } from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { codexGrowth, codexSpendAtTurn, codexTotals } from '../../src/hooks/codex-spend.js';
 import { handleHook } from '../../src/hooks/handle.js';
-import type { HookClient } from '../../src/hooks/protocol.js';
 import { spendStateFile } from '../../src/hooks/transcript-increment.js';
 import { ownGuard } from '../../src/hooks/own-files.js';
-import type { TurnInput } from '../../src/domain/contract/schemas.js';
+import { recordingHookClient } from '../helpers/own-spend.js';
 
 const root = mkdtempSync(join(tmpdir(), 'warden-codex-spend-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -182,18 +181,7 @@ describe('codexSpendAtTurn: a rollout read turn by turn', () => {
 });
 
 describe("the Codex Stop hook sends the session's own spend as the turn's tokens", () => {
-  function client(status: Record<string, unknown> = {}) {
-    const turns: TurnInput[] = [];
-    const c = {
-      signal: async () => {},
-      reportTurn: async (_id: string, t: TurnInput) => {
-        turns.push(t);
-        return { accepted: true, duplicate: false, whispers: [], paused: false, stop: false, interrupt: false, state: 'running' };
-      },
-      status: async () => ({ state: 'running', pendingWhispers: 0, paused: false, checksDone: false, toolAllowlist: [], ...status }),
-    } as unknown as HookClient;
-    return { client: async () => c, turns };
-  }
+  const client = recordingHookClient;
   const own = () => ({ guard: () => ownGuard(), cwd: root, spendDir: dir });
   const stop = (over: Record<string, unknown> = {}) => ({
     hook_event_name: 'Stop',
