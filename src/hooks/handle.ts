@@ -25,7 +25,7 @@ import { deniedTurn, stopFailureWait } from './api-error.js';
 import { ownGuard, type OwnGuard } from './own-files.js';
 import { mcpSelfControl, selfControlCall, type SelfControlHit } from './self-control.js';
 import { treeFingerprint } from '../tree/fingerprint.js';
-import { SUBAGENT_TRANSCRIPT_MAX_BYTES, readSubagentSpend } from './subagent-spend.js';
+import { CODEX_SUBAGENT_TAIL_BYTES, SUBAGENT_TRANSCRIPT_MAX_BYTES, readCodexSubagentSpend, readSubagentSpend } from './subagent-spend.js';
 import { sessionSpendAtTurn } from './session-spend.js';
 import { codexSpendAtTurn } from './codex-spend.js';
 import { sayOnce } from './auto-start.js';
@@ -52,14 +52,20 @@ type SubagentSpendPayload = NonNullable<SignalPayload<'subagent'>['spend']>;
 
 /**
  * What the stopped sub-agent spent, from its transcript (`agent_transcript_path`, checked and
- * bounded in subagent-spend.ts); null, with the reason on stderr, when it is not read.
+ * bounded in subagent-spend.ts: Claude Code's summed, Codex's rollout totals); null, with the
+ * reason on stderr, when it is not read.
  */
-async function subagentSpendAtStop(input: ClaudeHookInput, id: string, warn: (line: string) => void): Promise<SubagentSpendPayload | null> {
+async function subagentSpendAtStop(agent: HookAgent, input: ClaudeHookInput, id: string, warn: (line: string) => void): Promise<SubagentSpendPayload | null> {
   const path = input.agent_transcript_path;
-  if (typeof path !== 'string' || !path) return null; // an older Claude Code: no transcript named
+  if (typeof path !== 'string' || !path) return null; // an older CLI: no transcript named
   try {
-    const spend = await readSubagentSpend(path, input.transcript_path);
-    if (spend.partial) warn(`sub-agent ${id}: its transcript is longer than ${SUBAGENT_TRANSCRIPT_MAX_BYTES} bytes; counted that much of it`);
+    const spend = await (agent === 'claude' ? readSubagentSpend : readCodexSubagentSpend)(path, input.transcript_path);
+    if (spend.partial)
+      warn(
+        agent === 'claude'
+          ? `sub-agent ${id}: its transcript is longer than ${SUBAGENT_TRANSCRIPT_MAX_BYTES} bytes; counted that much of it`
+          : `sub-agent ${id}: no token totals in the last ${CODEX_SUBAGENT_TAIL_BYTES} bytes of its rollout; nothing counted`,
+      );
     return { tokensIn: spend.tokensIn, tokensOut: spend.tokensOut, costUsd: spend.costUsd, ...(spend.partial ? { partial: true } : {}) };
   } catch (err) {
     warn(`sub-agent ${id}: its spend is not counted: ${err instanceof Error ? err.message : String(err)}`);
@@ -395,12 +401,13 @@ async function answer(
 
     case 'SubagentStart':
     case 'SubagentStop': {
-      // Claude Code ran a sub-agent (the Task tool, a custom agent): listed under the agent in its
-      // status; at its stop, what it spent (its own transcript) counts toward the agent's budgets.
-      if (agent !== 'claude' || typeof input.agent_id !== 'string' || !input.agent_id) return null;
+      // Its CLI ran a sub-agent (Claude Code's Task tool or a custom agent, Codex's spawn_agent): listed
+      // under the agent in its status; at its stop, what it spent (its own transcript) counts toward
+      // the agent's budgets. A Codex sub-agent given more work stops again: its totals then count what grew.
+      if (typeof input.agent_id !== 'string' || !input.agent_id) return null;
       const type = typeof input.agent_type === 'string' && input.agent_type ? input.agent_type.slice(0, 100) : undefined;
       const id = input.agent_id.slice(0, 200);
-      const spend = event === 'SubagentStop' ? await subagentSpendAtStop(input, id, warn) : null;
+      const spend = event === 'SubagentStop' ? await subagentSpendAtStop(agent, input, id, warn) : null;
       await (await client()).signal(agentId, 'subagent', {
         phase: event === 'SubagentStart' ? 'start' : 'stop',
         id,

@@ -3,13 +3,14 @@
  * cumulative `token_count` totals since the last counted turn, read incrementally
  * (transcript-increment.ts), and the Stop hook sending it as the turn's tokens.
  */
-import { appendFileSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { codexGrowth, codexSpendAtTurn, codexTotals } from '../../src/hooks/codex-spend.js';
 import { handleHook } from '../../src/hooks/handle.js';
 import { spendStateFile } from '../../src/hooks/transcript-increment.js';
+import { codexSessionsRoot, readCodexSubagentSpend } from '../../src/hooks/subagent-spend.js';
 import { ownGuard } from '../../src/hooks/own-files.js';
 import { recordingHookClient } from '../helpers/own-spend.js';
 
@@ -230,5 +231,70 @@ describe("the Codex Stop hook sends the session's own spend as the turn's tokens
     await handleHook('codex', stop({ transcript_path: join(root, 'rollout.txt') }), 'cx-r', c.client, (l) => warned.push(l), Date.now() + 1000, own());
     expect(c.turns[0]).not.toHaveProperty('tokensIn');
     expect(warned).toEqual([expect.stringContaining("this turn's tokens are not counted: transcript_path does not name a .jsonl transcript")]);
+  });
+});
+
+describe("a Codex sub-agent's spend: its own rollout's last totals (SubagentStop)", () => {
+  const sessions = join(root, 'codex-home', 'sessions');
+  const rolloutIn = (day: string, name: string, body: string) => {
+    const d = join(sessions, '2026', '11', day);
+    mkdirSync(d, { recursive: true });
+    writeFileSync(join(d, name), body);
+    return join(d, name);
+  };
+  const parent = rolloutIn('28', 'rollout-2026-11-28T23-59-00-parent.jsonl', tokenCount(100, 10));
+
+  it("Codex's sessions folder is the root of a dated rollout's; any other layout, its own folder", () => {
+    expect(codexSessionsRoot(parent)).toBe(sessions);
+    expect(codexSessionsRoot('/x/y/rollout-a.jsonl')).toBe('/x/y');
+    expect(codexSessionsRoot('/x/notsessions/2026/11/28/rollout-a.jsonl')).toBe('/x/notsessions/2026/11/28');
+  });
+
+  it('the last cumulative totals, also in a rollout of another day; given more work, larger totals', async () => {
+    const sub = rolloutIn('29', 'rollout-2026-11-29T00-00-01-sub.jsonl', item('x') + tokenCount(7000, 70) + rateLimitsOnly);
+    expect(await readCodexSubagentSpend(sub, parent)).toEqual({ tokensIn: 7000, tokensOut: 70, costUsd: 0, messages: 1 });
+    appendFileSync(sub, tokenCount(7100, 71) + item('y'));
+    expect(await readCodexSubagentSpend(sub, parent)).toEqual({ tokensIn: 7100, tokensOut: 71, costUsd: 0, messages: 2 });
+  });
+
+  it('reads only the tail: the totals there are the whole; a tail with none counts nothing, marked partial', async () => {
+    const sub = rolloutIn('28', 'rollout-tail.jsonl', tokenCount(1, 1) + item('x'.repeat(5000)) + tokenCount(900, 90) + item('y'));
+    expect(await readCodexSubagentSpend(sub, parent, 1000)).toMatchObject({ tokensIn: 900, tokensOut: 90 });
+    const long = rolloutIn('28', 'rollout-long.jsonl', tokenCount(1, 1) + item('x'.repeat(5000)));
+    expect(await readCodexSubagentSpend(long, parent, 1000)).toEqual({ tokensIn: 0, tokensOut: 0, costUsd: 0, messages: 0, partial: true });
+  });
+
+  it("refuses a rollout outside the session's sessions folder, a symbolic link, a relative path", async () => {
+    const elsewhere = join(root, 'elsewhere.jsonl');
+    writeFileSync(elsewhere, tokenCount(5, 5));
+    await expect(readCodexSubagentSpend(elsewhere, parent)).rejects.toThrow(/not inside the session's Codex sessions folder/);
+    const link = join(sessions, '2026', '11', '28', 'rollout-link.jsonl');
+    symlinkSync(elsewhere, link);
+    await expect(readCodexSubagentSpend(link, parent)).rejects.toThrow(/symbolic link/);
+    await expect(readCodexSubagentSpend('rollout.jsonl', parent)).rejects.toThrow(/not an absolute path/);
+    await expect(readCodexSubagentSpend(elsewhere, undefined)).rejects.toThrow(/transcript_path/);
+  });
+
+  it('the hook signals the sub-agent at its start and stop, the stop with its totals', async () => {
+    const sub = rolloutIn('28', 'rollout-sub-hook.jsonl', tokenCount(300, 30));
+    const signals: Array<[string, unknown]> = [];
+    const c = recordingHookClient();
+    const cl = await c.client();
+    (cl as { signal: unknown }).signal = async (_a: string, name: string, p: unknown) => void signals.push([name, p]);
+    const base = { session_id: 'thread-1', turn_id: 'sub-turn', transcript_path: parent, agent_id: 'sub-1', agent_type: 'default' };
+    const warned: string[] = [];
+    await handleHook('codex', { ...base, hook_event_name: 'SubagentStart', transcript_path: sub }, 'cx-sub', c.client, (l) => warned.push(l));
+    await handleHook(
+      'codex',
+      { ...base, hook_event_name: 'SubagentStop', agent_transcript_path: sub, last_assistant_message: 'sub done' },
+      'cx-sub',
+      c.client,
+      (l) => warned.push(l),
+    );
+    expect(signals).toEqual([
+      ['subagent', { phase: 'start', id: 'sub-1', type: 'default' }],
+      ['subagent', { phase: 'stop', id: 'sub-1', type: 'default', spend: { tokensIn: 300, tokensOut: 30, costUsd: 0 } }],
+    ]);
+    expect(warned).toEqual([]);
   });
 });
