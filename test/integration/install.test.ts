@@ -190,6 +190,8 @@ describe('install and uninstall on real files', () => {
       'Stop',
       'PreCompact',
       'PostCompact',
+      'SubagentStart',
+      'SubagentStop',
       'SessionEnd',
     ]);
     expect(hooks.hooks.SessionEnd[0].hooks[0].timeout, 'codex allows SessionEnd 3 s').toBe(3);
