@@ -25,9 +25,10 @@ import { deniedTurn, stopFailureWait } from './api-error.js';
 import { ownGuard, type OwnGuard } from './own-files.js';
 import { mcpSelfControl, selfControlCall, type SelfControlHit } from './self-control.js';
 import { treeFingerprint } from '../tree/fingerprint.js';
-import { SUBAGENT_TRANSCRIPT_MAX_BYTES, readSubagentSpend } from './subagent-spend.js';
+import { CODEX_SUBAGENT_TAIL_BYTES, SUBAGENT_TRANSCRIPT_MAX_BYTES, readCodexSubagentSpend, readSubagentSpend } from './subagent-spend.js';
 import { sessionSpendAtTurn } from './session-spend.js';
 import type { PriceTable } from './prices.js';
+import { codexSpendAtTurn } from './codex-spend.js';
 import { sayOnce } from './auto-start.js';
 import { wardenHome } from './endpoint-file.js';
 import { join } from 'node:path';
@@ -62,19 +63,29 @@ type SubagentSpendPayload = NonNullable<SignalPayload<'subagent'>['spend']>;
 
 /**
  * What the stopped sub-agent spent, from its transcript (`agent_transcript_path`, checked and
- * bounded in subagent-spend.ts); null, with the reason on stderr, when it is not read.
+ * bounded in subagent-spend.ts: Claude Code's summed, Codex's rollout totals); null, with the
+ * reason on stderr, when it is not read.
  */
 async function subagentSpendAtStop(
+  agent: HookAgent,
   input: ClaudeHookInput,
   id: string,
   warn: (line: string) => void,
   prices?: PriceTable,
 ): Promise<SubagentSpendPayload | null> {
   const path = input.agent_transcript_path;
-  if (typeof path !== 'string' || !path) return null; // an older Claude Code: no transcript named
+  if (typeof path !== 'string' || !path) return null; // an older CLI: no transcript named
   try {
-    const spend = await readSubagentSpend(path, input.transcript_path, SUBAGENT_TRANSCRIPT_MAX_BYTES, prices);
-    if (spend.partial) warn(`sub-agent ${id}: its transcript is longer than ${SUBAGENT_TRANSCRIPT_MAX_BYTES} bytes; counted that much of it`);
+    const spend =
+      agent === 'claude'
+        ? await readSubagentSpend(path, input.transcript_path, SUBAGENT_TRANSCRIPT_MAX_BYTES, prices)
+        : await readCodexSubagentSpend(path, input.transcript_path);
+    if (spend.partial)
+      warn(
+        agent === 'claude'
+          ? `sub-agent ${id}: its transcript is longer than ${SUBAGENT_TRANSCRIPT_MAX_BYTES} bytes; counted that much of it`
+          : `sub-agent ${id}: no token totals in the last ${CODEX_SUBAGENT_TAIL_BYTES} bytes of its rollout; nothing counted`,
+      );
     return { tokensIn: spend.tokensIn, tokensOut: spend.tokensOut, costUsd: spend.costUsd, ...(spend.partial ? { partial: true } : {}) };
   } catch (err) {
     warn(`sub-agent ${id}: its spend is not counted: ${err instanceof Error ? err.message : String(err)}`);
@@ -88,14 +99,17 @@ async function subagentSpendAtStop(
 export const defaultSpendDir = () => join(wardenHome(), 'hook-spend');
 
 /**
- * What the session's own model calls spent since its last counted turn (its transcript,
- * `transcript_path`, read incrementally: session-spend.ts), as the turn's tokens; nothing, with the
- * reason on stderr, when it is not read. Messages are priced from the user's `prices:` (prices.ts).
- * With a cost budget and a message of a model without a price (Claude Code writes no cost per
- * message), says once that the cost budget cannot hold.
+ * What the session's own model calls spent since its last counted turn, as the turn's tokens: read
+ * incrementally from its transcript (`transcript_path`; transcript-increment.ts), Claude Code's
+ * (session-spend.ts: each message's usage, priced from the user's `prices:`, prices.ts) or Codex's
+ * rollout (codex-spend.ts: the growth of its cumulative totals). Nothing, with the reason on
+ * stderr, when it is not read. With a cost budget and model calls whose cost is unknown (Claude
+ * Code's without a price for their model; Codex's, which warden does not price), says once that
+ * the cost budget cannot hold.
  */
 async function ownSpendAtStop(
-  input: ClaudeHookInput,
+  agent: HookAgent,
+  input: CodexHookInput,
   agentId: string,
   turn: string,
   s: AgentStatus,
@@ -105,18 +119,26 @@ async function ownSpendAtStop(
 ): Promise<Pick<TurnInput, 'tokensIn' | 'tokensOut' | 'costUsd'>> {
   const path = input.transcript_path;
   if (typeof path !== 'string' || !path) return {};
+  const cli = agent === 'claude' ? 'Claude Code' : 'Codex';
   try {
-    const spend = await sessionSpendAtTurn(dir, agentId, path, turn, undefined, prices);
+    const spend = agent === 'claude' ? await sessionSpendAtTurn(dir, agentId, path, turn, undefined, prices) : await codexSpendAtTurn(dir, agentId, path, turn);
     if (spend.more) warn(`agent ${agentId}: its transcript grew by more than one read since the last turn; the rest counts at the next`);
-    if (s.budgets?.costUsd?.limit != null && spend.unpriced.length > 0)
+    const inputModel = typeof input.model === 'string' && input.model ? input.model.slice(0, 100) : 'unknown';
+    const unpriced =
+      agent === 'claude' ? (spend.unpriced ?? []) : spend.tokensIn + spend.tokensOut > 0 && spend.costUsd === 0 ? [spend.models.join(', ') || inputModel] : [];
+    if (s.budgets?.costUsd?.limit != null && unpriced.length > 0) {
+      const why =
+        agent === 'claude'
+          ? "Claude Code writes no cost per message; give the model's price under prices: in your own warden.yaml"
+          : `${cli} writes no cost per model call and warden keeps no prices for it`;
       sayOnce(
         dir,
         agentId,
-        `agent ${agentId}: cost budget cannot be enforced: no price for model ${spend.unpriced.join(', ')} ` +
-          "(Claude Code writes no cost per message; give the model's price under prices: in your own warden.yaml); its token budget is counted",
+        `agent ${agentId}: cost budget cannot be enforced: no price for model ${unpriced.join(', ')} (${why}); its token budget is counted`,
         warn,
         'noprice',
       );
+    }
     const cap = (n: number) => Math.min(MAX_TURN_TOKENS, n);
     return { tokensIn: cap(spend.tokensIn), tokensOut: cap(spend.tokensOut), costUsd: Math.min(MAX_TURN_COST_USD, spend.costUsd) };
   } catch (err) {
@@ -371,8 +393,7 @@ async function answer(
       const s = await c.status(agentId);
       if (abortOf(s)) return null; // nothing to report to; let it stop
       // What its model calls spent since the last counted turn (a stop that reports nothing leaves it for the next).
-      const spent = () =>
-        agent === 'claude' ? ownSpendAtStop(input, agentId, id, s, own?.spendDir ?? defaultSpendDir(), warn, own?.prices?.()) : Promise.resolve({});
+      const spent = () => ownSpendAtStop(agent, input, agentId, id, s, own?.spendDir ?? defaultSpendDir(), warn, own?.prices?.());
       // An agent with a definition of done (verify / protect): its stop is a done-claim (stop.ts).
       if (s.checksDone === true && (s.state === 'running' || s.state === 'spawning'))
         return claimAtStop(agentId, input, id, text, c, waitUntil, warn, await spent());
@@ -407,12 +428,13 @@ async function answer(
 
     case 'SubagentStart':
     case 'SubagentStop': {
-      // Claude Code ran a sub-agent (the Task tool, a custom agent): listed under the agent in its
-      // status; at its stop, what it spent (its own transcript) counts toward the agent's budgets.
-      if (agent !== 'claude' || typeof input.agent_id !== 'string' || !input.agent_id) return null;
+      // Its CLI ran a sub-agent (Claude Code's Task tool or a custom agent, Codex's spawn_agent): listed
+      // under the agent in its status; at its stop, what it spent (its own transcript) counts toward
+      // the agent's budgets. A Codex sub-agent given more work stops again: its totals then count what grew.
+      if (typeof input.agent_id !== 'string' || !input.agent_id) return null;
       const type = typeof input.agent_type === 'string' && input.agent_type ? input.agent_type.slice(0, 100) : undefined;
       const id = input.agent_id.slice(0, 200);
-      const spend = event === 'SubagentStop' ? await subagentSpendAtStop(input, id, warn, own?.prices?.()) : null;
+      const spend = event === 'SubagentStop' ? await subagentSpendAtStop(agent, input, id, warn, own?.prices?.()) : null;
       await (await client()).signal(agentId, 'subagent', {
         phase: event === 'SubagentStart' ? 'start' : 'stop',
         id,

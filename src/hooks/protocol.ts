@@ -34,7 +34,9 @@
  *    (`decision: "block"`) with the whispers as the reason, so Claude carries on with them. A stop
  *    that a hook already blocked once (`stop_hook_active`) is never blocked again. For an agent
  *    with `verify` or `protect` the stop is a done-claim instead (src/hooks/stop.ts): a failed
- *    check blocks it with the [VERIFY] whisper as the reason.
+ *    check blocks it with the [VERIFY] whisper as the reason. The turn carries what the session's
+ *    own model calls spent since the last counted turn, read from its transcript (`transcript_path`,
+ *    session-spend.ts), so its token budget holds.
  *
  * `warden hook codex`: the same bridge for the Codex CLI's hooks (0.169: `[hooks]` in config.toml or
  * hooks.json), whose events and answers follow Claude Code's. The differences, all measured with
@@ -53,6 +55,8 @@
  *    passes `model_auto_compact_token_limit`, trigger `auto`), and are handled the same way.
  *  - SessionEnd comes when `codex exec` exits (`codex exec resume` continues the same session),
  *    always with reason `other`, and is handled as Claude Code's. Codex runs it for 3 s at most.
+ *  - Stop: its `transcript_path` is the session's rollout, where codex has already written the
+ *    turn's last `token_count` (cumulative totals): the turn carries their growth (codex-spend.ts).
  *
  * When warden compacts the agent (the ladder's last resort, a reply with `compact`), a hook cannot
  * give Claude or Codex a fresh context: the handoff is handed over as context, like a whisper.

@@ -61,3 +61,17 @@ export function codexHooksToml(command: string, events: Array<string | [event: s
     })
     .join('\n');
 }
+
+/** The session (thread) id `codex exec --json` printed on stdout (`thread.started`), if any. */
+export function threadIdOf(stdout: unknown): string | undefined {
+  return String(stdout)
+    .split('\n')
+    .flatMap((l) => {
+      try {
+        return [JSON.parse(l) as { type?: string; thread_id?: string }];
+      } catch {
+        return [];
+      }
+    })
+    .find((e) => e.type === 'thread.started')?.thread_id;
+}

@@ -13,13 +13,12 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import type { Budgets } from '../../src/domain/contract/schemas.js';
 import { messageTexts, startAnthropicServer, text, toolUse, type AnthropicServer } from '../fixtures/anthropic-server.js';
-import { waitForStatus } from '../helpers/agents.js';
+import { cliStatus, expectBudgetPausedWithoutPrice, expectTokensCounted } from '../helpers/own-spend.js';
 import { claudeBinary, offlineClaudeEnv } from '../helpers/claude.js';
 import { shellWord, wardenHookCommand } from '../helpers/hooks.js';
-import { ROOT, cleanup, useStack } from '../helpers/stack.js';
+import { cleanup, useStack } from '../helpers/stack.js';
 
 const stack = useStack();
-const WARDEN = join(ROOT, 'dist/src/cli/main.js');
 let scratch: string;
 let model: AnthropicServer | null = null;
 
@@ -101,30 +100,17 @@ async function twoTurnSession(agentId: string, opts: { budgets?: Partial<Budgets
   return { afterFirst, output, hookLog: () => readFileSync(hookLog, 'utf8'), home };
 }
 
-const cliStatus = (agentId: string) =>
-  execa(process.execPath, [WARDEN, 'status', agentId, '--address', stack.server.address, '--namespace', stack.server.namespace], { reject: false });
-
 test("a two-turn hooked session: the agent's tokens are what the model server reported, each turn its own", async () => {
   const agentId = 'cc-own-spend';
   const { afterFirst, output, hookLog, home } = await twoTurnSession(agentId);
   expect(afterFirst.tokens, output).toEqual({ in: TURN1_IN, out: TURN1_OUT, total: TURN1_IN + TURN1_OUT });
-  const s = await waitForStatus(
-    stack.warden,
-    agentId,
-    (x) => x.tokens.total === TURN1_IN + TURN1_OUT + TURN2_IN + TURN2_OUT,
-    'both turns counted',
-    20_000,
-  ).catch(async (err) => {
-    throw new Error(`${(err as Error).message}\n${JSON.stringify((await stack.warden.status(agentId)).tokens)}\n${output}`);
-  });
-  expect(s.tokens).toEqual({ in: TURN1_IN + TURN2_IN, out: TURN1_OUT + TURN2_OUT, total: TURN1_IN + TURN1_OUT + TURN2_IN + TURN2_OUT });
-  expect(s.costUsd).toBe(0); // Claude Code writes no cost per message, and this user's config gives no prices
+  const s = await expectTokensCounted(stack.warden, agentId, { in: TURN1_IN + TURN2_IN, out: TURN1_OUT + TURN2_OUT }, output);
   expect(hookLog()).toBe('');
   // Its state: the hook's own home (HOME of the session here), 0600.
   const state = JSON.parse(readFileSync(join(home, '.warden/hook-spend', `${agentId}.json`), 'utf8')) as { offset: number; path: string };
   expect(state.path).toMatch(/\.jsonl$/);
   expect(state.offset).toBeGreaterThan(0);
-  const cli = await cliStatus(agentId);
+  const cli = await cliStatus(stack.server, agentId);
   expect(cli.stdout, cli.stderr).toContain(`tokens ${s.tokens.total} (in ${s.tokens.in}, out ${s.tokens.out})`);
   await stack.warden.signal(agentId, 'abort', {});
 });
@@ -140,10 +126,7 @@ test("a token budget is reached by the session's own turns and pauses the agent;
   });
   // Once, on the hook's stderr, and in warden status.
   expect(hookLog().match(/cost budget cannot be enforced: no price for model \S+/g), output).toHaveLength(1);
-  const cli = await cliStatus(agentId);
-  expect(cli.stdout, cli.stderr).toContain('budgets: tokens');
-  expect(cli.stdout).toContain('— paused at a budget');
-  expect(cli.stdout).toMatch(/ {2}warning: cost budget cannot be enforced: no price for /);
+  await expectBudgetPausedWithoutPrice(stack.server, agentId);
   await stack.warden.signal(agentId, 'abort', {});
 });
 
@@ -157,7 +140,7 @@ test("with the model's price in the user's own config, the session's turns carry
   expect(afterFirst, output).toMatchObject({ state: 'paused-by-user', budgetPaused: true });
   expect(afterFirst.pauseReason).toMatch(/^budget exhausted: costUsd /);
   expect(hookLog()).not.toContain('cannot be enforced');
-  const cli = await cliStatus(agentId);
+  const cli = await cliStatus(stack.server, agentId);
   expect(cli.stdout).not.toContain('warning: cost budget cannot be enforced');
   await stack.warden.signal(agentId, 'abort', {});
 });

@@ -39,8 +39,14 @@ const SUB = 'UNIQUE-SUBAGENT-PROMPT: say what you see';
 const SUB_IN = 1000 + 300 + 4000 + 1234 + 5000;
 const SUB_OUT = 200 + 567;
 
-/** A Claude Code session in its own project whose model runs one general-purpose sub-agent; returns its output for messages. */
-async function sessionWithSubagent(agentId: string, opts: { budgets?: Partial<Budgets> } = {}): Promise<string> {
+/** What each of the session's own model calls spends (the scripted server's default usage: 10 in, 5 out). */
+const OWN_PER_CALL = 10 + 5;
+
+/**
+ * A Claude Code session in its own project whose model runs one general-purpose sub-agent; returns
+ * its output for messages, and what the session's own calls spent (its Stop hooks count them).
+ */
+async function sessionWithSubagent(agentId: string, opts: { budgets?: Partial<Budgets> } = {}): Promise<{ output: string; own: number }> {
   const dir = join(scratch, agentId);
   const work = join(dir, 'work');
   const home = join(dir, 'home');
@@ -92,7 +98,8 @@ async function sessionWithSubagent(agentId: string, opts: { budgets?: Partial<Bu
   });
   const output = `${String(r.all)}\n--- hook stderr ---\n${readFileSync(hookLog, 'utf8')}`;
   expect(r.exitCode, output).toBe(0);
-  return output;
+  const ownCalls = model.agentRequests().filter((q) => !messageTexts(q.body, 'user').some((t) => t.includes(SUB))).length;
+  return { output, own: ownCalls * OWN_PER_CALL };
 }
 
 const cliStatus = (agentId: string, json = false) =>
@@ -102,14 +109,19 @@ const cliStatus = (agentId: string, json = false) =>
 
 test('a sub-agent Claude Code runs is listed under its agent with its type, ended, and what it spent shows apart', async () => {
   const agentId = 'cc-subagent';
-  const output = await sessionWithSubagent(agentId);
-  const s = await waitForStatus(stack.warden, agentId, (x) => x.subagents !== undefined && x.subagents.running === 0, 'a sub-agent, ended');
+  const { output, own } = await sessionWithSubagent(agentId);
+  const s = await waitForStatus(
+    stack.warden,
+    agentId,
+    (x) => x.subagents !== undefined && x.subagents.running === 0 && x.tokens.total === own,
+    "a sub-agent, ended, and the session's own calls counted",
+  );
   expect(s.subagents, output).toMatchObject({ running: 0, seen: 1, list: [{ type: 'general-purpose' }] });
   expect(s.subagents!.list[0]!.stoppedAt).not.toBeNull();
   // Its own transcript's usage, each message once (Claude Code writes the first one as two entries).
   expect(s.subagents!.spend, output).toEqual({ tokens: { in: SUB_IN, out: SUB_OUT, total: SUB_IN + SUB_OUT }, costUsd: 0, counted: 1 });
-  expect(s.tokens.total).toBe(0); // the agent's own turns (hooked: none reported) stay apart
-  expect(s.budgets.tokens.used).toBe(SUB_IN + SUB_OUT);
+  expect(s.tokens.total).toBe(own); // the session's own calls (its transcript, at Stop) stay apart
+  expect(s.budgets.tokens.used).toBe(SUB_IN + SUB_OUT + own);
   const cli = await cliStatus(agentId);
   expect(cli.stdout, cli.stderr).toContain(`sub-agents: 0 running, 1 finished, ${((SUB_IN + SUB_OUT) / 1000).toFixed(1)}k tokens, $0.000`);
   expect(cli.stdout).toMatch(/ {4}general-purpose \S+: ended /);
@@ -120,12 +132,15 @@ test('a sub-agent Claude Code runs is listed under its agent with its type, ende
 
 test("a token budget crossed by a sub-agent's spend pauses the agent as budgets do", async () => {
   const agentId = 'cc-subagent-budget';
-  const output = await sessionWithSubagent(agentId, { budgets: { tokens: 10_000 } });
-  const s = await waitForStatus(stack.warden, agentId, (x) => x.budgetPaused === true, 'paused at its token budget');
-  expect(s, output).toMatchObject({ state: 'paused-by-user', paused: true, pauseReason: `budget exhausted: tokens ${SUB_IN + SUB_OUT} of 10000` });
-  expect(s.tokens.total).toBe(0);
+  const { output, own } = await sessionWithSubagent(agentId, { budgets: { tokens: 10_000 } });
+  const s = await waitForStatus(stack.warden, agentId, (x) => x.budgetPaused === true && x.tokens.total === own, 'paused at its token budget');
+  expect(s, output).toMatchObject({ state: 'paused-by-user', paused: true });
+  // The sub-agent's spend crossed it, with what the session's own calls had spent by then (it runs in the background).
+  const at = Number(/^budget exhausted: tokens (\d+) of 10000$/.exec(s.pauseReason ?? '')?.[1]);
+  expect(at - (SUB_IN + SUB_OUT), s.pauseReason ?? '').toBeGreaterThanOrEqual(0);
+  expect(at - (SUB_IN + SUB_OUT)).toBeLessThanOrEqual(own);
   const cli = await cliStatus(agentId);
-  expect(cli.stdout, cli.stderr).toContain(`budgets: tokens ${SUB_IN + SUB_OUT}/10000 — paused at a budget`);
+  expect(cli.stdout, cli.stderr).toContain(`budgets: tokens ${SUB_IN + SUB_OUT + own}/10000 — paused at a budget`);
   await stack.warden.signal(agentId, 'abort', {});
 });
 

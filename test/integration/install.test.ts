@@ -20,7 +20,7 @@ import { startAnthropicServer, messageTexts, text, toolUse, type AnthropicServer
 import { inputTexts, message, shellCall, startModelServer, type ModelServer } from '../fixtures/model-server.js';
 import { reportedTurns, waitForStatus } from '../helpers/agents.js';
 import { claudeBinary, offlineClaudeEnv } from '../helpers/claude.js';
-import { codexExecArgs, execCodex } from '../helpers/codex.js';
+import { codexExecArgs, execCodex, threadIdOf } from '../helpers/codex.js';
 import { freePort } from '../../src/devserver/ports.js';
 import { cmdline, processesWithEnv } from '../helpers/procs.js';
 import { ROOT, cleanup, eventually, useStack } from '../helpers/stack.js';
@@ -190,6 +190,8 @@ describe('install and uninstall on real files', () => {
       'Stop',
       'PreCompact',
       'PostCompact',
+      'SubagentStart',
+      'SubagentStop',
       'SessionEnd',
     ]);
     expect(hooks.hooks.SessionEnd[0].hooks[0].timeout, 'codex allows SessionEnd 3 s').toBe(3);
@@ -441,16 +443,7 @@ describe('auto-start with the real binaries, no `warden start`', () => {
     });
     const r = await execCodex([...codexExecArgs(responses, work), 'Say hi.'], { cwd: work, env: { ...env, ...temporalEnv(), OPENAI_API_KEY: 'test' } });
     expect(r.exitCode, String(r.all)).toBe(0);
-    const threadId = String(r.stdout)
-      .split('\n')
-      .flatMap((l) => {
-        try {
-          return [JSON.parse(l) as { type?: string; thread_id?: string }];
-        } catch {
-          return [];
-        }
-      })
-      .find((e) => e.type === 'thread.started')?.thread_id;
+    const threadId = threadIdOf(r.stdout);
     expect(threadId, String(r.all)).toMatch(/^[0-9a-f-]{36}$/);
     expect(agentId).toBe(`autocx-${threadId!.replace(/-/g, '').slice(-12)}`);
 

@@ -174,6 +174,8 @@ describe('install then uninstall gives back the same bytes', () => {
       'Stop',
       'PreCompact',
       'PostCompact',
+      'SubagentStart',
+      'SubagentStop',
       'SessionEnd',
     ]);
     expect(value(after).hooks!.PostToolUseFailure).toBeUndefined(); // codex has no such event
@@ -196,11 +198,13 @@ describe('StopFailure and PermissionDenied (Claude Code)', () => {
   });
 });
 
-describe('sub-agents (Claude Code)', () => {
-  test('SubagentStart and SubagentStop are hooked for Claude Code, with no matcher; not for codex', () => {
-    const s = value(installHooks(null, claude).text);
-    for (const e of ['SubagentStart', 'SubagentStop']) expect(s.hooks![e], e).toEqual([{ hooks: [{ type: 'command', command: claude.command, timeout: 30 }] }]);
-    expect(value(installHooks(null, codex).text).hooks!.SubagentStart).toBeUndefined();
+describe('sub-agents', () => {
+  test('SubagentStart and SubagentStop are hooked for Claude Code and codex, with no matcher', () => {
+    for (const plan of [claude, codex]) {
+      const s = value(installHooks(null, plan).text);
+      for (const e of ['SubagentStart', 'SubagentStop'])
+        expect(s.hooks![e], `${plan.agent} ${e}`).toEqual([{ hooks: [{ type: 'command', command: plan.command, timeout: 30 }] }]);
+    }
   });
 });
 

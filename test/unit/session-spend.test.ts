@@ -10,9 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { handleHook } from '../../src/hooks/handle.js';
-import type { HookClient } from '../../src/hooks/protocol.js';
 import { sessionSpendAtTurn, spendStateFile } from '../../src/hooks/session-spend.js';
-import type { TurnInput } from '../../src/domain/contract/schemas.js';
+import { recordingHookClient } from '../helpers/own-spend.js';
 import { ownGuard } from '../../src/hooks/own-files.js';
 import { noPriceWarning } from '../../src/cli/commands/status.js';
 import type { AgentStatus } from '../../src/domain/contract/status.js';
@@ -177,18 +176,7 @@ describe('sessionSpendAtTurn: refuses what is not a transcript', () => {
 });
 
 describe("the Stop hook sends the session's own spend as the turn's tokens", () => {
-  function client(status: Record<string, unknown> = {}) {
-    const turns: TurnInput[] = [];
-    const c = {
-      signal: async () => {},
-      reportTurn: async (_id: string, t: TurnInput) => {
-        turns.push(t);
-        return { accepted: true, duplicate: false, whispers: [], paused: false, stop: false, interrupt: false, state: 'running' };
-      },
-      status: async () => ({ state: 'running', pendingWhispers: 0, paused: false, checksDone: false, toolAllowlist: [], ...status }),
-    } as unknown as HookClient;
-    return { client: async () => c, turns };
-  }
+  const client = recordingHookClient;
   const own = () => ({ guard: () => ownGuard(), cwd: root, spendDir: dir });
 
   it('two turns: each carries what its model calls spent since the one before; a re-sent stop the same figures', async () => {

@@ -39,8 +39,9 @@ function subagentSpendText(spend: NonNullable<AgentStatus['subagents']>['spend']
 
 /**
  * An agent that reports its own turns (a hooked session) with a cost budget, tokens spent and no
- * cost reported: its cost budget never fills (Claude Code writes no cost per message, and the
- * user's config gives no price for its model), so status says so rather than show a budget that cannot hold.
+ * cost reported: its cost budget never fills (neither Claude Code nor Codex writes a cost per
+ * model call, and the user's config gives no price for a Claude model; Codex is not priced), so
+ * status says so rather than show a budget that cannot hold.
  */
 export function noPriceWarning(s: Pick<AgentStatus, 'driver' | 'budgets' | 'model'>): string | null {
   const b = s.budgets;
@@ -79,7 +80,7 @@ export function formatStatus(status: AgentStatus): string[] {
     ...(s.evaluatorSpend && s.evaluatorSpend.calls + s.evaluatorSpend.decided.heuristic + s.evaluatorSpend.decided.model > 0
       ? [`  evaluator spend: ${formatEvaluatorSpend(s.evaluatorSpend)}${supervisionRateText(s)}`]
       : []),
-    // Sub-agents its CLI ran (Claude Code's SubagentStart/SubagentStop hooks), running ones first.
+    // Sub-agents its CLI ran (Claude Code's or Codex's SubagentStart/SubagentStop hooks), running ones first.
     ...(s.subagents
       ? [
           `  sub-agents: ${s.subagents.running} running, ${s.subagents.seen - s.subagents.running} finished${subagentSpendText(s.subagents.spend)}`,

@@ -36,7 +36,8 @@ export function register(program: Command): void {
 Events: PreToolUse (deny tool calls while the agent is paused or after it was aborted, and a call on
 warden's controls of the agent itself, recorded as REWARD_HACKING), PostToolUse and PostToolUseFailure
 (report the call as a turn, deliver whispers), UserPromptSubmit and SessionStart (deliver pending
-whispers), Stop (report the final text; block the stop once to deliver whispers), PreCompact and
+whispers), Stop (report the final text, with the tokens the session's transcript records since the
+last counted turn; block the stop once to deliver whispers), PreCompact and
 PostCompact (the agent shows "compacting" while Claude Code compacts its own context), SessionEnd
 (the agent ends done after supervisor.sessionEndGraceMs unless the session resumes), Notification
 (a permission or idle prompt: the agent is awaiting-input with the pending tool call as the reason,
@@ -65,8 +66,11 @@ event, named <project>-<session>; WARDEN_AUTO_START=0 turns that off), or by han
 Events: PreToolUse (deny tool calls while the agent is paused or after it was aborted, and a command
 on warden's controls of the agent itself, recorded as REWARD_HACKING), PostToolUse (report the call as a
 turn, deliver whispers), UserPromptSubmit and SessionStart (deliver pending whispers), Stop (report
-the final message; block the stop once to deliver whispers), PreCompact and PostCompact (the agent
-shows "compacting" while codex compacts its own context), SessionEnd (codex exec exits: the agent
+the final message, with how much the token totals in the session's rollout grew since the last
+counted turn; block the stop once to deliver whispers), PreCompact and PostCompact (the agent
+shows "compacting" while codex compacts its own context), SubagentStart and SubagentStop (sub-agents
+are listed under the agent while they run; at a stop, the token totals of its own rollout count
+toward the agent's budgets), SessionEnd (codex exec exits: the agent
 ends done after supervisor.sessionEndGraceMs unless codex exec resume continues the session; codex
 allows this hook 3 s), PermissionRequest (codex asks its human to
 approve a tool call: the agent is awaiting-input with the call as the reason, the notification

@@ -91,6 +91,9 @@ export const HOOK_EVENTS: Record<HookAgent, PlannedEvent[]> = {
     // codex compacting its own context (auto-compaction), as for Claude Code.
     { event: 'PreCompact' },
     { event: 'PostCompact' },
+    // Sub-agents (spawn_agent): listed under the agent while they run; at their stop, what their own rollout spent counts.
+    { event: 'SubagentStart' },
+    { event: 'SubagentStop' },
     // `codex exec` ends its session when it exits (`codex exec resume` continues it): as for Claude Code.
     { event: 'SessionEnd', timeout: CODEX_SESSION_END_TIMEOUT_S },
   ],
