@@ -57,6 +57,9 @@ export interface OwnFiles {
   prices?: () => PriceTable | undefined;
 }
 
+/** The model the hook input names (Codex's do), or undefined. */
+const modelOf = (input: { model?: unknown }): string | undefined => (typeof input.model === 'string' && input.model ? input.model.slice(0, 100) : undefined);
+
 // ---------- a sub-agent's spend ----------
 
 type SubagentSpendPayload = NonNullable<SignalPayload<'subagent'>['spend']>;
@@ -79,7 +82,7 @@ async function subagentSpendAtStop(
     const spend =
       agent === 'claude'
         ? await readSubagentSpend(path, input.transcript_path, SUBAGENT_TRANSCRIPT_MAX_BYTES, prices)
-        : await readCodexSubagentSpend(path, input.transcript_path);
+        : await readCodexSubagentSpend(path, input.transcript_path, CODEX_SUBAGENT_TAIL_BYTES, prices, modelOf(input as { model?: unknown }));
     if (spend.partial)
       warn(
         agent === 'claude'
@@ -121,16 +124,15 @@ async function ownSpendAtStop(
   if (typeof path !== 'string' || !path) return {};
   const cli = agent === 'claude' ? 'Claude Code' : 'Codex';
   try {
-    const spend = agent === 'claude' ? await sessionSpendAtTurn(dir, agentId, path, turn, undefined, prices) : await codexSpendAtTurn(dir, agentId, path, turn);
+    const model = modelOf(input);
+    const spend =
+      agent === 'claude'
+        ? await sessionSpendAtTurn(dir, agentId, path, turn, undefined, prices)
+        : await codexSpendAtTurn(dir, agentId, path, turn, undefined, prices, model);
     if (spend.more) warn(`agent ${agentId}: its transcript grew by more than one read since the last turn; the rest counts at the next`);
-    const inputModel = typeof input.model === 'string' && input.model ? input.model.slice(0, 100) : 'unknown';
-    const unpriced =
-      agent === 'claude' ? (spend.unpriced ?? []) : spend.tokensIn + spend.tokensOut > 0 && spend.costUsd === 0 ? [spend.models.join(', ') || inputModel] : [];
+    const unpriced = spend.unpriced ?? [];
     if (s.budgets?.costUsd?.limit != null && unpriced.length > 0) {
-      const why =
-        agent === 'claude'
-          ? "Claude Code writes no cost per message; give the model's price under prices: in your own warden.yaml"
-          : `${cli} writes no cost per model call and warden keeps no prices for it`;
+      const why = `${cli} writes no cost per model call; give the model's price under prices: in your own warden.yaml`;
       sayOnce(
         dir,
         agentId,

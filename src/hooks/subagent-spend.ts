@@ -24,7 +24,7 @@
  */
 import { lstat, realpath } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, sep } from 'node:path';
-import { codexTotals } from './codex-spend.js';
+import { codexCost, codexTotals } from './codex-spend.js';
 import { type PriceTable, priceMessages } from './prices.js';
 import { MAX_SPEND_TOKENS, MAX_SPEND_USD, TranscriptRefused, readTranscript, sumUsage, usageByMessage } from './transcript-read.js';
 
@@ -120,12 +120,15 @@ export function codexSessionsRoot(rollout: string): string {
  * is checked as Claude Code's sub-agent transcript is, inside Codex's sessions folder
  * (codexSessionsRoot of the session's `transcript_path`), and only its last `maxBytes` are read:
  * the totals are cumulative, so the last ones there are the whole. A tail with none is `partial`
- * and counts nothing. Cost: 0 (codex writes none, warden keeps no prices).
+ * and counts nothing. Cost: codex writes none; the whole totals at the user's `prices:` for
+ * `model` (the hook input's), else 0 — the `subagent` signal counts a cost's growth as it counts tokens'.
  */
 export async function readCodexSubagentSpend(
   agentPath: string,
   sessionTranscript: string | undefined,
   maxBytes = CODEX_SUBAGENT_TAIL_BYTES,
+  prices?: PriceTable,
+  model?: string,
 ): Promise<SubagentSpend> {
   await checkSubagentPath(agentPath, sessionTranscript, codexSessionsRoot, "the session's Codex sessions folder");
   const { bytes, from } = await readTranscript(agentPath, 'agent_transcript_path', maxBytes, (f) => Math.max(0, f.size - maxBytes));
@@ -134,5 +137,6 @@ export async function readCodexSubagentSpend(
   const totals = codexTotals(lines);
   const last = totals.at(-1);
   if (!last) return { tokensIn: 0, tokensOut: 0, costUsd: 0, messages: 0, ...(from > 0 ? { partial: true } : {}) };
-  return { tokensIn: Math.min(MAX_SPEND_TOKENS, last.input), tokensOut: Math.min(MAX_SPEND_TOKENS, last.output), costUsd: 0, messages: totals.length };
+  const spent = { tokensIn: Math.min(MAX_SPEND_TOKENS, last.input), tokensOut: Math.min(MAX_SPEND_TOKENS, last.output), cachedIn: last.cached };
+  return { tokensIn: spent.tokensIn, tokensOut: spent.tokensOut, costUsd: codexCost(spent, model, prices).costUsd, messages: totals.length };
 }

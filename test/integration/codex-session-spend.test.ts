@@ -58,8 +58,13 @@ const TURN2_OUT = 100;
  * A throwaway CODEX_HOME whose config.toml wires the hooks to warden (sub-agents' too), and the
  * agent started; `codex(args)` runs codex there against the scripted `model`.
  */
-async function hookedCodex(agentId: string, opts: { budgets?: Partial<Budgets> } = {}) {
+async function hookedCodex(agentId: string, opts: { budgets?: Partial<Budgets>; userConfig?: string } = {}) {
   const dir = join(scratch, agentId);
+  if (opts.userConfig) {
+    // The user's own config, as the hook (running with the session's HOME) finds it.
+    mkdirSync(join(dir, '.config/warden'), { recursive: true });
+    writeFileSync(join(dir, '.config/warden/warden.yaml'), opts.userConfig);
+  }
   const work = join(dir, 'work');
   const codexHome = join(dir, 'codex-home');
   const hookLog = join(dir, 'hook-stderr.log');
@@ -84,7 +89,7 @@ async function hookedCodex(agentId: string, opts: { budgets?: Partial<Budgets> }
 }
 
 /** A session of two prompts (`codex exec`, then `codex exec resume` of the same session), supervised by its hooks. */
-async function twoTurnSession(agentId: string, opts: { budgets?: Partial<Budgets> } = {}) {
+async function twoTurnSession(agentId: string, opts: { budgets?: Partial<Budgets>; userConfig?: string } = {}) {
   const { dir, codex, hookLog } = await hookedCodex(agentId, opts);
   model = await startModelServer({
     script: (req) => {
@@ -115,7 +120,7 @@ test("a two-turn hooked codex session: the agent's tokens are what the model ser
   // Its state: the hook's own home (HOME of the session here), the rollout's totals carried.
   const state = JSON.parse(readFileSync(join(dir, '.warden/hook-spend', `${agentId}.json`), 'utf8')) as { path: string; carry: unknown };
   expect(state.path).toMatch(/\/sessions\/\d{4}\/\d{2}\/\d{2}\/rollout-[^/]+\.jsonl$/);
-  expect(state.carry).toEqual({ totals: { input: TURN1_IN + TURN2_IN, output: TURN1_OUT + TURN2_OUT } });
+  expect(state.carry).toEqual({ totals: { input: TURN1_IN + TURN2_IN, output: TURN1_OUT + TURN2_OUT, cached: 400 + 900 } });
   const cli = await cliStatus(stack.server, agentId);
   expect(cli.stdout, cli.stderr).toContain(`tokens ${s.tokens.total} (in ${s.tokens.in}, out ${s.tokens.out})`);
   await stack.warden.signal(agentId, 'abort', {});
@@ -133,6 +138,19 @@ test("a token budget is reached by the codex session's own turns and pauses the 
   // Once, on the hook's stderr, and in warden status.
   expect(hookLog().match(/cost budget cannot be enforced: no price for model warden-test-model \(Codex writes no cost/g), output).toHaveLength(1);
   await expectBudgetPausedWithoutPrice(stack.server, agentId);
+  await stack.warden.signal(agentId, 'abort', {});
+});
+
+test("with the model's price in the user's own config, the codex session's turns carry their cost and a cost budget pauses it", async () => {
+  const agentId = 'cx-own-priced';
+  // USD per million tokens. Turn one: 2,500 in of which 1,300 cached, 500 out.
+  const userConfig = 'prices:\n  warden-test-*: { input: 10, output: 40, cache_read: 1 }\n';
+  const turn1Cost = (1200 * 10 + 1300 * 1 + 500 * 40) / 1e6;
+  const { afterFirst, output, hookLog } = await twoTurnSession(agentId, { budgets: { costUsd: 0.03 }, userConfig });
+  expect(afterFirst.costUsd, output).toBeCloseTo(turn1Cost, 9);
+  expect(afterFirst, output).toMatchObject({ state: 'paused-by-user', budgetPaused: true });
+  expect(afterFirst.pauseReason).toMatch(/^budget exhausted: costUsd /);
+  expect(hookLog()).not.toContain('cannot be enforced');
   await stack.warden.signal(agentId, 'abort', {});
 });
 

@@ -7,7 +7,7 @@ import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { codexGrowth, codexSpendAtTurn, codexTotals } from '../../src/hooks/codex-spend.js';
+import { codexCost, codexGrowth, codexSpendAtTurn, codexTotals } from '../../src/hooks/codex-spend.js';
 import { handleHook } from '../../src/hooks/handle.js';
 import { spendStateFile } from '../../src/hooks/transcript-increment.js';
 import { codexSessionsRoot, readCodexSubagentSpend } from '../../src/hooks/subagent-spend.js';
@@ -61,8 +61,8 @@ describe('codexTotals / codexGrowth: cumulative totals into what a turn spent', 
       tokenCount(2500, 500)
     ).split('\n');
     expect(codexTotals(lines)).toEqual([
-      { input: 1000, output: 200 },
-      { input: 2500, output: 500 },
+      { input: 1000, output: 200, cached: 400 },
+      { input: 2500, output: 500, cached: 0 },
     ]);
     expect(
       codexTotals([
@@ -73,30 +73,46 @@ describe('codexTotals / codexGrowth: cumulative totals into what a turn spent', 
 
   it('spends the growth past the baseline; a total that goes down is a new count, never negative', () => {
     expect(
-      codexGrowth({ input: 0, output: 0 }, [
-        { input: 1000, output: 200 },
-        { input: 2500, output: 500 },
+      codexGrowth({ input: 0, output: 0, cached: 0 }, [
+        { input: 1000, output: 200, cached: 0 },
+        { input: 2500, output: 500, cached: 900 },
       ]),
     ).toEqual({
       tokensIn: 2500,
       tokensOut: 500,
-      last: { input: 2500, output: 500 },
+      cachedIn: 900,
+      last: { input: 2500, output: 500, cached: 900 },
     });
-    expect(codexGrowth({ input: 2500, output: 500 }, [{ input: 4500, output: 600 }])).toMatchObject({ tokensIn: 2000, tokensOut: 100 });
+    expect(codexGrowth({ input: 2500, output: 500, cached: 0 }, [{ input: 4500, output: 600, cached: 0 }])).toMatchObject({ tokensIn: 2000, tokensOut: 100 });
     // A new rollout's count: 300 after 4500 counts its 300, then grows from there.
     expect(
-      codexGrowth({ input: 4500, output: 600 }, [
-        { input: 300, output: 10 },
-        { input: 700, output: 30 },
+      codexGrowth({ input: 4500, output: 600, cached: 0 }, [
+        { input: 300, output: 10, cached: 0 },
+        { input: 700, output: 30, cached: 0 },
       ]),
     ).toEqual({
       tokensIn: 700,
       tokensOut: 30,
-      last: { input: 700, output: 30 },
+      cachedIn: 0,
+      last: { input: 700, output: 30, cached: 0 },
     });
     // Only one of the two going down is a new count too.
-    expect(codexGrowth({ input: 100, output: 50 }, [{ input: 200, output: 5 }])).toMatchObject({ tokensIn: 200, tokensOut: 5 });
-    expect(codexGrowth({ input: 100, output: 50 }, [])).toEqual({ tokensIn: 0, tokensOut: 0, last: { input: 100, output: 50 } });
+    expect(codexGrowth({ input: 100, output: 50, cached: 0 }, [{ input: 200, output: 5, cached: 0 }])).toMatchObject({ tokensIn: 200, tokensOut: 5 });
+    expect(codexGrowth({ input: 100, output: 50, cached: 0 }, [])).toEqual({
+      tokensIn: 0,
+      tokensOut: 0,
+      cachedIn: 0,
+      last: { input: 100, output: 50, cached: 0 },
+    });
+  });
+
+  it("costs the growth at the user's price for the model, cached input at the cache-read price; names a model without one", () => {
+    const prices = { 'gpt-test-*': { input: 2, output: 8, cacheRead: 0.5 } };
+    // 1M in of which 400k cached, 100k out: 600k × $2 + 400k × $0.5 + 100k × $8 per million.
+    expect(codexCost({ tokensIn: 1_000_000, tokensOut: 100_000, cachedIn: 400_000 }, 'gpt-test-1', prices).costUsd).toBeCloseTo(1.2 + 0.2 + 0.8, 9);
+    expect(codexCost({ tokensIn: 10, tokensOut: 1, cachedIn: 0 }, 'other', prices)).toEqual({ costUsd: 0, unpriced: ['other'] });
+    expect(codexCost({ tokensIn: 10, tokensOut: 1, cachedIn: 0 }, undefined, prices)).toEqual({ costUsd: 0, unpriced: ['unknown'] });
+    expect(codexCost({ tokensIn: 0, tokensOut: 0, cachedIn: 0 }, 'other', prices)).toEqual({ costUsd: 0, unpriced: [] });
   });
 });
 
@@ -119,7 +135,10 @@ describe('codexSpendAtTurn: a rollout read turn by turn', () => {
     expect(await spend('t3')).toMatchObject({ tokensIn: 0, tokensOut: 0, messages: 0 });
     const state = spendStateFile(dir, 'agent-x');
     expect(statSync(state).mode & 0o777).toBe(0o600);
-    expect(JSON.parse(readFileSync(state, 'utf8'))).toMatchObject({ offset: statSync(rollout).size, carry: { totals: { input: 4500, output: 600 } } });
+    expect(JSON.parse(readFileSync(state, 'utf8'))).toMatchObject({
+      offset: statSync(rollout).size,
+      carry: { totals: { input: 4500, output: 600, cached: 0 } },
+    });
   });
 
   it('leaves a line still being written for the next turn', async () => {
@@ -221,8 +240,20 @@ describe("the Codex Stop hook sends the session's own spend as the turn's tokens
     appendFileSync(rollout, tokenCount(20, 9));
     await handleHook('codex', stop({ turn_id: 'turn-2' }), 'cx-priced', c.client, (l) => warned.push(l), Date.now() + 1000, own());
     expect(warned).toEqual([
-      'agent cx-priced: cost budget cannot be enforced: no price for model gpt-test-1 (Codex writes no cost per model call and warden keeps no prices for it); its token budget is counted',
+      "agent cx-priced: cost budget cannot be enforced: no price for model gpt-test-1 (Codex writes no cost per model call; give the model's price under prices: in your own warden.yaml); its token budget is counted",
     ]);
+  });
+
+  it("with the model's price in the user's prices: each turn carries its cost, and nothing is said", async () => {
+    const c = client({ budgets: { costUsd: { used: 0, limit: 5 } } });
+    const warned: string[] = [];
+    appendFileSync(rollout, tokenCount(1_000_000, 100_000, 400_000));
+    await handleHook('codex', stop(), 'cx-paid', c.client, (l) => warned.push(l), Date.now() + 1000, {
+      ...own(),
+      prices: () => ({ 'gpt-test-1': { input: 2, output: 8, cacheRead: 0.5 } }),
+    });
+    expect(c.turns[0]!.costUsd).toBeCloseTo(2.2, 9);
+    expect(warned).toEqual([]);
   });
 
   it('a rollout it does not read: the turn goes without tokens, the reason on stderr', async () => {
