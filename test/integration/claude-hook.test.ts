@@ -327,14 +327,15 @@ test('bounded: a FIFO, /dev/zero or a huge file as transcript_path, a stdin that
   const viaFifo = await run(stop(fifo, 1));
   expect(viaFifo.timedOut, viaFifo.stderr).toBe(false);
   expect(viaFifo.exitCode, viaFifo.stderr).toBe(0);
-  expect(viaFifo.stderr).toBe(''); // the transcript is not read; the stop is reported all the same
+  // The transcript is not read (its text, its tokens); the stop is reported all the same.
+  expect(viaFifo.stderr).toBe(`warden hook: agent ${agentId}: this turn's tokens are not counted: transcript_path does not name a .jsonl transcript`);
   expect(viaFifo.stdout).toBe('');
 
   // A device that never ends.
   const viaZero = await run(stop('/dev/zero', 2));
   expect(viaZero.timedOut, viaZero.stderr).toBe(false);
   expect(viaZero.exitCode, viaZero.stderr).toBe(0);
-  expect(viaZero.stderr).toBe('');
+  expect(viaZero.stderr).toBe(`warden hook: agent ${agentId}: this turn's tokens are not counted: transcript_path does not name a .jsonl transcript`);
 
   // A huge (sparse) file: only its tail is read, and the final text is found there.
   const huge = join(claude.scratch(), 'huge.jsonl');
@@ -348,7 +349,8 @@ test('bounded: a FIFO, /dev/zero or a huge file as transcript_path, a stdin that
   const viaHuge = await run(stop(huge, 3));
   expect(viaHuge.timedOut, viaHuge.stderr).toBe(false);
   expect(viaHuge.exitCode, viaHuge.stderr).toBe(0);
-  expect(viaHuge.stderr).toBe('');
+  // Its tokens are read from the start, a bounded share per turn: the rest at the next.
+  expect(viaHuge.stderr).toBe(`warden hook: agent ${agentId}: its transcript grew by more than one read since the last turn; the rest counts at the next`);
   rmSync(huge, { force: true });
 
   const turns = await reportedTurns(stack.warden, agentId);
