@@ -28,6 +28,7 @@
  */
 import { bundleWorkflowCode, type BundleOptions } from '@temporalio/worker';
 import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PAYLOAD_CONVERTER_PATH } from '../src/converter/path.js';
@@ -77,6 +78,22 @@ export const BUNDLER_OPTIONS = { preloadModules: PRELOAD_MODULES, webpackConfigH
  * signal or start reaches the workflow as a refusal instead of failing its task.
  */
 export const BUNDLE_OPTIONS = { workflowsPath: WORKFLOWS_PATH, payloadConverterPath: PAYLOAD_CONVERTER_PATH, ...BUNDLER_OPTIONS };
+
+/**
+ * The Temporal SDK's OpenTelemetry workflow interceptors (a span for the workflow's run, for each
+ * activity it schedules, child it starts, signal it sends or handles), registered in the bundle
+ * only when the worker exports traces: the worker then bundles from source with them
+ * (`interceptors.workflowModules`, workers/main.ts). They add a header to the commands they wrap
+ * and never a command (test/integration/replay.test.ts replays every committed history with them).
+ * Not in the prebuilt bundle: evaluated per workflow (they hold a tracer), they would cost every
+ * cached agent memory while nothing is exported.
+ */
+export const TRACING_INTERCEPTOR_MODULES: string[] = [
+  createRequire(import.meta.url).resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors'),
+];
+
+/** The bundle with the tracing interceptors, as the worker builds it when it exports traces. */
+export const TRACED_BUNDLE_OPTIONS = { ...BUNDLE_OPTIONS, workflowInterceptorModules: TRACING_INTERCEPTOR_MODULES };
 
 /** Where `npm run build` writes the prebuilt bundle (dist/workflow-bundle.js). */
 export const PREBUILT_BUNDLE_PATH = here('../workflow-bundle.js');

@@ -7,7 +7,7 @@ import { DefaultLogger, NativeConnection, Runtime, Worker, type InjectedSinks, t
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import { createActivities } from '../activities/index.js';
-import { BUNDLER_OPTIONS, WORKFLOWS_PATH, prebuiltBundlePath } from './bundle.js';
+import { BUNDLER_OPTIONS, TRACING_INTERCEPTOR_MODULES, WORKFLOWS_PATH, prebuiltBundlePath } from './bundle.js';
 import { connectionSettings, type ConnectionSettings } from '../src/config/connection.js';
 import { wardenDataConverter } from '../src/converter/path.js';
 import { groupWindowFromEnv, workerConfig } from '../src/config/worker.js';
@@ -15,6 +15,7 @@ import { createLogger } from '../src/logger.js';
 import { startOtel } from '../src/telemetry/otel.js';
 import { recordAgentEvent } from '../src/telemetry/record.js';
 import { observeAgentsByState } from '../src/telemetry/fleet.js';
+import { workflowSpanSinks } from '../src/telemetry/workflow-spans.js';
 import type { WardenSinks } from '../workflows/ports.js';
 
 export { WORKFLOWS_PATH };
@@ -48,13 +49,21 @@ export function installPinoRuntime(log: Logger, metrics?: string): void {
 
 /**
  * The workflow code: a bundle given by the caller (tests), else the prebuilt dist/workflow-bundle.js
- * when it is current (`npm run build` makes it), else bundle from source at start (dev).
+ * when it is current (`npm run build` makes it), else bundle from source at start (dev). `traced`
+ * (the worker exports traces): bundle from source with the SDK's tracing workflow interceptors
+ * (workers/bundle.ts says why they are not in the prebuilt bundle), unless WARDEN_WORKFLOW_BUNDLE
+ * names a bundle.
  */
 function workflowSource(
   given: WorkerOptions['workflowBundle'] | undefined,
   log: Logger,
+  traced: boolean,
 ): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'bundlerOptions'> {
   if (given) return { workflowBundle: given };
+  if (traced && !process.env.WARDEN_WORKFLOW_BUNDLE) {
+    log.info({ workflowsPath: WORKFLOWS_PATH }, 'traces exported: bundling the workflow code with the tracing interceptors');
+    return { workflowsPath: WORKFLOWS_PATH, bundlerOptions: BUNDLER_OPTIONS };
+  }
   const codePath = prebuiltBundlePath();
   if (codePath) return { workflowBundle: { codePath } };
   log.info({ workflowsPath: WORKFLOWS_PATH }, 'no current prebuilt workflow bundle: bundling from source');
@@ -128,10 +137,10 @@ export function telemetrySinks(): InjectedSinks<WardenSinks> {
 
 /**
  * A span per activity (the evaluation, a webhook, a driven turn) from the Temporal SDK's
- * OpenTelemetry interceptors, through the global OpenTelemetry API; its parent is whatever span
- * context the workflow's headers carry. Loaded only when traces are exported. Not its workflow
- * interceptors: their span sink hands OpenTelemetry SDK 1.x span objects to the exporter, which
- * the 3.x OTLP exporter cannot serialise (docs/operating/observability.md).
+ * OpenTelemetry interceptors, through the global OpenTelemetry API; its parent is the workflow's
+ * span that scheduled it, from the activity's headers. Loaded only when traces are exported. The
+ * workflow's own spans come from the SDK's workflow interceptors, through the `exporter` sink
+ * (src/telemetry/workflow-spans.ts).
  */
 async function activitySpans(): Promise<NonNullable<NonNullable<WorkerOptions['interceptors']>['activity']>[number]> {
   const { OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor } = await import('@temporalio/interceptors-opentelemetry');
@@ -168,6 +177,7 @@ export async function startWorker(
   // OpenTelemetry (OTEL_* environment variables; docs/operating/observability.md): off, and nothing
   // started, without an OTLP endpoint.
   const telemetry = await startOtel('warden-worker', log);
+  const traced = telemetry.signals.includes('traces');
   log.info({ groupWindowMs }, 'notification grouping window (0: off)');
   const connection = await NativeConnection.connect(settings.connectionOptions);
   await observeAgentsByState(connection, settings.namespace, log);
@@ -175,7 +185,7 @@ export async function startWorker(
     connection,
     namespace: settings.namespace,
     taskQueue: settings.taskQueue,
-    ...workflowSource(opts.workflowBundle, log),
+    ...workflowSource(opts.workflowBundle, log, traced),
     ...WORKER_DEFAULTS,
     ...tuningFromEnv(),
     activities: { ...createActivities(log), ...opts.activities },
@@ -186,8 +196,8 @@ export async function startWorker(
     // Cancellation reaches a running turn with a heartbeat reply; the default throttle (80% of the
     // heartbeat timeout) would delay an interrupt by ~24 s. One heartbeat a second per running turn.
     maxHeartbeatThrottleInterval: '1s',
-    sinks: telemetrySinks(),
-    ...(telemetry.signals.includes('traces') ? { interceptors: { activity: [await activitySpans()] } } : {}),
+    sinks: { ...telemetrySinks(), ...(traced ? workflowSpanSinks() : {}) },
+    ...(traced ? { interceptors: { activity: [await activitySpans()], workflowModules: TRACING_INTERCEPTOR_MODULES } } : {}),
   });
   log.info({ address: settings.connectionOptions.address, namespace: settings.namespace, taskQueue: settings.taskQueue }, 'worker started');
   const done = worker.run().finally(() => Promise.allSettled([connection.close(), telemetry.shutdown()]).then(() => undefined));

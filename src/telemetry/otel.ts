@@ -13,10 +13,12 @@
  *   OTEL_METRIC_EXPORT_INTERVAL, OTEL_BSP_SCHEDULE_DELAY, OTEL_BLRP_SCHEDULE_DELAY   export cadence (ms)
  *   WARDEN_OTEL_INCLUDE_TEXT=1                the operator opts in to text (reasons, whispers, notes) in telemetry
  */
-import { context, logs, metrics, trace } from '@opentelemetry/api';
+import { context, logs, metrics, propagation, trace } from '@opentelemetry/api';
+import type { Resource } from '@opentelemetry/resources';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
-import { AsyncLocalContextManager } from './context.js';
+import { AsyncLocalContextManager, TraceContextPropagator } from './context.js';
 
 export type Signal = 'traces' | 'metrics' | 'logs';
 const SIGNALS: readonly Signal[] = ['traces', 'metrics', 'logs'];
@@ -67,11 +69,16 @@ export interface OtelHandle {
   enabled: boolean;
   includeText: boolean;
   signals: Signal[];
+  /**
+   * Spans made elsewhere (the workflow interceptors' spans, rebuilt by src/telemetry/workflow-spans.ts)
+   * handed to the trace export, and the resource they are to carry; null when traces are not exported.
+   */
+  spans: { resource: Resource; end(span: ReadableSpan): void } | null;
   /** Export what is buffered and stop the exporters (idempotent). */
   shutdown(): Promise<void>;
 }
 
-const OFF: OtelHandle = { enabled: false, includeText: false, signals: [], shutdown: async () => {} };
+const OFF: OtelHandle = { enabled: false, includeText: false, signals: [], spans: null, shutdown: async () => {} };
 let current: OtelHandle = OFF;
 
 /** The process's telemetry: what startOtel installed, else off. */
@@ -109,13 +116,15 @@ export async function startOtel(service: string, log?: Logger, env: NodeJS.Proce
     detectResources({ detectors: [serviceInstanceIdDetector, envDetector] }),
   );
   const stops: Array<() => Promise<void>> = [];
+  let spans: OtelHandle['spans'] = null;
   if (cfg.signals.includes('traces')) {
-    const provider = new TracerProvider({
-      resource,
-      spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter(), scheduledDelayMillis: cfg.spanDelayMs })],
-    });
+    const processor = new BatchSpanProcessor({ exporter: new OTLPTraceExporter(), scheduledDelayMillis: cfg.spanDelayMs });
+    const provider = new TracerProvider({ resource, spanProcessors: [processor] });
+    spans = { resource, end: (span) => processor.onEnd(span) };
     trace.setGlobalTracerProvider(provider);
     context.setGlobalContextManager(new AsyncLocalContextManager().enable());
+    // The workflow's span context reaches its activities in their headers, as W3C trace context.
+    propagation.setGlobalPropagator(new TraceContextPropagator());
     stops.push(() => provider.shutdown());
   }
   if (cfg.signals.includes('metrics')) {
@@ -145,6 +154,7 @@ export async function startOtel(service: string, log?: Logger, env: NodeJS.Proce
     enabled: true,
     includeText: cfg.includeText,
     signals: cfg.signals,
+    spans,
     shutdown() {
       stopping ??= Promise.allSettled(stops.map((s) => s())).then((results) => {
         for (const r of results) if (r.status === 'rejected') log?.warn({ err: r.reason }, 'OpenTelemetry export at shutdown failed');

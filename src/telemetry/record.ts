@@ -30,6 +30,8 @@ interface Instruments {
   budgets: Counter;
   notifications: Counter;
   hookDuration: Histogram;
+  meshAttempts: Counter;
+  meshIntegrations: Counter;
 }
 
 let made: Instruments | null = null;
@@ -59,6 +61,11 @@ function instruments(): Instruments {
     }),
     notifications: m.createCounter('warden.notifications', { description: 'Webhook delivery attempts, by event and outcome', unit: '{delivery}' }),
     hookDuration: m.createHistogram('warden.hook.duration', { description: 'Time `warden serve` took to answer a hook, by hook event and status', unit: 's' }),
+    meshAttempts: m.createCounter('warden.mesh.attempts', { description: 'Mesh attempts that ended, by outcome and kind', unit: '{attempt}' }),
+    meshIntegrations: m.createCounter('warden.mesh.integrations', {
+      description: 'Gated mesh patches applied to the integration branch, refused, or in conflict',
+      unit: '{patch}',
+    }),
   };
   return made;
 }
@@ -78,7 +85,7 @@ function emit(name: string, severity: SeverityNumber, attributes: Attributes): v
     .emit({ eventName: name, severityNumber: severity, severityText: severity >= SeverityNumber.WARN ? 'WARN' : 'INFO', body: name, attributes });
 }
 
-/** An agent's event from the workflow sink (src/domain/agent/telemetry.ts). */
+/** An agent's or a mesh's event from the workflow sink (src/domain/agent/telemetry.ts, src/domain/mesh/telemetry.ts). */
 export function recordAgentEvent(ids: { workflowId: string; runId: string }, e: TelemetryEvent): void {
   if (!otel().enabled) return;
   const a = e.attrs;
@@ -108,8 +115,40 @@ export function recordAgentEvent(ids: { workflowId: string; runId: string }, e: 
     case 'warden.budget.exhausted':
       i.budgets.add(1, clean({ 'warden.budget': a['warden.budget'] as string }));
       break;
+    case 'warden.mesh.attempt.finished':
+      i.meshAttempts.add(
+        1,
+        clean({
+          'warden.mesh.attempt.outcome': a['warden.mesh.attempt.outcome'] as string,
+          'warden.mesh.attempt.kind': a['warden.mesh.attempt.kind'] as string,
+        }),
+      );
+      break;
+    case 'warden.mesh.integration':
+      i.meshIntegrations.add(1, clean({ 'warden.mesh.integration.outcome': a['warden.mesh.integration.outcome'] as string }));
+      break;
   }
-  emit(e.name, e.name === 'warden.alert' || e.name === 'warden.budget.exhausted' ? SeverityNumber.WARN : SeverityNumber.INFO, attributes);
+  emit(e.name, warns(e) ? SeverityNumber.WARN : SeverityNumber.INFO, attributes);
+}
+
+/** Alerts, budgets reached, failed tasks and meshes, refused or conflicting patches, failed gates. */
+function warns(e: TelemetryEvent): boolean {
+  const a = e.attrs;
+  switch (e.name) {
+    case 'warden.alert':
+    case 'warden.budget.exhausted':
+      return true;
+    case 'warden.mesh.attempt.finished':
+      return a['warden.mesh.attempt.outcome'] === 'task-failed' || a['warden.mesh.attempt.outcome'] === 'mesh-failed';
+    case 'warden.mesh.integration':
+      return a['warden.mesh.integration.outcome'] !== 'merged';
+    case 'warden.mesh.gates':
+      return a['warden.mesh.gates.passed'] !== true;
+    case 'warden.mesh.finished':
+      return a['warden.mesh.phase'] === 'failed';
+    default:
+      return false;
+  }
 }
 
 /** The model an evaluator asks (gen_ai.request.model), and who serves it where that is known. */

@@ -223,6 +223,31 @@ describe('OpenTelemetry export from the worker', () => {
     await stack.warden.signal(agentId, 'abort', {});
   });
 
+  test("the workflow's spans: RunWorkflow:agentWorkflow when the run ends, the evaluation's activity span below it", async () => {
+    const agentId = 'otel-spiral'; // the first test's agent: its evaluations ran
+    await stack.warden.signal(agentId, 'abort', {});
+    const run = await eventually(
+      async () => recv.spans().find((s) => s.name === 'RunWorkflow:agentWorkflow' && s.attributes.temporalWorkflowId === `agent-${agentId}`),
+      { what: "the agent's RunWorkflow span", timeoutMs: 30_000 },
+    );
+    expect(run.parentSpanId).toBe(''); // a root: nothing started the workflow inside a trace
+    expect(run.scope).toBe('@temporalio/interceptor-workflow');
+    expect(run.resource['service.name']).toBe('warden-otel-test');
+    expect(run.attributes.run_id).toBeTruthy();
+    // An evaluation of that run: RunActivity:evaluate, child of the StartActivity:evaluate span the
+    // workflow made when it scheduled it, child of the run's span; one trace.
+    const spans = recv.spans();
+    const byId = new Map(spans.map((s) => [s.spanId, s]));
+    const evaluation = spans.find(
+      (s) => s.name === 'RunActivity:evaluate' && s.attributes['warden.agent.id'] === agentId && s.attributes.run_id === run.attributes.run_id,
+    );
+    expect(evaluation, 'an evaluation span of the run').toBeDefined();
+    expect(evaluation!.traceId).toBe(run.traceId);
+    const chain: string[] = [];
+    for (let s = byId.get(evaluation!.parentSpanId); s; s = byId.get(s.parentSpanId)) chain.push(s.name);
+    expect(chain).toEqual(['StartActivity:evaluate', 'RunWorkflow:agentWorkflow']);
+  });
+
   test('a worker that stops (SIGTERM) exports what it still held in its batches', async () => {
     const queue = 'otel-flush';
     const service = 'warden-otel-flush';

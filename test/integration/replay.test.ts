@@ -3,12 +3,14 @@
  * with `npm run record-histories`) must replay against the current workflow code without a
  * nondeterminism error. A workflow change that breaks this needs `patched()`.
  */
-import { Worker } from '@temporalio/worker';
+import { bundleWorkflowCode, Worker, type WorkflowBundle } from '@temporalio/worker';
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { expect, test } from 'vitest';
 import { HISTORIES_DIR } from '../helpers/histories.js';
 import { workflowBundle } from '../helpers/stack.js';
+import { TRACED_BUNDLE_OPTIONS } from '../../workers/bundle.js';
+import { workflowSpanSinks } from '../../src/telemetry/workflow-spans.js';
 
 const files = readdirSync(HISTORIES_DIR)
   .filter((f) => f.endsWith('.json'))
@@ -23,6 +25,18 @@ test.each(files)('replays %s', async (file) => {
   const history = JSON.parse(readFileSync(join(HISTORIES_DIR, file), 'utf8')) as { events: unknown[] };
   expect(history.events.length).toBeGreaterThan(10);
   await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, recordedWorkflowId(history) ?? basename(file, '.json'));
+});
+
+/**
+ * With the SDK's tracing workflow interceptors (the bundle of a worker that exports traces): they
+ * add span headers to the commands they wrap and no command, so every history still replays.
+ */
+let traced: Promise<WorkflowBundle> | null = null;
+const quiet = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } as never;
+test.each(files)('replays %s with the tracing workflow interceptors', { timeout: 120_000 }, async (file) => {
+  traced ??= bundleWorkflowCode({ ...TRACED_BUNDLE_OPTIONS, logger: quiet });
+  const history = JSON.parse(readFileSync(join(HISTORIES_DIR, file), 'utf8')) as { events: unknown[] };
+  await Worker.runReplayHistory({ workflowBundle: await traced, sinks: workflowSpanSinks() }, history, recordedWorkflowId(history) ?? basename(file, '.json'));
 });
 
 /**

@@ -13,7 +13,8 @@ import { rebaseRequested } from '../../src/domain/mesh/waits.js';
 import { rebaseWaitReason, workerSpec } from '../../src/domain/mesh/worker.js';
 import { agentWorkflow } from '../agent.js';
 import * as m from '../../src/messages/agent.js';
-import { close, hhmmss, now, record, signalSent, steer, type MeshShell } from './shell.js';
+import { attemptStarted } from '../../src/domain/mesh/telemetry.js';
+import { close, emit, hhmmss, now, record, signalSent, steer, type MeshShell } from './shell.js';
 
 // git and file work is quick: a short timeout lets a dead worker's activity be retried soon.
 export const acts = proxyActivities<MeshActivities>({ startToCloseTimeout: '20s', retry: { initialInterval: '1s', maximumAttempts: 5 } });
@@ -58,10 +59,11 @@ export async function spawn(sh: MeshShell, r: TaskRecord, kind: Attempt['kind'],
     sh,
     `SPAWNED task ${r.task.index} ${r.task.slug} attempt ${n}${kind === 'takeover' ? ' (take-over: direct edit)' : ''} as ${agentId} in ${a.worktree}`,
   );
+  emit(attemptStarted(spec.runId, r, a));
 }
 
 export function fail(sh: MeshShell, r: TaskRecord, reason: string): void {
-  for (const a of r.attempts) close(sh, a, `task failed: ${reason}`);
+  for (const a of r.attempts) close(sh, a, `task failed: ${reason}`, 'task-failed');
   markFailed(r, reason);
   record(sh, `FAILED task ${r.task.index} ${r.task.slug}: ${reason}`);
 }
@@ -84,7 +86,7 @@ export async function sendRebase(sh: MeshShell, r: TaskRecord, a: Attempt): Prom
     record(sh, `REBASE REQUEST sent to ${a.agentId}`);
     steer(sh, a, text);
   } else {
-    close(sh, a, 'rebase needed and the agent has ended');
+    close(sh, a, 'rebase needed and the agent has ended', 'replaced');
     await spawn(sh, r, a.kind, s.integrationHead!, text);
   }
 }

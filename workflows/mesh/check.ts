@@ -3,8 +3,9 @@ import { ActivityFailure, CancellationScope, condition, isCancellation, proxyAct
 import type { MeshActivities } from '../../src/domain/mesh/activity-types.js';
 import { checkActivityTimeoutMs, checkOutcome, taskCheckInput } from '../../src/domain/mesh/check.js';
 import { isOpen, type Attempt, type TaskRecord } from '../../src/domain/mesh/state.js';
+import { gateResult, gateSnapshot } from '../../src/domain/mesh/telemetry.js';
 import { fail } from './attempts.js';
-import { now, record, steer, type MeshShell } from './shell.js';
+import { emit, now, record, steer, type MeshShell } from './shell.js';
 
 /**
  * The task's own check (its `verify` command) on a gated patch, in a worktree warden makes from
@@ -40,7 +41,9 @@ export async function taskCheck(sh: MeshShell, r: TaskRecord, a: Attempt): Promi
     out = { exitCode: null, passed: false, timedOut: false, outputTail: `warden could not run the check: ${why}` };
   }
   if (a.closed || !isOpen(r)) return;
+  const before = gateSnapshot(a);
   const x = checkOutcome(r, a, out, now(), sh.s.tunables);
+  emit(gateResult(sh.spec.runId, r, a, before));
   if (x.kind === 'fail') return fail(sh, r, x.reason);
   record(sh, x.log);
   if (x.kind === 'retry') {

@@ -21,7 +21,7 @@ export const quiet = (sh: MeshShell) => () => allHandlersFinished() && sh.pendin
 /** No task open: every attempt closes, gate V runs on the integration branch, the mesh is ready. */
 export async function finish(sh: MeshShell): Promise<void> {
   const { s, spec } = sh;
-  closeAll(sh, 'mesh finished');
+  closeAll(sh, 'mesh finished', 'mesh-finished');
   if (spec.validate && s.tasks.some((r) => r.state === 'integrated')) {
     setPhase(sh, 'validating');
     commit(sh); // visible during validation

@@ -9,8 +9,9 @@ import { integrationOutcome } from '../../src/domain/mesh/policy.js';
 import { rebaseRequest } from '../../src/domain/mesh/render.js';
 import { integrationTurn, taskState } from '../../src/domain/mesh/rules.js';
 import { liveAttempts, readyAttempt, type Attempt } from '../../src/domain/mesh/state.js';
+import { integration } from '../../src/domain/mesh/telemetry.js';
 import { acts, fail, holdForRebase, sendRebase } from './attempts.js';
-import { alert, close, commit, record, setPhase, type MeshShell } from './shell.js';
+import { alert, close, commit, emit, record, setPhase, type MeshShell } from './shell.js';
 
 /** A file list for one log line: at most ~300 characters. */
 const shortList = (xs: string[]) => {
@@ -27,7 +28,7 @@ export async function integrate(sh: MeshShell): Promise<void> {
     const lost = losers(r, a);
     if (a.mode === 'analysis-only') {
       [r.state, r.next] = ['done', '-'];
-      close(sh, a, 'done');
+      close(sh, a, 'done', 'done');
       record(sh, `DONE task ${r.task.index} ${r.task.slug} (analysis-only)`);
       closeLosers(sh, r.task.index, lost);
       continue;
@@ -50,15 +51,17 @@ export async function integrate(sh: MeshShell): Promise<void> {
         sh,
         `INTEGRATED task ${r.task.index} ${r.task.slug} attempt ${a.attempt}: ${s.integrationBranch} at ${res.head.slice(0, 12)} (${shortList(a.patchFiles)})${a.warning ? ' with a warning' : ''}`,
       );
-      close(sh, a, 'integrated');
+      emit(integration(spec.runId, r, a, 'merged', s));
+      close(sh, a, 'integrated', 'integrated');
       closeLosers(sh, r.task.index, lost);
       continue;
     }
     if (out.kind === 'fail') {
+      emit(integration(spec.runId, r, a, 'refused', s, out.reason));
       // Refused while a hedge runs: this attempt goes, the task carries on with the others.
       if (liveAttempts(r).length > 1) {
         record(sh, `CLOSED task ${r.task.index} attempt ${a.attempt} (${out.reason}); another attempt carries on`);
-        close(sh, a, out.reason);
+        close(sh, a, out.reason, 'refused');
         r.state = taskState(r);
       } else fail(sh, r, out.reason);
       continue;
@@ -67,6 +70,7 @@ export async function integrate(sh: MeshShell): Promise<void> {
       sh,
       `PATCH DID NOT APPLY task ${r.task.index} attempt ${a.attempt}: ${res.conflictingFiles.join(', ') || res.error.split('\n')[0]} (conflict ${s.conflicts}/${s.conflictBudget})`,
     );
+    emit(integration(spec.runId, r, a, 'conflict', s, res.conflictingFiles.join(', ') || res.error.split('\n')[0]));
     sh.loop.heldRebase[String(r.task.index)] = rebaseRequest({
       conflictingFiles: res.conflictingFiles,
       error: res.error,
@@ -91,6 +95,6 @@ export async function integrate(sh: MeshShell): Promise<void> {
 function closeLosers(sh: MeshShell, task: number, lost: Array<[Attempt, string]>): void {
   for (const [x, reason] of lost) {
     record(sh, `HEDGE LOST: task ${task} attempt ${x.attempt} closed: ${reason}`);
-    close(sh, x, reason);
+    close(sh, x, reason, 'hedge-lost');
   }
 }

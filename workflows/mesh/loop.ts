@@ -88,7 +88,7 @@ export async function runLoop(sh: MeshShell, input: MeshInput): Promise<void> {
         loop.at = 'round';
         break;
       case 'cancel':
-        closeAll(sh, `mesh cancelled: ${loop.cancel}`);
+        closeAll(sh, `mesh cancelled: ${loop.cancel}`, 'mesh-cancelled');
         for (const r of s.tasks.filter(isOpen)) markFailed(r, `cancelled: ${loop.cancel}`);
         record(sh, `CANCELLED: ${loop.cancel}`);
         setPhase(sh, 'cancelled', loop.cancel);

@@ -3,15 +3,17 @@
  * point (the WardenState search attribute and the dashboard), fire-and-forget signals to the workers (counted, so the mesh does not end before they
  * are sent), closing an attempt, and alerts through the notify workflow.
  */
-import { getExternalWorkflowHandle, log, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { getExternalWorkflowHandle, log, proxySinks, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { MeshSpec } from '../../src/domain/mesh/config.js';
 import type { MeshLoop, MeshRunLimits } from '../../src/domain/mesh/next-step.js';
 import { meshAlert } from '../../src/domain/mesh/notify.js';
 import { renderDashboard } from '../../src/domain/mesh/render.js';
-import { closeAttempt, type Attempt, type MeshPhase, type MeshStatus } from '../../src/domain/mesh/state.js';
+import { closeAttempt, type Attempt, type MeshPhase, type MeshStatus, type TaskRecord } from '../../src/domain/mesh/state.js';
+import { attemptFinished, type AttemptOutcome, type MeshTelemetryEvent } from '../../src/domain/mesh/telemetry.js';
 import { WardenState } from '../../src/domain/contract/search-attributes.js';
 import * as m from '../../src/messages/agent.js';
 import { startNotifyChild } from '../notify.js';
+import type { WardenSinks } from '../ports.js';
 
 const KEEP_LOG = 200;
 
@@ -86,17 +88,30 @@ export function signal(sh: MeshShell, workflowId: string, send: () => Promise<vo
 export const steer = (sh: MeshShell, a: Attempt, text: string) =>
   signal(sh, a.workflowId, () => getExternalWorkflowHandle(a.workflowId).signal(m.steerSignal, { text }));
 
-export function close(sh: MeshShell, a: Attempt, reason: string): void {
+/**
+ * A telemetry event to the worker's OpenTelemetry export (src/domain/mesh/telemetry.ts), through the
+ * agents' sink: no command, nothing in history, not called while the workflow replays.
+ */
+export function emit(e: MeshTelemetryEvent | null): void {
+  if (e) proxySinks<WardenSinks>().otel.event(e);
+}
+
+/** The task an attempt belongs to. */
+const taskOf = (sh: MeshShell, a: Attempt): TaskRecord | undefined => sh.s.tasks.find((r) => r.attempts.includes(a));
+
+export function close(sh: MeshShell, a: Attempt, reason: string, outcome: AttemptOutcome): void {
   if (a.closed) return;
   closeAttempt(a, reason);
+  const r = taskOf(sh, a);
+  if (r) emit(attemptFinished(sh.spec.runId, r, a, outcome, reason));
   if (a.agentEnded === null)
     signal(sh, a.workflowId, () =>
       getExternalWorkflowHandle(a.workflowId).signal(m.stopSignal, { reason: `mesh ${sh.spec.runId}: ${reason}`, drainTimeoutMs: 0 }),
     );
 }
 
-export function closeAll(sh: MeshShell, reason: string): void {
-  for (const r of sh.s.tasks) for (const a of r.attempts) close(sh, a, reason);
+export function closeAll(sh: MeshShell, reason: string, outcome: AttemptOutcome): void {
+  for (const r of sh.s.tasks) for (const a of r.attempts) close(sh, a, reason, outcome);
 }
 
 export type AlertWhat = 'mesh awaiting input' | 'mesh ready' | 'mesh failed';

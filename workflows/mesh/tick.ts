@@ -11,10 +11,11 @@ import { lastOutputOf, tickTask } from '../../src/domain/mesh/policy.js';
 import { tickLine } from '../../src/domain/mesh/render.js';
 import { integrationTurn, taskState } from '../../src/domain/mesh/rules.js';
 import { activeAttempt, isOpen, liveAttempts } from '../../src/domain/mesh/state.js';
+import { gateResult, gateSnapshot } from '../../src/domain/mesh/telemetry.js';
 import { learnEnds, target } from './adopted.js';
 import { acts, fail, spawn } from './attempts.js';
 import { taskCheck } from './check.js';
-import { close, hhmmss, now, record, steer, type MeshShell } from './shell.js';
+import { close, emit, hhmmss, now, record, steer, type MeshShell } from './shell.js';
 
 export async function tick(sh: MeshShell): Promise<void> {
   const { s } = sh;
@@ -39,13 +40,15 @@ export async function tick(sh: MeshShell): Promise<void> {
       if (checkDue(r, a)) await taskCheck(sh, r, a);
       continue;
     }
+    const before = gateSnapshot(a);
     const actions = tickTask(r, a, o, now(), t);
+    emit(gateResult(sh.spec.runId, r, a, before));
     // Hedging: a budget over 1 keeps the attempt that ends and starts a hedge beside it.
     const budget = t.hedgeBudget > 1 && endsAttempt(actions) ? t.hedgeBudget : 1;
     for (const x of settleAttempt(r, a, actions, { budget, meshLive: liveCount(s), cap: t.cap })) {
       if (x.kind === 'log') record(sh, x.text);
       else if (x.kind === 'steer') steer(sh, a, x.text);
-      else if (x.kind === 'close') close(sh, a, x.reason);
+      else if (x.kind === 'close') close(sh, a, x.reason, 'closed');
       else if (x.kind === 'spawn') await spawn(sh, r, x.attempt, a.diffBase);
       else fail(sh, r, x.reason);
     }

@@ -13,10 +13,11 @@ import { MeshInputSchema, resolveTasks, type MeshInput } from '../../src/domain/
 import { MESH_RUN_LIMITS, newLoop } from '../../src/domain/mesh/next-step.js';
 import { markFailed } from '../../src/domain/mesh/policy.js';
 import { isOpen, type MeshStatus } from '../../src/domain/mesh/state.js';
+import { meshFinished } from '../../src/domain/mesh/telemetry.js';
 import { installHandlers } from './handlers.js';
 import { quiet } from './end.js';
 import { runLoop } from './loop.js';
-import { alert, closeAll, commit, now, record, setPhase, type MeshShell } from './shell.js';
+import { alert, closeAll, commit, emit, now, record, setPhase, type MeshShell } from './shell.js';
 
 function initialStatus(spec: ReturnType<typeof MeshInputSchema.parse>): MeshStatus {
   const t = spec.tunables;
@@ -77,7 +78,7 @@ export async function meshWorkflow(input: MeshInput): Promise<MeshStatus> {
     // A mesh activity that fails for good ends the mesh `failed`, named, and tells the webhooks.
     if (!(err instanceof ActivityFailure)) throw err;
     const reason = `${err.activityType ?? 'a mesh activity'} failed: ${(err.cause?.message ?? err.message).slice(0, 400)}`;
-    closeAll(sh, `mesh failed: ${reason}`);
+    closeAll(sh, `mesh failed: ${reason}`, 'mesh-failed');
     for (const r of s.tasks.filter(isOpen)) markFailed(r, `mesh failed: ${reason}`);
     record(sh, `MESH FAILED: ${reason}; its workers were stopped`);
     setPhase(sh, 'failed', reason);
@@ -86,5 +87,6 @@ export async function meshWorkflow(input: MeshInput): Promise<MeshStatus> {
   }
   await condition(quiet(sh));
   commit(sh); // before completion
+  emit(meshFinished(s, now()));
   return s;
 }
