@@ -64,6 +64,12 @@ export const TopStatusSchema = z.object({
   pendingWhispers: num,
   tokens: z.object({ in: num, out: num, total: num }).catch({ in: 0, out: 0, total: 0 }),
   costUsd: num,
+  /** What its CLI's sub-agents spent (a hooked session's), counted with the agent's own spend as visibility publishes it. */
+  subagents: z
+    .object({ spend: z.object({ tokens: z.object({ in: num, out: num }), costUsd: num }).nullish() })
+    .nullish()
+    .catch(null)
+    .transform((v) => v ?? null),
   lastTurnAt: z
     .string()
     .nullish()
@@ -255,9 +261,9 @@ export function buildRow(e: RosterEntry, st: TopStatus | null, intent: string | 
     why,
     intent: st?.task ? intentFromSummary(st.task) : (intent ?? intentFromSummary(e.task)),
     model: st?.model ?? null,
-    tokensIn: st ? st.tokens.in : null,
-    tokensOut: st ? st.tokens.out : null,
-    costUsd: st ? st.costUsd : e.costUsd,
+    tokensIn: st ? st.tokens.in + (st.subagents?.spend?.tokens.in ?? 0) : null,
+    tokensOut: st ? st.tokens.out + (st.subagents?.spend?.tokens.out ?? 0) : null,
+    costUsd: st ? st.costUsd + (st.subagents?.spend?.costUsd ?? 0) : e.costUsd,
     tool: st?.currentTool ?? null,
     burn: series.values,
     burnMetric: series.metric,

@@ -9,6 +9,7 @@ import { SPEND_EVERY, SPEND_INTERVAL_MS, commit, spendCadence, status } from '..
 import { AgentSpecSchema } from '../../src/domain/contract/schemas.js';
 import { signal as send } from '../../src/domain/agent/controls.js';
 import { addEvaluatorSpend } from '../../src/domain/judgement/tiered.js';
+import { recordSubagentSpend } from '../../src/domain/agent/slices/spend.js';
 import { testAgent, turn, type TestAgent } from '../helpers/core.js';
 
 /** The handlers as the shell runs them: the rule, then one commit. */
@@ -61,6 +62,14 @@ describe('commit', () => {
     signal(a, 'pause', {});
     expect(a.rec.upserts).toHaveLength(before + 1);
     expect(names(a.rec.upserts.at(-1)!)).toMatchObject({ WardenState: 'paused-by-user', WardenEvaluatorCostUsd: 0.012346 });
+  });
+
+  it("the published spend counts what its CLI's sub-agents spent with its own turns (groups and top read it)", () => {
+    const a = testAgent();
+    reportTurn(a, turn('t1', 'x', { tokensIn: 10, costUsd: 0.5 })); // spawning → running, published
+    recordSubagentSpend(a.core.s, 'sub-1', { tokensIn: 1000, tokensOut: 20, costUsd: 0.25 }, a.clock.now);
+    signal(a, 'pause', {});
+    expect(names(a.rec.upserts.at(-1)!)).toMatchObject({ WardenState: 'paused-by-user', WardenTokens: 10 + 1020, WardenCostUsd: 0.75 });
   });
 
   it('a run that did not start with a search attribute added later never sends it (a namespace without it stays safe)', () => {

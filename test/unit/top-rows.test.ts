@@ -357,3 +357,16 @@ describe("supervision cost (the evaluator's model calls) beside the agent's own"
     expect(formatFleetTotals(t)).toBe('agents $2.000 · supervision $0.375');
   });
 });
+
+describe("a hooked session's sub-agents", () => {
+  test("their spend is in the row with the agent's own, as visibility publishes it; an older status without them reads as before", () => {
+    const r = row(
+      'hooked',
+      {},
+      { subagents: { running: 0, seen: 1, list: [], spend: { tokens: { in: 1000, out: 20, total: 1020 }, costUsd: 0.25, counted: 1 } } },
+    );
+    expect(r).toMatchObject({ tokensIn: 1100, tokensOut: 30, costUsd: 0.26 });
+    expect(row('plain')).toMatchObject({ tokensIn: 100, tokensOut: 10, costUsd: 0.01 });
+    expect(row('odd', {}, { subagents: 'garbage' })).toMatchObject({ tokensIn: 100, costUsd: 0.01 });
+  });
+});

@@ -80,8 +80,9 @@ export function searchAttributeValues(core: AgentCore): SearchAttributeUpdate[] 
     { key: WardenEscalationStep, value: s.ladder.step },
     { key: WardenPaused, value: isPaused(s) },
     ...(spec.parent ? [{ key: WardenParent, value: spec.parent.agentId }] : []),
-    { key: WardenCostUsd, value: Math.round(s.costUsd * 1e6) / 1e6 },
-    { key: WardenTokens, value: s.tokensIn + s.tokensOut },
+    // Its own turns and what its CLI's sub-agents spent (a delegated child publishes its own).
+    { key: WardenCostUsd, value: Math.round((s.costUsd + s.subagentSpend.costUsd) * 1e6) / 1e6 },
+    { key: WardenTokens, value: s.tokensIn + s.tokensOut + s.subagentSpend.tokensIn + s.subagentSpend.tokensOut },
     { key: WardenEvaluatorCostUsd, value: Math.round(s.evaluatorSpend.costUsd * 1e6) / 1e6 },
   ].filter((a) => !LATER_SEARCH_ATTRIBUTES.includes(a.key.name) || core.run.laterAttributes.includes(a.key.name));
 }
