@@ -14,6 +14,7 @@ import type { DriverSession } from '../contract/activity-types.js';
 import type { BudgetName } from './budgets.js';
 import type { Compaction } from './compaction-state.js';
 import type { EvalJob } from './slices/judgement.js';
+import type { EvaluationAction } from './evaluation-effects.js';
 import type { AgentSignal } from './context.js';
 import type { Alert } from './notify.js';
 import type { CarriedView } from './state.js';
@@ -115,7 +116,9 @@ export type AgentAction =
   // compaction and done-claims.
   | { kind: 'compaction'; compaction: Compaction }
   | { kind: 'session'; session: DriverSession | null }
-  | { kind: 'doneClaim'; claim: { turn: number; at: number } };
+  | { kind: 'doneClaim'; claim: { turn: number; at: number } }
+  // an evaluation's result (evaluation-effects.ts).
+  | EvaluationAction;
 
 /** Whether the state table takes `event` in `state` (a rule decides what follows a transition by it). */
 export const moves = (state: AgentState, event: AgentEvent): boolean => transition(state, event).ok;

@@ -9,6 +9,7 @@ import { transition, type AgentEvent } from '../contract/states.js';
 import type { AgentAction, RuleInput } from './actions.js';
 import type { AgentContext } from './context.js';
 import { notify } from './notify.js';
+import { applyEvaluationAction } from './evaluation-effects.js';
 import { setCompaction } from './compaction-state.js';
 import { decideEscalation, recordDismissal } from './dismissal.js';
 import {
@@ -214,6 +215,15 @@ function applyOne(ctx: AgentContext, a: AgentAction): void {
       return;
     case 'doneClaim':
       setDoneClaim(s, a.claim);
+      return;
+    case 'evaluated':
+    case 'skipEvaluation':
+    case 'suppressed':
+    case 'verdict':
+    case 'evaluatorTier':
+    case 'ladder':
+    case 'case':
+      applyEvaluationAction(ctx, a);
       return;
     default: {
       const never: never = a;
