@@ -79,6 +79,8 @@ export type AgentAction =
   | { kind: 'idleFrom'; at: number }
   | { kind: 'cliBlocked'; reason: string | undefined }
   | { kind: 'waitingOnChildren'; waiting: boolean }
+  /** A `block` signal holds it for `reason`; `since`: when the bound starts (undefined: keep it). */
+  | { kind: 'holdFor'; reason: string; since: number | undefined }
   /** A hold (held.ts) is over: a human takes over from it. */
   | { kind: 'releaseHold' }
   /** A human took over from every wait: on children, a hold, its CLI's rate limit. */

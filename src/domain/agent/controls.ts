@@ -3,7 +3,8 @@
  * alarm: dismissal.ts), and the agent's heartbeat. Every signal payload is validated; an invalid one is recorded and ignored (a throwing
  * handler would wedge the workflow). Every kind of stop goes through `requestStop` (stop.ts).
  * Each control's rule returns actions (actions.ts) that effects.ts `apply` carries out in order;
- * a steer hands the hold it ends to held.ts between its two rules.
+ * A steer is three rules in turn (its whisper, the hold it ends, the interrupt it answers), each
+ * deciding on the state the one before left.
  */
 import type { z } from 'zod';
 import { SIGNAL_SCHEMAS, describeZodError, type SignalName } from '../contract/schemas.js';
@@ -18,7 +19,7 @@ import { receiveChildSpend, receiveSubagentSpend } from './rails.js';
 import { requestStop } from './stop.js';
 import { pendingCompaction } from './compaction.js';
 import { humanWait } from './human-wait.js';
-import { blockSignal, endHold } from './held.js';
+import { blockSignal, endHoldActions } from './held.js';
 import { sessionSignal } from './session-end.js';
 import { subagentSignal } from './subagent-state.js';
 import { markAdmitted } from './slices/delegation.js';
@@ -95,7 +96,7 @@ const controls: { [N in SignalName]: (ctx: AgentContext, p: Payload<N>) => void 
     if (actions[0]?.kind === 'refuse') return;
     // New input ends a hold (held.ts): a mesh's rebase request is the input its worker waited for.
     const { heldBy } = ctx.core.s;
-    if (heldBy !== undefined) endHold(ctx, `steered while blocked (${heldBy}): it runs with the new input`);
+    if (heldBy !== undefined) act(ctx, (r) => endHoldActions(r, `steered while blocked (${heldBy}): it runs with the new input`));
     act(ctx, steeredAfterInterrupt);
   },
   interrupt(ctx, p) {

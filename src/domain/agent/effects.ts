@@ -41,7 +41,7 @@ import { markBudgetPaused, markBudgetsWarned, recordChildSpend } from './slices/
 import { heartbeatAt, restartIdleClock, seeGeneration, setWindow } from './slices/turns.js';
 import { recordEvent, recordStateChange, recordWhisper } from './telemetry.js';
 import { setDoneClaim } from './verification-state.js';
-import { releaseHold, releaseWaits, setCliBlocked, setWaitingOnChildren } from './waiting-state.js';
+import { holdFor, releaseHold, releaseWaits, setCliBlocked, setWaitingOnChildren } from './waiting-state.js';
 
 /** What a rule reads, as of now. */
 export const ruleInput = (ctx: AgentContext): RuleInput => ({ s: ctx.core.s, spec: ctx.core.spec, now: ctx.ports.now() });
@@ -150,6 +150,9 @@ function applyOne(ctx: AgentContext, a: AgentAction): void {
       return;
     case 'waitingOnChildren':
       setWaitingOnChildren(s, a.waiting);
+      return;
+    case 'holdFor':
+      holdFor(s, a.reason, a.since);
       return;
     case 'releaseHold':
       releaseHold(s);
