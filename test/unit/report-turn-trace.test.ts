@@ -7,71 +7,14 @@
  * is what a recorded history replays, so it must not move.
  */
 import { describe, expect, it } from 'vitest';
-import type { AgentPorts } from '../../src/domain/agent/context.js';
 import { signal } from '../../src/domain/agent/controls.js';
 import { admitted, childEnded } from '../../src/domain/agent/delegation.js';
-import { reportTurn } from '../../src/domain/agent/reporting.js';
 import { enforceAllowlist, enforceMaxTurns, receiveChildSpend, turnFailed } from '../../src/domain/agent/rails.js';
 import { requestStop } from '../../src/domain/agent/stop.js';
-import { applyEvaluation, startEvaluation } from '../../src/domain/agent/supervision.js';
 import { startVerification, verificationFinished, verificationSkipped } from '../../src/domain/agent/verification.js';
-import type { EvaluateResult, VerifyOutput } from '../../src/domain/contract/activity-types.js';
-import type { PatchId } from '../../src/domain/contract/patches.js';
-import type { AgentSpecInput } from '../../src/domain/contract/schemas.js';
-import { failingTurn, testAgent, turn, type TestAgent } from '../helpers/core.js';
-
-type Step = [string, unknown];
-
-/** A test agent whose every port call (and recorded telemetry) lands in one ordered trace. */
-function traced(spec: Partial<AgentSpecInput>, patches?: Partial<Record<PatchId, boolean>>): { a: TestAgent; trace: Step[] } {
-  const a = testAgent(spec, patches ? { patches } : {});
-  const trace: Step[] = [];
-  const inner = a.ports;
-  const log = (level: 'info' | 'warn' | 'error') => (message: string, meta?: Record<string, unknown>) => {
-    trace.push([`log.${level}`, { message, meta }]);
-    inner.log[level](message, meta);
-  };
-  const ports: AgentPorts = {
-    now: inner.now, // a query, not an effect: how often the rules ask is theirs
-    log: { info: log('info'), warn: log('warn'), error: log('error') },
-    setDetails: (t) => trace.push(['setDetails', t]),
-    upsertSearchAttributes: (u) => trace.push(['upsert', u]),
-    patched: (id) => {
-      trace.push(['patched', id]);
-      return inner.patched(id);
-    },
-    startNotification: (input) => {
-      trace.push(['startNotification', input]);
-      return inner.startNotification(input);
-    },
-    joinIncident: (input) => {
-      trace.push(['joinIncident', input]);
-      return inner.joinIncident(input);
-    },
-    signalAgent: (workflowId, sig) => trace.push(['signalAgent', { workflowId, sig }]),
-    cancelTurn: () => trace.push(['cancelTurn', null]),
-    telemetry: (e) => trace.push(['telemetry', e]),
-  };
-  a.ports = ports;
-  return { a, trace };
-}
-
-/** Report `raw`, then append the reply, the telemetry recorded and the state left. */
-function report(a: TestAgent, trace: Step[], raw: unknown): void {
-  const reply = reportTurn(a, raw);
-  trace.push(['reply', reply]);
-  trace.push(['outbox', a.core.run.outbox]);
-  a.core.run.outbox = [];
-  trace.push(['state', JSON.parse(JSON.stringify(a.core.s))]);
-}
-
-/** Run `what` (a signal, a child's end), then append the telemetry recorded and the state left. */
-function step(a: TestAgent, trace: Step[], what: () => void): void {
-  what();
-  trace.push(['outbox', a.core.run.outbox]);
-  a.core.run.outbox = [];
-  trace.push(['state', JSON.parse(JSON.stringify(a.core.s))]);
-}
+import type { VerifyOutput } from '../../src/domain/contract/activity-types.js';
+import { failingTurn, turn } from '../helpers/core.js';
+import { report, reportAndJudge, spiral, step, traced, type Step } from '../helpers/trace.js';
 
 const hook = { webhooks: [{ url: 'http://127.0.0.1:9/hook' }] };
 const child = (state: 'running' | 'queued' = 'running', name = 'c') => ({ agentId: `a1.${name}`, workflowId: `agent-a1.${name}`, state, reason: null });
@@ -257,20 +200,7 @@ const signalScenarios: Record<string, () => Step[]> = {
   },
 };
 
-const spiral: EvaluateResult = {
-  kind: 'verdict',
-  verdict: { kind: 'CORRECTION', pattern: 'SPIRALING', message: 'You keep running the same failing build' },
-  evaluator: 'heuristic',
-  durationMs: 1,
-};
 const failed: VerifyOutput = { exitCode: 1, passed: false, timedOut: false, outputTail: 'missing\n', durationMs: 5, cwd: '/repo', protectedChanges: [] };
-
-/** Report `raw` and evaluate the window with `result`, as the loop would. */
-function reportAndJudge(a: TestAgent, trace: Step[], raw: unknown, result: EvaluateResult): void {
-  report(a, trace, raw);
-  if (a.core.s.evalQueue.length === 0) return;
-  step(a, trace, () => applyEvaluation(a, result, startEvaluation(a)));
-}
 
 /** The ladder's outcomes (supervision.ts, verification.ts, compaction.ts): whispers, escalation, compaction. */
 const ladderScenarios: Record<string, () => Step[]> = {

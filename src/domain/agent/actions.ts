@@ -14,6 +14,7 @@ import type { DriverSession } from '../contract/activity-types.js';
 import type { BudgetName } from './budgets.js';
 import type { Compaction } from './compaction-state.js';
 import type { EvalJob } from './slices/judgement.js';
+import type { EvaluationAction } from './evaluation-effects.js';
 import type { AgentSignal } from './context.js';
 import type { Alert } from './notify.js';
 import type { CarriedView } from './state.js';
@@ -54,11 +55,23 @@ export type AgentAction =
   | { kind: 'awaitingCause'; cause: 'escalation' | 'interrupt' | 'human' | null }
   /** It awaits a human for `cause`, and `reason` is why it is paused. */
   | { kind: 'awaitFor'; cause: 'escalation' | 'interrupt'; reason: string }
+  /** Whatever it awaited is over. */
+  | { kind: 'clearAwaiting' }
+  /** A human paused it, with this reason. */
+  | { kind: 'pausedFor'; reason: string }
+  /** Its next reply tells it it was interrupted. */
+  | { kind: 'interruptPending' }
+  /** A signal whose payload failed its schema (status.invalidSignals), or one this workflow does not define. */
+  | { kind: 'invalidSignal'; what: string; reason: string }
+  /** The agent's heartbeat, of this generation (undefined: the one it has). */
+  | { kind: 'heartbeat'; at: number; generation: number | undefined }
   /** A stop was accepted: its reason, the end of its drain, and whether anything is left to drain. */
   | { kind: 'stopping'; reason: string; deadline: number; drained: boolean }
   /** A budget paused the agent, with this reason. */
   | { kind: 'budgetPaused'; reason: string }
   | { kind: 'budgetsWarned'; budgets: BudgetName[] }
+  /** A human resumed it: a budget still reached pauses it again before its next turn. */
+  | { kind: 'budgetPauseOver' }
   /** A child reported what it has spent (the parent's budget covers its subtree). */
   | { kind: 'childSpend'; agentId: string; spent: { tokens: number; costUsd: number; turns: number } }
   // the idle clock and the waits,
@@ -66,8 +79,12 @@ export type AgentAction =
   | { kind: 'idleFrom'; at: number }
   | { kind: 'cliBlocked'; reason: string | undefined }
   | { kind: 'waitingOnChildren'; waiting: boolean }
+  /** A `block` signal holds it for `reason`; `since`: when the bound starts (undefined: keep it). */
+  | { kind: 'holdFor'; reason: string; since: number | undefined }
   /** A hold (held.ts) is over: a human takes over from it. */
   | { kind: 'releaseHold' }
+  /** A human took over from every wait: on children, a hold, its CLI's rate limit. */
+  | { kind: 'releaseWaits' }
   // judgement,
   /** A new evaluation epoch (effects.ts `startEpoch`): nothing queued runs, nothing running is applied. */
   | { kind: 'newEpoch' }
@@ -79,17 +96,31 @@ export type AgentAction =
   | { kind: 'queueEvaluation'; job: EvalJob }
   /** Turns before `turn` are no evidence any more. */
   | { kind: 'evidenceFrom'; turn: number }
+  /** The ladder starts over at step 0. */
+  | { kind: 'restartLadder' }
+  /** A human judged what came before: the window and its deliveries are forgotten, evidence starts at `turn`. */
+  | { kind: 'judgedBefore'; turn: number }
+  /** A human dismissed the newest flagged verdict as a false alarm (dismissal.ts). */
+  | { kind: 'dismissal'; note: string | null }
+  /** The ladder's queued whispers the agent has not received are withdrawn (a failed check's [VERIFY] stays). */
+  | { kind: 'withdrawLadderWhispers' }
+  /** A human resumed or aborted the agent after an escalation: its case is labelled so. */
+  | { kind: 'decideEscalation'; decision: 'resumed' | 'aborted'; note: string | null }
   // driven turns' failures,
   /** A turn failed with `cause`: one more failure in a row. */
   | { kind: 'turnFailure'; cause: string }
   /** The failed turn's whispers wait for its retry. */
   | { kind: 'retryWhispers'; whispers: Whisper[] }
+  /** The whispers queued now join those that wait for the retry (they are delivered with it). */
+  | { kind: 'deliverForRetry' }
   /** The recent failures' times, as restart intensity keeps them. */
   | { kind: 'failures'; failures: number[] }
   // compaction and done-claims.
   | { kind: 'compaction'; compaction: Compaction }
   | { kind: 'session'; session: DriverSession | null }
-  | { kind: 'doneClaim'; claim: { turn: number; at: number } };
+  | { kind: 'doneClaim'; claim: { turn: number; at: number } }
+  // an evaluation's result (evaluation-effects.ts).
+  | EvaluationAction;
 
 /** Whether the state table takes `event` in `state` (a rule decides what follows a transition by it). */
 export const moves = (state: AgentState, event: AgentEvent): boolean => transition(state, event).ok;

@@ -2,29 +2,27 @@
  * Human controls: steer, interrupt, stop, pause, resume, abort, dismiss (a false
  * alarm: dismissal.ts), and the agent's heartbeat. Every signal payload is validated; an invalid one is recorded and ignored (a throwing
  * handler would wedge the workflow). Every kind of stop goes through `requestStop` (stop.ts).
+ * Each control's rule returns actions (actions.ts) that effects.ts `apply` carries out in order;
+ * A steer is three rules in turn (its whisper, the hold it ends, the interrupt it answers), each
+ * deciding on the state the one before left.
  */
 import type { z } from 'zod';
-import { SIGNAL_SCHEMAS, describeZodError, type SignalName, type Whisper } from '../contract/schemas.js';
+import { SIGNAL_SCHEMAS, describeZodError, type SignalName } from '../contract/schemas.js';
 import { isTerminal } from '../contract/states.js';
 import { isUndecodable, undecodableReason } from '../contract/undecodable.js';
+import { moves, transitionThen, type AgentAction, type RuleInput } from './actions.js';
 import type { AgentContext } from './context.js';
-import { LADDER_WHISPERS, fire, queueWhisper, refuse, startEpoch, takeWhispers } from './effects.js';
-import { endChildrenWait } from './delegation.js';
-import { decideEscalation, dismissProblem, recordDismissal } from './dismissal.js';
+import { act, apply, fire, ruleInput, withdrawable } from './effects.js';
+import { endChildrenWaitActions } from './delegation.js';
+import { dismissProblem, lastFlagged } from './dismissal.js';
 import { receiveChildSpend, receiveSubagentSpend } from './rails.js';
 import { requestStop } from './stop.js';
 import { pendingCompaction } from './compaction.js';
 import { humanWait } from './human-wait.js';
-import { blockSignal, endHold } from './held.js';
+import { blockSignal, endHoldActions } from './held.js';
 import { sessionSignal } from './session-end.js';
 import { subagentSignal } from './subagent-state.js';
-import { awaitFor, clearAwaiting, markInterruptPending, pausedFor, recordInvalidSignal } from './slices/lifecycle.js';
-import { forgetDeliveredAt, keepForRetry, withdrawWhispers } from './slices/whispers.js';
-import { evidenceFromTurn, resetEvaluationCount, restartLadder } from './slices/judgement.js';
-import { heartbeatAt, markIdleChecked, restartIdleClock, seeGeneration, setWindow } from './slices/turns.js';
 import { markAdmitted } from './slices/delegation.js';
-import { markBudgetPaused } from './slices/spend.js';
-import { releaseWaits } from './waiting-state.js';
 import { CONTROLS, recordControl } from './telemetry.js';
 
 /** A stop signal without `drainTimeoutMs` lets the current turn finish for this long. */
@@ -38,104 +36,117 @@ export function finishStop(ctx: AgentContext, reachedBoundary: boolean): void {
 }
 
 /** The `resume` transition and what it means: the ladder starts over on what the agent does next. */
+export function resumeActions({ s, now }: RuleInput, cause: string): AgentAction[] {
+  return transitionThen(
+    s.state,
+    'resume',
+    cause,
+    { kind: 'newEpoch' },
+    { kind: 'restartLadder' },
+    // The human has judged what came before: later evaluations look only at turns after this,
+    // and the time spent paused is not idleness.
+    { kind: 'judgedBefore', turn: s.turns + 1 },
+    { kind: 'idleFrom', at: now },
+    { kind: 'clearAwaiting' },
+    { kind: 'releaseWaits' }, // a human took over from the wait
+    { kind: 'dropEvaluations', recount: true },
+    { kind: 'budgetPauseOver' }, // a budget still reached pauses it again before its next turn
+  );
+}
+
 export function resumeAgent(ctx: AgentContext, cause: string): boolean {
-  const { core } = ctx;
-  const { s } = core;
-  if (!fire(ctx, 'resume', cause)) return false;
-  startEpoch(ctx);
-  restartLadder(s);
-  // The human has judged what came before: later evaluations look only at turns after this,
-  // and the time spent paused is not idleness.
-  setWindow(s, []);
-  forgetDeliveredAt(s);
-  evidenceFromTurn(s, s.turns + 1);
-  restartIdleClock(s, ctx.ports.now());
-  clearAwaiting(s);
-  releaseWaits(s); // a human took over from the wait
-  resetEvaluationCount(s);
-  markIdleChecked(s, false);
-  markBudgetPaused(s, false); // a budget still reached pauses it again before its next turn
-  return true;
+  const resumed = moves(ctx.core.s.state, 'resume');
+  act(ctx, (r) => resumeActions(r, cause));
+  return resumed;
 }
 
 type Payload<N extends SignalName> = z.output<(typeof SIGNAL_SCHEMAS)[N]>;
 
-const controls: { [N in SignalName]: (ctx: AgentContext, p: Payload<N>) => void } = {
-  steer(ctx, p) {
-    const { core } = ctx;
-    const { s } = core;
-    if (isTerminal(s.state)) return refuse(ctx, 'steer', `agent is ${s.state}`);
-    if (!p.text) return refuse(ctx, 'steer', 'text: steering needs text');
-    queueWhisper(ctx, 'STEERING', p.text);
+const refuse = (what: string, reason: string): AgentAction[] => [{ kind: 'refuse', what, reason }];
+
+/** What a steer does before a hold it ends (held.ts). */
+function steerActions(r: RuleInput, text: string): AgentAction[] {
+  const { s } = r;
+  if (isTerminal(s.state)) return refuse('steer', `agent is ${s.state}`);
+  if (!text) return refuse('steer', 'text: steering needs text');
+  return [
+    { kind: 'whisper', type: 'STEERING', text },
     // A driven turn waits to be retried (rate limit, failure backoff, an interrupt meanwhile): the
     // steer joins the retry's input instead of waiting one more turn.
-    if (s.retryWhispers) keepForRetry(s, [...s.retryWhispers, ...takeWhispers(ctx)]);
-    endChildrenWait(ctx, 'steered by a human while waiting on its children');
+    ...(s.retryWhispers ? [{ kind: 'deliverForRetry' } as const] : []),
+    ...endChildrenWaitActions(r, 'steered by a human while waiting on its children'),
+  ];
+}
+
+/** A steer after an interrupt is the input the agent awaited. */
+function steeredAfterInterrupt({ s }: RuleInput): AgentAction[] {
+  if (s.state !== 'awaiting-input' || s.awaitingCause !== 'interrupt') return [];
+  return [{ kind: 'newEpoch' }, { kind: 'clearAwaiting' }, { kind: 'transition', event: 'input', cause: 'steered after an interrupt' }];
+}
+
+/** A human resumed or aborted an escalation without dismissing it: they agree something was wrong. */
+const decided = (s: RuleInput['s'], decision: 'resumed' | 'aborted', note: string | undefined): AgentAction[] =>
+  s.awaitingCause === 'escalation' ? [{ kind: 'decideEscalation', decision, note: note ?? null }] : [];
+
+/** The rule of each control (a signal that another module owns is handed to it). */
+const controls: { [N in SignalName]: (ctx: AgentContext, p: Payload<N>) => void } = {
+  steer(ctx, p) {
+    const actions = steerActions(ruleInput(ctx), p.text);
+    apply(ctx, actions);
+    if (actions[0]?.kind === 'refuse') return;
     // New input ends a hold (held.ts): a mesh's rebase request is the input its worker waited for.
-    if (s.heldBy !== undefined) endHold(ctx, `steered while blocked (${s.heldBy}): it runs with the new input`);
-    if (s.state === 'awaiting-input' && s.awaitingCause === 'interrupt') {
-      startEpoch(ctx);
-      clearAwaiting(s);
-      fire(ctx, 'input', 'steered after an interrupt');
-    }
+    const { heldBy } = ctx.core.s;
+    if (heldBy !== undefined) act(ctx, (r) => endHoldActions(r, `steered while blocked (${heldBy}): it runs with the new input`));
+    act(ctx, steeredAfterInterrupt);
   },
   interrupt(ctx, p) {
-    const { core } = ctx;
-    const { s } = core;
-    if (!fire(ctx, 'interrupt', p.reason ?? 'interrupted by a human')) return;
-    releaseWaits(s); // a human took over from a wait on delegated children, or a hold
-    startEpoch(ctx);
-    ctx.ports.cancelTurn(); // driven: abandon the running turn; the session is kept
-    markInterruptPending(s, true);
-    awaitFor(s, 'interrupt', p.reason ?? 'interrupted: waiting for input');
+    act(ctx, ({ s }) =>
+      transitionThen(
+        s.state,
+        'interrupt',
+        p.reason ?? 'interrupted by a human',
+        { kind: 'releaseWaits' }, // a human took over from a wait on delegated children, or a hold
+        { kind: 'newEpoch' },
+        { kind: 'cancelTurn' }, // driven: abandon the running turn; the session is kept
+        { kind: 'interruptPending' },
+        { kind: 'awaitFor', cause: 'interrupt', reason: p.reason ?? 'interrupted: waiting for input' },
+      ),
+    );
   },
   stop(ctx, p) {
     requestStop(ctx, { reason: p.reason ?? 'stop requested', drainMs: p.drainTimeoutMs ?? DEFAULT_DRAIN_MS });
   },
   pause(ctx, p) {
-    const { core } = ctx;
-    if (!fire(ctx, 'pause', p.reason ?? 'paused by a human')) return;
-    startEpoch(ctx);
-    pausedFor(core.s, p.reason ?? 'paused by a human');
+    const reason = p.reason ?? 'paused by a human';
+    act(ctx, ({ s }) => transitionThen(s.state, 'pause', reason, { kind: 'newEpoch' }, { kind: 'pausedFor', reason }));
   },
   resume(ctx, p) {
-    const escalated = ctx.core.s.awaitingCause === 'escalation';
-    if (!resumeAgent(ctx, p.note ? `resumed: ${p.note}` : 'resumed by a human')) return;
-    // A human resumed an escalation without dismissing it: they agree something was wrong.
-    if (escalated) decideEscalation(ctx, 'resumed', p.note ?? null);
+    act(ctx, (r) => {
+      const resumed = resumeActions(r, p.note ? `resumed: ${p.note}` : 'resumed by a human');
+      return resumed.length > 1 ? [...resumed, ...decided(r.s, 'resumed', p.note)] : resumed;
+    });
   },
   abort(ctx, p) {
-    const escalated = ctx.core.s.awaitingCause === 'escalation';
-    if (!fire(ctx, 'abort', `aborted: ${p.reason ?? 'by a human'}`)) return;
-    startEpoch(ctx);
-    ctx.ports.cancelTurn(); // driven: end the running turn now (the process still gets its grace period)
-    if (escalated) decideEscalation(ctx, 'aborted', p.reason ?? null);
+    act(ctx, ({ s }) =>
+      transitionThen(
+        s.state,
+        'abort',
+        `aborted: ${p.reason ?? 'by a human'}`,
+        { kind: 'newEpoch' },
+        { kind: 'cancelTurn' },
+        ...decided(s, 'aborted', p.reason),
+      ),
+    ); // driven: the running turn ends now (the process still gets its grace period)
   },
   heartbeat(ctx, p) {
-    const { s } = ctx.core;
-    if (p.generation !== undefined) {
-      if (p.generation < s.generation) return refuse(ctx, 'heartbeat', `stale generation ${p.generation} < ${s.generation}`);
-      seeGeneration(s, p.generation);
-    }
-    heartbeatAt(s, ctx.ports.now());
-    if (s.state === 'spawning') fire(ctx, 'started', 'first heartbeat');
+    act(ctx, ({ s, now }) => {
+      if (p.generation !== undefined && p.generation < s.generation) return refuse('heartbeat', `stale generation ${p.generation} < ${s.generation}`);
+      const beat: AgentAction = { kind: 'heartbeat', at: now, generation: p.generation };
+      return s.state === 'spawning' ? [beat, { kind: 'transition', event: 'started', cause: 'first heartbeat' }] : [beat];
+    });
   },
   compaction(ctx, p) {
-    // The agent's own CLI compacts its context (hooks): shown as `compacting`, so the roster tells summarising from thinking.
-    const { s, spec } = ctx.core;
-    if (spec.driver) return refuse(ctx, 'compaction', `agent is driven by warden (${spec.driver.kind}); warden compacts it itself`);
-    const trigger = p.trigger ? ` (${p.trigger})` : '';
-    if (p.phase !== 'end') {
-      fire(ctx, 'compact', `the agent's own CLI is compacting its context${trigger}`);
-      return;
-    }
-    if (s.state !== 'compacting' || pendingCompaction(s))
-      return refuse(
-        ctx,
-        'compaction',
-        `end of a compaction, but the agent is ${s.state}${pendingCompaction(s) ? ' (warden compacted it: its next turn ends that)' : ''}`,
-      );
-    fire(ctx, 'compacted', `the agent's own CLI finished compacting its context${trigger}`);
+    act(ctx, (r) => compactionActions(r, p));
   },
   humanWait(ctx, p) {
     humanWait(ctx, p);
@@ -157,35 +168,55 @@ const controls: { [N in SignalName]: (ctx: AgentContext, p: Payload<N>) => void 
     receiveChildSpend(ctx, p);
   },
   dismiss(ctx, p) {
-    const { s, spec } = ctx.core;
-    if (isTerminal(s.state)) return refuse(ctx, 'dismiss', `agent is ${s.state}`);
-    const problem = dismissProblem(s);
-    if (problem) return refuse(ctx, 'dismiss', problem);
-    const { verdict } = recordDismissal(ctx, p.note ?? null);
-    // The ladder starts over; whispers it queued that the agent has not received are withdrawn. A
-    // failed check's [VERIFY] stays: it reports a command's result, not a judgement to call false.
-    restartLadder(s);
-    const withdrawable = (w: Whisper) => LADDER_WHISPERS.includes(w.type) && w.type !== 'VERIFY';
-    const withdrawn = withdrawWhispers(s, withdrawable);
-    ctx.ports.log.info('a human dismissed a finding as a false alarm', {
-      agentId: spec.agentId,
-      pattern: verdict.pattern,
-      withdrawnWhispers: withdrawn.length,
-      note: p.note ?? null,
-    });
-    // Dismissing the escalation that paused the agent resumes it (awaiting-input -> running); a
-    // human pause or an interrupt stays.
-    const cause = `resumed: dismissed as a false alarm${p.note ? ` (${p.note})` : ''}`;
-    if (s.state === 'awaiting-input' && s.awaitingCause === 'escalation') resumeAgent(ctx, cause);
+    act(ctx, (r) => dismissActions(r, p.note));
   },
 };
 
+/** The agent's own CLI compacts its context (hooks): shown as `compacting`, so the roster tells summarising from thinking. */
+function compactionActions({ s, spec }: RuleInput, p: Payload<'compaction'>): AgentAction[] {
+  if (spec.driver) return refuse('compaction', `agent is driven by warden (${spec.driver.kind}); warden compacts it itself`);
+  const trigger = p.trigger ? ` (${p.trigger})` : '';
+  if (p.phase !== 'end') return [{ kind: 'transition', event: 'compact', cause: `the agent's own CLI is compacting its context${trigger}` }];
+  if (s.state !== 'compacting' || pendingCompaction(s)) {
+    const warden = pendingCompaction(s) ? ' (warden compacted it: its next turn ends that)' : '';
+    return refuse('compaction', `end of a compaction, but the agent is ${s.state}${warden}`);
+  }
+  return [{ kind: 'transition', event: 'compacted', cause: `the agent's own CLI finished compacting its context${trigger}` }];
+}
+
+/** A human calls the newest flagged verdict a false alarm (dismissal.ts). */
+function dismissActions(r: RuleInput, note: string | undefined): AgentAction[] {
+  const { s, spec } = r;
+  if (isTerminal(s.state)) return refuse('dismiss', `agent is ${s.state}`);
+  const problem = dismissProblem(s);
+  if (problem) return refuse('dismiss', problem);
+  const target = lastFlagged(s)!;
+  // Dismissing the escalation that paused the agent resumes it (awaiting-input -> running); a
+  // human pause or an interrupt stays.
+  const cause = `resumed: dismissed as a false alarm${note ? ` (${note})` : ''}`;
+  return [
+    { kind: 'dismissal', note: note ?? null },
+    // The ladder starts over; whispers it queued that the agent has not received are withdrawn.
+    { kind: 'restartLadder' },
+    { kind: 'withdrawLadderWhispers' },
+    {
+      kind: 'log',
+      level: 'info',
+      message: 'a human dismissed a finding as a false alarm',
+      meta: { agentId: spec.agentId, pattern: target.verdict.pattern, withdrawnWhispers: s.pendingWhispers.filter(withdrawable).length, note: note ?? null },
+    },
+    ...(s.state === 'awaiting-input' && s.awaitingCause === 'escalation' ? resumeActions(r, cause) : []),
+  ];
+}
+
 /** A signal this workflow does not define (a typo, an old client): recorded and refused, visibly. */
 export function unknownSignal(ctx: AgentContext, name: string): void {
-  const { s, spec } = ctx.core;
+  const { spec } = ctx.core;
   const reason = `unknown signal ${JSON.stringify(name.slice(0, 100))}: agentWorkflow takes ${Object.keys(controls).join(', ')}`;
-  recordInvalidSignal(s, name.slice(0, 100), reason, ctx.ports.now());
-  ctx.ports.log.warn('unknown signal refused', { agentId: spec.agentId, signal: name.slice(0, 100) });
+  apply(ctx, [
+    { kind: 'invalidSignal', what: name.slice(0, 100), reason },
+    { kind: 'log', level: 'warn', message: 'unknown signal refused', meta: { agentId: spec.agentId, signal: name.slice(0, 100) } },
+  ]);
 }
 
 /** Temporal asked to cancel the workflow (`temporal workflow cancel`, the Web UI): a stop with the default drain. */
@@ -199,8 +230,10 @@ export function signal<N extends SignalName>(ctx: AgentContext, name: N, raw?: u
   const r = SIGNAL_SCHEMAS[name].safeParse(raw ?? {});
   if (!r.success) {
     const reason = isUndecodable(raw) ? `undecodable ${name} payload: ${undecodableReason(raw)}` : `invalid ${name} payload: ${describeZodError(r.error)}`;
-    recordInvalidSignal(s, name, reason, ctx.ports.now());
-    ctx.ports.log.warn('invalid signal ignored', { agentId: spec.agentId, signal: name, reason });
+    apply(ctx, [
+      { kind: 'invalidSignal', what: name, reason },
+      { kind: 'log', level: 'warn', message: 'invalid signal ignored', meta: { agentId: spec.agentId, signal: name, reason } },
+    ]);
     return;
   }
   const refusedBefore = s.refused.at(-1);

@@ -9,17 +9,39 @@ import { transition, type AgentEvent } from '../contract/states.js';
 import type { AgentAction, RuleInput } from './actions.js';
 import type { AgentContext } from './context.js';
 import { notify } from './notify.js';
+import { applyEvaluationAction } from './evaluation-effects.js';
 import { setCompaction } from './compaction-state.js';
-import { awaitFor, explainState, enterState, pausedFor, recordRefusal, beginStop, markDrained, setAwaitingCause } from './slices/lifecycle.js';
-import { keepForRetry, markDelivered, recordWhisperQueued } from './slices/whispers.js';
-import { countTurnTowardsEvaluation, dropEvaluations, evidenceFromAtLeast, queueIntervalEvaluation, resetEvaluationCount } from './slices/judgement.js';
+import { decideEscalation, recordDismissal } from './dismissal.js';
+import {
+  awaitFor,
+  beginStop,
+  clearAwaiting,
+  enterState,
+  explainState,
+  markDrained,
+  markInterruptPending,
+  pausedFor,
+  recordInvalidSignal,
+  recordRefusal,
+  setAwaitingCause,
+} from './slices/lifecycle.js';
+import { forgetDeliveredAt, keepForRetry, markDelivered, recordWhisperQueued, withdrawWhispers } from './slices/whispers.js';
+import {
+  countTurnTowardsEvaluation,
+  dropEvaluations,
+  evidenceFromAtLeast,
+  evidenceFromTurn,
+  queueIntervalEvaluation,
+  resetEvaluationCount,
+  restartLadder,
+} from './slices/judgement.js';
 import { childAdmitted, childStopSent } from './slices/delegation.js';
 import { recordTurnFailure, setFailures, setSession } from './slices/driven.js';
 import { markBudgetPaused, markBudgetsWarned, recordChildSpend } from './slices/spend.js';
-import { restartIdleClock } from './slices/turns.js';
+import { heartbeatAt, restartIdleClock, seeGeneration, setWindow } from './slices/turns.js';
 import { recordEvent, recordStateChange, recordWhisper } from './telemetry.js';
 import { setDoneClaim } from './verification-state.js';
-import { releaseHold, setCliBlocked, setWaitingOnChildren } from './waiting-state.js';
+import { holdFor, releaseHold, releaseWaits, setCliBlocked, setWaitingOnChildren } from './waiting-state.js';
 
 /** What a rule reads, as of now. */
 export const ruleInput = (ctx: AgentContext): RuleInput => ({ s: ctx.core.s, spec: ctx.core.spec, now: ctx.ports.now() });
@@ -86,6 +108,22 @@ function applyOne(ctx: AgentContext, a: AgentAction): void {
     case 'awaitFor':
       awaitFor(s, a.cause, a.reason);
       return;
+    case 'clearAwaiting':
+      clearAwaiting(s);
+      return;
+    case 'pausedFor':
+      pausedFor(s, a.reason);
+      return;
+    case 'interruptPending':
+      markInterruptPending(s, true);
+      return;
+    case 'invalidSignal':
+      recordInvalidSignal(s, a.what, a.reason, ctx.ports.now());
+      return;
+    case 'heartbeat':
+      if (a.generation !== undefined) seeGeneration(s, a.generation);
+      heartbeatAt(s, a.at);
+      return;
     case 'stopping':
       beginStop(s, a.reason, a.deadline);
       if (a.drained) markDrained(s);
@@ -96,6 +134,9 @@ function applyOne(ctx: AgentContext, a: AgentAction): void {
       return;
     case 'budgetsWarned':
       markBudgetsWarned(s, a.budgets);
+      return;
+    case 'budgetPauseOver':
+      markBudgetPaused(s, false);
       return;
     case 'childSpend':
       recordChildSpend(s, a.agentId, a.spent);
@@ -110,8 +151,14 @@ function applyOne(ctx: AgentContext, a: AgentAction): void {
     case 'waitingOnChildren':
       setWaitingOnChildren(s, a.waiting);
       return;
+    case 'holdFor':
+      holdFor(s, a.reason, a.since);
+      return;
     case 'releaseHold':
       releaseHold(s);
+      return;
+    case 'releaseWaits':
+      releaseWaits(s);
       return;
     // judgement,
     case 'newEpoch':
@@ -132,12 +179,32 @@ function applyOne(ctx: AgentContext, a: AgentAction): void {
     case 'evidenceFrom':
       evidenceFromAtLeast(s, a.turn);
       return;
+    case 'restartLadder':
+      restartLadder(s);
+      return;
+    case 'judgedBefore':
+      setWindow(s, []);
+      forgetDeliveredAt(s);
+      evidenceFromTurn(s, a.turn);
+      return;
+    case 'dismissal':
+      recordDismissal(ctx, a.note);
+      return;
+    case 'withdrawLadderWhispers':
+      withdrawWhispers(s, withdrawable);
+      return;
+    case 'decideEscalation':
+      decideEscalation(ctx, a.decision, a.note);
+      return;
     // driven turns' failures,
     case 'turnFailure':
       recordTurnFailure(s, a.cause);
       return;
     case 'retryWhispers':
       keepForRetry(s, a.whispers);
+      return;
+    case 'deliverForRetry':
+      keepForRetry(s, [...(s.retryWhispers ?? []), ...takeWhispers(ctx)]);
       return;
     case 'failures':
       setFailures(s, a.failures);
@@ -151,6 +218,15 @@ function applyOne(ctx: AgentContext, a: AgentAction): void {
       return;
     case 'doneClaim':
       setDoneClaim(s, a.claim);
+      return;
+    case 'evaluated':
+    case 'skipEvaluation':
+    case 'suppressed':
+    case 'verdict':
+    case 'evaluatorTier':
+    case 'ladder':
+    case 'case':
+      applyEvaluationAction(ctx, a);
       return;
     default: {
       const never: never = a;
@@ -202,6 +278,8 @@ export function startEpoch(ctx: AgentContext): void {
 
 /** Whispers of the ladder: once one reaches the agent, only its later turns can show the problem persists. */
 export const LADDER_WHISPERS: readonly WhisperType[] = ['CORRECTION', 'THINK_DEEPER', 'ESCALATION', 'VERIFY'];
+/** What a dismissal withdraws: a failed check's [VERIFY] reports a command's result, not a judgement to call false. */
+export const withdrawable = (w: Whisper): boolean => LADDER_WHISPERS.includes(w.type) && w.type !== 'VERIFY';
 /** At most this many deliveries are remembered for the evaluator (older ones have left the window anyway). */
 export const KEEP_DELIVERED_AT = 40;
 

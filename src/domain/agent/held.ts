@@ -17,14 +17,11 @@
  * and every notification channel hears. A held external agent (hooked, or reporting through the
  * API) still runs elsewhere: the turns it reports are judged on the ladder as if it were running.
  */
+import { transitionThen, type AgentAction, type RuleInput } from './actions.js';
 import type { AgentContext } from './context.js';
-import { awaitFor, explainState } from './slices/lifecycle.js';
-import { restartIdleClock } from './slices/turns.js';
-import { holdFor, releaseHold, releaseWaits } from './waiting-state.js';
-import { fire, refuse, startEpoch } from './effects.js';
+import { act } from './effects.js';
 import { childrenWaitReason } from './delegation.js';
 import { heldBySignal as heldBySignalCore, holdDeadline } from './hold-state.js';
-import { notify } from './notify.js';
 import { spanText } from './blocking.js';
 
 /** Blocked because a `block` signal holds it (it may wait on something else too: a rate limit, children). */
@@ -48,26 +45,34 @@ function sameToken(a: string, b: string): boolean {
   return diff === 0;
 }
 
+type Block = { phase?: 'start' | 'end'; reason: string; token?: string };
+
 /** The `block` signal (validated). */
-export function blockSignal(ctx: AgentContext, p: { phase?: 'start' | 'end'; reason: string; token?: string }): void {
-  const { s, spec } = ctx.core;
+export function blockActions(r: RuleInput, p: Block): AgentAction[] {
+  const { s, spec, now } = r;
   const problem = holderProblem(spec.safety.holdToken, p.token);
-  if (problem) return refuse(ctx, 'block', `${p.phase === 'end' ? 'end of a block' : 'block'} refused: ${problem}`);
+  if (problem) return refuse(`${p.phase === 'end' ? 'end of a block' : 'block'} refused: ${problem}`);
   if (p.phase === 'end') {
-    if (!heldBySignal(ctx)) return refuse(ctx, 'block', `end of a block, but nothing holds the agent (it is ${s.state})`);
-    endHold(ctx, `its wait ended: ${p.reason}`);
-    return;
+    if (!heldBySignalCore(r)) return refuse(`end of a block, but nothing holds the agent (it is ${s.state})`);
+    return endHoldActions(r, `its wait ended: ${p.reason}`);
   }
   // A new hold starts its bound; a block while already held changes the reason, not the bound.
-  const startsHold = !heldBySignal(ctx);
+  const startsHold = !heldBySignalCore(r);
   if (s.state === 'blocked') {
     // Already blocked (a rate-limit backoff, its children): it stays blocked until both waits end.
-    if (s.heldBy === undefined) explainState(s, `${s.stateReason ?? 'blocked'}; then ${p.reason}`);
-    else explainState(s, p.reason);
-    holdFor(s, p.reason, startsHold ? ctx.ports.now() : undefined);
-    return;
+    const reason = s.heldBy === undefined ? `${s.stateReason ?? 'blocked'}; then ${p.reason}` : p.reason;
+    return [
+      { kind: 'stateReason', reason },
+      { kind: 'holdFor', reason: p.reason, since: startsHold ? now : undefined },
+    ];
   }
-  if (fire(ctx, 'block', p.reason)) holdFor(s, p.reason, ctx.ports.now());
+  return transitionThen(s.state, 'block', p.reason, { kind: 'holdFor', reason: p.reason, since: now });
+}
+
+const refuse = (reason: string): AgentAction[] => [{ kind: 'refuse', what: 'block', reason }];
+
+export function blockSignal(ctx: AgentContext, p: Block): void {
+  act(ctx, (r) => blockActions(r, p));
 }
 
 /**
@@ -75,19 +80,15 @@ export function blockSignal(ctx: AgentContext, p: { phase?: 'start' | 'end'; rea
  * and the idle watchdog counts silence only from now (the wait was not idleness). A pending
  * rate-limit retry runs now.
  */
+export function endHoldActions(r: RuleInput, cause: string): AgentAction[] {
+  const { s, spec, now } = r;
+  if (!heldBySignalCore(r)) return [{ kind: 'releaseHold' }];
+  if (s.waitingOnChildren) return [{ kind: 'releaseHold' }, { kind: 'stateReason', reason: childrenWaitReason(s, spec) }];
+  return [{ kind: 'releaseHold' }, { kind: 'idleFrom', at: now }, { kind: 'transition', event: 'unblock', cause }];
+}
+
 export function endHold(ctx: AgentContext, cause: string): void {
-  const { s } = ctx.core;
-  if (!heldBySignal(ctx)) {
-    releaseHold(s);
-    return;
-  }
-  releaseHold(s);
-  if (s.waitingOnChildren) {
-    explainState(s, childrenWaitReason(s, ctx.core.spec));
-    return;
-  }
-  restartIdleClock(s, ctx.ports.now());
-  fire(ctx, 'unblock', cause);
+  act(ctx, (r) => endHoldActions(r, cause));
 }
 
 /** The hold has run past its bound (safety.maxHeldMs). */
@@ -102,14 +103,23 @@ export const holdExpired = (ctx: AgentContext): boolean => {
  * `warden abort` ends it) and every channel hears; it does not run on by itself, since its holder
  * had a reason to stop it.
  */
-export function expireHold(ctx: AgentContext): void {
-  const { s, spec } = ctx.core;
-  const heldFor = ctx.ports.now() - (s.heldSince ?? ctx.ports.now());
+export function expireHoldActions({ s, spec, now }: RuleInput): AgentAction[] {
+  const heldFor = now - (s.heldSince ?? now);
   const reason = `held for ${spanText(heldFor)}, past safety.maxHeldMs (${spanText(spec.safety.maxHeldMs)}): ${s.heldBy ?? 'a block signal'}`;
-  releaseWaits(s); // a human takes over from every wait
-  startEpoch(ctx);
-  awaitFor(s, 'escalation', reason);
-  if (!fire(ctx, 'escalate', reason)) return;
-  ctx.ports.log.warn('hold past its bound: the agent awaits a human', { event: 'escalation', agentId: spec.agentId, reason });
-  notify(ctx, { event: 'escalation', reason });
+  return [
+    { kind: 'releaseWaits' }, // a human takes over from every wait
+    { kind: 'newEpoch' },
+    { kind: 'awaitFor', cause: 'escalation', reason },
+    ...transitionThen(
+      s.state,
+      'escalate',
+      reason,
+      { kind: 'log', level: 'warn', message: 'hold past its bound: the agent awaits a human', meta: { event: 'escalation', agentId: spec.agentId, reason } },
+      { kind: 'notify', alert: { event: 'escalation', reason } },
+    ),
+  ];
+}
+
+export function expireHold(ctx: AgentContext): void {
+  act(ctx, expireHoldActions);
 }

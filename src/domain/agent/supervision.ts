@@ -14,15 +14,13 @@ import { evaluationDue } from '../judgement/window.js';
 import { boundedWindow } from './bytes.js';
 import type { AgentAction, RuleInput } from './actions.js';
 import type { AgentContext } from './context.js';
-import { act, queueWhisper } from './effects.js';
-import { lastResortOf, startCompaction } from './compaction.js';
-import { isDismissed, recordCase } from './dismissal.js';
+import { act } from './effects.js';
+import { startCompactionActions } from './compaction.js';
+import { isDismissed } from './dismissal.js';
 import { judging } from './hold-state.js';
 import { iso, type CarriedView, type EvalJob } from './state.js';
 import { markIdleChecked } from './slices/turns.js';
-import { recordEvaluatorSpend } from './slices/spend.js';
-import { recordSuppressed } from './teaching-state.js';
-import { countEvaluation, evidenceFromAtLeast, queueIdleJob, recordSkip, recordVerdict, setLadder, takeEvaluation } from './slices/judgement.js';
+import { queueIdleJob, takeEvaluation } from './slices/judgement.js';
 
 /** After a turn was recorded: every `evalInterval` turns while running (or held, reporting: hold-state.ts), an evaluation of the window. */
 export function evaluationCountActions(r: RuleInput): AgentAction[] {
@@ -102,8 +100,7 @@ export function evaluationFailed(ctx: AgentContext, cause: string): EvaluateResu
  * did after the last whisper reached it: evidence already judged never advances the ladder again,
  * and a whisper the agent has not received yet cannot have failed.
  */
-export function staleEvidence(ctx: AgentContext, started: Pick<StartedEvaluation, 'job' | 'freshTurns'>): string | null {
-  const { s } = ctx.core;
+export function staleEvidence(s: Pick<CarriedView, 'pendingWhispers'>, started: Pick<StartedEvaluation, 'job' | 'freshTurns'>): string | null {
   if (s.pendingWhispers.some((w) => w.type === 'CORRECTION' || w.type === 'THINK_DEEPER')) {
     return 'already judged: the last whisper has not reached the agent yet';
   }
@@ -113,62 +110,49 @@ export function staleEvidence(ctx: AgentContext, started: Pick<StartedEvaluation
   return null;
 }
 
-export function applyEvaluation(
-  ctx: AgentContext,
-  result: EvaluateResult,
-  started: Pick<StartedEvaluation, 'epoch' | 'job' | 'freshTurns' | 'lastTurn'>,
-): void {
-  const { core, ports } = ctx;
-  const { s } = core;
-  core.run.evaluating = false;
-  countEvaluation(s);
+type Started = Pick<StartedEvaluation, 'epoch' | 'job' | 'freshTurns' | 'lastTurn'>;
+
+/** An evaluation returned: what its result does, if the evaluation still stands (`epoch`: the one in force now). */
+export function evaluationActions(r: RuleInput, result: EvaluateResult, started: Started, run: { epoch: number; threshold: number }): AgentAction[] {
+  const { s, spec, now } = r;
   // The model call was paid for whether or not its verdict is applied. (Only evaluators that can
   // call a model report spend; the plain heuristic's results count in neither tier.)
-  if (result.spend) recordEvaluatorSpend(s, result.spend, undefined);
-  if (result.kind === 'skipped' || started.epoch !== core.run.epoch || !judging(core)) {
-    skip(ctx, result.kind === 'skipped' ? result.reason : `superseded: the agent became ${s.state} during the evaluation`);
-    return;
+  const out: AgentAction[] = [{ kind: 'evaluated', spend: result.spend }];
+  const skip = (reason: string): AgentAction[] => [...out, { kind: 'skipEvaluation', reason }];
+  if (result.kind === 'skipped' || started.epoch !== run.epoch || !judging(r)) {
+    return skip(result.kind === 'skipped' ? result.reason : `superseded: the agent became ${s.state} during the evaluation`);
   }
   const verdict = result.verdict;
   if (verdict.kind !== 'OK') {
-    const stale = staleEvidence(ctx, started);
-    if (stale) {
-      skip(ctx, stale);
-      return;
-    }
+    const stale = staleEvidence(s, started);
+    if (stale) return skip(stale);
     // These turns have now been judged: they never count again.
-    evidenceFromAtLeast(s, started.lastTurn + 1);
+    out.push({ kind: 'evidenceFrom', turn: started.lastTurn + 1 });
   }
   // A finding a human dismissed as a false alarm: no whisper, no step (dismissal.ts).
   if (isDismissed(s, verdict)) {
-    evidenceFromAtLeast(s, started.lastTurn + 1);
-    recordSuppressed(s);
-    ports.log.info('verdict matches a dismissed finding; not applied to the ladder', { agentId: core.spec.agentId, verdict: formatVerdict(verdict) });
-    skip(ctx, `dismissed earlier by a human as a false alarm: ${formatVerdict(verdict)}`);
-    return;
+    const message = 'verdict matches a dismissed finding; not applied to the ladder';
+    out.push({ kind: 'evidenceFrom', turn: started.lastTurn + 1 }, { kind: 'suppressed' });
+    out.push({ kind: 'log', level: 'info', message, meta: { agentId: spec.agentId, verdict: formatVerdict(verdict) } });
+    return skip(`dismissed earlier by a human as a false alarm: ${formatVerdict(verdict)}`);
   }
-  recordVerdict(s, { ...verdict, at: iso(ports.now()) }, true);
+  out.push({ kind: 'verdict', verdict, at: iso(now) });
   // Which tier gave the verdict that is applied (a skipped or superseded one decides nothing).
-  if (result.spend) recordEvaluatorSpend(s, undefined, result.tier);
-  const { state: ladder, action } = applyOutcome(s.ladder, { kind: 'verdict', verdict }, core.threshold, lastResortOf(ctx));
-  setLadder(s, ladder);
-  if (verdict.kind !== 'OK') recordCase(ctx, verdict, started, action.kind === 'escalate');
-  switch (action.kind) {
-    case 'whisper':
-      queueWhisper(ctx, action.type, action.text);
-      break;
-    case 'escalate':
-      escalate(ctx, verdict, action.text);
-      break;
-    case 'compact':
-      startCompaction(ctx, verdict, action.text);
-      break;
-  }
+  if (result.spend) out.push({ kind: 'evaluatorTier', tier: result.tier });
+  const lastResort = spec.supervisor.lastResort === 'compact' ? 'compact' : 'none';
+  const { state: ladder, action } = applyOutcome(s.ladder, { kind: 'verdict', verdict }, run.threshold, lastResort);
+  out.push({ kind: 'ladder', ladder });
+  if (verdict.kind !== 'OK') out.push({ kind: 'case', verdict, job: started.job, freshTurns: started.freshTurns, escalated: action.kind === 'escalate' });
+  // What follows reads the ladder as it now is.
+  const after: RuleInput = { ...r, s: { ...s, ladder } };
+  if (action.kind === 'whisper') out.push({ kind: 'whisper', type: action.type, text: action.text });
+  if (action.kind === 'escalate') out.push(...escalateActions(after, verdict, action.text));
+  if (action.kind === 'compact') out.push(...startCompactionActions(after, verdict, action.text));
+  return out;
 }
 
-function skip(ctx: AgentContext, reason: string): void {
-  const { s } = ctx.core;
-  recordSkip(s, reason);
+export function applyEvaluation(ctx: AgentContext, result: EvaluateResult, started: Started): void {
+  act(ctx, (r) => evaluationActions(r, result, started, { epoch: ctx.core.run.epoch, threshold: ctx.core.threshold }));
 }
 
 /** The ladder reached its threshold: an ESCALATION whisper, the agent awaits a human, every channel hears. */
