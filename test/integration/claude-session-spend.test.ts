@@ -6,30 +6,17 @@
  * the model server reported and a token budget is reached by the session's own turns.
  */
 import { randomUUID } from 'node:crypto';
-import { execa } from 'execa';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import type { Budgets } from '../../src/domain/contract/schemas.js';
-import { messageTexts, startAnthropicServer, text, toolUse, type AnthropicServer } from '../fixtures/anthropic-server.js';
+import { messageTexts, text, toolUse } from '../fixtures/anthropic-server.js';
 import { cliStatus, expectBudgetPausedWithoutPrice, expectTokensCounted } from '../helpers/own-spend.js';
-import { claudeBinary, offlineClaudeEnv } from '../helpers/claude.js';
-import { shellWord, wardenHookCommand } from '../helpers/hooks.js';
-import { cleanup, useStack } from '../helpers/stack.js';
+import { useHookedClaude } from '../helpers/claude.js';
+import { useStack } from '../helpers/stack.js';
 
 const stack = useStack();
-let scratch: string;
-let model: AnthropicServer | null = null;
-
-beforeAll(() => {
-  scratch = mkdtempSync(join(tmpdir(), 'warden-claude-spend-'));
-});
-afterEach(async () => {
-  await model?.close();
-  model = null;
-});
-afterAll(() => cleanup(scratch));
+const claude = useHookedClaude('warden-claude-spend-', stack);
 
 /**
  * The scripted model: the first prompt is answered with a Bash call (1000 in, 300 cache writes,
@@ -43,30 +30,19 @@ const TURN2_OUT = 100;
 
 /** A session of two prompts (`claude -p`, then `claude -p --resume` of the same session), supervised by its hooks. */
 async function twoTurnSession(agentId: string, opts: { budgets?: Partial<Budgets>; userConfig?: string } = {}) {
-  const dir = join(scratch, agentId);
-  const work = join(dir, 'work');
-  const home = join(dir, 'home');
-  const hookLog = join(dir, 'hook-stderr.log');
-  mkdirSync(join(work, '.claude'), { recursive: true });
-  mkdirSync(home, { recursive: true });
+  const p = claude.project(agentId, agentId, { events: ['PreToolUse', 'PostToolUse', 'Stop'], extra: ['--strict'] });
   if (opts.userConfig) {
     // The user's own config, as the hook (running with the session's HOME) finds it.
-    mkdirSync(join(home, '.config/warden'), { recursive: true });
-    writeFileSync(join(home, '.config/warden/warden.yaml'), opts.userConfig);
+    mkdirSync(join(p.home, '.config/warden'), { recursive: true });
+    writeFileSync(join(p.home, '.config/warden/warden.yaml'), opts.userConfig);
   }
-  writeFileSync(hookLog, '');
-  const command = wardenHookCommand('claude', agentId, stack.server, ['--strict', `2>>${shellWord(hookLog)}`]);
-  const hook = [{ type: 'command', command, timeout: 30 }];
-  const settings = { hooks: { PreToolUse: [{ matcher: '*', hooks: hook }], PostToolUse: [{ matcher: '*', hooks: hook }], Stop: [{ hooks: hook }] } };
-  writeFileSync(join(work, '.claude/settings.json'), JSON.stringify(settings, null, 2));
   await stack.warden.start({
     agentId,
     task: 'Look around.',
     supervisor: { evalInterval: 1000, idleAfterMs: 0 },
     ...(opts.budgets ? { budgets: opts.budgets } : {}),
   });
-
-  model = await startAnthropicServer({
+  await claude.model({
     script: (req) => {
       const said = messageTexts(req.body, 'user').join('\n');
       if (said.includes('SECOND-PROMPT')) return text('Still fine.', { input_tokens: TURN2_IN, output_tokens: TURN2_OUT });
@@ -80,24 +56,12 @@ async function twoTurnSession(agentId: string, opts: { budgets?: Partial<Budgets
     },
   });
   const session = randomUUID();
-  const claude = (args: string[]) =>
-    execa(claudeBinary(), [...args, '--output-format', 'json', '--allowedTools', 'Bash'], {
-      cwd: work,
-      extendEnv: false,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, ...offlineClaudeEnv(model!.url, { configDir: join(home, '.claude') }) },
-      stdin: 'ignore',
-      all: true,
-      reject: false,
-      timeout: 90_000,
-    });
-  const first = await claude(['-p', 'FIRST-PROMPT: look around.', '--session-id', session]);
-  const out1 = `${String(first.all)}\n--- hook stderr ---\n${readFileSync(hookLog, 'utf8')}`;
-  expect(first.exitCode, out1).toBe(0);
+  const first = await claude.run(p, 'FIRST-PROMPT: look around.', ['--allowedTools', 'Bash', '--session-id', session]);
+  expect(first.exitCode, first.output).toBe(0);
   const afterFirst = await stack.warden.status(agentId);
-  const second = await claude(['-p', 'SECOND-PROMPT: and now?', '--resume', session]);
-  const output = `${String(second.all)}\n--- hook stderr ---\n${readFileSync(hookLog, 'utf8')}`;
-  expect(second.exitCode, output).toBe(0);
-  return { afterFirst, output, hookLog: () => readFileSync(hookLog, 'utf8'), home };
+  const second = await claude.run(p, 'SECOND-PROMPT: and now?', ['--allowedTools', 'Bash', '--resume', session]);
+  expect(second.exitCode, second.output).toBe(0);
+  return { afterFirst, output: second.output, hookLog: p.hookLog, home: p.home };
 }
 
 test("a two-turn hooked session: the agent's tokens are what the model server reported, each turn its own", async () => {
