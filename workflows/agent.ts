@@ -24,6 +24,7 @@ import { validateDelegation } from '../src/domain/agent/delegation-spec.js';
 import { applyLink, escalationView } from '../src/domain/agent/links.js';
 import { raiseBudget, validateRaiseBudget } from '../src/domain/agent/budget-raise.js';
 import { reportTurn, validateReport, validatedTurnSlot } from '../src/domain/agent/reporting.js';
+import { run } from '../src/domain/agent/steps.js';
 import { createCore, type CarriedState } from '../src/domain/agent/state.js';
 import { LATER_SEARCH_ATTRIBUTES } from '../src/domain/contract/search-attributes.js';
 import { commit, finalOutcome, status } from '../src/domain/agent/visibility.js';
@@ -82,7 +83,7 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
   // Updates: synchronous validators reject bad input before it enters history.
   // A live turn is parsed once: the validator's parse goes to the handler of the same update.
   const validated = validatedTurnSlot();
-  const report = committed((turn: unknown) => reportTurn(ctx, turn, validated.take(currentUpdateInfo()?.id)));
+  const report = committed((turn: unknown) => run(ctx, reportTurn(ctx, turn, validated.take(currentUpdateInfo()?.id))));
   setHandler(m.reportTurnUpdate, report, { validator: (turn) => validated.put(currentUpdateInfo()?.id, validateReport(ctx, turn)) });
   // Committed once the child's start is asked for (its plan is state); its end commits in children.ts.
   setHandler(

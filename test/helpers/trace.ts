@@ -3,7 +3,7 @@
  * order of commands is what a recorded history replays, so the traces hold the code to it.
  */
 import type { AgentPorts } from '../../src/domain/agent/context.js';
-import { reportTurn } from '../../src/domain/agent/reporting.js';
+import { reportTurn } from './report.js';
 import { applyEvaluation, startEvaluation } from '../../src/domain/agent/supervision.js';
 import type { EvaluateResult } from '../../src/domain/contract/activity-types.js';
 import type { PatchId } from '../../src/domain/contract/patches.js';

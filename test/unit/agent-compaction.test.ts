@@ -10,7 +10,7 @@ import { carriedForContinueAsNew } from '../../src/domain/agent/bytes.js';
 import { beginTurn, endTurn, turnFinished } from '../../src/domain/agent/driven.js';
 import { declareOrphaned, nextStep, watchPlan } from '../../src/domain/agent/next-step.js';
 import { turnFailed } from '../../src/domain/agent/rails.js';
-import { reportTurn } from '../../src/domain/agent/reporting.js';
+import { reportTurn } from '../helpers/report.js';
 import { startDriven } from '../../src/domain/agent/next-step.js';
 import { applyEvaluation, startEvaluation } from '../../src/domain/agent/supervision.js';
 import { status } from '../../src/domain/agent/visibility.js';

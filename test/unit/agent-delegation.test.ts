@@ -5,7 +5,7 @@ import { childEnded, stopChildren } from '../../src/domain/agent/delegation.js';
 import { planChild, validateDelegation } from '../../src/domain/agent/delegation-spec.js';
 import { turnFinished } from '../../src/domain/agent/driven.js';
 import { nextStep, watchPlan } from '../../src/domain/agent/next-step.js';
-import { reportTurn } from '../../src/domain/agent/reporting.js';
+import { reportTurn } from '../helpers/report.js';
 import { testAgent, turn } from '../helpers/core.js';
 
 const task = (childId: string) => ({

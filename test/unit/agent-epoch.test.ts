@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { signal } from '../../src/domain/agent/controls.js';
-import { reportTurn } from '../../src/domain/agent/reporting.js';
+import { reportTurn } from '../helpers/report.js';
 import { testAgent, turn, type TestAgent } from '../helpers/core.js';
 
 const ROOT = join(import.meta.dirname, '../..');

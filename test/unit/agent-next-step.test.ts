@@ -1,7 +1,7 @@
 /** The scheduler as a table: what the loop does next in each situation, and how long its timer is. */
 import { describe, expect, it } from 'vitest';
 import { afterWatch, keptTimerAction, nextStep, RUN_LIMITS, watchPlan, watchWake, type HistoryInfo } from '../../src/domain/agent/next-step.js';
-import { reportTurn } from '../../src/domain/agent/reporting.js';
+import { reportTurn } from '../helpers/report.js';
 import { signal } from '../../src/domain/agent/controls.js';
 import type { AgentSpecInput } from '../../src/domain/contract/schemas.js';
 import type { AgentState } from '../../src/domain/contract/states.js';

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { turnFinished } from '../../src/domain/agent/driven.js';
 import { enforceAllowlist, enforceBudgets, turnFailed } from '../../src/domain/agent/rails.js';
-import { reportTurn } from '../../src/domain/agent/reporting.js';
+import { reportTurn } from '../helpers/report.js';
 import { T0, testAgent, turn } from '../helpers/core.js';
 
 // Histories recorded before budgets paused and warned (patches 'budget-pause' and 'budget-warnings' not taken): a budget stops the agent.

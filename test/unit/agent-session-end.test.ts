@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { signal } from '../../src/domain/agent/controls.js';
 import { afterWatch, watchPlan, watchWake } from '../../src/domain/agent/next-step.js';
-import { reportTurn } from '../../src/domain/agent/reporting.js';
+import { reportTurn } from '../helpers/report.js';
 import { endIfSessionGone, withSessionEnd } from '../../src/domain/agent/session-end.js';
 import { sessionEndDeadline } from '../../src/domain/agent/session-end-state.js';
 import { status } from '../../src/domain/agent/visibility.js';

@@ -1,7 +1,8 @@
 /** Supervision in the core: reported turns, interval and idle evaluations, the ladder fed verdict sequences. */
 import { describe, expect, it } from 'vitest';
 import { signal } from '../../src/domain/agent/controls.js';
-import { reportTurn, validateReport } from '../../src/domain/agent/reporting.js';
+import { validateReport } from '../../src/domain/agent/reporting.js';
+import { reportTurn } from '../helpers/report.js';
 import { applyEvaluation, startEvaluation } from '../../src/domain/agent/supervision.js';
 import type { EvaluateResult } from '../../src/domain/contract/activity-types.js';
 import type { Verdict } from '../../src/domain/contract/schemas.js';

@@ -4,7 +4,7 @@
  * enumerations and numbers in `attrs`, every free text in `text`; the outbox is bounded.
  */
 import { describe, expect, it } from 'vitest';
-import { reportTurn } from '../../src/domain/agent/reporting.js';
+import { reportTurn } from '../helpers/report.js';
 import { signal } from '../../src/domain/agent/controls.js';
 import { MAX_OUTBOX, recordEvent } from '../../src/domain/agent/telemetry.js';
 import { commit } from '../../src/domain/agent/visibility.js';

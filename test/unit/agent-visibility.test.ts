@@ -4,7 +4,7 @@
  * at the end of each handler (here: after each report and signal, as workflows/agent.ts does).
  */
 import { describe, expect, it } from 'vitest';
-import { reportTurn as report } from '../../src/domain/agent/reporting.js';
+import { reportTurn as report } from '../helpers/report.js';
 import { SPEND_EVERY, SPEND_INTERVAL_MS, commit, spendCadence, status } from '../../src/domain/agent/visibility.js';
 import { AgentSpecSchema } from '../../src/domain/contract/schemas.js';
 import { signal as send } from '../../src/domain/agent/controls.js';

@@ -8,7 +8,7 @@ import { budgetWarnings, effectiveBudgets, exhaustedBudget, raiseProblem, type S
 import { raiseBudget, validateRaiseBudget } from '../../src/domain/agent/budget-raise.js';
 import { signal } from '../../src/domain/agent/controls.js';
 import { enforceBudgets } from '../../src/domain/agent/rails.js';
-import { reportTurn } from '../../src/domain/agent/reporting.js';
+import { reportTurn } from '../helpers/report.js';
 import { status } from '../../src/domain/agent/visibility.js';
 import { BudgetsSchema } from '../../src/domain/contract/schemas.js';
 import { formatStatus } from '../../src/cli/commands/status.js';

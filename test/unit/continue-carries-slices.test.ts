@@ -9,7 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import { carriedForContinueAsNew } from '../../src/domain/agent/bytes.js';
 import { signal } from '../../src/domain/agent/controls.js';
-import { reportTurn } from '../../src/domain/agent/reporting.js';
+import { reportTurn } from '../helpers/report.js';
 import { freshState } from '../../src/domain/agent/state.js';
 import { applyEvaluation, startEvaluation } from '../../src/domain/agent/supervision.js';
 import type { EvaluateResult } from '../../src/domain/contract/activity-types.js';

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { carriedForContinueAsNew } from '../../src/domain/agent/bytes.js';
 import { signal } from '../../src/domain/agent/controls.js';
 import { queueWhisper } from '../../src/domain/agent/effects.js';
-import { reportTurn } from '../../src/domain/agent/reporting.js';
+import { reportTurn } from '../helpers/report.js';
 import { applyEvaluation, startEvaluation } from '../../src/domain/agent/supervision.js';
 import { commit, status } from '../../src/domain/agent/visibility.js';
 import { capCase, labelOf, rememberCase, type CaseRecord } from '../../src/domain/judgement/cases.js';

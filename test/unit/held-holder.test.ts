@@ -11,7 +11,7 @@ import { turnFinished } from '../../src/domain/agent/driven.js';
 import { expireHold, holderProblem } from '../../src/domain/agent/held.js';
 import { holdDeadline } from '../../src/domain/agent/hold-state.js';
 import { nextStep, watchPlan } from '../../src/domain/agent/next-step.js';
-import { reportTurn } from '../../src/domain/agent/reporting.js';
+import { reportTurn } from '../helpers/report.js';
 import { status } from '../../src/domain/agent/visibility.js';
 import { applyEvaluation, startEvaluation } from '../../src/domain/agent/supervision.js';
 import type { EvaluateResult } from '../../src/domain/contract/activity-types.js';

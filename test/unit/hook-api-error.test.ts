@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { signal } from '../../src/domain/agent/controls.js';
 import { idleArmed } from '../../src/domain/agent/next-step.js';
-import { reportTurn } from '../../src/domain/agent/reporting.js';
+import { reportTurn } from '../helpers/report.js';
 import { status } from '../../src/domain/agent/visibility.js';
 import type { AgentStatus } from '../../src/domain/contract/status.js';
 import type { TurnInput } from '../../src/domain/contract/schemas.js';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { signal } from '../../src/domain/agent/controls.js';
 import { idleArmed } from '../../src/domain/agent/next-step.js';
-import { reportTurn } from '../../src/domain/agent/reporting.js';
+import { reportTurn } from '../helpers/report.js';
 import { status } from '../../src/domain/agent/visibility.js';
 import { transition } from '../../src/domain/contract/states.js';
 import { handleClaudeHook, handleCodexHook } from '../../src/hooks/handle.js';

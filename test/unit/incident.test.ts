@@ -1,6 +1,6 @@
 /** One alert for one cause: the cause's fingerprint, the incident's joins and notifications, and when an agent joins one. */
 import { describe, expect, it } from 'vitest';
-import { reportTurn } from '../../src/domain/agent/reporting.js';
+import { reportTurn } from '../helpers/report.js';
 import { applyEvaluation, startEvaluation } from '../../src/domain/agent/supervision.js';
 import type { EvaluateResult, NotificationEvent } from '../../src/domain/contract/activity-types.js';
 import type { Turn } from '../../src/domain/contract/schemas.js';

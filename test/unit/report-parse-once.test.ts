@@ -1,6 +1,7 @@
 /** A live reported turn is parsed once: the validator's parse is handed to the handler of the same update. */
 import { describe, expect, it } from 'vitest';
-import { reportTurn, validateReport, validatedTurnSlot } from '../../src/domain/agent/reporting.js';
+import { validateReport, validatedTurnSlot } from '../../src/domain/agent/reporting.js';
+import { reportTurn } from '../helpers/report.js';
 import { testAgent, turn } from '../helpers/core.js';
 
 describe('validatedTurnSlot', () => {

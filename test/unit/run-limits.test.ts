@@ -1,7 +1,7 @@
 /** When a run continues as new: the limits, and the quiet moment an agent with back-to-back turns waits for. */
 import { describe, expect, it } from 'vitest';
 import { nextStep, watchPlan, watchWake } from '../../src/domain/agent/next-step.js';
-import { reportTurn } from '../../src/domain/agent/reporting.js';
+import { reportTurn } from '../helpers/report.js';
 import { quietMoment, RUN_LIMITS, runLimitDecision, type HistoryInfo } from '../../src/domain/agent/run-limits.js';
 import { testAgent, turn } from '../helpers/core.js';
 

@@ -15,6 +15,7 @@ import { fire, takeWhispers } from './effects.js';
 import { awaitChildren } from './delegation.js';
 import { enforceAllowlist, enforceMaxTurns } from './rails.js';
 import { recordTurn } from './reporting.js';
+import { run } from './steps.js';
 import type { AgentCore } from './state.js';
 import { checksDone, claimDone } from './verification.js';
 import { markDrainTimedOut } from './slices/lifecycle.js';
@@ -100,7 +101,7 @@ export function turnFinished(ctx: AgentContext, result: TurnResult | null, turnN
     if (!result.interrupted && pendingCompaction(s)) compactionFinished(ctx, result.session);
     recordTurnSuccess(s); // and the bound on time blocked counts from the last finished turn
     // What a driver produced gets the same byte budget as a reported turn.
-    recordTurn(ctx, fitTurnToBudget({ ...result.turn, id: result.turn.id ?? `${spec.agentId}-turn-${turnNumber}` }).turn, ctx.ports.now());
+    run(ctx, recordTurn(ctx, fitTurnToBudget({ ...result.turn, id: result.turn.id ?? `${spec.agentId}-turn-${turnNumber}` }).turn, ctx.ports.now()));
     if (result.session) setSession(s, result.session);
     enforceAllowlist(ctx, result.turn);
   }

@@ -13,7 +13,7 @@ import { pushWindow, rememberId } from '../judgement/window.js';
 import { boundedWindow } from './bytes.js';
 import type { RuleInput } from './actions.js';
 import type { AgentContext } from './context.js';
-import { apply, takeWhispers } from './effects.js';
+import type { Steps } from './steps.js';
 import { awaitChildrenActions, endChildrenWaitActions, spendReportActions } from './delegation.js';
 import { budgetActions } from './rails.js';
 import { evaluationCountActions } from './supervision.js';
@@ -66,10 +66,11 @@ export function validatedTurnSlot(): { put(updateId: string | undefined, turn: T
  * The update's handler. `validated`: the validator's parse of this same input (validatedTurnSlot), when it ran.
  *
  * Each rule decides on the state as the rules before it left it, and returns actions (actions.ts);
- * `apply` (effects.ts) carries them out here, in this order, which is the order of the commands a
- * recorded history replays.
+ * this handler yields them step by step and the shell carries each step out (steps.ts `run`)
+ * before the next rule decides, in this order, which is the order of the commands a recorded
+ * history replays.
  */
-export function reportTurn(ctx: AgentContext, input: unknown, validated?: Turn): ReportTurnResult {
+export function* reportTurn(ctx: AgentContext, input: unknown, validated?: Turn): Steps<ReportTurnResult> {
   const { s, spec } = ctx.core;
   const turn = validated ?? (TurnSchema.safeParse(input).data as Turn);
   const now = ctx.ports.now();
@@ -83,21 +84,21 @@ export function reportTurn(ctx: AgentContext, input: unknown, validated?: Turn):
     const earlier = s.deliveries.find((d) => d.turnId === turn.id);
     return reply(ctx, false, true, earlier?.whispers ?? [], handoffSentWith(s, turn.id));
   }
-  if (s.state === 'spawning') apply(ctx, [{ kind: 'transition', event: 'started', cause: 'first turn reported' }]);
+  if (s.state === 'spawning') yield [{ kind: 'transition', event: 'started', cause: 'first turn reported' }];
   const r: RuleInput = { s, spec, now }; // the state as each rule finds it, after the rules before it
-  apply(ctx, endHumanWaitActions(r, 'it reported a turn')); // its human answered its CLI's prompt
-  apply(ctx, endChildrenWaitActions(r, 'it reported a turn')); // a parent that was waiting on its children is working again
-  apply(ctx, compactionOnReportActions(r, turn.id)); // the fresh context's first turn (compaction.ts)
-  recordTurn(ctx, turn, now);
+  yield endHumanWaitActions(r, 'it reported a turn'); // its human answered its CLI's prompt
+  yield endChildrenWaitActions(r, 'it reported a turn'); // a parent that was waiting on its children is working again
+  yield compactionOnReportActions(r, turn.id); // the fresh context's first turn (compaction.ts)
+  yield* recordTurn(ctx, turn, now);
   // A done-claim: ends the agent, or waits for its check (verification.ts).
-  if (turn.done) apply(ctx, claimDoneActions(r));
-  if (turn.awaitChildren) apply(ctx, awaitChildrenActions(r)); // nothing to do until its children deliver: blocked
-  apply(ctx, budgetActions(r, (id) => ctx.ports.patched(id)).actions); // before the agent's next turn: the reply says stop
-  const whispers = takeWhispers(ctx);
+  if (turn.done) yield claimDoneActions(r);
+  if (turn.awaitChildren) yield awaitChildrenActions(r); // nothing to do until its children deliver: blocked
+  yield budgetActions(r, (id) => ctx.ports.patched(id)).actions; // before the agent's next turn: the reply says stop
+  const whispers = yield [{ kind: 'deliverWhispers' }];
   if (turn.id !== undefined && whispers.length > 0) {
     rememberDelivery(s, turn.id, whispers, KEEP_DELIVERIES);
   }
-  apply(ctx, deliverHandoffActions(r, turn.id));
+  yield deliverHandoffActions(r, turn.id);
   const pending = pendingCompaction(s);
   return reply(ctx, true, false, whispers, pending ? { handoff: pending.handoff } : undefined);
 }
@@ -108,15 +109,15 @@ function handoffSentWith(s: CarriedView, turnId: string): { handoff: string } | 
 }
 
 /** A turn happened (reported, or run by the driver) at `now`: count it, window it, maybe queue an evaluation. */
-export function recordTurn(ctx: AgentContext, turn: Turn, now: number): void {
+export function* recordTurn(ctx: AgentContext, turn: Turn, now: number): Steps<void> {
   const { s, spec } = ctx.core;
   countTurn(s, turn.id !== undefined ? rememberId(s.recentIds, turn.id) : null);
   recordTurnSpend(s, turn, now);
   setWindow(s, boundedWindow(pushWindow(s.window, turn, spec.supervisor.windowSize)));
   if (s.state === 'cancelling') markDrained(s);
   const r: RuleInput = { s, spec, now };
-  apply(ctx, spendReportActions(r)); // its parent hears what it has spent
-  apply(ctx, evaluationCountActions(r));
+  yield spendReportActions(r); // its parent hears what it has spent
+  yield evaluationCountActions(r);
 }
 
 function reply(ctx: AgentContext, accepted: boolean, duplicate: boolean, whispers: Whisper[], compact?: { handoff: string }): ReportTurnResult {
