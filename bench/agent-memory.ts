@@ -1,13 +1,16 @@
 /**
  * Memory per cached agent, exactly: V8 heap after a full GC, not RSS.
  *
- *   node dist/bench/agent-memory.js --agents 200 [--side warden|bare] [--turns 1]
+ *   node dist/bench/agent-memory.js --agents 200 [--side warden|bare] [--turns 1] [--tracing]
  *
  * Runs the worker in this process with `debugMode` (workflows in the main thread, the same
  * reusable V8 context the threaded worker uses), so one `gc()` sees every cached workflow. Starts
  * its own dev server (or `--address`), starts `--agents` workflows of the chosen side, reports
  * `--turns` turns to each (so each is cached and has run its handlers), forces a full GC, and
  * prints one JSON object: heap used before and after, and the difference per agent in KiB.
+ * `--tracing` (warden side): the workflow code as a worker that exports traces runs it, bundled
+ * from source with the SDK's tracing workflow interceptors and the span sink (spans are dropped,
+ * not exported): what tracing costs each cached agent.
  * `fleet`'s RSS figure moves with GC timing; this one does not. `AGENT_MEMORY_SNAPSHOT=FILE` also
  * writes a heap snapshot after the agents are cached (open it in Chrome DevTools, Memory tab). Exit 0 ok, 1 failure, 2 bad usage.
  */
@@ -24,7 +27,9 @@ import { WardenClient, workflowIdFor } from '../src/client/index.js';
 import { wardenDataConverter } from '../src/converter/path.js';
 import { exitWith, loopbackAddress, pool, round, wholeArg, withServer } from './common.js';
 import { createLogger } from '../src/logger.js';
-import { ZOD_PRELOADS, prebuiltBundlePath } from '../workers/bundle.js';
+import { BUNDLER_OPTIONS, TRACING_INTERCEPTOR_MODULES, WORKFLOWS_PATH, ZOD_PRELOADS, prebuiltBundlePath } from '../workers/bundle.js';
+import { telemetrySinks } from '../workers/main.js';
+import { workflowSpanSinks } from '../src/telemetry/workflow-spans.js';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -39,6 +44,8 @@ interface Options {
   workflows: string | null;
   /** bare side: preload zod once per thread, as warden's bundle does. */
   preloadZod: boolean;
+  /** warden side: the tracing worker's bundle (tracing interceptors, span sink). */
+  tracing: boolean;
 }
 
 function options(argv: string[]): Options {
@@ -50,10 +57,12 @@ function options(argv: string[]): Options {
       side: { type: 'string' },
       workflows: { type: 'string' },
       'preload-zod': { type: 'boolean' },
+      tracing: { type: 'boolean' },
       address: { type: 'string' },
     },
   });
   if (v.side !== undefined && v.side !== 'warden' && v.side !== 'bare') throw new Error('--side is warden or bare');
+  if (v.tracing && v.side === 'bare') throw new Error('--tracing is for the warden side');
   return {
     agents: v.agents === undefined ? 200 : wholeArg('--agents', v.agents, 1, 5000),
     side: (v.side as Options['side'] | undefined) ?? 'warden',
@@ -61,6 +70,7 @@ function options(argv: string[]): Options {
     address: v.address === undefined ? null : loopbackAddress(v.address),
     workflows: v.workflows ?? null,
     preloadZod: v['preload-zod'] ?? false,
+    tracing: v.tracing ?? false,
   };
 }
 
@@ -84,7 +94,7 @@ async function main(): Promise<number> {
     o = options(process.argv.slice(2));
   } catch (err) {
     process.stderr.write(
-      `agent-memory: ${(err as Error).message}\nusage: node dist/bench/agent-memory.js [--agents N] [--side warden|bare] [--turns T] [--workflows FILE] [--preload-zod] [--address HOST:PORT]\n`,
+      `agent-memory: ${(err as Error).message}\nusage: node dist/bench/agent-memory.js [--agents N] [--side warden|bare] [--turns T] [--workflows FILE] [--preload-zod] [--tracing] [--address HOST:PORT]\n`,
     );
     return 2;
   }
@@ -96,20 +106,30 @@ async function main(): Promise<number> {
       const connection = await NativeConnection.connect({ address });
       const common = { connection, taskQueue, debugMode: true, maxCachedWorkflows: o.agents + 100, shutdownGraceTime: '2s' } as const;
       const codePath = prebuiltBundlePath();
-      if (o.side === 'warden' && !codePath) throw new Error('no current dist/workflow-bundle.js: run npm run build first');
+      if (o.side === 'warden' && !o.tracing && !codePath) throw new Error('no current dist/workflow-bundle.js: run npm run build first');
       const worker =
-        o.side === 'warden'
+        o.side === 'warden' && o.tracing
           ? await Worker.create({
               ...common,
-              workflowBundle: { codePath: codePath! },
+              workflowsPath: WORKFLOWS_PATH,
+              bundlerOptions: BUNDLER_OPTIONS,
+              interceptors: { workflowModules: TRACING_INTERCEPTOR_MODULES },
+              sinks: { ...telemetrySinks(), ...workflowSpanSinks() },
               activities: createActivities(createLogger('agent-memory', 'warn')),
               dataConverter: wardenDataConverter(),
             })
-          : await Worker.create({
-              ...common,
-              workflowsPath: o.workflows ? resolve(o.workflows) : fileURLToPath(new URL('./bare-workflow.js', import.meta.url)),
-              ...(o.preloadZod ? { bundlerOptions: { preloadModules: ZOD_PRELOADS } } : {}),
-            });
+          : o.side === 'warden'
+            ? await Worker.create({
+                ...common,
+                workflowBundle: { codePath: codePath! },
+                activities: createActivities(createLogger('agent-memory', 'warn')),
+                dataConverter: wardenDataConverter(),
+              })
+            : await Worker.create({
+                ...common,
+                workflowsPath: o.workflows ? resolve(o.workflows) : fileURLToPath(new URL('./bare-workflow.js', import.meta.url)),
+                ...(o.preloadZod ? { bundlerOptions: { preloadModules: ZOD_PRELOADS } } : {}),
+              });
       const running = worker.run();
       const ids = Array.from({ length: o.agents }, (_, i) => `mem-${o.side}-${i}`);
       try {
@@ -140,7 +160,7 @@ async function main(): Promise<number> {
             turnsEach: o.turns,
             heapUsedMiB: { before: round(before), after: round(after) },
             perCachedAgentKiB: Math.round(((after - before) * 1024) / o.agents),
-            bundle: o.side === 'warden' ? 'prebuilt' : (o.workflows ?? 'bare-workflow'),
+            bundle: o.side === 'warden' ? (o.tracing ? 'traced (from source, tracing interceptors)' : 'prebuilt') : (o.workflows ?? 'bare-workflow'),
             preloadZod: o.side === 'warden' || o.preloadZod,
             loadavg: load0.map((x) => round(x, 2)),
             node: process.version,
