@@ -21,6 +21,9 @@
  * - Tokens: `turn.completed.usage` counts the whole session (it grows across `resume`s), so the
  *   turn's tokens are the difference from the totals of the previous completed turn, which the
  *   session carries. What an interrupted turn used is counted in the next completed one.
+ *   `turn.completed` counts only the session's own thread: what its sub-agents (`spawn_agent`,
+ *   named in `collab_tool_call` items) spent is read from their own rollouts under CODEX_HOME and
+ *   added, each sub-agent once (codex-subagents.ts).
  * - Cancellation: the process group gets SIGTERM, then SIGKILL after `killGraceMs`; runTurn
  *   resolves once the whole tree is gone, with the partial turn and `interrupted: true`. codex has
  *   recorded the session as it went, so the next turn resumes it.
@@ -35,12 +38,13 @@ import { PROXY_ENV, subprocessEnv } from '../../src/config/worker.js';
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { MAX_TOOL_CALLS, MAX_TOOL_FIELD, MAX_TURN_TEXT, TRUNCATION_MARKER, truncate } from '../../src/domain/contract/limits.js';
+import { MAX_TOOL_CALLS, MAX_TOOL_FIELD, MAX_TURN_TEXT, MAX_TURN_TOKENS, TRUNCATION_MARKER, truncate } from '../../src/domain/contract/limits.js';
 import { type DriverConfig, type ToolCall, type Turn, TurnSchema } from '../../src/domain/contract/schemas.js';
 import { CODEX_QUIET_OVERRIDES, configTomlOverrides, copyCodexCredentials, credentialsSource, resolveCodexBinary, stderrTail } from '../codex-home.js';
 import { type GroupRunResult, runInGroup } from '../process-group.js';
 import { extractResult } from '../../src/domain/contract/result.js';
-import type { Driver, DriverSession, TurnRequest } from './types.js';
+import type { Driver, DriverSession, TurnRequest, TurnResult } from './types.js';
+import { SUBAGENT_TOTALS_KEY, carriedSubagentTotals, carryForm, collabThreadIds, countSubagents } from './codex-subagents.js';
 
 export type CodexDriverConfig = Extract<DriverConfig, { kind: 'codex' }>;
 
@@ -100,6 +104,8 @@ export class CodexTurnEvents {
   readonly warnings: string[] = [];
   /** Lines that were not JSON events. */
   unparsed = 0;
+  /** The sub-agent threads the session's `collab_tool_call` items named (spawned, waited on, sent input). */
+  readonly subagentIds = new Set<string>();
 
   /** Feed one stdout line. Returns true when it was an event. */
   push(line: string): boolean {
@@ -144,6 +150,9 @@ export class CodexTurnEvents {
   private item(item: Record<string, unknown>, done: boolean): void {
     const id = typeof item.id === 'string' ? item.id : `anon-${this.calls.size}`;
     const str = (v: unknown) => (typeof v === 'string' ? v : '');
+    // A sub-agent call (spawn_agent, wait, send_input, …): its threads are counted at the turn's
+    // end (codex-subagents.ts); the call itself is shown as any other kind (default, below).
+    if (item.type === 'collab_tool_call') for (const t of collabThreadIds(item)) this.subagentIds.add(t);
     switch (item.type) {
       case 'agent_message':
         if (done && str(item.text)) this.messages.push(str(item.text));
@@ -228,6 +237,8 @@ export class CodexTurnEvents {
     return this.messages.at(-1) ?? null;
   }
 }
+
+const capTokens = (n: number) => Math.min(MAX_TURN_TOKENS, n);
 
 function count(v: unknown): number {
   return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? Math.floor(v) : 0;
@@ -434,7 +445,7 @@ export function codexDriver(config: CodexDriverConfig): Driver {
         ctx.log.debug({ agentId: req.agentId, pid, ms, sessionId }, 'codex turn interrupted');
         // The totals stay those of the last completed turn: what this one used is counted in the next.
         const session: DriverSession | null = sessionId ? { ...(req.compact ? {} : (req.session ?? {})), sessionId } : req.compact ? null : req.session;
-        return { turn: events.turn(id, { previous, interrupted: true }), session, done: false, interrupted: true };
+        return withSubagents({ turn: events.turn(id, { previous, interrupted: true }), session, done: false, interrupted: true }, events, sessionId);
       }
       if (result.failed && result.exitCode === undefined && !result.signal) {
         throw new Error(`could not run ${file}: ${result.shortMessage ?? result.message}`);
@@ -461,7 +472,22 @@ export function codexDriver(config: CodexDriverConfig): Driver {
       const final = events.finalMessage();
       const done = final !== null && final.trimStart().startsWith(req.doneMarker);
       ctx.log.debug({ agentId: req.agentId, pid, ms, sessionId, toolCalls: turn.toolCalls?.length ?? 0, done }, 'codex turn finished');
-      return { turn, session, done, ...(done && final !== null && { result: extractResult(final, req.doneMarker) }) };
+      return withSubagents({ turn, session, done, ...(done && final !== null && { result: extractResult(final, req.doneMarker) }) }, events, sessionId);
+
+      /**
+       * The turn's result with what its sub-agents spent added to its tokens (each once: the totals
+       * counted of each carried in the session; codex-subagents.ts). A compaction's new session
+       * carries none of the old one's.
+       */
+      async function withSubagents(r: TurnResult, ev: CodexTurnEvents, threadId: string | null): Promise<TurnResult> {
+        if (ev.subagentIds.size === 0) return r;
+        const carried = carriedSubagentTotals(req.compact ? null : req.session);
+        const subs = await countSubagents(home, ev.subagentIds, threadId, carried, ctx.log);
+        if (subs.counted.length === 0) return r;
+        ctx.log.debug({ agentId: req.agentId, subagents: subs.counted }, 'codex sub-agents counted');
+        const turn = { ...r.turn, tokensIn: capTokens((r.turn.tokensIn ?? 0) + subs.tokensIn), tokensOut: capTokens((r.turn.tokensOut ?? 0) + subs.tokensOut) };
+        return { ...r, turn, session: { ...(r.session ?? {}), [SUBAGENT_TOTALS_KEY]: carryForm(subs.totals) } };
+      }
     },
   };
 }

@@ -66,7 +66,14 @@ async function checkSubagentPath(agentPath: string, sessionTranscript: string | 
   if (!agentPath.endsWith('.jsonl')) throw new TranscriptRefused('agent_transcript_path does not name a .jsonl transcript');
   if (!sessionTranscript || !isAbsolute(sessionTranscript))
     throw new TranscriptRefused('transcript_path (the session transcript) is missing or not an absolute path');
-  const root = rootOf(sessionTranscript);
+  await checkInsideRoot(agentPath, rootOf(sessionTranscript), what);
+}
+
+/** checkSubagentPath's checks against the folder `root` itself. */
+async function checkInsideRoot(agentPath: string, root: string, what: string): Promise<void> {
+  if (!isAbsolute(agentPath)) throw new TranscriptRefused('agent_transcript_path is not an absolute path');
+  if (!agentPath.endsWith('.jsonl')) throw new TranscriptRefused('agent_transcript_path does not name a .jsonl transcript');
+  if (!isAbsolute(root)) throw new TranscriptRefused(`${what} ${root} is not an absolute path`);
   if (!inside(root, agentPath) || agentPath.split(sep).includes('..')) throw new TranscriptRefused(`agent_transcript_path is not inside ${what} ${root}`);
   // A symbolic link is refused as such (readTranscript checks it again) before it is resolved.
   if ((await lstat(agentPath)).isSymbolicLink()) throw new TranscriptRefused('agent_transcript_path is a symbolic link');
@@ -131,6 +138,26 @@ export async function readCodexSubagentSpend(
   model?: string,
 ): Promise<SubagentSpend> {
   await checkSubagentPath(agentPath, sessionTranscript, codexSessionsRoot, "the session's Codex sessions folder");
+  return readCodexRollout(agentPath, maxBytes, prices, model);
+}
+
+/**
+ * A Codex sub-agent's rollout `agentPath` that must be inside the Codex sessions folder
+ * `sessionsRoot` itself (the codex driver's `$CODEX_HOME/sessions`), checked and read as
+ * readCodexSubagentSpend does.
+ */
+export async function readCodexRolloutSpend(
+  agentPath: string,
+  sessionsRoot: string,
+  maxBytes = CODEX_SUBAGENT_TAIL_BYTES,
+  prices?: PriceTable,
+  model?: string,
+): Promise<SubagentSpend> {
+  await checkInsideRoot(agentPath, sessionsRoot, 'the Codex sessions folder');
+  return readCodexRollout(agentPath, maxBytes, prices, model);
+}
+
+async function readCodexRollout(agentPath: string, maxBytes: number, prices: PriceTable | undefined, model: string | undefined): Promise<SubagentSpend> {
   const { bytes, from } = await readTranscript(agentPath, 'agent_transcript_path', maxBytes, (f) => Math.max(0, f.size - maxBytes));
   const lines = bytes.toString('utf8').split('\n');
   if (from > 0) lines.shift(); // cut mid-line
