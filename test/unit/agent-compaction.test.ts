@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { EvaluateResult, TurnResult } from '../../src/domain/contract/activity-types.js';
-import { signal } from '../../src/domain/agent/controls.js';
+import { signal } from '../helpers/signal.js';
 import { carriedForContinueAsNew } from '../../src/domain/agent/bytes.js';
 import { beginTurn, endTurn, turnFinished } from '../../src/domain/agent/driven.js';
 import { declareOrphaned, nextStep, watchPlan } from '../../src/domain/agent/next-step.js';

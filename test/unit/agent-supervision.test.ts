@@ -1,6 +1,6 @@
 /** Supervision in the core: reported turns, interval and idle evaluations, the ladder fed verdict sequences. */
 import { describe, expect, it } from 'vitest';
-import { signal } from '../../src/domain/agent/controls.js';
+import { signal } from '../helpers/signal.js';
 import { validateReport } from '../../src/domain/agent/reporting.js';
 import { reportTurn } from '../helpers/report.js';
 import { applyEvaluation, startEvaluation } from '../../src/domain/agent/supervision.js';

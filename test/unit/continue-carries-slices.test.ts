@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { carriedForContinueAsNew } from '../../src/domain/agent/bytes.js';
-import { signal } from '../../src/domain/agent/controls.js';
+import { signal } from '../helpers/signal.js';
 import { reportTurn } from '../helpers/report.js';
 import { freshState } from '../../src/domain/agent/state.js';
 import { applyEvaluation, startEvaluation } from '../../src/domain/agent/supervision.js';

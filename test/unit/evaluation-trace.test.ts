@@ -5,7 +5,7 @@
  * ladder's steps. Recorded from the code before `applyEvaluation` returned actions.
  */
 import { describe, expect, it } from 'vitest';
-import { signal } from '../../src/domain/agent/controls.js';
+import { signal } from '../helpers/signal.js';
 import { applyEvaluation, startEvaluation } from '../../src/domain/agent/supervision.js';
 import type { EvaluateResult } from '../../src/domain/contract/activity-types.js';
 import { turn, type TestAgent } from '../helpers/core.js';

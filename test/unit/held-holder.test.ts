@@ -6,7 +6,7 @@
  * judged on the ladder.
  */
 import { describe, expect, it } from 'vitest';
-import { signal } from '../../src/domain/agent/controls.js';
+import { signal } from '../helpers/signal.js';
 import { turnFinished } from '../../src/domain/agent/driven.js';
 import { expireHold, holderProblem } from '../../src/domain/agent/held.js';
 import { holdDeadline } from '../../src/domain/agent/hold-state.js';
