@@ -12,7 +12,8 @@ import { declareOrphaned, nextStep, watchPlan } from '../../src/domain/agent/nex
 import { turnFailed } from '../../src/domain/agent/rails.js';
 import { reportTurn } from '../helpers/report.js';
 import { startDriven } from '../../src/domain/agent/next-step.js';
-import { applyEvaluation, startEvaluation } from '../../src/domain/agent/supervision.js';
+import { startEvaluation } from '../../src/domain/agent/supervision.js';
+import { applyEvaluation } from '../helpers/evaluation.js';
 import { status } from '../../src/domain/agent/visibility.js';
 import { HANDOFF_HEADER } from '../../src/domain/judgement/handoff.js';
 import { formatStatus } from '../../src/cli/commands/status.js';

@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { signal } from '../helpers/signal.js';
-import { applyEvaluation, startEvaluation } from '../../src/domain/agent/supervision.js';
+import { startEvaluation } from '../../src/domain/agent/supervision.js';
+import { applyEvaluation } from '../helpers/evaluation.js';
 import type { EvaluateResult } from '../../src/domain/contract/activity-types.js';
 import { turn, type TestAgent } from '../helpers/core.js';
 import { report, reportAndJudge, spiral, step, traced, type Step } from '../helpers/trace.js';
