@@ -76,10 +76,10 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
   for (const name of Object.keys(m.agentSignals) as SignalName[]) {
     setHandler(
       m.agentSignals[name] as SignalDefinition<[unknown?]>,
-      committed((p?: unknown) => signal(ctx, name, p)),
+      committed((p?: unknown) => run(ctx, signal(ctx, name, p))),
     );
   }
-  setDefaultSignalHandler(committed((name: string) => unknownSignal(ctx, name)));
+  setDefaultSignalHandler(committed((name: string) => run(ctx, unknownSignal(ctx, name))));
   // Updates: synchronous validators reject bad input before it enters history.
   // A live turn is parsed once: the validator's parse goes to the handler of the same update.
   const validated = validatedTurnSlot();
@@ -93,7 +93,7 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
   );
   setHandler(
     m.linkUpdate,
-    committed((req: unknown) => applyLink(ctx, req)),
+    committed((req: unknown) => run(ctx, applyLink(ctx, req))),
     { validator: (req) => validateLinkUpdate(ctx, req) },
   );
   setHandler(
@@ -113,7 +113,7 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
   CancellationScope.current().cancelRequested.catch(
     committed((err: unknown) => {
       cancelled = err;
-      cancellationRequested(ctx);
+      run(ctx, cancellationRequested(ctx));
     }),
   );
   // A promise chain, not an async function: while the agent waits, one promise is pending here

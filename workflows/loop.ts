@@ -16,6 +16,7 @@ import { endIfSessionGone, withSessionEnd } from '../src/domain/agent/session-en
 import { expireHold } from '../src/domain/agent/held.js';
 import { holdDeadline } from '../src/domain/agent/hold-state.js';
 import { applyEvaluation, evaluationFailed, startEvaluation, type StartedEvaluation } from '../src/domain/agent/supervision.js';
+import { run } from '../src/domain/agent/steps.js';
 import { commit } from '../src/domain/agent/visibility.js';
 import { isTerminal } from '../src/domain/contract/states.js';
 import type { AgentSpecInput } from '../src/domain/contract/schemas.js';
@@ -136,8 +137,11 @@ function runEvaluator(ctx: AgentContext, shell: Shell, started: StartedEvaluatio
     running = Promise.reject(err); // the SDK can throw before scheduling: the same failure path
   }
   return running.then(
-    (result: EvaluateResult) => applyEvaluation(ctx, result, started),
+    (result: EvaluateResult) => run(ctx, applyEvaluation(ctx, result, started)),
     (err: unknown) =>
-      applyEvaluation(ctx, evaluationFailed(ctx, err instanceof Error ? ((err as { cause?: Error }).cause?.message ?? err.message) : String(err)), started),
+      run(
+        ctx,
+        applyEvaluation(ctx, evaluationFailed(ctx, err instanceof Error ? ((err as { cause?: Error }).cause?.message ?? err.message) : String(err)), started),
+      ),
   );
 }

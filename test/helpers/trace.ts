@@ -4,7 +4,8 @@
  */
 import type { AgentPorts } from '../../src/domain/agent/context.js';
 import { reportTurn } from './report.js';
-import { applyEvaluation, startEvaluation } from '../../src/domain/agent/supervision.js';
+import { startEvaluation } from '../../src/domain/agent/supervision.js';
+import { applyEvaluation } from './evaluation.js';
 import type { EvaluateResult } from '../../src/domain/contract/activity-types.js';
 import type { PatchId } from '../../src/domain/contract/patches.js';
 import type { AgentSpecInput } from '../../src/domain/contract/schemas.js';

@@ -5,14 +5,15 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { EvaluateResult, TurnResult } from '../../src/domain/contract/activity-types.js';
-import { signal } from '../../src/domain/agent/controls.js';
+import { signal } from '../helpers/signal.js';
 import { carriedForContinueAsNew } from '../../src/domain/agent/bytes.js';
 import { beginTurn, endTurn, turnFinished } from '../../src/domain/agent/driven.js';
 import { declareOrphaned, nextStep, watchPlan } from '../../src/domain/agent/next-step.js';
 import { turnFailed } from '../../src/domain/agent/rails.js';
 import { reportTurn } from '../helpers/report.js';
 import { startDriven } from '../../src/domain/agent/next-step.js';
-import { applyEvaluation, startEvaluation } from '../../src/domain/agent/supervision.js';
+import { startEvaluation } from '../../src/domain/agent/supervision.js';
+import { applyEvaluation } from '../helpers/evaluation.js';
 import { status } from '../../src/domain/agent/visibility.js';
 import { HANDOFF_HEADER } from '../../src/domain/judgement/handoff.js';
 import { formatStatus } from '../../src/cli/commands/status.js';

@@ -3,7 +3,8 @@
  * recorded and change nothing), with its side effects only when applied.
  */
 import { describe, expect, it } from 'vitest';
-import { signal, DEFAULT_DRAIN_MS } from '../../src/domain/agent/controls.js';
+import { DEFAULT_DRAIN_MS } from '../../src/domain/agent/controls.js';
+import { signal } from '../helpers/signal.js';
 import { STATES, transition, type AgentEvent, type AgentState } from '../../src/domain/contract/states.js';
 import { T0, testAgent } from '../helpers/core.js';
 
@@ -139,7 +140,7 @@ describe('controls', () => {
 
 describe('signals from outside the contract', () => {
   it('an unknown signal name is refused visibly, never thrown', async () => {
-    const { unknownSignal } = await import('../../src/domain/agent/controls.js');
+    const { unknownSignal } = await import('../helpers/signal.js');
     const a = inState('running');
     unknownSignal(a, 'resmue');
     expect(a.core.s.invalidSignals).toBe(1);
@@ -151,7 +152,7 @@ describe('signals from outside the contract', () => {
   });
 
   it('a cancellation request from Temporal is a stop with the default drain', async () => {
-    const { cancellationRequested } = await import('../../src/domain/agent/controls.js');
+    const { cancellationRequested } = await import('../helpers/signal.js');
     const a = inState('running');
     cancellationRequested(a);
     expect(a.core.s).toMatchObject({ state: 'cancelling', stopReason: 'cancellation requested through Temporal', stopDeadline: T0 + DEFAULT_DRAIN_MS });

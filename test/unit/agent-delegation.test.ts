@@ -1,6 +1,6 @@
 /** Delegation in the core: caps per mode, queued children admitted as slots free, spawn depth, the subtree stopped once. */
 import { describe, expect, it } from 'vitest';
-import { signal } from '../../src/domain/agent/controls.js';
+import { signal } from '../helpers/signal.js';
 import { childEnded, stopChildren } from '../../src/domain/agent/delegation.js';
 import { planChild, validateDelegation } from '../../src/domain/agent/delegation-spec.js';
 import { turnFinished } from '../../src/domain/agent/driven.js';

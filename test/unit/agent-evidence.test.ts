@@ -4,10 +4,11 @@
  * flagged evaluation never advance the ladder again; time spent paused is not idleness.
  */
 import { describe, expect, it } from 'vitest';
-import { signal } from '../../src/domain/agent/controls.js';
+import { signal } from '../helpers/signal.js';
 import { afterWatch, watchPlan } from '../../src/domain/agent/next-step.js';
 import { reportTurn } from '../helpers/report.js';
-import { applyEvaluation, startEvaluation } from '../../src/domain/agent/supervision.js';
+import { startEvaluation } from '../../src/domain/agent/supervision.js';
+import { applyEvaluation } from '../helpers/evaluation.js';
 import type { EvaluateResult } from '../../src/domain/contract/activity-types.js';
 import { heuristicVerdict } from '../../src/domain/judgement/heuristic/index.js';
 import { failingTurn, testAgent, turn, type TestAgent } from '../helpers/core.js';

@@ -4,7 +4,8 @@
  * id (bounded, carried) and applies the same control as the signal. And how notifications show links.
  */
 import { describe, expect, it } from 'vitest';
-import { LinkRefused, applyLink, escalationProblem, escalationView, validateLink } from '../../src/domain/agent/links.js';
+import { LinkRefused, escalationProblem, escalationView, validateLink } from '../../src/domain/agent/links.js';
+import { applyLink } from '../helpers/signal.js';
 import { findingId, findingSignature } from '../../src/domain/judgement/finding.js';
 import type { Verdict } from '../../src/domain/contract/schemas.js';
 import { MAX_USED_LINKS } from '../../src/domain/agent/link-state.js';
@@ -14,7 +15,7 @@ import { consoleLinkFor, linksForDelivery } from '../../src/serve/issue.js';
 import { IRC_LINE_MAX, byteLength, slackBody, webhookBody } from '../../src/domain/notify/notify.js';
 import type { NotificationEvent } from '../../src/domain/contract/activity-types.js';
 import { T0, testAgent } from '../helpers/core.js';
-import { signal } from '../../src/domain/agent/controls.js';
+import { signal } from '../helpers/signal.js';
 
 const id = (n: number) => `tok${String(n).padStart(19, '0')}`;
 const VERDICT: Verdict = { kind: 'ESCALATION', pattern: 'SPIRALING', message: 'retries the build' };

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { afterWatch, keptTimerAction, nextStep, RUN_LIMITS, watchPlan, watchWake, type HistoryInfo } from '../../src/domain/agent/next-step.js';
 import { reportTurn } from '../helpers/report.js';
-import { signal } from '../../src/domain/agent/controls.js';
+import { signal } from '../helpers/signal.js';
 import type { AgentSpecInput } from '../../src/domain/contract/schemas.js';
 import type { AgentState } from '../../src/domain/contract/states.js';
 import { T0, testAgent, turn } from '../helpers/core.js';

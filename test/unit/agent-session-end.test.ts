@@ -1,6 +1,6 @@
 /** An ended session (Claude Code's SessionEnd hook): the agent ends `done` after a grace period unless its session resumes. */
 import { describe, expect, it } from 'vitest';
-import { signal } from '../../src/domain/agent/controls.js';
+import { signal } from '../helpers/signal.js';
 import { afterWatch, watchPlan, watchWake } from '../../src/domain/agent/next-step.js';
 import { reportTurn } from '../helpers/report.js';
 import { endIfSessionGone, withSessionEnd } from '../../src/domain/agent/session-end.js';

@@ -1,9 +1,10 @@
 /** Supervision in the core: reported turns, interval and idle evaluations, the ladder fed verdict sequences. */
 import { describe, expect, it } from 'vitest';
-import { signal } from '../../src/domain/agent/controls.js';
+import { signal } from '../helpers/signal.js';
 import { validateReport } from '../../src/domain/agent/reporting.js';
 import { reportTurn } from '../helpers/report.js';
-import { applyEvaluation, startEvaluation } from '../../src/domain/agent/supervision.js';
+import { startEvaluation } from '../../src/domain/agent/supervision.js';
+import { applyEvaluation } from '../helpers/evaluation.js';
 import type { EvaluateResult } from '../../src/domain/contract/activity-types.js';
 import type { Verdict } from '../../src/domain/contract/schemas.js';
 import { failingTurn, testAgent, turn, type TestAgent } from '../helpers/core.js';

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { reportTurn } from '../helpers/report.js';
-import { signal } from '../../src/domain/agent/controls.js';
+import { signal } from '../helpers/signal.js';
 import { MAX_OUTBOX, recordEvent } from '../../src/domain/agent/telemetry.js';
 import { commit } from '../../src/domain/agent/visibility.js';
 import { testAgent, turn } from '../helpers/core.js';

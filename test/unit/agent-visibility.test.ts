@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { reportTurn as report } from '../helpers/report.js';
 import { SPEND_EVERY, SPEND_INTERVAL_MS, commit, spendCadence, status } from '../../src/domain/agent/visibility.js';
 import { AgentSpecSchema } from '../../src/domain/contract/schemas.js';
-import { signal as send } from '../../src/domain/agent/controls.js';
+import { signal as send } from '../helpers/signal.js';
 import { addEvaluatorSpend } from '../../src/domain/judgement/tiered.js';
 import { recordSubagentSpend } from '../../src/domain/agent/slices/spend.js';
 import { testAgent, turn, type TestAgent } from '../helpers/core.js';

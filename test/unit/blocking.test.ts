@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { blockDecision, blockedFor, retryAfterBlock, spanText, turnRateLimited } from '../../src/domain/agent/blocking.js';
-import { signal } from '../../src/domain/agent/controls.js';
+import { signal } from '../helpers/signal.js';
 import { carriedForContinueAsNew } from '../../src/domain/agent/bytes.js';
 import { beginTurn, turnFinished } from '../../src/domain/agent/driven.js';
 import { rateLimitBackoffMs } from '../../src/domain/agent/rate-limit.js';

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { budgetWarnings, effectiveBudgets, exhaustedBudget, raiseProblem, type Spend } from '../../src/domain/agent/budgets.js';
 import { raiseBudget, validateRaiseBudget } from '../../src/domain/agent/budget-raise.js';
-import { signal } from '../../src/domain/agent/controls.js';
+import { signal } from '../helpers/signal.js';
 import { enforceBudgets } from '../../src/domain/agent/rails.js';
 import { reportTurn } from '../helpers/report.js';
 import { status } from '../../src/domain/agent/visibility.js';

@@ -8,10 +8,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { carriedForContinueAsNew } from '../../src/domain/agent/bytes.js';
-import { signal } from '../../src/domain/agent/controls.js';
+import { signal } from '../helpers/signal.js';
 import { reportTurn } from '../helpers/report.js';
 import { freshState } from '../../src/domain/agent/state.js';
-import { applyEvaluation, startEvaluation } from '../../src/domain/agent/supervision.js';
+import { startEvaluation } from '../../src/domain/agent/supervision.js';
+import { applyEvaluation } from '../helpers/evaluation.js';
 import type { EvaluateResult } from '../../src/domain/contract/activity-types.js';
 import { T0, failingTurn, testAgent, turn } from '../helpers/core.js';
 

@@ -6,7 +6,7 @@
  * actions; the order of commands is what a recorded history replays, so it must not move.
  */
 import { describe, expect, it } from 'vitest';
-import { cancellationRequested, signal, unknownSignal } from '../../src/domain/agent/controls.js';
+import { cancellationRequested, signal, unknownSignal } from '../helpers/signal.js';
 import type { SignalName } from '../../src/domain/contract/schemas.js';
 import type { AgentSpecInput } from '../../src/domain/contract/schemas.js';
 import { turn, type TestAgent } from '../helpers/core.js';

@@ -6,10 +6,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { carriedForContinueAsNew } from '../../src/domain/agent/bytes.js';
-import { signal } from '../../src/domain/agent/controls.js';
+import { signal } from '../helpers/signal.js';
 import { queueWhisper } from '../../src/domain/agent/effects.js';
 import { reportTurn } from '../helpers/report.js';
-import { applyEvaluation, startEvaluation } from '../../src/domain/agent/supervision.js';
+import { startEvaluation } from '../../src/domain/agent/supervision.js';
+import { applyEvaluation } from '../helpers/evaluation.js';
 import { commit, status } from '../../src/domain/agent/visibility.js';
 import { capCase, labelOf, rememberCase, type CaseRecord } from '../../src/domain/judgement/cases.js';
 import { exportCases, toJsonl } from '../../src/domain/judgement/case-export.js';

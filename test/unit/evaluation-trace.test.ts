@@ -5,8 +5,9 @@
  * ladder's steps. Recorded from the code before `applyEvaluation` returned actions.
  */
 import { describe, expect, it } from 'vitest';
-import { signal } from '../../src/domain/agent/controls.js';
-import { applyEvaluation, startEvaluation } from '../../src/domain/agent/supervision.js';
+import { signal } from '../helpers/signal.js';
+import { startEvaluation } from '../../src/domain/agent/supervision.js';
+import { applyEvaluation } from '../helpers/evaluation.js';
 import type { EvaluateResult } from '../../src/domain/contract/activity-types.js';
 import { turn, type TestAgent } from '../helpers/core.js';
 import { report, reportAndJudge, spiral, step, traced, type Step } from '../helpers/trace.js';

@@ -6,14 +6,15 @@
  * judged on the ladder.
  */
 import { describe, expect, it } from 'vitest';
-import { signal } from '../../src/domain/agent/controls.js';
+import { signal } from '../helpers/signal.js';
 import { turnFinished } from '../../src/domain/agent/driven.js';
 import { expireHold, holderProblem } from '../../src/domain/agent/held.js';
 import { holdDeadline } from '../../src/domain/agent/hold-state.js';
 import { nextStep, watchPlan } from '../../src/domain/agent/next-step.js';
 import { reportTurn } from '../helpers/report.js';
 import { status } from '../../src/domain/agent/visibility.js';
-import { applyEvaluation, startEvaluation } from '../../src/domain/agent/supervision.js';
+import { startEvaluation } from '../../src/domain/agent/supervision.js';
+import { applyEvaluation } from '../helpers/evaluation.js';
 import type { EvaluateResult } from '../../src/domain/contract/activity-types.js';
 import { AgentSpecSchema, describeZodError, type Verdict } from '../../src/domain/contract/schemas.js';
 import { testAgent, turn, type TestAgent } from '../helpers/core.js';

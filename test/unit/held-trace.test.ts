@@ -4,7 +4,7 @@
  * before held.ts returned actions.
  */
 import { describe, expect, it } from 'vitest';
-import { signal } from '../../src/domain/agent/controls.js';
+import { signal } from '../helpers/signal.js';
 import { expireHold } from '../../src/domain/agent/held.js';
 import { turn } from '../helpers/core.js';
 import { report, step, traced, type Step } from '../helpers/trace.js';

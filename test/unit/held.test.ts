@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { retryAfterBlock, turnRateLimited } from '../../src/domain/agent/blocking.js';
-import { signal } from '../../src/domain/agent/controls.js';
+import { signal } from '../helpers/signal.js';
 import { childEnded } from '../../src/domain/agent/delegation.js';
 import { planChild } from '../../src/domain/agent/delegation-spec.js';
 import { turnFinished } from '../../src/domain/agent/driven.js';

@@ -3,7 +3,7 @@
  * the payload as warden reads it, the state each leaves the agent in, and the hook's answer.
  */
 import { describe, expect, it } from 'vitest';
-import { signal } from '../../src/domain/agent/controls.js';
+import { signal } from '../helpers/signal.js';
 import { idleArmed } from '../../src/domain/agent/next-step.js';
 import { reportTurn } from '../helpers/report.js';
 import { status } from '../../src/domain/agent/visibility.js';

@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { signal } from '../../src/domain/agent/controls.js';
+import { signal } from '../helpers/signal.js';
 import { idleArmed } from '../../src/domain/agent/next-step.js';
 import { reportTurn } from '../helpers/report.js';
 import { status } from '../../src/domain/agent/visibility.js';

@@ -1,7 +1,8 @@
 /** One alert for one cause: the cause's fingerprint, the incident's joins and notifications, and when an agent joins one. */
 import { describe, expect, it } from 'vitest';
 import { reportTurn } from '../helpers/report.js';
-import { applyEvaluation, startEvaluation } from '../../src/domain/agent/supervision.js';
+import { startEvaluation } from '../../src/domain/agent/supervision.js';
+import { applyEvaluation } from '../helpers/evaluation.js';
 import type { EvaluateResult, NotificationEvent } from '../../src/domain/contract/activity-types.js';
 import type { Turn } from '../../src/domain/contract/schemas.js';
 import { causeFingerprint, causeOf, incidentWorkflowId, normaliseCause, type Cause } from '../../src/domain/notify/cause.js';

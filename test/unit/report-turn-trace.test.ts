@@ -7,9 +7,10 @@
  * is what a recorded history replays, so it must not move.
  */
 import { describe, expect, it } from 'vitest';
-import { signal } from '../../src/domain/agent/controls.js';
+import { signal } from '../helpers/signal.js';
 import { admitted, childEnded } from '../../src/domain/agent/delegation.js';
-import { enforceAllowlist, enforceMaxTurns, receiveChildSpend, turnFailed } from '../../src/domain/agent/rails.js';
+import { enforceAllowlist, enforceMaxTurns, turnFailed } from '../../src/domain/agent/rails.js';
+import { receiveChildSpend } from '../helpers/signal.js';
 import { requestStop } from '../../src/domain/agent/stop.js';
 import { startVerification, verificationFinished, verificationSkipped } from '../../src/domain/agent/verification.js';
 import type { VerifyOutput } from '../../src/domain/contract/activity-types.js';

@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signal } from '../../src/domain/agent/controls.js';
+import { signal } from '../helpers/signal.js';
 import { SUBAGENT_IDS_KEPT, freshSpend, recordSubagentSpend } from '../../src/domain/agent/slices/spend.js';
 import { spendOf } from '../../src/domain/agent/state.js';
 import { status } from '../../src/domain/agent/visibility.js';

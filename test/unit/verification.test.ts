@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { VerifyOutput } from '../../src/domain/contract/activity-types.js';
 import { nextStep } from '../../src/domain/agent/next-step.js';
-import { signal } from '../../src/domain/agent/controls.js';
+import { signal } from '../helpers/signal.js';
 import { validateReport } from '../../src/domain/agent/reporting.js';
 import { reportTurn } from '../helpers/report.js';
 import { turnFinished } from '../../src/domain/agent/driven.js';

@@ -40,8 +40,8 @@ export type AgentAction =
   | { kind: 'whisper'; type: WhisperType; text: string }
   /** Every configured channel hears (notify.ts: an incident, or a notification of its own). */
   | { kind: 'notify'; alert: Alert }
-  /** A telemetry event (telemetry.ts): names and numbers only. */
-  | { kind: 'event'; name: string; attrs: Record<string, TelemetryValue> }
+  /** A telemetry event (telemetry.ts): names and numbers only; free text apart, in `text`. */
+  | { kind: 'event'; name: string; attrs: Record<string, TelemetryValue>; text?: Record<string, string> }
   /** A line in the worker's log (a decision worth an operator's eye). */
   | { kind: 'log'; level: 'info' | 'warn'; message: string; meta: Record<string, unknown> }
   | { kind: 'signal'; workflowId: string; signal: AgentSignal }

@@ -2,9 +2,10 @@
  * Human controls: steer, interrupt, stop, pause, resume, abort, dismiss (a false
  * alarm: dismissal.ts), and the agent's heartbeat. Every signal payload is validated; an invalid one is recorded and ignored (a throwing
  * handler would wedge the workflow). Every kind of stop goes through `requestStop` (stop.ts).
- * Each control's rule returns actions (actions.ts) that effects.ts `apply` carries out in order;
- * A steer is three rules in turn (its whisper, the hold it ends, the interrupt it answers), each
- * deciding on the state the one before left.
+ * Each control's rule returns actions (actions.ts); a handler yields them step by step (steps.ts)
+ * and the shell carries each step out (`run`) before the next rule decides. A steer is three rules
+ * in turn (its whisper, the hold it ends, the interrupt it answers), each deciding on the state the
+ * one before left.
  */
 import type { z } from 'zod';
 import { SIGNAL_SCHEMAS, describeZodError, type SignalName } from '../contract/schemas.js';
@@ -12,18 +13,19 @@ import { isTerminal } from '../contract/states.js';
 import { isUndecodable, undecodableReason } from '../contract/undecodable.js';
 import { moves, transitionThen, type AgentAction, type RuleInput } from './actions.js';
 import type { AgentContext } from './context.js';
-import { act, apply, fire, ruleInput, withdrawable } from './effects.js';
+import { act, fire, ruleInput, withdrawable } from './effects.js';
 import { endChildrenWaitActions } from './delegation.js';
 import { dismissProblem, lastFlagged } from './dismissal.js';
 import { receiveChildSpend, receiveSubagentSpend } from './rails.js';
-import { requestStop } from './stop.js';
+import { stopActions } from './stop.js';
 import { pendingCompaction } from './compaction.js';
 import { humanWait } from './human-wait.js';
-import { blockSignal, endHoldActions } from './held.js';
+import { blockActions, endHoldActions } from './held.js';
 import { sessionSignal } from './session-end.js';
 import { subagentSignal } from './subagent-state.js';
 import { markAdmitted } from './slices/delegation.js';
-import { CONTROLS, recordControl } from './telemetry.js';
+import { CONTROLS, controlEvent } from './telemetry.js';
+import type { Steps } from './steps.js';
 
 /** A stop signal without `drainTimeoutMs` lets the current turn finish for this long. */
 export const DEFAULT_DRAIN_MS = 30_000;
@@ -88,87 +90,95 @@ function steeredAfterInterrupt({ s }: RuleInput): AgentAction[] {
 const decided = (s: RuleInput['s'], decision: 'resumed' | 'aborted', note: string | undefined): AgentAction[] =>
   s.awaitingCause === 'escalation' ? [{ kind: 'decideEscalation', decision, note: note ?? null }] : [];
 
-/** The rule of each control (a signal that another module owns is handed to it). */
-const controls: { [N in SignalName]: (ctx: AgentContext, p: Payload<N>) => void } = {
-  steer(ctx, p) {
-    const actions = steerActions(ruleInput(ctx), p.text);
-    apply(ctx, actions);
+/**
+ * The steps of each control (a signal that another module owns is handed to it). Each reads the
+ * state as the steps before it left it: `ruleInput` is the live state, and `now` does not move
+ * within a handler.
+ */
+const controls: { [N in SignalName]: (ctx: AgentContext, p: Payload<N>) => Steps<void> } = {
+  *steer(ctx, p) {
+    const r = ruleInput(ctx);
+    const actions = steerActions(r, p.text);
+    yield actions;
     if (actions[0]?.kind === 'refuse') return;
     // New input ends a hold (held.ts): a mesh's rebase request is the input its worker waited for.
-    const { heldBy } = ctx.core.s;
-    if (heldBy !== undefined) act(ctx, (r) => endHoldActions(r, `steered while blocked (${heldBy}): it runs with the new input`));
-    act(ctx, steeredAfterInterrupt);
+    const { heldBy } = r.s;
+    if (heldBy !== undefined) yield endHoldActions(r, `steered while blocked (${heldBy}): it runs with the new input`);
+    yield steeredAfterInterrupt(r);
   },
-  interrupt(ctx, p) {
-    act(ctx, ({ s }) =>
-      transitionThen(
-        s.state,
-        'interrupt',
-        p.reason ?? 'interrupted by a human',
-        { kind: 'releaseWaits' }, // a human took over from a wait on delegated children, or a hold
-        { kind: 'newEpoch' },
-        { kind: 'cancelTurn' }, // driven: abandon the running turn; the session is kept
-        { kind: 'interruptPending' },
-        { kind: 'awaitFor', cause: 'interrupt', reason: p.reason ?? 'interrupted: waiting for input' },
-      ),
+  *interrupt(ctx, p) {
+    const { s } = ctx.core;
+    yield transitionThen(
+      s.state,
+      'interrupt',
+      p.reason ?? 'interrupted by a human',
+      { kind: 'releaseWaits' }, // a human took over from a wait on delegated children, or a hold
+      { kind: 'newEpoch' },
+      { kind: 'cancelTurn' }, // driven: abandon the running turn; the session is kept
+      { kind: 'interruptPending' },
+      { kind: 'awaitFor', cause: 'interrupt', reason: p.reason ?? 'interrupted: waiting for input' },
     );
   },
-  stop(ctx, p) {
-    requestStop(ctx, { reason: p.reason ?? 'stop requested', drainMs: p.drainTimeoutMs ?? DEFAULT_DRAIN_MS });
+  *stop(ctx, p) {
+    yield stopActions(ruleInput(ctx), { reason: p.reason ?? 'stop requested', drainMs: p.drainTimeoutMs ?? DEFAULT_DRAIN_MS });
   },
-  pause(ctx, p) {
+  *pause(ctx, p) {
     const reason = p.reason ?? 'paused by a human';
-    act(ctx, ({ s }) => transitionThen(s.state, 'pause', reason, { kind: 'newEpoch' }, { kind: 'pausedFor', reason }));
+    yield transitionThen(ctx.core.s.state, 'pause', reason, { kind: 'newEpoch' }, { kind: 'pausedFor', reason });
   },
-  resume(ctx, p) {
-    act(ctx, (r) => {
-      const resumed = resumeActions(r, p.note ? `resumed: ${p.note}` : 'resumed by a human');
-      return resumed.length > 1 ? [...resumed, ...decided(r.s, 'resumed', p.note)] : resumed;
-    });
+  *resume(ctx, p) {
+    const r = ruleInput(ctx);
+    const resumed = resumeActions(r, p.note ? `resumed: ${p.note}` : 'resumed by a human');
+    yield resumed.length > 1 ? [...resumed, ...decided(r.s, 'resumed', p.note)] : resumed;
   },
-  abort(ctx, p) {
-    act(ctx, ({ s }) =>
-      transitionThen(
-        s.state,
-        'abort',
-        `aborted: ${p.reason ?? 'by a human'}`,
-        { kind: 'newEpoch' },
-        { kind: 'cancelTurn' },
-        ...decided(s, 'aborted', p.reason),
-      ),
-    ); // driven: the running turn ends now (the process still gets its grace period)
+  *abort(ctx, p) {
+    const { s } = ctx.core;
+    // driven: the running turn ends now (the process still gets its grace period)
+    yield transitionThen(
+      s.state,
+      'abort',
+      `aborted: ${p.reason ?? 'by a human'}`,
+      { kind: 'newEpoch' },
+      { kind: 'cancelTurn' },
+      ...decided(s, 'aborted', p.reason),
+    );
   },
-  heartbeat(ctx, p) {
-    act(ctx, ({ s, now }) => {
-      if (p.generation !== undefined && p.generation < s.generation) return refuse('heartbeat', `stale generation ${p.generation} < ${s.generation}`);
-      const beat: AgentAction = { kind: 'heartbeat', at: now, generation: p.generation };
-      return s.state === 'spawning' ? [beat, { kind: 'transition', event: 'started', cause: 'first heartbeat' }] : [beat];
-    });
+  *heartbeat(ctx, p) {
+    const { s, now } = ruleInput(ctx);
+    if (p.generation !== undefined && p.generation < s.generation) {
+      yield refuse('heartbeat', `stale generation ${p.generation} < ${s.generation}`);
+      return;
+    }
+    const beat: AgentAction = { kind: 'heartbeat', at: now, generation: p.generation };
+    yield s.state === 'spawning' ? [beat, { kind: 'transition', event: 'started', cause: 'first heartbeat' }] : [beat];
   },
-  compaction(ctx, p) {
-    act(ctx, (r) => compactionActions(r, p));
+  *compaction(ctx, p) {
+    yield compactionActions(ruleInput(ctx), p);
   },
-  humanWait(ctx, p) {
-    humanWait(ctx, p);
+  *humanWait(ctx, p) {
+    yield* humanWait(ctx, p);
   },
-  session(ctx, p) {
+  // Slice writes only: nothing to carry out.
+  // biome-ignore lint/correctness/useYield: a control that only records what it heard
+  *session(ctx, p) {
     sessionSignal(ctx, p);
   },
-  subagent(ctx, p) {
+  *subagent(ctx, p) {
     subagentSignal(ctx.core.s, p, ctx.ports.now());
-    if (p.phase === 'stop' && p.id && p.spend) receiveSubagentSpend(ctx, p.id, p.spend);
+    if (p.phase === 'stop' && p.id && p.spend) yield* receiveSubagentSpend(ctx, p.id, p.spend);
   },
-  block(ctx, p) {
-    blockSignal(ctx, p);
+  *block(ctx, p) {
+    yield blockActions(ruleInput(ctx), p);
   },
-  admit(ctx) {
+  // biome-ignore lint/correctness/useYield: a control that only records what it heard
+  *admit(ctx) {
     markAdmitted(ctx.core.s);
   },
-  childSpend(ctx, p) {
-    receiveChildSpend(ctx, p);
+  *childSpend(ctx, p) {
+    yield* receiveChildSpend(ctx, p);
   },
-  dismiss(ctx, p) {
-    act(ctx, (r) => dismissActions(r, p.note));
+  *dismiss(ctx, p) {
+    yield dismissActions(ruleInput(ctx), p.note);
   },
 };
 
@@ -210,35 +220,35 @@ function dismissActions(r: RuleInput, note: string | undefined): AgentAction[] {
 }
 
 /** A signal this workflow does not define (a typo, an old client): recorded and refused, visibly. */
-export function unknownSignal(ctx: AgentContext, name: string): void {
+export function* unknownSignal(ctx: AgentContext, name: string): Steps<void> {
   const { spec } = ctx.core;
   const reason = `unknown signal ${JSON.stringify(name.slice(0, 100))}: agentWorkflow takes ${Object.keys(controls).join(', ')}`;
-  apply(ctx, [
+  yield [
     { kind: 'invalidSignal', what: name.slice(0, 100), reason },
     { kind: 'log', level: 'warn', message: 'unknown signal refused', meta: { agentId: spec.agentId, signal: name.slice(0, 100) } },
-  ]);
+  ];
 }
 
 /** Temporal asked to cancel the workflow (`temporal workflow cancel`, the Web UI): a stop with the default drain. */
-export function cancellationRequested(ctx: AgentContext): void {
-  requestStop(ctx, { reason: 'cancellation requested through Temporal', drainMs: DEFAULT_DRAIN_MS });
+export function* cancellationRequested(ctx: AgentContext): Steps<void> {
+  yield stopActions(ruleInput(ctx), { reason: 'cancellation requested through Temporal', drainMs: DEFAULT_DRAIN_MS });
 }
 
-/** A signal arrived: validate it, then apply its control. Never throws. */
-export function signal<N extends SignalName>(ctx: AgentContext, name: N, raw?: unknown): void {
+/** A signal arrived: validate it, then its control's steps, then its telemetry. Never throws. */
+export function* signal<N extends SignalName>(ctx: AgentContext, name: N, raw?: unknown): Steps<void> {
   const { s, spec } = ctx.core;
   const r = SIGNAL_SCHEMAS[name].safeParse(raw ?? {});
   if (!r.success) {
     const reason = isUndecodable(raw) ? `undecodable ${name} payload: ${undecodableReason(raw)}` : `invalid ${name} payload: ${describeZodError(r.error)}`;
-    apply(ctx, [
+    yield [
       { kind: 'invalidSignal', what: name, reason },
       { kind: 'log', level: 'warn', message: 'invalid signal ignored', meta: { agentId: spec.agentId, signal: name, reason } },
-    ]);
+    ];
     return;
   }
   const refusedBefore = s.refused.at(-1);
-  controls[name](ctx, r.data as Payload<N>);
-  if (isControl(name)) recordControl(ctx, name, s.refused.at(-1) === refusedBefore, controlNote(r.data as Record<string, unknown>));
+  yield* controls[name](ctx, r.data as Payload<N>);
+  if (isControl(name)) yield [controlEvent(s.state, name, s.refused.at(-1) === refusedBefore, controlNote(r.data as Record<string, unknown>))];
 }
 
 const isControl = (name: string): boolean => (CONTROLS as readonly string[]).includes(name);

@@ -75,7 +75,7 @@ function applyOne(ctx: AgentContext, a: AgentAction): void {
       notify(ctx, a.alert);
       return;
     case 'event':
-      recordEvent(ctx, a.name, a.attrs);
+      recordEvent(ctx, a.name, a.attrs, a.text);
       return;
     case 'log':
       ctx.ports.log[a.level](a.message, a.meta);

@@ -71,10 +71,6 @@ export function blockActions(r: RuleInput, p: Block): AgentAction[] {
 
 const refuse = (reason: string): AgentAction[] => [{ kind: 'refuse', what: 'block', reason }];
 
-export function blockSignal(ctx: AgentContext, p: Block): void {
-  act(ctx, (r) => blockActions(r, p));
-}
-
 /**
  * The hold is over (a `block` end, a steer): running again unless it still waits on its children,
  * and the idle watchdog counts silence only from now (the wait was not idleness). A pending

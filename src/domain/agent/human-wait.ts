@@ -17,7 +17,8 @@ import type { HumanWaitSchema } from '../contract/turn-schemas.js';
 import { transition, type AgentState } from '../contract/states.js';
 import { transitionThen, type AgentAction, type RuleInput } from './actions.js';
 import type { AgentContext } from './context.js';
-import { act } from './effects.js';
+import { ruleInput } from './effects.js';
+import type { Steps } from './steps.js';
 import type { CarriedView } from './state.js';
 
 export type HumanWait = z.output<typeof HumanWaitSchema>;
@@ -36,11 +37,14 @@ export function humanWaitReason(p: HumanWait): string {
 }
 
 /** `start`: awaiting-input, and one alert; `end`: running again. */
-export function humanWait(ctx: AgentContext, p: HumanWait): void {
-  if (p.phase === 'end') return endHumanWait(ctx, 'its human answered');
-  if (p.kind === 'rate-limit') return act(ctx, (r) => cliRateLimitedActions(r, humanWaitReason(p)));
-  if (blockedByCli(ctx.core.s)) endCliBlock(ctx, 'it reported another error'); // a rate limit, then an error its human must fix
-  act(ctx, (r) => humanWaitStartActions(r, p));
+export function* humanWait(ctx: AgentContext, p: HumanWait): Steps<void> {
+  const r = ruleInput(ctx); // the live state: each step decides on what the one before left
+  if (p.phase === 'end') yield endHumanWaitActions(r, 'its human answered');
+  else if (p.kind === 'rate-limit') yield cliRateLimitedActions(r, humanWaitReason(p));
+  else {
+    if (blockedByCli(r.s)) yield endCliBlockActions(r, 'it reported another error'); // a rate limit, then an error its human must fix
+    yield humanWaitStartActions(r, p);
+  }
 }
 
 /** A wait for its human starts (its CLI's rate limit, if any, is over): awaiting-input, and one alert. */
@@ -95,17 +99,9 @@ export function endHumanWaitActions(r: RuleInput, cause: string): AgentAction[] 
   return [...stale, ...transitionThen(s.state, 'human-answered', cause, { kind: 'awaitingCause', cause: null }, { kind: 'idleFrom', at: now })];
 }
 
-export function endHumanWait(ctx: AgentContext, cause: string): void {
-  act(ctx, (r) => endHumanWaitActions(r, cause));
-}
-
 /** Its CLI went on after a rate limit: running again, unless something else (a hold, its children) still blocks it. */
 function endCliBlockActions({ s, now }: RuleInput, cause: string): AgentAction[] {
   const over: AgentAction = { kind: 'cliBlocked', reason: undefined };
   if (!blockedByCli(s) || s.heldBy !== undefined || s.waitingOnChildren) return [over];
   return [over, { kind: 'idleFrom', at: now }, { kind: 'transition', event: 'unblock', cause: `its CLI went on (${cause})` }];
-}
-
-function endCliBlock(ctx: AgentContext, cause: string): void {
-  act(ctx, (r) => endCliBlockActions(r, cause));
 }

@@ -35,6 +35,7 @@ import type { AgentStatus } from '../contract/status.js';
 import { isUndecodable, undecodableReason } from '../contract/undecodable.js';
 import type { AgentContext } from './context.js';
 import { signal } from './controls.js';
+import type { Steps } from './steps.js';
 import { findingId } from '../judgement/finding.js';
 import { dismissProblem, lastFlagged } from './dismissal.js';
 import { MAX_USED_LINKS, recordLinkUsed, type UsedLink } from './link-state.js';
@@ -151,19 +152,20 @@ export function validateLink(ctx: AgentContext, raw: unknown): void {
   if (problem) throw new LinkRefused('LinkNotApplicable', problem);
 }
 
-/** The update's handler: record the token id, apply the control, say what happened. Never throws. */
-export function applyLink(ctx: AgentContext, raw: unknown): LinkResult {
+/** The update's handler: record the token id, yield the control's steps (controls.ts), say what happened. Never throws. */
+export function* applyLink(ctx: AgentContext, raw: unknown): Steps<LinkResult> {
   const { s } = ctx.core;
   const req = LinkRequestSchema.parse(raw); // the validator passed
   // Its siblings are void from now on, whatever the control does.
   recordLinkUsed(s, [...unexpired(s.usedLinks, ctx.ports.now()), { id: req.tokenId, until: req.expiresAt }], req.escalation);
   const before = { state: s.state, refused: s.refused, whispers: s.whisperSeq, dismissals: s.dismissals };
-  ctx.ports.log.info('action link used', { agentId: ctx.core.spec.agentId, action: req.action, tokenId: req.tokenId, escalation: req.escalation ?? null });
-  if (req.action === 'resume') signal(ctx, 'resume', { note: 'from an action link' });
-  else if (req.action === 'abort') signal(ctx, 'abort', { reason: 'from an action link' });
-  else if (req.action === 'dismiss') signal(ctx, 'dismiss', { note: 'from an action link' });
-  else if (req.action === 'pause') signal(ctx, 'pause', { reason: 'paused from an action link' });
-  else signal(ctx, 'steer', { text: req.text });
+  const meta = { agentId: ctx.core.spec.agentId, action: req.action, tokenId: req.tokenId, escalation: req.escalation ?? null };
+  yield [{ kind: 'log', level: 'info', message: 'action link used', meta }];
+  if (req.action === 'resume') yield* signal(ctx, 'resume', { note: 'from an action link' });
+  else if (req.action === 'abort') yield* signal(ctx, 'abort', { reason: 'from an action link' });
+  else if (req.action === 'dismiss') yield* signal(ctx, 'dismiss', { note: 'from an action link' });
+  else if (req.action === 'pause') yield* signal(ctx, 'pause', { reason: 'paused from an action link' });
+  else yield* signal(ctx, 'steer', { text: req.text });
   const applied =
     req.action === 'steer' ? s.whisperSeq > before.whispers : req.action === 'dismiss' ? s.dismissals > before.dismissals : s.refused === before.refused;
   const detail = !applied

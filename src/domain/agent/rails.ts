@@ -13,6 +13,7 @@ import { stopChildrenActions } from './delegation.js';
 import { spendOf } from './state.js';
 import { recordSubagentSpend } from './slices/spend.js';
 import { stopActions } from './stop.js';
+import type { Steps } from './steps.js';
 
 /** Whether a history took a change (Temporal's `patched`): asked where the rule needs it, as before, since asking marks the history. */
 export type Patched = (id: PatchId) => boolean;
@@ -100,19 +101,20 @@ export function childSpendActions({ s }: RuleInput, p: { agentId?: string; token
   return [{ kind: 'childSpend', agentId: p.agentId, spent: { tokens: p.tokens ?? 0, costUsd: p.costUsd ?? 0, turns: p.turns ?? 0 } }];
 }
 
-export function receiveChildSpend(ctx: AgentContext, p: { agentId?: string; tokens?: number; costUsd?: number; turns?: number }): void {
-  const actions = childSpendActions(ruleInput(ctx), p);
-  apply(ctx, actions);
-  if (actions[0]?.kind === 'childSpend') enforceBudgets(ctx);
+export function* receiveChildSpend(ctx: AgentContext, p: { agentId?: string; tokens?: number; costUsd?: number; turns?: number }): Steps<void> {
+  const r = ruleInput(ctx); // the live state: the budgets decide on the spend just counted
+  const actions = childSpendActions(r, p);
+  yield actions;
+  if (actions[0]?.kind === 'childSpend') yield budgetActions(r, (id) => ctx.ports.patched(id)).actions;
 }
 
 /**
  * A sub-agent its CLI ran stopped having spent `spend` in all (its transcript's total): what it
  * spent beyond what was counted of it already counts toward the budgets, which are checked at once.
  */
-export function receiveSubagentSpend(ctx: AgentContext, id: string, spend: { tokensIn: number; tokensOut: number; costUsd: number }): void {
+export function* receiveSubagentSpend(ctx: AgentContext, id: string, spend: { tokensIn: number; tokensOut: number; costUsd: number }): Steps<void> {
   const more = recordSubagentSpend(ctx.core.s, id, spend, ctx.ports.now());
-  if (more && (more.tokens > 0 || more.costUsd > 0)) enforceBudgets(ctx);
+  if (more && (more.tokens > 0 || more.costUsd > 0)) yield budgetActions(ruleInput(ctx), (patch) => ctx.ports.patched(patch)).actions;
 }
 
 /**

@@ -14,7 +14,8 @@ import { evaluationDue } from '../judgement/window.js';
 import { boundedWindow } from './bytes.js';
 import type { AgentAction, RuleInput } from './actions.js';
 import type { AgentContext } from './context.js';
-import { act } from './effects.js';
+import { act, ruleInput } from './effects.js';
+import type { Steps } from './steps.js';
 import { startCompactionActions } from './compaction.js';
 import { isDismissed } from './dismissal.js';
 import { judging } from './hold-state.js';
@@ -151,8 +152,9 @@ export function evaluationActions(r: RuleInput, result: EvaluateResult, started:
   return out;
 }
 
-export function applyEvaluation(ctx: AgentContext, result: EvaluateResult, started: Started): void {
-  act(ctx, (r) => evaluationActions(r, result, started, { epoch: ctx.core.run.epoch, threshold: ctx.core.threshold }));
+/** The evaluation's result, as one step: the shell carries it out (steps.ts `run`, workflows/loop.ts). */
+export function* applyEvaluation(ctx: AgentContext, result: EvaluateResult, started: Started): Steps<void> {
+  yield evaluationActions(ruleInput(ctx), result, started, { epoch: ctx.core.run.epoch, threshold: ctx.core.threshold });
 }
 
 /** The ladder reached its threshold: an ESCALATION whisper, the agent awaits a human, every channel hears. */

@@ -11,6 +11,7 @@
  */
 import type { AgentEvent, AgentState } from '../contract/states.js';
 import type { Whisper } from '../contract/schemas.js';
+import type { AgentAction } from './actions.js';
 import type { AgentContext } from './context.js';
 
 export type TelemetryValue = string | number | boolean;
@@ -72,12 +73,12 @@ export function recordWhisper(ctx: AgentContext, stage: 'queued' | 'delivered', 
 /** Human (or parent-agent) controls whose outcome is an event: the rest (heartbeats, spend) are not. */
 export const CONTROLS = ['steer', 'interrupt', 'stop', 'pause', 'resume', 'abort', 'dismiss'] as const;
 
-/** A control signal was taken (`applied`) or refused. */
-export function recordControl(ctx: AgentContext, control: string, applied: boolean, note: string | undefined): void {
-  recordEvent(
-    ctx,
-    'warden.control',
-    { 'warden.control': control, 'warden.control.applied': applied, 'warden.agent.state': ctx.core.s.state },
-    note ? { 'warden.control.note': note } : undefined,
-  );
+/** A control signal was taken (`applied`) or refused: its event, with the state the control left. */
+export function controlEvent(state: AgentState, control: string, applied: boolean, note: string | undefined): AgentAction {
+  return {
+    kind: 'event',
+    name: 'warden.control',
+    attrs: { 'warden.control': control, 'warden.control.applied': applied, 'warden.agent.state': state },
+    ...(note ? { text: { 'warden.control.note': note } } : {}),
+  };
 }
