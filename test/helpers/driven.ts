@@ -1,8 +1,23 @@
 /**
  * A driven turn's handlers as the workflow shell takes them (workflows/turn.ts): its start, its
- * end, a failure, a rate limit and the result's check.
+ * end, a failure, a rate limit and the result's check, each handler's steps carried out by the
+ * same executor the shell uses (steps.ts `run`).
  */
-export { beginTurn, completeTask, resultChecked, turnFinished } from '../../src/domain/agent/driven.js';
-export { turnFailed } from '../../src/domain/agent/rails.js';
-export { retryAfterBlock, turnRateLimited } from '../../src/domain/agent/blocking.js';
-export { claimWithResult } from '../../src/domain/agent/verification.js';
+import type { CheckResultOutput, TurnResult } from '../../src/domain/contract/activity-types.js';
+import type { AgentContext } from '../../src/domain/agent/context.js';
+import * as blocking from '../../src/domain/agent/blocking.js';
+import * as driven from '../../src/domain/agent/driven.js';
+import * as rails from '../../src/domain/agent/rails.js';
+import * as verification from '../../src/domain/agent/verification.js';
+import { run } from '../../src/domain/agent/steps.js';
+
+export const beginTurn = (ctx: AgentContext): driven.PlannedTurn => run(ctx, driven.beginTurn(ctx));
+export const turnFinished = (ctx: AgentContext, result: TurnResult | null, turnNumber: number): driven.AfterTurn =>
+  run(ctx, driven.turnFinished(ctx, result, turnNumber));
+export const resultChecked = (ctx: AgentContext, check: CheckResultOutput): void => run(ctx, driven.resultChecked(ctx, check));
+export const completeTask = (ctx: AgentContext): void => run(ctx, driven.completeTask(ctx));
+export const turnFailed = (ctx: AgentContext, f: rails.TurnFailure): number | null => run(ctx, rails.turnFailed(ctx, f));
+export const turnRateLimited = (ctx: AgentContext, f: Parameters<typeof blocking.turnRateLimited>[1]): number | null =>
+  run(ctx, blocking.turnRateLimited(ctx, f));
+export const retryAfterBlock = (ctx: AgentContext): void => run(ctx, blocking.retryAfterBlock(ctx));
+export const claimWithResult = (ctx: AgentContext, check: CheckResultOutput): boolean => run(ctx, verification.claimWithResult(ctx, check));

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { signal } from '../helpers/signal.js';
 import { childEnded, stopChildren } from '../../src/domain/agent/delegation.js';
 import { planChild, validateDelegation } from '../../src/domain/agent/delegation-spec.js';
-import { turnFinished } from '../../src/domain/agent/driven.js';
+import { turnFinished } from '../helpers/driven.js';
 import { nextStep, watchPlan } from '../../src/domain/agent/next-step.js';
 import { reportTurn } from '../helpers/report.js';
 import { testAgent, turn } from '../helpers/core.js';

@@ -9,7 +9,8 @@
 import { describe, expect, it } from 'vitest';
 import { signal } from '../helpers/signal.js';
 import { admitted, childEnded } from '../../src/domain/agent/delegation.js';
-import { enforceAllowlist, enforceMaxTurns, turnFailed } from '../../src/domain/agent/rails.js';
+import { enforceAllowlist, enforceMaxTurns } from '../../src/domain/agent/rails.js';
+import { turnFailed } from '../helpers/driven.js';
 import { receiveChildSpend } from '../helpers/signal.js';
 import { requestStop } from '../../src/domain/agent/stop.js';
 import { startVerification, verificationFinished, verificationSkipped } from '../../src/domain/agent/verification.js';

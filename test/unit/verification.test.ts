@@ -5,9 +5,8 @@ import { nextStep } from '../../src/domain/agent/next-step.js';
 import { signal } from '../helpers/signal.js';
 import { validateReport } from '../../src/domain/agent/reporting.js';
 import { reportTurn } from '../helpers/report.js';
-import { turnFinished } from '../../src/domain/agent/driven.js';
+import { claimWithResult, turnFinished } from '../helpers/driven.js';
 import {
-  claimWithResult,
   protectedEvidenceInput,
   startVerification,
   verificationCancelled,

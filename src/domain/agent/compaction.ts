@@ -82,10 +82,6 @@ export function compactionFinishedActions({ s, now }: RuleInput, session: Driver
   ];
 }
 
-export function compactionFinished(ctx: AgentContext, session: DriverSession | null): void {
-  act(ctx, (r) => compactionFinishedActions(r, session));
-}
-
 /**
  * External agents, a turn reported: the first of the fresh context after the reply that carried
  * the handoff; or, after the agent's own CLI compacted (a `compaction` signal, no end signal

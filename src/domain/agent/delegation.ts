@@ -59,10 +59,6 @@ export function awaitChildrenActions({ s, spec }: RuleInput): AgentAction[] {
   return transitionThen(s.state, 'block', childrenWaitReason(s, spec), { kind: 'waitingOnChildren', waiting: true });
 }
 
-export function awaitChildren(ctx: AgentContext): void {
-  act(ctx, awaitChildrenActions);
-}
-
 /**
  * The wait is over (the last child ended, the agent reported again, a human steered): running
  * again, and the idle watchdog counts silence only from `now` (the wait was not idleness).

@@ -195,8 +195,9 @@ export function turnFailedActions(r: RuleInput, f: TurnFailure): { backoff: numb
   return { backoff: Math.min(30_000, 1_000 * 2 ** (inWindow.failures.length - 1)), actions: [...counted, retrying] };
 }
 
-export function turnFailed(ctx: AgentContext, f: TurnFailure): number | null {
+/** `turnFailedActions` as a step; returns the backoff. */
+export function* turnFailed(ctx: AgentContext, f: TurnFailure): Steps<number | null> {
   const { backoff, actions } = turnFailedActions(ruleInput(ctx), f);
-  apply(ctx, actions);
+  yield actions;
   return backoff;
 }

@@ -29,7 +29,8 @@ import type { AgentSpec, Verdict } from '../contract/schemas.js';
 import type { LastVerification } from '../contract/status.js';
 import type { AgentAction, RuleInput } from './actions.js';
 import type { AgentContext } from './context.js';
-import { act, fire, queueWhisper } from './effects.js';
+import { fire, queueWhisper, ruleInput } from './effects.js';
+import type { Steps } from './steps.js';
 import { iso, type AgentCore } from './state.js';
 import { isTerminal } from '../contract/states.js';
 import { escalate } from './supervision.js';
@@ -80,25 +81,17 @@ export function claimDoneActions({ s, spec, now }: RuleInput): AgentAction[] {
   return s.doneClaim === null ? [{ kind: 'doneClaim', claim: { turn: s.turns, at: now } }] : [];
 }
 
-/** `claimDoneActions`, carried out. True when the agent ends now (nothing to check). */
-export function claimDone(ctx: AgentContext): boolean {
-  const { s, spec } = ctx.core;
-  const endsNow = s.state === 'running' && !checksDone(spec);
-  act(ctx, claimDoneActions);
-  return endsNow;
-}
-
 /**
  * A delegated child's result kept its contract (the checkResult activity): with verify/protect it is
  * held (`status.result`) while its claim is checked, and the child ends `done` only when the check
  * passes; a failed check drops it, and the child goes on. Returns false when this does not apply
  * (then the result is taken as before: driven.ts's resultChecked).
  */
-export function claimWithResult(ctx: AgentContext, check: CheckResultOutput): boolean {
+export function* claimWithResult(ctx: AgentContext, check: CheckResultOutput): Steps<boolean> {
   const { s, spec } = ctx.core;
   if (!check.ok || !checksDone(spec) || s.state !== 'running') return false;
   setResult(s, check.ref ? { ref: check.ref } : { inline: check.inline });
-  claimDone(ctx);
+  yield claimDoneActions(ruleInput(ctx));
   return true;
 }
 
