@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { signal } from '../helpers/signal.js';
-import { childEnded } from '../../src/domain/agent/delegation.js';
+import { childEnded } from '../helpers/delegation.js';
 import { planChild } from '../../src/domain/agent/delegation-spec.js';
 import { retryAfterBlock, turnFinished, turnRateLimited } from '../helpers/driven.js';
 import { nextStep, watchPlan } from '../../src/domain/agent/next-step.js';

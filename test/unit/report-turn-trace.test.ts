@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { signal } from '../helpers/signal.js';
-import { admitted, childEnded } from '../../src/domain/agent/delegation.js';
+import { admitted, childEnded } from '../helpers/delegation.js';
 import { enforceAllowlist, enforceMaxTurns } from '../../src/domain/agent/rails.js';
 import { turnFailed } from '../helpers/driven.js';
 import { receiveChildSpend } from '../helpers/signal.js';
