@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import type { CheckResultOutput, TurnResult } from '../../src/domain/contract/activity-types.js';
 import { blockedFor } from '../../src/domain/agent/blocking.js';
 import { drainTimedOut, endTurn } from '../../src/domain/agent/driven.js';
-import { startVerification, verificationFinished } from '../../src/domain/agent/verification.js';
+import { startVerification, verificationFinished, verificationSkipped } from '../../src/domain/agent/verification.js';
 import type { RateLimit } from '../../src/domain/agent/rate-limit.js';
 import { beginTurn, claimWithResult, completeTask, resultChecked, retryAfterBlock, turnFailed, turnFinished, turnRateLimited } from '../helpers/driven.js';
 import { signal } from '../helpers/signal.js';
@@ -227,6 +227,29 @@ const scenarios: Record<string, () => Step[]> = {
     step(b.a, b.trace, () => signal(b.a, 'abort', { reason: 'no' }));
     finish(b.a, b.trace, u.turnNumber, null);
     return [...trace, ['---', null], ...b.trace];
+  },
+  'a check that ends while paused waits for the resume; one that ends stopping decides nothing'() {
+    const fail = { exitCode: 1, passed: false, timedOut: false, outputTail: 'missing\n', durationMs: 5, cwd: '/repo', protectedChanges: [] };
+    const { a, trace } = traced({ driver, verify: { command: 'npm test' } });
+    a.core.s.state = 'running';
+    turn(a, trace, (n) => ok(`t${n}`, { done: true }));
+    step(a, trace, () => {
+      startVerification(a);
+      signal(a, 'pause', { reason: 'look' });
+      verificationFinished(a, fail);
+    });
+    step(a, trace, () => signal(a, 'resume', {}));
+    step(a, trace, () => {
+      startVerification(a);
+      verificationSkipped(a, 'the worker died');
+    });
+    turn(a, trace, (n) => ok(`t${n}`, { done: true }));
+    step(a, trace, () => {
+      startVerification(a);
+      signal(a, 'stop', { reason: 'enough', drainTimeoutMs: 60_000 });
+      verificationFinished(a, fail);
+    });
+    return trace;
   },
   'waiting on its children, then max turns'() {
     const { a, trace } = traced({ driver, driven: { maxTurns: 2 } });
