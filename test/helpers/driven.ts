@@ -1,9 +1,9 @@
 /**
  * A driven turn's handlers as the workflow shell takes them (workflows/turn.ts): its start, its
- * end, a failure, a rate limit and the result's check, each handler's steps carried out by the
- * same executor the shell uses (steps.ts `run`).
+ * end, a failure, a rate limit, the result's check and a done-claim's (workflows/verify.ts), each
+ * handler's steps carried out by the same executor the shell uses (steps.ts `run`).
  */
-import type { CheckResultOutput, TurnResult } from '../../src/domain/contract/activity-types.js';
+import type { CheckResultOutput, TurnResult, VerifyOutput } from '../../src/domain/contract/activity-types.js';
 import type { AgentContext } from '../../src/domain/agent/context.js';
 import * as blocking from '../../src/domain/agent/blocking.js';
 import * as driven from '../../src/domain/agent/driven.js';
@@ -21,3 +21,5 @@ export const turnRateLimited = (ctx: AgentContext, f: Parameters<typeof blocking
   run(ctx, blocking.turnRateLimited(ctx, f));
 export const retryAfterBlock = (ctx: AgentContext): void => run(ctx, blocking.retryAfterBlock(ctx));
 export const claimWithResult = (ctx: AgentContext, check: CheckResultOutput): boolean => run(ctx, verification.claimWithResult(ctx, check));
+export const verificationFinished = (ctx: AgentContext, out: VerifyOutput): void => run(ctx, verification.verificationFinished(ctx, out));
+export const verificationSkipped = (ctx: AgentContext, cause: string): void => run(ctx, verification.verificationSkipped(ctx, cause));

@@ -12,9 +12,20 @@ import { describe, expect, it } from 'vitest';
 import type { CheckResultOutput, TurnResult } from '../../src/domain/contract/activity-types.js';
 import { blockedFor } from '../../src/domain/agent/blocking.js';
 import { drainTimedOut, endTurn } from '../../src/domain/agent/driven.js';
-import { startVerification, verificationFinished, verificationSkipped } from '../../src/domain/agent/verification.js';
+import { startVerification } from '../../src/domain/agent/verification.js';
 import type { RateLimit } from '../../src/domain/agent/rate-limit.js';
-import { beginTurn, claimWithResult, completeTask, resultChecked, retryAfterBlock, turnFailed, turnFinished, turnRateLimited } from '../helpers/driven.js';
+import {
+  beginTurn,
+  claimWithResult,
+  completeTask,
+  resultChecked,
+  retryAfterBlock,
+  turnFailed,
+  turnFinished,
+  turnRateLimited,
+  verificationFinished,
+  verificationSkipped,
+} from '../helpers/driven.js';
 import { signal } from '../helpers/signal.js';
 import type { TestAgent } from '../helpers/core.js';
 import { step, traced, type Step } from '../helpers/trace.js';

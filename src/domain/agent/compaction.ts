@@ -21,7 +21,6 @@ import { buildHandoff } from '../judgement/handoff.js';
 import { MAX_REASON_TEXT, truncate } from '../contract/limits.js';
 import type { AgentAction, RuleInput } from './actions.js';
 import type { AgentContext } from './context.js';
-import { act } from './effects.js';
 import type { CarriedState } from './state.js';
 import type { DriverSession } from '../contract/activity-types.js';
 import type { Compaction } from './compaction-state.js';
@@ -58,10 +57,6 @@ export function startCompactionActions({ s, spec, now }: RuleInput, verdict: Ver
       meta: { agentId: spec.agentId, verdict: verdict.pattern ?? verdict.kind, handoffChars: handoff.length },
     },
   ];
-}
-
-export function startCompaction(ctx: AgentContext, verdict: Verdict, next: string): void {
-  act(ctx, (r) => startCompactionActions(r, verdict, next));
 }
 
 /**
