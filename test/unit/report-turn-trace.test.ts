@@ -9,8 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import { signal } from '../helpers/signal.js';
 import { admitted, childEnded } from '../helpers/delegation.js';
-import { enforceAllowlist, enforceMaxTurns } from '../../src/domain/agent/rails.js';
-import { turnFailed, verificationFinished, verificationSkipped } from '../helpers/driven.js';
+import { enforceAllowlist, enforceMaxTurns, turnFailed, verificationFinished, verificationSkipped } from '../helpers/driven.js';
 import { receiveChildSpend } from '../helpers/signal.js';
 import { requestStop } from '../../src/domain/agent/stop.js';
 import { startVerification } from '../../src/domain/agent/verification.js';
