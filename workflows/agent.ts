@@ -98,7 +98,7 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
   );
   setHandler(
     m.raiseBudgetUpdate,
-    committed((req: unknown) => raiseBudget(ctx, req)),
+    committed((req: unknown) => run(ctx, raiseBudget(ctx, req))),
     { validator: (req) => validateRaiseBudget(ctx, req) },
   );
   // Queries.
@@ -122,7 +122,7 @@ export async function agentWorkflow(specInput: AgentSpecInput, carried?: Carried
   // workflow context). The callbacks run when the awaits they replace resumed: same commands.
   await CancellationScope.nonCancellable(() => {
     return runLoop(ctx, shell, specInput).then(() => {
-      stopChildren(ctx, `it ended ${s.state}`);
+      run(ctx, stopChildren(ctx, `it ended ${s.state}`));
       return condition(quiet(shell)).then(() => commit(ctx)); // before completion
     });
   });

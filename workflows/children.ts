@@ -2,6 +2,7 @@
 import { ParentClosePolicy, startChild, workflowInfo } from '@temporalio/workflow';
 import type { AgentContext } from '../src/domain/agent/context.js';
 import { childEnded } from '../src/domain/agent/delegation.js';
+import { run } from '../src/domain/agent/steps.js';
 import { planChild } from '../src/domain/agent/delegation-spec.js';
 import { commit } from '../src/domain/agent/visibility.js';
 import { groupsOf } from '../src/domain/contract/labels.js';
@@ -34,7 +35,7 @@ export async function delegate(ctx: AgentContext, input: unknown): Promise<{ chi
   });
   // The child's end is a handler of its own: the core records it, the shell commits.
   const ended = (outcome: { state: 'done' | 'failed'; reason: string | null }) => {
-    childEnded(ctx, child.rec, outcome);
+    run(ctx, childEnded(ctx, child.rec, outcome));
     commit(ctx);
   };
   handle.result().then(

@@ -45,7 +45,7 @@ export async function runLoop(ctx: AgentContext, shell: Shell, specInput: AgentS
         return;
       case 'await-admission':
         await condition(() => s.admitted || s.state !== 'queued');
-        admitted(ctx);
+        run(ctx, admitted(ctx));
         continue;
       case 'finish-stop':
         finishStop(ctx, !s.drainTimedOut);

@@ -1,7 +1,7 @@
 /**
  * One driven turn: the turn activity inside its own cancellation scope (interrupt, abort and a
  * stop past its drain deadline cancel it; the process group gets its grace period), then the
- * core's rules for what the turn's outcome means. What the rules changed is committed before every
+ * core's rules for what the turn's outcome means, as steps the shell carries out (`run`). What the rules changed is committed before every
  * wait (the turn, a drain, a backoff, the result's check); the loop commits the rest.
  */
 import { ActivityCancellationType, CancellationScope, condition, isCancellation } from '@temporalio/workflow';
@@ -12,12 +12,13 @@ import { beginTurn, completeTask, drainDeadline, drainTimedOut, endTurn, resultC
 import { turnFailed } from '../src/domain/agent/rails.js';
 import { blockedFor, rateLimitOf, retryAfterBlock, turnRateLimited } from '../src/domain/agent/blocking.js';
 import { commit } from '../src/domain/agent/visibility.js';
+import { run } from '../src/domain/agent/steps.js';
 import type { Shell } from './ports.js';
 
 export async function runDrivenTurn(ctx: AgentContext, shell: Shell): Promise<void> {
   const scope = new CancellationScope();
   shell.turnScope = scope;
-  const t = beginTurn(ctx);
+  const t = run(ctx, beginTurn(ctx));
   commit(ctx);
   let settled = false;
   const running = scope.run(() =>
@@ -66,7 +67,7 @@ export async function runDrivenTurn(ctx: AgentContext, shell: Shell): Promise<vo
       // A rate-limited model: blocked on a timer, then the same turn again; restart intensity is not charged.
       const limit = rateLimitOf(inner);
       if (limit) {
-        const waitMs = turnRateLimited(ctx, { turnNumber: t.turnNumber, whispers: t.whispers, cause, limit });
+        const waitMs = run(ctx, turnRateLimited(ctx, { turnNumber: t.turnNumber, whispers: t.whispers, cause, limit }));
         // Blocked (or a compaction turn, which stays compacting) until the timer, or until a human moves the agent.
         const waitingIn = ctx.core.s.state === 'compacting' ? 'compacting' : 'blocked';
         commit(ctx);
@@ -75,15 +76,18 @@ export async function runDrivenTurn(ctx: AgentContext, shell: Shell): Promise<vo
           await condition(() => ctx.core.s.state !== waitingIn, waitMs);
           blockedFor(ctx, ctx.ports.now() - from);
         }
-        retryAfterBlock(ctx);
+        run(ctx, retryAfterBlock(ctx));
         return;
       }
-      const backoffMs = turnFailed(ctx, {
-        turnNumber: t.turnNumber,
-        whispers: t.whispers,
-        cause,
-        protocolError: Boolean(inner?.nonRetryable && inner.type === 'TurnProtocolError'),
-      });
+      const backoffMs = run(
+        ctx,
+        turnFailed(ctx, {
+          turnNumber: t.turnNumber,
+          whispers: t.whispers,
+          cause,
+          protocolError: Boolean(inner?.nonRetryable && inner.type === 'TurnProtocolError'),
+        }),
+      );
       // Running (or compacting: the compaction turn is retried) until the backoff ends or a human steps in.
       const retryingIn = ctx.core.s.state === 'compacting' ? 'compacting' : 'running';
       commit(ctx);
@@ -94,8 +98,8 @@ export async function runDrivenTurn(ctx: AgentContext, shell: Shell): Promise<vo
     shell.turnScope = null;
     endTurn(ctx);
   }
-  const next = turnFinished(ctx, result, t.turnNumber);
-  if (next.kind === 'complete') completeTask(ctx);
+  const next = run(ctx, turnFinished(ctx, result, t.turnNumber));
+  if (next.kind === 'complete') run(ctx, completeTask(ctx));
   if (next.kind !== 'check-result') return;
   commit(ctx);
   let check: CheckResultOutput;
@@ -108,5 +112,5 @@ export async function runDrivenTurn(ctx: AgentContext, shell: Shell): Promise<vo
     check = { ok: false, errors: `could not check the result: ${err instanceof Error ? err.message : String(err)}` };
   }
   // With verify/protect, a result that keeps its contract still waits for warden's check (verification.ts).
-  if (!claimWithResult(ctx, check)) resultChecked(ctx, check);
+  if (!run(ctx, claimWithResult(ctx, check))) run(ctx, resultChecked(ctx, check));
 }

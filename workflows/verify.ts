@@ -17,6 +17,7 @@ import {
   verificationSkipped,
 } from '../src/domain/agent/verification.js';
 import { commit } from '../src/domain/agent/visibility.js';
+import { run } from '../src/domain/agent/steps.js';
 import type { ProtectedDiffInput } from '../src/domain/contract/activity-types.js';
 import type { Shell } from './ports.js';
 
@@ -53,9 +54,12 @@ export async function verifyClaim(ctx: AgentContext, shell: Shell): Promise<void
   await condition(() => settled || verificationCancelled(ctx.core));
   if (!settled) scope.cancel();
   try {
-    verificationFinished(ctx, await running);
+    run(ctx, verificationFinished(ctx, await running));
   } catch (err) {
-    verificationSkipped(ctx, isCancellation(err) ? `cancelled: the agent became ${ctx.core.s.state}` : `the verification activity failed: ${message(err)}`);
+    run(
+      ctx,
+      verificationSkipped(ctx, isCancellation(err) ? `cancelled: the agent became ${ctx.core.s.state}` : `the verification activity failed: ${message(err)}`),
+    );
   }
 }
 

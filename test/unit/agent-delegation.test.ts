@@ -1,9 +1,9 @@
 /** Delegation in the core: caps per mode, queued children admitted as slots free, spawn depth, the subtree stopped once. */
 import { describe, expect, it } from 'vitest';
 import { signal } from '../helpers/signal.js';
-import { childEnded, stopChildren } from '../../src/domain/agent/delegation.js';
+import { childEnded, stopChildren } from '../helpers/delegation.js';
 import { planChild, validateDelegation } from '../../src/domain/agent/delegation-spec.js';
-import { turnFinished } from '../../src/domain/agent/driven.js';
+import { turnFinished } from '../helpers/driven.js';
 import { nextStep, watchPlan } from '../../src/domain/agent/next-step.js';
 import { reportTurn } from '../helpers/report.js';
 import { testAgent, turn } from '../helpers/core.js';

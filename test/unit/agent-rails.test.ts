@@ -1,7 +1,7 @@
 /** Safety rails in the core: budgets at each limit, restart intensity, the tool allowlist, max turns. */
 import { describe, expect, it } from 'vitest';
-import { turnFinished } from '../../src/domain/agent/driven.js';
-import { enforceAllowlist, enforceBudgets, turnFailed } from '../../src/domain/agent/rails.js';
+import { enforceAllowlist, turnFailed, turnFinished } from '../helpers/driven.js';
+import { enforceBudgets } from '../../src/domain/agent/rails.js';
 import { reportTurn } from '../helpers/report.js';
 import { T0, testAgent, turn } from '../helpers/core.js';
 

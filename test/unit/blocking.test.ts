@@ -4,10 +4,10 @@
  * rate-limited streak (`safety.maxBlockedMs`): past it the circuit opens instead of another wait.
  */
 import { describe, expect, it } from 'vitest';
-import { blockDecision, blockedFor, retryAfterBlock, spanText, turnRateLimited } from '../../src/domain/agent/blocking.js';
+import { blockDecision, blockedFor, spanText } from '../../src/domain/agent/blocking.js';
+import { beginTurn, retryAfterBlock, turnFinished, turnRateLimited } from '../helpers/driven.js';
 import { signal } from '../helpers/signal.js';
 import { carriedForContinueAsNew } from '../../src/domain/agent/bytes.js';
-import { beginTurn, turnFinished } from '../../src/domain/agent/driven.js';
 import { rateLimitBackoffMs } from '../../src/domain/agent/rate-limit.js';
 import type { Whisper } from '../../src/domain/contract/schemas.js';
 import { transition, type AgentState } from '../../src/domain/contract/states.js';

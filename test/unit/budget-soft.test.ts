@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { budgetWarnings, effectiveBudgets, exhaustedBudget, raiseProblem, type Spend } from '../../src/domain/agent/budgets.js';
-import { raiseBudget, validateRaiseBudget } from '../../src/domain/agent/budget-raise.js';
+import { validateRaiseBudget } from '../../src/domain/agent/budget-raise.js';
+import { raiseBudget } from '../helpers/delegation.js';
 import { signal } from '../helpers/signal.js';
 import { enforceBudgets } from '../../src/domain/agent/rails.js';
 import { reportTurn } from '../helpers/report.js';

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { signal } from '../helpers/signal.js';
-import { turnFinished } from '../../src/domain/agent/driven.js';
+import { turnFinished } from '../helpers/driven.js';
 import { expireHold, holderProblem } from '../../src/domain/agent/held.js';
 import { holdDeadline } from '../../src/domain/agent/hold-state.js';
 import { nextStep, watchPlan } from '../../src/domain/agent/next-step.js';

@@ -6,11 +6,10 @@
  * children, it stays blocked until every wait is over.
  */
 import { describe, expect, it } from 'vitest';
-import { retryAfterBlock, turnRateLimited } from '../../src/domain/agent/blocking.js';
 import { signal } from '../helpers/signal.js';
-import { childEnded } from '../../src/domain/agent/delegation.js';
+import { childEnded } from '../helpers/delegation.js';
 import { planChild } from '../../src/domain/agent/delegation-spec.js';
-import { turnFinished } from '../../src/domain/agent/driven.js';
+import { retryAfterBlock, turnFinished, turnRateLimited } from '../helpers/driven.js';
 import { nextStep, watchPlan } from '../../src/domain/agent/next-step.js';
 import { rebaseWaitReason } from '../../src/domain/mesh/worker.js';
 import { SIGNAL_SCHEMAS } from '../../src/domain/contract/schemas.js';

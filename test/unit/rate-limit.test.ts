@@ -1,8 +1,7 @@
 /** A rate-limited or overloaded model: recognised from what each driver reports; blocked, not failed. */
 import { describe, expect, it } from 'vitest';
-import { rateLimitOf, retryAfterBlock, turnRateLimited } from '../../src/domain/agent/blocking.js';
-import { turnFinished } from '../../src/domain/agent/driven.js';
-import { turnFailed } from '../../src/domain/agent/rails.js';
+import { rateLimitOf } from '../../src/domain/agent/blocking.js';
+import { retryAfterBlock, turnFailed, turnFinished, turnRateLimited } from '../helpers/driven.js';
 import { classifyTurnFailure, RATE_LIMIT_BACKOFF, rateLimitBackoffMs, RATE_LIMITED_FAILURE, retryAfterHint } from '../../src/domain/agent/rate-limit.js';
 import { T0, testAgent } from '../helpers/core.js';
 

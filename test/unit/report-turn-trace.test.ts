@@ -8,11 +8,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { signal } from '../helpers/signal.js';
-import { admitted, childEnded } from '../../src/domain/agent/delegation.js';
-import { enforceAllowlist, enforceMaxTurns, turnFailed } from '../../src/domain/agent/rails.js';
+import { admitted, childEnded } from '../helpers/delegation.js';
+import { enforceAllowlist, enforceMaxTurns, turnFailed, verificationFinished, verificationSkipped } from '../helpers/driven.js';
 import { receiveChildSpend } from '../helpers/signal.js';
 import { requestStop } from '../../src/domain/agent/stop.js';
-import { startVerification, verificationFinished, verificationSkipped } from '../../src/domain/agent/verification.js';
+import { startVerification } from '../../src/domain/agent/verification.js';
 import type { VerifyOutput } from '../../src/domain/contract/activity-types.js';
 import { failingTurn, turn } from '../helpers/core.js';
 import { report, reportAndJudge, spiral, step, traced, type Step } from '../helpers/trace.js';

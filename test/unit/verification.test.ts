@@ -5,15 +5,8 @@ import { nextStep } from '../../src/domain/agent/next-step.js';
 import { signal } from '../helpers/signal.js';
 import { validateReport } from '../../src/domain/agent/reporting.js';
 import { reportTurn } from '../helpers/report.js';
-import { turnFinished } from '../../src/domain/agent/driven.js';
-import {
-  claimWithResult,
-  protectedEvidenceInput,
-  startVerification,
-  verificationCancelled,
-  verificationFinished,
-  verificationSkipped,
-} from '../../src/domain/agent/verification.js';
+import { claimWithResult, turnFinished, verificationFinished, verificationSkipped } from '../helpers/driven.js';
+import { protectedEvidenceInput, startVerification, verificationCancelled } from '../../src/domain/agent/verification.js';
 import { heuristicVerdict } from '../../src/domain/judgement/heuristic/index.js';
 import { assertionCounts, matchesProtect, protectedChanges, protectedTampering, withUntracked } from '../../src/domain/judgement/heuristic/protected.js';
 import { AgentSpecSchema } from '../../src/domain/contract/schemas.js';

@@ -43,7 +43,7 @@ export type AgentAction =
   /** A telemetry event (telemetry.ts): names and numbers only; free text apart, in `text`. */
   | { kind: 'event'; name: string; attrs: Record<string, TelemetryValue>; text?: Record<string, string> }
   /** A line in the worker's log (a decision worth an operator's eye). */
-  | { kind: 'log'; level: 'info' | 'warn'; message: string; meta: Record<string, unknown> }
+  | { kind: 'log'; level: 'info' | 'warn' | 'error'; message: string; meta: Record<string, unknown> }
   | { kind: 'signal'; workflowId: string; signal: AgentSignal }
   /** A queued child is admitted: it runs, and its workflow gets the `admit` signal. */
   | { kind: 'admitChild'; workflowId: string }
@@ -109,8 +109,8 @@ export type AgentAction =
   // driven turns' failures,
   /** A turn failed with `cause`: one more failure in a row. */
   | { kind: 'turnFailure'; cause: string }
-  /** The failed turn's whispers wait for its retry. */
-  | { kind: 'retryWhispers'; whispers: Whisper[] }
+  /** The failed turn's whispers wait for its retry (null: none wait any more, the retry took them). */
+  | { kind: 'retryWhispers'; whispers: Whisper[] | null }
   /** The whispers queued now join those that wait for the retry (they are delivered with it). */
   | { kind: 'deliverForRetry' }
   /** The recent failures' times, as restart intensity keeps them. */

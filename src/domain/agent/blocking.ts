@@ -7,11 +7,10 @@
 import { rateLimitBackoffMs, RATE_LIMITED_FAILURE, type RateLimit } from './rate-limit.js';
 import type { Whisper } from '../contract/schemas.js';
 import type { AgentContext } from './context.js';
-import { fire } from './effects.js';
-import { notify } from './notify.js';
+import { moves, transitionThen, type AgentAction } from './actions.js';
+import { ruleInput } from './effects.js';
 import { iso } from './state.js';
-import { explainState } from './slices/lifecycle.js';
-import { keepForRetry } from './slices/whispers.js';
+import type { Steps } from './steps.js';
 import { addBlockedTime, recordRateLimited } from './slices/driven.js';
 
 /** The rate limit a failed turn activity reported (its failure type and details), else null. */
@@ -63,11 +62,11 @@ export function blockedFor(ctx: AgentContext, ms: number): void {
  * returned wait is how long the workflow's timer waits. Null: no wait (a human paused or stopped
  * the agent meanwhile; the loop handles that state, and a resumed agent retries the turn).
  */
-export function turnRateLimited(ctx: AgentContext, f: { turnNumber: number; whispers: Whisper[]; cause: string; limit: RateLimit }): number | null {
-  const { core, ports } = ctx;
-  const { s, spec } = core;
-  keepForRetry(s, f.whispers); // the retry gets the same input; nothing queued is lost or doubled
-  const attempt = recordRateLimited(s, f.cause);
+export function* turnRateLimited(ctx: AgentContext, f: { turnNumber: number; whispers: Whisper[]; cause: string; limit: RateLimit }): Steps<number | null> {
+  const r = ruleInput(ctx);
+  const { s, spec, now } = r;
+  yield [{ kind: 'retryWhispers', whispers: f.whispers }]; // the retry gets the same input; nothing queued is lost or doubled
+  const attempt = recordRateLimited(ctx.core.s, f.cause);
   if (s.state !== 'running' && s.state !== 'compacting') {
     return null;
   }
@@ -80,40 +79,39 @@ export function turnRateLimited(ctx: AgentContext, f: { turnNumber: number; whis
     reason: f.limit.reason,
   });
   if (decision.kind === 'give-up') {
-    ports.log.error('model rate-limited for too long; the circuit opens', {
-      agentId: spec.agentId,
-      turn: f.turnNumber,
-      blockedMs: s.blockedMs,
-      attempts: attempt,
-    });
-    if (fire(ctx, 'fail', decision.reason)) notify(ctx, { event: 'circuit-open', reason: decision.reason });
+    const meta = { agentId: spec.agentId, turn: f.turnNumber, blockedMs: s.blockedMs, attempts: attempt };
+    yield [
+      { kind: 'log', level: 'error', message: 'model rate-limited for too long; the circuit opens', meta },
+      ...transitionThen(s.state, 'fail', decision.reason, { kind: 'notify', alert: { event: 'circuit-open', reason: decision.reason } }),
+    ];
     return null;
   }
   const waitMs = decision.kind === 'wait' ? decision.waitMs : backoffMs;
-  const at = iso(ports.now() + waitMs).slice(11, 19);
-  ports.log.warn('turn rate-limited; blocked until the retry', {
-    agentId: spec.agentId,
-    turn: f.turnNumber,
-    attempt: s.rateLimited,
-    waitMs,
-    reason: f.limit.reason,
-  });
+  const at = iso(now + waitMs).slice(11, 19);
+  const waiting: AgentAction = {
+    kind: 'log',
+    level: 'warn',
+    message: 'turn rate-limited; blocked until the retry',
+    meta: { agentId: spec.agentId, turn: f.turnNumber, attempt: s.rateLimited, waitMs, reason: f.limit.reason },
+  };
   if (s.state === 'compacting') {
     // The compaction turn waits out the backoff and is retried; the agent stays compacting (the table has no compacting -> blocked).
-    explainState(s, `compacting; ${f.limit.reason}; retrying at ${at} UTC (attempt ${s.rateLimited})`);
+    yield [waiting, { kind: 'stateReason', reason: `compacting; ${f.limit.reason}; retrying at ${at} UTC (attempt ${s.rateLimited})` }];
     return waitMs;
   }
-  return fire(ctx, 'block', `${f.limit.reason}; retrying at ${at} UTC (attempt ${s.rateLimited})`) ? waitMs : null;
+  const blocks = moves(s.state, 'block');
+  yield [waiting, { kind: 'transition', event: 'block', cause: `${f.limit.reason}; retrying at ${at} UTC (attempt ${s.rateLimited})` }];
+  return blocks ? waitMs : null;
 }
 
 /** The backoff timer fired (or something else moved the agent): a still-blocked agent runs again. */
-export function retryAfterBlock(ctx: AgentContext): void {
+export function* retryAfterBlock(ctx: AgentContext): Steps<void> {
   const { s } = ctx.core;
   if (s.state !== 'blocked' || s.waitingOnChildren) return;
   if (s.heldBy === undefined) {
-    fire(ctx, 'unblock', `retrying turn ${s.turns + 1} after the rate limit`);
+    yield [{ kind: 'transition', event: 'unblock', cause: `retrying turn ${s.turns + 1} after the rate limit` }];
     return;
   }
   // A `block` signal holds it too (held.ts): blocked on that alone; the turn is retried when it ends.
-  explainState(s, s.heldBy);
+  yield [{ kind: 'stateReason', reason: s.heldBy }];
 }

@@ -22,8 +22,10 @@ export type { RaiseBudgetResult } from '../contract/status.js';
 import { isUndecodable, undecodableReason } from '../contract/undecodable.js';
 import { BUDGET_NAMES, budgetReport, effectiveBudgets, exhaustedBudget, raiseProblem, type BudgetName } from './budgets.js';
 import type { AgentContext } from './context.js';
-import { refuse } from './effects.js';
-import { resumeAgent } from './controls.js';
+import { moves } from './actions.js';
+import { ruleInput } from './effects.js';
+import { resumeActions } from './controls.js';
+import type { Steps } from './steps.js';
 import { spendOf } from './state.js';
 import { recordBudgetRaise, type BudgetRaise } from './slices/spend.js';
 
@@ -50,13 +52,13 @@ export function validateRaiseBudget(ctx: AgentContext, raw: unknown): void {
   if (!c.ok) throw new BudgetRaiseRefused(c.reason);
 }
 
-/** The update's handler: record the raise, let an agent paused at a budget run again. Never throws. */
-export function raiseBudget(ctx: AgentContext, raw: unknown): RaiseBudgetResult {
+/** The update's handler: record the raise, let an agent paused at a budget run again (steps). Never throws. */
+export function* raiseBudget(ctx: AgentContext, raw: unknown): Steps<RaiseBudgetResult> {
   const { core, ports } = ctx;
   const { s } = core;
   const c = check(ctx, raw);
   if (!c.ok) {
-    refuse(ctx, 'raiseBudget', c.reason);
+    yield [{ kind: 'refuse', what: 'raiseBudget', reason: c.reason }];
     return { applied: false, resumed: false, state: s.state, budgets: report(ctx), detail: `refused: ${c.reason}` };
   }
   const before = effectiveBudgets(core.spec.budgets, s.budgetRaised);
@@ -69,11 +71,14 @@ export function raiseBudget(ctx: AgentContext, raw: unknown): RaiseBudgetResult 
   const said = (Object.entries(changes) as [BudgetName, { from: number | null; to: number }][])
     .map(([b, ch]) => `${b} ${ch.from ?? 'none'} → ${ch.to}`)
     .join(', ');
-  ports.log.info('budget raised', { agentId: core.spec.agentId, by: c.req.by, changes });
+  yield [{ kind: 'log', level: 'info', message: 'budget raised', meta: { agentId: core.spec.agentId, by: c.req.by, changes } }];
   let resumed = false;
   if (s.budgetPaused && s.state === 'paused-by-user') {
     const still = exhaustedBudget(effectiveBudgets(core.spec.budgets, s.budgetRaised), spendOf(core, ports.now()));
-    if (still === null) resumed = resumeAgent(ctx, `budget raised by ${c.req.by}: ${said}`);
+    if (still === null) {
+      resumed = moves(s.state, 'resume');
+      yield resumeActions(ruleInput(ctx), `budget raised by ${c.req.by}: ${said}`);
+    }
     const detail = resumed ? `raised ${said}: the agent runs again` : `raised ${said}; still paused: ${still?.reason ?? s.pauseReason}`;
     return { applied: true, resumed, state: s.state, budgets: report(ctx), detail };
   }

@@ -21,7 +21,6 @@ import { buildHandoff } from '../judgement/handoff.js';
 import { MAX_REASON_TEXT, truncate } from '../contract/limits.js';
 import type { AgentAction, RuleInput } from './actions.js';
 import type { AgentContext } from './context.js';
-import { act } from './effects.js';
 import type { CarriedState } from './state.js';
 import type { DriverSession } from '../contract/activity-types.js';
 import type { Compaction } from './compaction-state.js';
@@ -60,10 +59,6 @@ export function startCompactionActions({ s, spec, now }: RuleInput, verdict: Ver
   ];
 }
 
-export function startCompaction(ctx: AgentContext, verdict: Verdict, next: string): void {
-  act(ctx, (r) => startCompactionActions(r, verdict, next));
-}
-
 /**
  * The fresh context's first turn arrived (driven: the compaction turn came back; external: the turn
  * after the reply that carried the handoff). `session` is the fresh context's (null: none yet).
@@ -80,10 +75,6 @@ export function compactionFinishedActions({ s, now }: RuleInput, session: Driver
       ? [{ kind: 'transition', event: 'compacted', cause: `compacted: turn ${first} started a fresh context from the handoff` } as const]
       : []),
   ];
-}
-
-export function compactionFinished(ctx: AgentContext, session: DriverSession | null): void {
-  act(ctx, (r) => compactionFinishedActions(r, session));
 }
 
 /**

@@ -11,9 +11,9 @@ import type { z } from 'zod';
 import { SIGNAL_SCHEMAS, describeZodError, type SignalName } from '../contract/schemas.js';
 import { isTerminal } from '../contract/states.js';
 import { isUndecodable, undecodableReason } from '../contract/undecodable.js';
-import { moves, transitionThen, type AgentAction, type RuleInput } from './actions.js';
+import { transitionThen, type AgentAction, type RuleInput } from './actions.js';
 import type { AgentContext } from './context.js';
-import { act, fire, ruleInput, withdrawable } from './effects.js';
+import { fire, ruleInput, withdrawable } from './effects.js';
 import { endChildrenWaitActions } from './delegation.js';
 import { dismissProblem, lastFlagged } from './dismissal.js';
 import { receiveChildSpend, receiveSubagentSpend } from './rails.js';
@@ -54,12 +54,6 @@ export function resumeActions({ s, now }: RuleInput, cause: string): AgentAction
     { kind: 'dropEvaluations', recount: true },
     { kind: 'budgetPauseOver' }, // a budget still reached pauses it again before its next turn
   );
-}
-
-export function resumeAgent(ctx: AgentContext, cause: string): boolean {
-  const resumed = moves(ctx.core.s.state, 'resume');
-  act(ctx, (r) => resumeActions(r, cause));
-  return resumed;
 }
 
 type Payload<N extends SignalName> = z.output<(typeof SIGNAL_SCHEMAS)[N]>;

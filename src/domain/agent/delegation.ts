@@ -12,7 +12,8 @@ import { DELEGATION_CAPS } from '../contract/limits.js';
 import type { AgentSpec } from '../contract/schemas.js';
 import { transitionThen, type AgentAction, type RuleInput } from './actions.js';
 import type { AgentContext } from './context.js';
-import { act } from './effects.js';
+import { ruleInput } from './effects.js';
+import type { Steps } from './steps.js';
 import { spendOf, type CarriedView, type ChildRecord } from './state.js';
 import { childFinished } from './slices/delegation.js';
 
@@ -20,9 +21,10 @@ export const liveChildren = (ctx: AgentContext): number => ctx.core.s.children.f
 export const openChildren = (ctx: AgentContext): number => ctx.core.s.children.filter((c) => c.state === 'running' || c.state === 'queued').length;
 
 /** A child's workflow ended (`rec`, the shell's record of it, says how): admit the next queued child, and a waiting parent runs once none is open. */
-export function childEnded(ctx: AgentContext, rec: ChildRecord, outcome: { state: 'done' | 'failed'; reason: string | null }): void {
+export function* childEnded(ctx: AgentContext, rec: ChildRecord, outcome: { state: 'done' | 'failed'; reason: string | null }): Steps<void> {
   childFinished(rec, outcome);
-  act(ctx, (r) => [...admitNextActions(r), ...childrenEndedActions(r)]);
+  const r = ruleInput(ctx);
+  yield [...admitNextActions(r), ...childrenEndedActions(r)];
 }
 
 /** After a child ended: a parent waiting on its children runs once none is open, else waits on one fewer. */
@@ -59,10 +61,6 @@ export function awaitChildrenActions({ s, spec }: RuleInput): AgentAction[] {
   return transitionThen(s.state, 'block', childrenWaitReason(s, spec), { kind: 'waitingOnChildren', waiting: true });
 }
 
-export function awaitChildren(ctx: AgentContext): void {
-  act(ctx, awaitChildrenActions);
-}
-
 /**
  * The wait is over (the last child ended, the agent reported again, a human steered): running
  * again, and the idle watchdog counts silence only from `now` (the wait was not idleness).
@@ -75,10 +73,6 @@ export function endChildrenWaitActions({ s, now }: RuleInput, cause: string): Ag
   return [over, { kind: 'idleFrom', at: now }, { kind: 'transition', event: 'unblock', cause }];
 }
 
-export function endChildrenWait(ctx: AgentContext, cause: string): void {
-  act(ctx, (r) => endChildrenWaitActions(r, cause));
-}
-
 /** Admit queued children while the mode's concurrency cap allows. */
 export function admitNextActions({ s, spec }: Pick<RuleInput, 's' | 'spec'>): AgentAction[] {
   const room = DELEGATION_CAPS[spec.delegation.mode] - s.children.filter((c) => c.state === 'running').length;
@@ -88,10 +82,6 @@ export function admitNextActions({ s, spec }: Pick<RuleInput, 's' | 'spec'>): Ag
     .map((c) => ({ kind: 'admitChild', workflowId: c.workflowId }));
 }
 
-export function admitNext(ctx: AgentContext): void {
-  act(ctx, admitNextActions);
-}
-
 /** The subtree goes with its parent: every open child is asked to stop (it drains with its grace period). */
 export function stopChildrenActions({ s, spec }: Pick<RuleInput, 's' | 'spec'>, reason: string): AgentAction[] {
   return s.children
@@ -99,8 +89,8 @@ export function stopChildrenActions({ s, spec }: Pick<RuleInput, 's' | 'spec'>, 
     .map((c) => ({ kind: 'stopChild', workflowId: c.workflowId, reason: `parent ${spec.agentId}: ${reason}` }));
 }
 
-export function stopChildren(ctx: AgentContext, reason: string): void {
-  act(ctx, (r) => stopChildrenActions(r, reason));
+export function* stopChildren(ctx: AgentContext, reason: string): Steps<void> {
+  yield stopChildrenActions(ruleInput(ctx), reason);
 }
 
 /** Child side: after each turn its parent hears what it has spent (the parent's budget covers its subtree). */
@@ -121,6 +111,6 @@ export function admittedActions({ s }: RuleInput): AgentAction[] {
   return s.state === 'queued' ? [{ kind: 'transition', event: 'slot-granted', cause: 'its parent admitted it' }] : [];
 }
 
-export function admitted(ctx: AgentContext): void {
-  act(ctx, admittedActions);
+export function* admitted(ctx: AgentContext): Steps<void> {
+  yield admittedActions(ruleInput(ctx));
 }

@@ -9,18 +9,17 @@ import type { Whisper } from '../contract/schemas.js';
 import { fitTurnToBudget } from '../contract/limits.js';
 import { turnInput } from './turn-input.js';
 import { compactionInput } from '../judgement/handoff.js';
-import { compactionFinished, pendingCompaction } from './compaction.js';
+import { compactionFinishedActions, pendingCompaction } from './compaction.js';
 import type { AgentContext } from './context.js';
-import { fire, takeWhispers } from './effects.js';
-import { awaitChildren } from './delegation.js';
-import { enforceAllowlist, enforceMaxTurns } from './rails.js';
+import { ruleInput } from './effects.js';
+import { awaitChildrenActions } from './delegation.js';
+import { allowlistActions, maxTurnsActions } from './rails.js';
 import { recordTurn } from './reporting.js';
-import { run } from './steps.js';
+import type { Steps } from './steps.js';
 import type { AgentCore } from './state.js';
-import { checksDone, claimDone } from './verification.js';
+import { checksDone, claimDoneActions } from './verification.js';
 import { markDrainTimedOut } from './slices/lifecycle.js';
-import { keepForRetry } from './slices/whispers.js';
-import { recordTurnSuccess, setSession } from './slices/driven.js';
+import { recordTurnSuccess } from './slices/driven.js';
 import { setResult } from './slices/delegation.js';
 
 export interface PlannedTurn {
@@ -33,17 +32,17 @@ export interface PlannedTurn {
   heartbeatTimeoutMs: number;
 }
 
-/** A driven turn starts: take its whispers and say what the turn activity gets. */
-export function beginTurn(ctx: AgentContext): PlannedTurn {
+/** A driven turn starts: take its whispers (a step: they come back from it) and say what the turn activity gets. */
+export function* beginTurn(ctx: AgentContext): Steps<PlannedTurn> {
   const { core } = ctx;
   const { s, spec } = core;
   const driver = spec.driver!;
   let whispers: Whisper[];
   if (s.retryWhispers) {
     whispers = s.retryWhispers; // a retried turn: exactly the input of the failed attempt
-    keepForRetry(s, null);
+    yield [{ kind: 'retryWhispers', whispers: null }];
   } else {
-    whispers = takeWhispers(ctx);
+    whispers = yield [{ kind: 'deliverWhispers' }];
   }
   const turnNumber = s.turns + 1;
   // The compaction turn (compaction.ts): a fresh context (no session) that starts from the handoff.
@@ -93,17 +92,21 @@ export function endTurn(ctx: AgentContext): void {
 
 export type AfterTurn = { kind: 'none' } | { kind: 'complete' } | { kind: 'check-result'; input: CheckResultInput };
 
-/** A turn finished (or was cut short with partial output): record it, then see whether the agent is done. */
-export function turnFinished(ctx: AgentContext, result: TurnResult | null, turnNumber: number): AfterTurn {
+/**
+ * A turn finished (or was cut short with partial output): record it, then see whether the agent is
+ * done. Each rule is a step, and decides on the state the steps before it left.
+ */
+export function* turnFinished(ctx: AgentContext, result: TurnResult | null, turnNumber: number): Steps<AfterTurn> {
   const { s, spec } = ctx.core;
+  const r = ruleInput(ctx); // the live state: each rule below decides on what the steps before it left
   if (result) {
     // The compaction turn came back: the agent runs on in its fresh context.
-    if (!result.interrupted && pendingCompaction(s)) compactionFinished(ctx, result.session);
+    if (!result.interrupted && pendingCompaction(s)) yield compactionFinishedActions(r, result.session);
     recordTurnSuccess(s); // and the bound on time blocked counts from the last finished turn
     // What a driver produced gets the same byte budget as a reported turn.
-    run(ctx, recordTurn(ctx, fitTurnToBudget({ ...result.turn, id: result.turn.id ?? `${spec.agentId}-turn-${turnNumber}` }).turn, ctx.ports.now()));
-    if (result.session) setSession(s, result.session);
-    enforceAllowlist(ctx, result.turn);
+    yield* recordTurn(ctx, fitTurnToBudget({ ...result.turn, id: result.turn.id ?? `${spec.agentId}-turn-${turnNumber}` }).turn, r.now);
+    if (result.session) yield [{ kind: 'session', session: result.session }];
+    yield allowlistActions(r, result.turn);
   }
   if (s.state !== 'running') {
     // interrupted, stopped or aborted meanwhile: the signal handlers set the state
@@ -112,7 +115,7 @@ export function turnFinished(ctx: AgentContext, result: TurnResult | null, turnN
   if (result?.done) {
     // With verify/protect (and no result contract), the claim waits for warden's check (verification.ts).
     if (checksDone(spec) && !spec.contract && result.result === undefined) {
-      claimDone(ctx);
+      yield claimDoneActions(r);
       return { kind: 'none' };
     }
     // A delegated child's result is checked against its contract first.
@@ -122,21 +125,21 @@ export function turnFinished(ctx: AgentContext, result: TurnResult | null, turnN
     return { kind: 'complete' };
   }
   // Its turn waits for its open delegated children: no next turn until the last one ends (delegation.ts).
-  if (result?.turn.awaitChildren) awaitChildren(ctx);
-  enforceMaxTurns(ctx);
+  if (result?.turn.awaitChildren) yield awaitChildrenActions(r);
+  yield maxTurnsActions(r);
   return { kind: 'none' };
 }
 
 /** The agent's result was checked: a result that breaks its contract fails the agent. */
-export function resultChecked(ctx: AgentContext, check: CheckResultOutput): void {
+export function* resultChecked(ctx: AgentContext, check: CheckResultOutput): Steps<void> {
   if (!check.ok) {
-    fire(ctx, 'fail', `result does not match its schema: ${check.errors}`);
+    yield [{ kind: 'transition', event: 'fail', cause: `result does not match its schema: ${check.errors}` }];
     return;
   }
   setResult(ctx.core.s, check.ref ? { ref: check.ref } : { inline: check.inline });
-  completeTask(ctx);
+  yield* completeTask(ctx);
 }
 
-export function completeTask(ctx: AgentContext): void {
-  fire(ctx, 'complete', `the agent reported the task complete after ${ctx.core.s.turns} turns`);
+export function* completeTask(ctx: AgentContext): Steps<void> {
+  yield [{ kind: 'transition', event: 'complete', cause: `the agent reported the task complete after ${ctx.core.s.turns} turns` }];
 }

@@ -8,7 +8,7 @@ import type { PatchId } from '../contract/patches.js';
 import { isTerminal } from '../contract/states.js';
 import { moves, transitionThen, type AgentAction, type RuleInput } from './actions.js';
 import type { AgentContext } from './context.js';
-import { act, apply, ruleInput } from './effects.js';
+import { apply, ruleInput } from './effects.js';
 import { stopChildrenActions } from './delegation.js';
 import { spendOf } from './state.js';
 import { recordSubagentSpend } from './slices/spend.js';
@@ -134,23 +134,11 @@ export function allowlistActions({ spec }: RuleInput, turn: Turn): AgentAction[]
   ];
 }
 
-export function enforceAllowlist(ctx: AgentContext, turn: Turn): void {
-  act(ctx, (r) => allowlistActions(r, turn));
-}
-
 /** Max turns reached after a driven turn: a stop with nothing left to drain. */
 export function maxTurnsActions(r: RuleInput): AgentAction[] {
   const { s, spec } = r;
   if (s.turns < spec.driven.maxTurns) return [];
   return stopActions(r, { reason: `max turns (${spec.driven.maxTurns}) reached`, drainMs: 0, drained: true });
-}
-
-/** `maxTurnsActions`, carried out. True if it stopped. */
-export function enforceMaxTurns(ctx: AgentContext): boolean {
-  const { s, spec } = ctx.core;
-  const stops = s.turns >= spec.driven.maxTurns && moves(s.state, 'stop');
-  act(ctx, maxTurnsActions);
-  return stops;
 }
 
 export interface TurnFailure {
@@ -195,8 +183,9 @@ export function turnFailedActions(r: RuleInput, f: TurnFailure): { backoff: numb
   return { backoff: Math.min(30_000, 1_000 * 2 ** (inWindow.failures.length - 1)), actions: [...counted, retrying] };
 }
 
-export function turnFailed(ctx: AgentContext, f: TurnFailure): number | null {
+/** `turnFailedActions` as a step; returns the backoff. */
+export function* turnFailed(ctx: AgentContext, f: TurnFailure): Steps<number | null> {
   const { backoff, actions } = turnFailedActions(ruleInput(ctx), f);
-  apply(ctx, actions);
+  yield actions;
   return backoff;
 }

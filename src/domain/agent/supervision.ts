@@ -14,7 +14,7 @@ import { evaluationDue } from '../judgement/window.js';
 import { boundedWindow } from './bytes.js';
 import type { AgentAction, RuleInput } from './actions.js';
 import type { AgentContext } from './context.js';
-import { act, ruleInput } from './effects.js';
+import { ruleInput } from './effects.js';
 import type { Steps } from './steps.js';
 import { startCompactionActions } from './compaction.js';
 import { isDismissed } from './dismissal.js';
@@ -175,8 +175,4 @@ export function escalateActions({ s, spec }: RuleInput, verdict: Verdict, text: 
     },
     { kind: 'notify', alert: { event: 'escalation', verdict, whisper: text, reason, escalation: s.ladder.escalations } },
   ];
-}
-
-export function escalate(ctx: AgentContext, verdict: Verdict, text: string): void {
-  act(ctx, (r) => escalateActions(r, verdict, text));
 }

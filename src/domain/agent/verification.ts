@@ -29,11 +29,12 @@ import type { AgentSpec, Verdict } from '../contract/schemas.js';
 import type { LastVerification } from '../contract/status.js';
 import type { AgentAction, RuleInput } from './actions.js';
 import type { AgentContext } from './context.js';
-import { act, fire, queueWhisper } from './effects.js';
+import { ruleInput } from './effects.js';
+import type { Steps } from './steps.js';
 import { iso, type AgentCore } from './state.js';
 import { isTerminal } from '../contract/states.js';
-import { escalate } from './supervision.js';
-import { lastResortOf, startCompaction } from './compaction.js';
+import { escalateActions } from './supervision.js';
+import { lastResortOf, startCompactionActions } from './compaction.js';
 import { setResult } from './slices/delegation.js';
 import { recordVerdict, setLadder } from './slices/judgement.js';
 import { recordVerification, setBaseline, setDoneClaim } from './verification-state.js';
@@ -80,25 +81,17 @@ export function claimDoneActions({ s, spec, now }: RuleInput): AgentAction[] {
   return s.doneClaim === null ? [{ kind: 'doneClaim', claim: { turn: s.turns, at: now } }] : [];
 }
 
-/** `claimDoneActions`, carried out. True when the agent ends now (nothing to check). */
-export function claimDone(ctx: AgentContext): boolean {
-  const { s, spec } = ctx.core;
-  const endsNow = s.state === 'running' && !checksDone(spec);
-  act(ctx, claimDoneActions);
-  return endsNow;
-}
-
 /**
  * A delegated child's result kept its contract (the checkResult activity): with verify/protect it is
  * held (`status.result`) while its claim is checked, and the child ends `done` only when the check
  * passes; a failed check drops it, and the child goes on. Returns false when this does not apply
  * (then the result is taken as before: driven.ts's resultChecked).
  */
-export function claimWithResult(ctx: AgentContext, check: CheckResultOutput): boolean {
+export function* claimWithResult(ctx: AgentContext, check: CheckResultOutput): Steps<boolean> {
   const { s, spec } = ctx.core;
   if (!check.ok || !checksDone(spec) || s.state !== 'running') return false;
   setResult(s, check.ref ? { ref: check.ref } : { inline: check.inline });
-  claimDone(ctx);
+  yield claimDoneActions(ruleInput(ctx));
   return true;
 }
 
@@ -117,8 +110,8 @@ export function startVerification(ctx: AgentContext): { input: VerifyInput; summ
 
 const tailOf = (text: string): string => (text.length > VERIFY_WHISPER_TAIL_CHARS ? `…${text.slice(-VERIFY_WHISPER_TAIL_CHARS)}` : text);
 
-/** The check ran: the agent ends done, or the false claim is whispered and counted on the ladder. */
-export function verificationFinished(ctx: AgentContext, out: VerifyOutput): void {
+/** The check ran: the agent ends done, or the false claim is whispered and counted on the ladder (steps). */
+export function* verificationFinished(ctx: AgentContext, out: VerifyOutput): Steps<void> {
   const { core, ports } = ctx;
   const { s, spec } = core;
   core.run.verifying = false;
@@ -155,7 +148,7 @@ export function verificationFinished(ctx: AgentContext, out: VerifyOutput): void
     return;
   }
   if (last.passed) {
-    fire(ctx, 'complete', `verified done after ${s.turns} turns${spec.verify ? `: ${spec.verify.command} passed` : ''}`);
+    yield [{ kind: 'transition', event: 'complete', cause: `verified done after ${s.turns} turns${spec.verify ? `: ${spec.verify.command} passed` : ''}` }];
     return;
   }
   setResult(s, null); // a delegated child's held result is not delivered: the child goes on
@@ -175,31 +168,38 @@ export function verificationFinished(ctx: AgentContext, out: VerifyOutput): void
   const { state: ladder, action } = applyOutcome(s.ladder, { kind: 'verdict', verdict }, core.threshold, lastResortOf(ctx));
   setLadder(s, ladder);
   const output = failed && out.outputTail.trim() ? `\nOutput (tail):\n${tailOf(out.outputTail.trimEnd())}` : '';
+  // What follows reads the ladder as it now is.
   if (action.kind === 'escalate') {
-    escalate(ctx, verdict, action.text);
+    yield escalateActions(ruleInput(ctx), verdict, action.text);
     return;
   }
   if (action.kind === 'compact') {
-    startCompaction(ctx, verdict, `${action.text}${output}`);
+    yield startCompactionActions(ruleInput(ctx), verdict, `${action.text}${output}`);
     return;
   }
   const text = action.kind === 'whisper' ? action.text : verdict.message;
-  queueWhisper(ctx, 'VERIFY', `[VERIFY] ${text}${output}\nFix it, run the check yourself, then claim done again.`);
+  yield [{ kind: 'whisper', type: 'VERIFY', text: `[VERIFY] ${text}${output}\nFix it, run the check yourself, then claim done again.` }];
 }
 
-/** The check could not run (the activity failed or timed out, its retry too): skipped, never a pass. */
-export function verificationSkipped(ctx: AgentContext, cause: string): void {
+/** The check could not run (the activity failed or timed out, its retry too): skipped, never a pass (steps). */
+export function* verificationSkipped(ctx: AgentContext, cause: string): Steps<void> {
   const { core, ports } = ctx;
   const { s, spec } = core;
   core.run.verifying = false;
   const claim = s.doneClaim;
   setDoneClaim(s, null);
   recordVerification(s, { command: spec.verify?.command ?? null, passed: false, exitCode: null, outputTail: '', at: iso(ports.now()), skipped: cause });
-  ports.log.warn('verification skipped', { agentId: spec.agentId, cause });
+  yield [{ kind: 'log', level: 'warn', message: 'verification skipped', meta: { agentId: spec.agentId, cause } }];
   if (s.state !== 'running') {
     if (!verificationCancelled(core)) setDoneClaim(s, claim); // checked again once the agent runs
     return;
   }
   setResult(s, null);
-  queueWhisper(ctx, 'VERIFY', `[VERIFY] warden could not check your done-claim (${cause}); you are not done yet. Claim done again to have it checked.`);
+  yield [
+    {
+      kind: 'whisper',
+      type: 'VERIFY',
+      text: `[VERIFY] warden could not check your done-claim (${cause}); you are not done yet. Claim done again to have it checked.`,
+    },
+  ];
 }
