@@ -857,6 +857,8 @@ interface Acc {
   peakKiB: number;
   lagMaxMs: number;
   roundP99: number[];
+  /** Each round's latency percentiles and the worker's CPU per answered turn (ms): a round after a pause stands out. */
+  rounds: Array<{ p50: number; p99: number; max: number; workerCpuMsPerTurn: number | null }>;
   /** --active: the SDK's counters over the window, idle timers due in it, the window's length. */
   sdk: SdkCounters | null;
   silentDueInWindow: number;
@@ -874,6 +876,7 @@ const newAcc = (): Acc => ({
   peakKiB: 0,
   lagMaxMs: 0,
   roundP99: [],
+  rounds: [],
   sdk: null,
   silentDueInWindow: 0,
   windowS: 0,
@@ -934,6 +937,9 @@ async function measurePhase(c: Ctx, side: Side, a: Acc, k: number): Promise<void
   a.peakKiB = Math.max(a.peakKiB, side.worker.rss.peakKiB);
   a.lagMaxMs = Math.max(a.lagMaxMs, lag.max / 1e6);
   addPhase(a, phase);
+  const { p50, p99, max } = stats(allLatencies(phase));
+  const workerMs = cpu0.worker === null || cpu1.worker === null ? null : cpu1.worker - cpu0.worker;
+  a.rounds.push({ p50, p99, max, workerCpuMsPerTurn: workerMs === null || phase.turnsAnswered === 0 ? null : round(workerMs / phase.turnsAnswered, 2) });
 }
 
 /** The SDK's counters over the window (after − before), added to the side's. */
@@ -993,7 +999,7 @@ function sideResult(c: Ctx, side: Side, a: Acc): Record<string, unknown> {
           lateSendsMaxMs: round(Math.max(...a.phases.map((ph) => ph.lateSendsMaxMs as number)), 1),
         }
       : { turnsPerS: round(mean('turnsPerS'), 1) }),
-    ...(o.rounds > 1 ? { roundP99Ms: a.roundP99 } : {}),
+    ...(o.rounds > 1 ? { roundP99Ms: a.roundP99, rounds: a.rounds } : {}),
     workerRssMiB: {
       idle: mib(c.idleRss[side.name]!),
       withAgentsCached: mib(c.cachedRss[side.name]!),

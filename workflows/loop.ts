@@ -11,7 +11,17 @@ import { carriedForContinueAsNew } from '../src/domain/agent/bytes.js';
 import { admitted } from '../src/domain/agent/delegation.js';
 import { finishStop } from '../src/domain/agent/controls.js';
 import { enforceBudgets } from '../src/domain/agent/rails.js';
-import { afterWatch, declareOrphaned, humanWake, nextStep, startDriven, watchPlan, watchWake, type HistoryInfo } from '../src/domain/agent/next-step.js';
+import {
+  afterWatch,
+  declareOrphaned,
+  humanWake,
+  nextStep,
+  startDriven,
+  watchPlan,
+  watchWake,
+  withQuietGap,
+  type HistoryInfo,
+} from '../src/domain/agent/next-step.js';
 import { endIfSessionGone, withSessionEnd } from '../src/domain/agent/session-end.js';
 import { expireHold } from '../src/domain/agent/held.js';
 import { holdDeadline } from '../src/domain/agent/hold-state.js';
@@ -91,7 +101,8 @@ export async function runLoop(ctx: AgentContext, shell: Shell, specInput: AgentS
         continue;
       case 'watch': {
         // An ended session's deadline (session-end.ts) shortens the wait; none unless a session ended.
-        const plan = withSessionEnd(watchPlan(ctx.core, ctx.ports.now()), ctx.core, ctx.ports.now());
+        // So does a continue-as-new waiting for a quiet moment: it wakes in the quiet gap (next-step.ts).
+        const plan = withQuietGap(withSessionEnd(watchPlan(ctx.core, ctx.ports.now()), ctx.core, ctx.ports.now()), ctx, history());
         if (plan.kind === 'orphaned') {
           declareOrphaned(ctx, plan.reason);
           continue;

@@ -20,7 +20,7 @@ import { sessionEndMoved } from './session-end-state.js';
 import { holdDeadline, judging } from './hold-state.js';
 import { holdExpired } from './held.js';
 
-import { runLimitDecision, type HistoryInfo } from './run-limits.js';
+import { quietDueAt, runLimitDecision, type HistoryInfo } from './run-limits.js';
 
 export { RUN_LIMITS } from './state.js';
 export type { HistoryInfo } from './run-limits.js';
@@ -60,11 +60,29 @@ export const canEvaluate = (core: AgentCore): boolean => judging(core) && !core.
  */
 export function shouldContinueAsNew(ctx: AgentContext, h: HistoryInfo): boolean {
   if (openChildren(ctx) > 0) return false;
+  return runLimitDecision(...runLimitInputs(ctx, h)) === 'now'; // 'defer': at a quiet moment
+}
+
+function runLimitInputs(ctx: AgentContext, h: HistoryInfo): Parameters<typeof runLimitDecision> {
   const { core } = ctx;
   const waitsForQuiet = !core.spec.driver && core.s.state === 'running';
   const pace = { lastTurnAt: core.s.lastTurnAt, lastGapMs: core.run.lastGapMs };
-  const decision = runLimitDecision(core.run.runLimits, h, pace, ctx.ports.now(), waitsForQuiet);
-  return decision === 'now'; // 'defer': at a quiet moment
+  return [core.run.runLimits, h, pace, ctx.ports.now(), waitsForQuiet];
+}
+
+/**
+ * The watch plan with a continue-as-new that waits for a quiet moment: the watch wakes when the
+ * quiet gap after the latest turn has passed, and the run continues as new then, before the next
+ * turn arrives (patch 'continue-in-quiet-gap'; before it, only the next turn or the watch's own
+ * deadlines woke it). A timer that fires for this is no idle watchdog: `afterWatch` finds only the
+ * quiet gap's silence, short of `idleAfterMs`.
+ */
+export function withQuietGap(plan: WatchPlan, ctx: AgentContext, h: HistoryInfo): WatchPlan {
+  if (plan.kind !== 'wait' || openChildren(ctx) > 0) return plan;
+  const due = quietDueAt(...runLimitInputs(ctx, h));
+  if (due === null || !ctx.ports.patched('continue-in-quiet-gap')) return plan;
+  const left = Math.max(1, due - ctx.ports.now());
+  return { ...plan, timeoutMs: plan.timeoutMs === undefined ? left : Math.min(plan.timeoutMs, left) };
 }
 
 export function nextStep(ctx: AgentContext, h: HistoryInfo): Step {

@@ -16,6 +16,10 @@
  * until a gap of `quietGapMs` (before its latest turn, or now since it), and continues as new at
  * `busyEvents` at the latest. An agent that thinks between turns (any real one) continues at
  * `events` as before: the switch is done before its next turn arrives.
+ *
+ * While it waits, the watch wakes when the quiet gap after the latest turn has passed
+ * (`quietDueAt`), so the switch happens in that gap, not when the next turn arrives after a pause
+ * and then waits for the new run's first task.
  */
 
 export interface RunLimits {
@@ -64,4 +68,13 @@ export function runLimitDecision(limits: RunLimits, h: HistoryInfo, pace: TurnPa
   if (h.historyLength < limits.events) return 'no';
   if (!waitsForQuiet || limits.busyEvents === undefined || h.historyLength >= limits.busyEvents) return 'now';
   return quietMoment(limits, pace, now) ? 'now' : 'defer';
+}
+
+/**
+ * When a deferred continue-as-new becomes due (ms): the end of the quiet gap after the latest turn,
+ * if no turn comes before it. Null unless the decision is 'defer'.
+ */
+export function quietDueAt(limits: RunLimits, h: HistoryInfo, pace: TurnPace, now: number, waitsForQuiet: boolean): number | null {
+  if (runLimitDecision(limits, h, pace, now, waitsForQuiet) !== 'defer' || pace.lastTurnAt === null) return null;
+  return pace.lastTurnAt + (limits.quietGapMs ?? 0);
 }

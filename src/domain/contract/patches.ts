@@ -12,6 +12,10 @@ export const PATCH_IDS = [
     id: 'incident-grouping',
     doc: 'an escalation whose evidence names a failing command joins its incident (joinIncident activity) instead of starting its own notifyWorkflow',
   },
+  {
+    id: 'continue-in-quiet-gap',
+    doc: "a continue-as-new deferred for a quiet moment wakes the watch when the quiet gap after the latest turn has passed (was: only at the next turn or the watch's own deadlines)",
+  },
 ] as const satisfies readonly { id: string; doc: string }[];
 
 /** One id of PATCH_IDS. */
